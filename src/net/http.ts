@@ -1,0 +1,144 @@
+import { Agent, fetch, FormData, type Dispatcher, type RequestInit } from 'undici';
+import { assertFetchableUrl, BlockedAddressError, publicOnlyLookup } from './address-guard';
+
+/**
+ * All outbound HTTP goes through here: platform adapters and media downloads alike. It never throws for an HTTP
+ * status (callers classify statuses); it throws `TransportError` when no answer came, saying whether the request
+ * can have reached the server, which is what decides between "retry" and "look before repeating a create".
+ */
+
+export interface HttpRequest {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string | URL;
+  headers?: Record<string, string>;
+  /** Query parameters appended to the URL. */
+  query?: Record<string, string | number | boolean | undefined>;
+  /** One body at most: JSON, urlencoded form, multipart, or raw bytes/text. */
+  json?: unknown;
+  form?: Record<string, string>;
+  multipart?: FormData;
+  body?: Buffer | string;
+  timeoutMs?: number;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The body parsed as JSON, or undefined when it is not JSON. */
+  json: unknown;
+  bytes: Buffer;
+}
+
+/** `not_sent`: the server surely did not act (refused connection, DNS failure, blocked address). `unknown`: it may have. */
+export type TransportPhase = 'not_sent' | 'unknown';
+
+export class TransportError extends Error {
+  constructor(
+    readonly phase: TransportPhase,
+    message: string,
+    readonly blocked = false,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}
+
+export interface HttpClientOptions {
+  /** HERALD_ALLOW_INSECURE_URLS: allow http and loopback/private addresses (development and tests only). */
+  allowInsecure: boolean;
+  timeoutMs?: number;
+  /** Largest body read; bigger answers fail as `unknown` transport errors. */
+  maxResponseBytes?: number;
+  userAgent?: string;
+}
+
+export interface HttpClient {
+  request(req: HttpRequest): Promise<HttpResponse>;
+  close(): Promise<void>;
+}
+
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxBytes = options.maxResponseBytes ?? 50 * 1024 * 1024;
+  const dispatcher: Dispatcher = new Agent({
+    connect: options.allowInsecure ? {} : { lookup: publicOnlyLookup as never },
+    keepAliveTimeout: 10_000,
+  });
+
+  async function request(req: HttpRequest): Promise<HttpResponse> {
+    let url: URL;
+    try {
+      url = assertFetchableUrl(req.url, options.allowInsecure);
+    } catch (err) {
+      throw new TransportError('not_sent', (err as Error).message, true);
+    }
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = { 'user-agent': options.userAgent ?? 'Herald/1.0', ...req.headers };
+    const init: RequestInit = { method: req.method ?? 'GET', headers, dispatcher, redirect: 'manual' };
+    if (req.json !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      init.body = JSON.stringify(req.json);
+    } else if (req.form) {
+      headers['content-type'] ??= 'application/x-www-form-urlencoded';
+      init.body = new URLSearchParams(req.form).toString();
+    } else if (req.multipart) {
+      init.body = req.multipart;
+    } else if (req.body !== undefined) {
+      init.body = req.body;
+    }
+    init.signal = AbortSignal.timeout(req.timeoutMs ?? timeoutMs);
+
+    try {
+      const res = await fetch(url, init);
+      const bytes = await readCapped(res.body, maxBytes);
+      const text = bytes.toString('utf8');
+      return { status: res.status, headers: res.headers as unknown as Headers, text, json: parseJson(text), bytes };
+    } catch (err) {
+      throw toTransportError(err);
+    }
+  }
+
+  return { request, close: () => dispatcher.close() };
+}
+
+async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: number): Promise<Buffer> {
+  if (!body) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new TransportError('unknown', `response larger than ${maxBytes} bytes`);
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks);
+}
+
+function parseJson(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function toTransportError(err: unknown): TransportError {
+  if (err instanceof TransportError) return err;
+  const chain: unknown[] = [];
+  for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
+  if (chain.some((e) => e instanceof BlockedAddressError)) {
+    return new TransportError('not_sent', chain.find((e) => e instanceof BlockedAddressError)!.toString(), true);
+  }
+  const code = chain.map((e) => (e as { code?: string }).code).find((c) => typeof c === 'string');
+  if (code && NOT_SENT_CODES.has(code)) return new TransportError('not_sent', `connection failed (${code})`);
+  const name = (err as Error)?.name;
+  if (name === 'TimeoutError' || name === 'AbortError') return new TransportError('unknown', 'request timed out');
+  return new TransportError('unknown', `connection lost (${code ?? name ?? 'unknown'})`);
+}
+
+export { FormData };

@@ -1,0 +1,165 @@
+import type { PlatformSlug } from './types';
+
+/**
+ * What each platform can do and the limits it sets, as data (publishing-api.md "Per-platform text limits",
+ * "Media rules", "First comment rules", "Platform delete support", "Capabilities by platform", sync windows).
+ * Validators, workflows and the comment service read this table; nothing else spells these numbers.
+ */
+
+export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif';
+export type VideoFormat = 'mp4' | 'mov';
+
+export interface MediaRules {
+  imageFormats: readonly ImageFormat[];
+  maxImageBytes: number;
+  maxImages: number;
+  videoFormats: readonly VideoFormat[];
+  maxVideoBytes: number;
+  /** Items allowed in `media_urls` (and any media spelling). */
+  maxItems: number;
+}
+
+export interface CommentCapabilities {
+  list: boolean;
+  reply: boolean;
+  hide: boolean;
+  deleteOwn: boolean;
+  deleteAny: boolean;
+}
+
+export interface PlatformCapabilities {
+  maxChars: number;
+  /** x premium accounts. */
+  maxCharsPremium?: number;
+  /** telegram: a caption is shorter than a message. */
+  maxCharsWithMedia?: number;
+  media: MediaRules;
+  mediaRequired: boolean;
+  altText: boolean;
+  firstComment: boolean;
+  /** Parts of a thread are published as a reply chain; otherwise as standalone posts (warning `thread_not_native`). */
+  nativeThreads: boolean;
+  /** Published posts can be deleted. Exceptions by account or placement are in `deleteUnsupported`. */
+  delete: boolean;
+  /** Hours after which the platform refuses deletes (telegram: 48). */
+  deleteWindowHours?: number;
+  /** Placements and the options each carries; absent = the platform takes no `configuration` block. */
+  placements?: Readonly<Record<string, readonly string[]>>;
+  comments: CommentCapabilities;
+  /** Comment refresh windows in seconds: [sync=auto, sync=true]. */
+  syncWindowSeconds: readonly [number, number];
+}
+
+const MB = 1_000_000;
+const noComments: CommentCapabilities = { list: false, reply: false, hide: false, deleteOwn: false, deleteAny: false };
+
+export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> = {
+  x: {
+    maxChars: 280,
+    maxCharsPremium: 25_000,
+    media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 5 * MB, maxImages: 4, videoFormats: ['mp4', 'mov'], maxVideoBytes: 512 * MB, maxItems: 4 },
+    mediaRequired: false,
+    altText: true,
+    firstComment: true,
+    nativeThreads: true,
+    delete: true,
+    comments: { list: true, reply: true, hide: false, deleteOwn: true, deleteAny: false },
+    syncWindowSeconds: [15 * 60, 15 * 60],
+  },
+  bluesky: {
+    maxChars: 300,
+    media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 977_000, maxImages: 4, videoFormats: [], maxVideoBytes: 0, maxItems: 4 },
+    mediaRequired: false,
+    altText: true,
+    firstComment: false,
+    nativeThreads: true,
+    delete: true,
+    comments: { list: true, reply: true, hide: false, deleteOwn: true, deleteAny: false },
+    syncWindowSeconds: [2 * 60, 60],
+  },
+  linkedin: {
+    maxChars: 3_000,
+    media: { imageFormats: ['jpeg', 'png', 'gif'], maxImageBytes: 8 * MB, maxImages: 4, videoFormats: [], maxVideoBytes: 0, maxItems: 4 },
+    mediaRequired: false,
+    altText: true,
+    firstComment: false,
+    nativeThreads: false,
+    delete: true,
+    // Page accounts only; a member profile has no comment read (see `commentCapabilitiesFor`).
+    comments: { list: true, reply: true, hide: false, deleteOwn: true, deleteAny: false },
+    syncWindowSeconds: [5 * 60, 60],
+  },
+  threads: {
+    maxChars: 500,
+    media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 5 * MB, maxImages: 1, videoFormats: [], maxVideoBytes: 0, maxItems: 1 },
+    mediaRequired: false,
+    altText: false,
+    firstComment: true,
+    nativeThreads: true,
+    delete: true,
+    comments: { list: true, reply: true, hide: true, deleteOwn: true, deleteAny: false },
+    syncWindowSeconds: [5 * 60, 60],
+  },
+  mastodon: {
+    maxChars: 500,
+    media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 8 * MB, maxImages: 4, videoFormats: ['mp4', 'mov'], maxVideoBytes: 40 * MB, maxItems: 4 },
+    mediaRequired: false,
+    altText: true,
+    firstComment: false,
+    nativeThreads: true,
+    delete: true,
+    comments: { list: true, reply: true, hide: false, deleteOwn: true, deleteAny: false },
+    syncWindowSeconds: [2 * 60, 60],
+  },
+  instagram: {
+    maxChars: 2_200,
+    media: { imageFormats: ['jpeg', 'png'], maxImageBytes: 8 * MB, maxImages: 10, videoFormats: [], maxVideoBytes: 0, maxItems: 10 },
+    mediaRequired: true,
+    altText: true,
+    firstComment: true,
+    nativeThreads: false,
+    // Only when connected via facebook (see `deleteUnsupportedReason`).
+    delete: true,
+    placements: {
+      feed: ['placement', 'collaborators', 'user_tags'],
+      story: ['placement', 'user_tags'],
+      reel: ['placement', 'collaborators', 'user_tags', 'cover', 'video_cover_timestamp_ms', 'share_to_feed', 'trial_reel'],
+    },
+    comments: { list: true, reply: true, hide: true, deleteOwn: true, deleteAny: true },
+    syncWindowSeconds: [5 * 60, 60],
+  },
+  facebook: {
+    maxChars: 63_206,
+    media: { imageFormats: ['jpeg', 'png', 'gif'], maxImageBytes: 10 * MB, maxImages: 10, videoFormats: [], maxVideoBytes: 0, maxItems: 10 },
+    mediaRequired: false,
+    altText: true,
+    firstComment: true,
+    nativeThreads: false,
+    delete: true,
+    placements: { feed: ['placement', 'link'], story: ['placement'] },
+    comments: { list: true, reply: true, hide: true, deleteOwn: true, deleteAny: true },
+    syncWindowSeconds: [5 * 60, 60],
+  },
+  telegram: {
+    maxChars: 4_096,
+    maxCharsWithMedia: 1_024,
+    media: { imageFormats: ['jpeg', 'png', 'gif', 'webp'], maxImageBytes: 5 * MB, maxImages: 10, videoFormats: ['mp4'], maxVideoBytes: 20 * MB, maxItems: 10 },
+    mediaRequired: false,
+    altText: false,
+    firstComment: false,
+    nativeThreads: false,
+    delete: true,
+    deleteWindowHours: 48,
+    comments: noComments,
+    syncWindowSeconds: [5 * 60, 60],
+  },
+};
+
+/** Platforms that accept a first comment, in the order messages name them. */
+export const firstCommentPlatforms = (Object.keys(capabilities) as PlatformSlug[]).filter((p) => capabilities[p].firstComment);
+
+/** Draft text may be this long whatever the platform (publishing-api.md "Limits"). */
+export const DRAFT_MAX_CHARS = 25_000;
+export const MAX_FANOUT_ACCOUNTS = 25;
+export const SCHEDULE_SPACING_MINUTES = 5;
+export const SCHEDULED_RETRIES = 3;

@@ -1,0 +1,129 @@
+/**
+ * The one interface every platform adapter implements. The core (API, workflows, activities) knows only this file
+ * and the capability table in `capabilities.ts`; everything that differs between platforms lives in
+ * `src/platforms/<platform>/`.
+ */
+
+export const platformSlugs = ['x', 'bluesky', 'linkedin', 'threads', 'mastodon', 'instagram', 'facebook', 'telegram'] as const;
+export type PlatformSlug = (typeof platformSlugs)[number];
+
+/** Decrypted credentials and settings of one connected account, as the adapter needs them. Shape is per platform. */
+export type AccountCredentials = Record<string, string | undefined>;
+
+/** What `verify` learns about the account; stored on the account row. */
+export interface AccountIdentity {
+  /** The platform's stable id for the account (user id, DID, page id, chat id...). Reconnecting matches on it. */
+  platformAccountId: string;
+  username: string;
+  displayName: string | null;
+  profileUrl: string | null;
+  /** x: premium accounts get 25,000 characters. */
+  premium?: boolean;
+  /** linkedin: 'profile' or 'page'; instagram via facebook etc. */
+  kind?: 'profile' | 'page' | null;
+  /** Settings the adapter derived and wants back on every call (for example a normalised instance origin, a person URN). */
+  settings?: Record<string, string>;
+}
+
+export interface MediaItem {
+  /** Bytes already downloaded and checked by the media layer. */
+  data: Buffer;
+  mimeType: string;
+  /** A public URL for the same bytes, for platforms that fetch media themselves (Graph APIs). */
+  publicUrl?: string;
+  alt?: string;
+  kind: 'image' | 'video';
+  width?: number;
+  height?: number;
+  durationMs?: number;
+}
+
+export interface PublishRequest {
+  /** Herald's post id. Adapters derive platform idempotency from it (Mastodon Idempotency-Key, Bluesky rkey). */
+  postId: string;
+  text: string;
+  media: MediaItem[];
+  /** Platform post id of the post this one answers (thread parts, first comments, comment replies). */
+  replyTo?: { platformPostId: string; rootPlatformPostId?: string };
+  /** The platform's `configuration` block (placement and options), already validated. */
+  configuration?: Record<string, unknown>;
+}
+
+export interface PublishedPost {
+  platformPostId: string;
+  /** Public URL; null where the platform gives none (see publishing-api.md "platform_post_url shapes"). */
+  url: string | null;
+}
+
+export interface PlatformComment {
+  platformCommentId: string;
+  platformParentId: string | null;
+  author: { handle: string; displayName: string; platformId: string; avatarUrl: string | null };
+  text: string;
+  createdAt: string;
+  likes: number;
+  replies: number;
+  /** True when the connected account wrote it. */
+  own: boolean;
+}
+
+export interface CommentPage {
+  comments: PlatformComment[];
+  nextCursor: string | null;
+}
+
+export interface PlatformContext {
+  credentials: AccountCredentials;
+  /** Settings from AccountIdentity.settings, stored with the account. */
+  settings: Record<string, string>;
+}
+
+/**
+ * Operations a platform may lack are optional; the capability table says which exist so callers never probe.
+ * Every method throws only `PlatformFailure` (see below) for platform-caused problems.
+ */
+export interface PlatformAdapter {
+  readonly platform: PlatformSlug;
+  verify(ctx: PlatformContext): Promise<AccountIdentity>;
+  publish(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost>;
+  /** A create whose outcome was unknown: find the post Herald may already have made (null when surely absent). */
+  findPublished?(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost | null>;
+  /** Resolves when the post is gone, including when the platform says it never existed or is already gone. */
+  delete(ctx: PlatformContext, platformPostId: string): Promise<void>;
+  /** Ask the platform for the post's public URL (threads and instagram give links of their own). */
+  resolveUrl?(ctx: PlatformContext, platformPostId: string): Promise<string | null>;
+  listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string): Promise<CommentPage>;
+  replyToComment?(ctx: PlatformContext, platformPostId: string, platformCommentId: string, text: string): Promise<PublishedPost>;
+  hideComment?(ctx: PlatformContext, platformCommentId: string, hidden: boolean): Promise<void>;
+  deleteComment?(ctx: PlatformContext, platformCommentId: string): Promise<void>;
+}
+
+/**
+ * The closed taxonomy every platform answer is classified into, once, in each adapter's `errors.ts`.
+ * - `permanent`: the platform refused the content or request; retrying the same thing will not help.
+ * - `retryable`: a transient fault (5xx, connection reset before the request was sent).
+ * - `rate_limited`: with `retryAfterSeconds` read from the platform's own headers or body when it names one.
+ * - `reauthorize`: the credential is no longer accepted; the account needs reconnecting.
+ * - `gone`: the object does not exist (or no longer does).
+ * - `unknown_outcome`: the request may or may not have taken effect (timeout, connection cut after sending).
+ */
+export type PlatformFailureKind = 'permanent' | 'retryable' | 'rate_limited' | 'reauthorize' | 'gone' | 'unknown_outcome';
+
+export class PlatformFailure extends Error {
+  constructor(
+    readonly platform: PlatformSlug,
+    readonly kind: PlatformFailureKind,
+    /** A short sentence naming the platform, safe to show a client. Never the raw platform body. */
+    readonly clientMessage: string,
+    readonly retryAfterSeconds?: number,
+    /** For logs only: status and a truncated body. Never returned to clients. */
+    readonly detail?: { status?: number; body?: string },
+  ) {
+    super(clientMessage);
+    this.name = 'PlatformFailure';
+  }
+}
+
+export function isPlatformFailure(err: unknown): err is PlatformFailure {
+  return err instanceof PlatformFailure;
+}
