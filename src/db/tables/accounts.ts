@@ -1,0 +1,33 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { PlatformSlug } from '../../platforms/types';
+
+export type InactiveReason = 'disconnected' | 'deactivated' | 'connection_lost' | 'reauthorization_required';
+
+export interface AccountsTable {
+  id: Generated<string>;
+  user_id: string;
+  platform: PlatformSlug;
+  platform_account_id: string;
+  username: string;
+  display_name: string | null;
+  profile_url: string | null;
+  via: 'instagram' | 'facebook' | null;
+  kind: 'profile' | 'page' | null;
+  own_credentials: Generated<boolean>;
+  premium: Generated<boolean>;
+  active: Generated<boolean>;
+  inactive_reason: InactiveReason | null;
+  timezone: string | null;
+  credentials_sealed: string;
+  settings: ColumnType<Record<string, string>, string | undefined, string>;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface AccountsTables {
+  accounts: AccountsTable;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
+export type NewAccountRow = Insertable<AccountsTable>;
+export type AccountUpdate = Updateable<AccountsTable>;

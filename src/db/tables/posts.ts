@@ -1,0 +1,53 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { PlatformSlug } from '../../platforms/types';
+
+export const postStatuses = ['draft', 'scheduled', 'publishing', 'published', 'failed', 'deleted'] as const;
+export type PostStatus = (typeof postStatuses)[number];
+export type FirstCommentStatus = 'pending' | 'posted' | 'failed';
+
+/** One entry of the `media` column: the media as the client asked for it, and where its checked bytes are stored. */
+export interface StoredMediaRef {
+  url?: string;
+  media_id?: string;
+  alt?: string;
+}
+
+type Json<T> = ColumnType<T, string | null | undefined, string | null>;
+
+export interface PostsTable {
+  id: Generated<string>;
+  user_id: string;
+  account_id: string | null;
+  platform: PlatformSlug;
+  text: Generated<string>;
+  media: Json<StoredMediaRef[] | null>;
+  first_comment_text: string | null;
+  first_comment_status: FirstCommentStatus | null;
+  first_comment_comment_id: string | null;
+  first_comment_error: string | null;
+  configuration: Json<Record<string, unknown> | null>;
+  platform_post_id: string | null;
+  platform_post_url: string | null;
+  status: PostStatus;
+  scheduled_at: Date | null;
+  timezone: string | null;
+  published_at: Date | null;
+  thread_id: string | null;
+  thread_order: number | null;
+  group_id: string | null;
+  error_message: string | null;
+  retry_count: Generated<number>;
+  hidden: Generated<boolean>;
+  promoted_from_draft_id: string | null;
+  promoted_to_id: string | null;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface PostsTables {
+  posts: PostsTable;
+}
+
+export type PostRow = Selectable<PostsTable>;
+export type NewPostRow = Insertable<PostsTable>;
+export type PostUpdate = Updateable<PostsTable>;
