@@ -89,7 +89,8 @@ export interface PlatformAdapter {
   /** A create whose outcome was unknown: find the post Herald may already have made (null when surely absent). */
   findPublished?(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost | null>;
   /** Resolves when the post is gone, including when the platform says it never existed or is already gone. */
-  delete(ctx: PlatformContext, platformPostId: string): Promise<void>;
+  /** `publishedAt` lets platforms with a delete window (telegram: 48 h) refuse with a clear message before calling. */
+  delete(ctx: PlatformContext, platformPostId: string, publishedAt?: Date): Promise<void>;
   /** Ask the platform for the post's public URL (threads and instagram give links of their own). */
   resolveUrl?(ctx: PlatformContext, platformPostId: string): Promise<string | null>;
   listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string): Promise<CommentPage>;

@@ -1,0 +1,9 @@
+/**
+ * Every platform stand-in, by slug, for running them by hand (`npm run standins` prints their origins).
+ * One line per platform; each engineer adds theirs.
+ */
+import { startTelegramStandIn } from './telegram';
+
+export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
+  telegram: startTelegramStandIn,
+};
