@@ -1,0 +1,68 @@
+import { ApiError, type ErrorCode } from '../errors';
+
+/**
+ * Why Herald refused a piece of media. The posts layer and the upload route need no mapping of their own: every
+ * refusal is an `ApiError` with the contract's code (`bad_request` for a URL that cannot be fetched,
+ * `unsupported_media` for bytes no platform takes, `media_not_found`, `media_storage_failed`), and `reason` says
+ * which case it was for logs and for draft warnings.
+ */
+export type MediaRefusalReason =
+  | 'invalid_url'
+  | 'blocked_url'
+  | 'unreachable'
+  | 'timeout'
+  | 'http_status'
+  | 'too_many_redirects'
+  | 'too_large'
+  | 'undecodable'
+  | 'not_found'
+  | 'storage_failed';
+
+export class MediaError extends ApiError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly reason: MediaRefusalReason,
+    /** The URL the client gave, when the refusal is about one. */
+    readonly url?: string,
+  ) {
+    super(code, message);
+    this.name = 'MediaError';
+  }
+}
+
+export function isMediaError(err: unknown): err is MediaError {
+  return err instanceof MediaError;
+}
+
+/** URLs are echoed back to their owner, shortened so a hostile 8 KB URL does not fill the message. */
+export function describeUrl(url: string | URL): string {
+  const text = String(url);
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}
+
+/** A URL Herald will not or could not fetch: 400 `bad_request` naming the URL. */
+export function urlRefused(url: string | URL, reason: MediaRefusalReason, why: string): MediaError {
+  return new MediaError('bad_request', `Media URL ${describeUrl(url)} ${why}`, reason, String(url));
+}
+
+/** Bytes no platform can take (undecodable, too big): 400 `unsupported_media`. */
+export function mediaUnsupported(message: string, reason: 'too_large' | 'undecodable', url?: string | URL): MediaError {
+  const where = url === undefined ? '' : ` (${describeUrl(url)})`;
+  return new MediaError('unsupported_media', `${message}${where}`, reason, url === undefined ? undefined : String(url));
+}
+
+export function mediaNotFound(id: string): MediaError {
+  return new MediaError('media_not_found', `Media ${describeUrl(id)} was not found`, 'not_found');
+}
+
+export function mediaStorageFailed(): MediaError {
+  return new MediaError('media_storage_failed', 'The media was downloaded but could not be stored; nothing was published or charged. Try again.', 'storage_failed');
+}
+
+/** Human sizes for messages: "5 MB", "977 KB" (decimal units, as the media rules table writes them). */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1_000_000) return `${+(bytes / 1_000_000).toFixed(1)} MB`;
+  if (bytes >= 1_000) return `${+(bytes / 1_000).toFixed(1)} KB`;
+  return `${bytes} bytes`;
+}
