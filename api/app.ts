@@ -1,0 +1,98 @@
+import express, { type Express, type RequestHandler } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import { ApiError } from '../src/errors';
+import type { AppDeps } from './deps';
+import { parseIdempotencyKey, runIdempotent } from './idempotency';
+import { authenticateRequests, requireScope } from './middleware/auth';
+import { errorMiddleware, unknownRoute } from './middleware/errors';
+import { jsonBody } from './middleware/json-body';
+import { burstRateLimit } from './middleware/rate-limit';
+import { requestContext } from './middleware/request-context';
+import { buildOpenApiDocument } from './openapi';
+import { requestAuth } from './request-auth';
+import type { AnyRoute, RouteResult } from './route';
+import { apiRoutes } from './routes';
+import { mountHealth } from './routes/health';
+import { parseInput } from './validation';
+
+export type { AppDeps, ReadinessProbe } from './deps';
+
+/**
+ * The Express app: request ids and access logs, health, the OpenAPI document and its reference at `/docs`, every
+ * `/api/v1` route behind authentication and the burst limiter, and the single error middleware.
+ * `routes` defaults to the full list in `api/routes/index.ts`.
+ */
+export function createApp(deps: AppDeps, routes: readonly AnyRoute[] = apiRoutes): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+
+  app.use(requestContext(deps.logger));
+  mountHealth(app, deps);
+
+  const openapi = buildOpenApiDocument(routes);
+  app.get('/api/v1/openapi.json', (_req, res) => {
+    res.json(openapi);
+  });
+  app.use('/docs', swaggerUi.serve, swaggerUi.setup(openapi, { customSiteTitle: 'Herald API reference' }));
+
+  const v1 = express.Router();
+  v1.use(authenticateRequests(deps.db));
+  v1.use(burstRateLimit(deps.pool));
+  for (const route of routes) v1[route.method](route.path, ...routeChain(route, deps));
+  v1.use(unknownRoute);
+  app.use('/api/v1', v1);
+
+  app.use((req) => {
+    throw new ApiError('not_found', `No route ${req.method} ${req.path.slice(0, 200)}`);
+  });
+  app.use(errorMiddleware);
+  return app;
+}
+
+function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
+  const chain: RequestHandler[] = [];
+  if (route.scope) chain.push(requireScope(route.scope));
+  if (route.method !== 'get') chain.push(...jsonBody(deps.config.bodyLimit));
+  chain.push(async (req, res) => {
+    const params = route.params ? parseInput(route.params, req.params, 'path') : {};
+    const query = route.query ? parseInput(route.query, req.query, 'query') : noQuery(req.query);
+    const body = route.body ? parseInput(route.body, req.body, 'body') : noBody(req.body);
+    const auth = requestAuth(req);
+    const run = () => route.handler({ params, query, body, auth, deps, req });
+
+    const key = route.idempotent ? parseIdempotencyKey(req.headers['idempotency-key']) : null;
+    let result: RouteResult;
+    if (key === null) {
+      result = await run();
+    } else {
+      const outcome = await runIdempotent(
+        deps.db,
+        { userId: auth.userId, key, method: req.method, path: `${req.baseUrl}${req.path}`, body: req.body },
+        run,
+        deps.idempotency,
+      );
+      if (outcome.replayed) res.setHeader('Idempotent-Replay', 'true');
+      result = outcome.response;
+    }
+    for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
+    res.status(result.status);
+    if (result.body === undefined) res.end();
+    else res.json(result.body);
+  });
+  return chain;
+}
+
+function noQuery(query: unknown): Record<string, never> {
+  const names = Object.keys((query ?? {}) as object);
+  if (names.length > 0) throw new ApiError('bad_request', `Unknown query parameter${names.length > 1 ? 's' : ''}: ${names.join(', ')}`);
+  return {};
+}
+
+/** Routes without a body accept none, or an empty JSON object. */
+function noBody(body: unknown): undefined {
+  const empty = body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0);
+  if (!empty) throw new ApiError('bad_request', 'This route takes no request body');
+  return undefined;
+}

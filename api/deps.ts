@@ -1,0 +1,29 @@
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
+import type { Config } from '../src/config';
+import type { Db } from '../src/db';
+import type { Logger } from '../src/logger';
+
+/** A named readiness check for `GET /readyz`; resolves when the dependency answers, rejects otherwise. */
+export interface ReadinessProbe {
+  name: string;
+  check(): Promise<void>;
+}
+
+/**
+ * Everything the HTTP layer needs, built once by `src/main.ts` (or a test) and passed to `createApp`.
+ * Features that need more (adapters, a media store...) add optional members here.
+ */
+export interface AppDeps {
+  config: Config;
+  db: Db;
+  /** The pool under `db`; the burst limiter stores its counters through it. */
+  pool: pg.Pool;
+  logger: Logger;
+  /** `GET /readyz` answers 200 only when every probe resolves. The database probe is always added. */
+  probes?: ReadinessProbe[];
+  /** Temporal client, for routes that start or signal workflows. */
+  temporal?: Client;
+  /** Tuning of the Idempotency-Key protocol (tests shorten the waits). */
+  idempotency?: import('./idempotency').IdempotencyOptions;
+}

@@ -1,0 +1,243 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import type { Db } from '../src/db';
+import { ApiError } from '../src/errors';
+
+/**
+ * `Idempotency-Key` as publishing-api.md specifies it, stored in Postgres so that it holds across API processes.
+ *
+ * Protocol, per (user, key):
+ * 1. Claim the key with one INSERT ... ON CONFLICT. Exactly one request wins the claim and executes; its row is
+ *    `in_progress` with a lease it renews while running.
+ * 2. Everyone else reads the row: a different method, path or body is 422 `idempotency_key_reused`; a completed
+ *    row is replayed with `Idempotent-Replay: true`; an in-progress row is waited for (up to `waitMs`) so identical
+ *    concurrent requests all get the same answer, and after that the answer is 409 `idempotency_in_progress`.
+ * 3. The outcome is stored when it is a client-visible answer (2xx-4xx, including `ApiError`s the handler threw).
+ *    A 5xx or unexpected failure deletes the claim instead, so the client may retry with the same key.
+ * 4. Rows older than the 24-hour window no longer count: the key can be claimed afresh. A claim whose lease ran out
+ *    (its process died) can be taken over by an identical request.
+ */
+
+export const maxIdempotencyKeyLength = 255;
+
+export interface IdempotencyOptions {
+  /** How long an identical request waits for the first one to finish before answering 409. */
+  waitMs?: number;
+  pollMs?: number;
+  /** Lease of a running request; renewed every third of it. */
+  leaseMs?: number;
+  windowMs?: number;
+}
+
+const defaults: Required<IdempotencyOptions> = {
+  waitMs: 10_000,
+  pollMs: 50,
+  leaseMs: 60_000,
+  windowMs: 24 * 60 * 60 * 1000,
+};
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface IdempotentRequest {
+  userId: string;
+  key: string;
+  method: string;
+  /** The path as the client sent it, without the query string. */
+  path: string;
+  body: unknown;
+}
+
+/** Reads the header: null when absent; 400 `idempotency_key_invalid` when blank or longer than 255 characters. */
+export function parseIdempotencyKey(header: string | string[] | undefined): string | null {
+  if (header === undefined) return null;
+  const value = Array.isArray(header) ? header.join(', ') : header;
+  if (value.trim() === '') {
+    throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must not be blank');
+  }
+  if (value.length > maxIdempotencyKeyLength) {
+    throw new ApiError(
+      'idempotency_key_invalid',
+      `Idempotency-Key must be at most ${maxIdempotencyKeyLength} characters (got ${value.length})`,
+    );
+  }
+  return value;
+}
+
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify([method.toUpperCase(), path, canonical(body ?? null)]))
+    .digest('hex');
+}
+
+/** JSON with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same request. */
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+    );
+  }
+  return value;
+}
+
+export async function runIdempotent(
+  db: Db,
+  request: IdempotentRequest,
+  execute: () => Promise<StoredResponse>,
+  options: IdempotencyOptions = {},
+): Promise<{ response: StoredResponse; replayed: boolean }> {
+  const opts = { ...defaults, ...options };
+  const fingerprint = requestFingerprint(request.method, request.path, request.body);
+  const deadline = Date.now() + opts.waitMs;
+
+  for (;;) {
+    if (await claim(db, request, fingerprint, opts)) {
+      return { response: await executeClaimed(db, request, execute, opts), replayed: false };
+    }
+    const row = await db
+      .selectFrom('idempotency_keys')
+      .select(['fingerprint', 'method', 'path', 'state', 'response_status', 'response_body', 'response_headers'])
+      .where('user_id', '=', request.userId)
+      .where('key', '=', request.key)
+      .executeTakeFirst();
+    if (!row) continue; // released between our claim and our read: claim again
+    if (row.fingerprint !== fingerprint) {
+      throw new ApiError(
+        'idempotency_key_reused',
+        `This Idempotency-Key was already used for a different request (${row.method} ${row.path} with another body); use a new key for a new request`,
+      );
+    }
+    if (row.state === 'completed') {
+      return {
+        response: { status: row.response_status!, body: row.response_body, headers: row.response_headers ?? {} },
+        replayed: true,
+      };
+    }
+    if (Date.now() >= deadline) {
+      throw new ApiError(
+        'idempotency_in_progress',
+        'A request with this Idempotency-Key is still being processed; retry shortly to receive its response',
+      );
+    }
+    await sleep(opts.pollMs);
+  }
+}
+
+/** True when this request now owns the key. */
+async function claim(db: Db, request: IdempotentRequest, fingerprint: string, opts: Required<IdempotencyOptions>): Promise<boolean> {
+  const lease = sql<Date>`now() + ${`${opts.leaseMs} milliseconds`}::interval`;
+  const windowStart = sql<Date>`now() - ${`${opts.windowMs} milliseconds`}::interval`;
+  const claimed = await db
+    .insertInto('idempotency_keys')
+    .values({
+      user_id: request.userId,
+      key: request.key,
+      fingerprint,
+      method: request.method.toUpperCase(),
+      path: request.path,
+      state: 'in_progress',
+      locked_until: lease,
+      response_status: null,
+      response_body: null,
+      response_headers: null,
+      created_at: sql<Date>`now()`,
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['user_id', 'key'])
+        .doUpdateSet((eb) => ({
+          fingerprint: eb.ref('excluded.fingerprint'),
+          method: eb.ref('excluded.method'),
+          path: eb.ref('excluded.path'),
+          state: 'in_progress',
+          locked_until: eb.ref('excluded.locked_until'),
+          response_status: null,
+          response_body: null,
+          response_headers: null,
+          created_at: eb.ref('excluded.created_at'),
+        }))
+        .where((eb) =>
+          eb.or([
+            eb('idempotency_keys.created_at', '<', windowStart),
+            eb.and([
+              eb('idempotency_keys.state', '=', 'in_progress'),
+              eb('idempotency_keys.locked_until', '<', sql<Date>`now()`),
+              eb('idempotency_keys.fingerprint', '=', fingerprint),
+            ]),
+          ]),
+        ),
+    )
+    .returning('key')
+    .executeTakeFirst();
+  return claimed !== undefined;
+}
+
+async function executeClaimed(
+  db: Db,
+  request: IdempotentRequest,
+  execute: () => Promise<StoredResponse>,
+  opts: Required<IdempotencyOptions>,
+): Promise<StoredResponse> {
+  const ownRow = () =>
+    db.updateTable('idempotency_keys').where('user_id', '=', request.userId).where('key', '=', request.key);
+  const renew = setInterval(() => {
+    ownRow()
+      .set({ locked_until: sql<Date>`now() + ${`${opts.leaseMs} milliseconds`}::interval` })
+      .where('state', '=', 'in_progress')
+      .execute()
+      .catch(() => undefined);
+  }, Math.max(1, Math.floor(opts.leaseMs / 3)));
+  renew.unref();
+
+  let response: StoredResponse;
+  try {
+    response = await execute();
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status >= 500) {
+      clearInterval(renew);
+      await release(db, request);
+      throw err;
+    }
+    response = { status: err.status, body: err.toEnvelope(), headers: err.headers };
+  }
+  clearInterval(renew);
+  if (response.status >= 500) {
+    await release(db, request);
+    return response;
+  }
+  await ownRow()
+    .set({
+      state: 'completed',
+      response_status: response.status,
+      response_body: JSON.stringify(response.body ?? null),
+      response_headers: JSON.stringify(response.headers ?? {}),
+    })
+    .execute();
+  return response;
+}
+
+async function release(db: Db, request: IdempotentRequest): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('user_id', '=', request.userId)
+    .where('key', '=', request.key)
+    .where('state', '=', 'in_progress')
+    .execute()
+    .catch(() => undefined);
+}
+
+/** Rows past the window are dead weight; the worker or an operator may call this periodically. */
+export async function deleteExpiredIdempotencyKeys(db: Db, windowMs = defaults.windowMs): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', sql<Date>`now() - ${`${windowMs} milliseconds`}::interval`)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

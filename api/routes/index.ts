@@ -1,0 +1,6 @@
+import type { AnyRoute } from '../route';
+import { keysRoutes } from './keys';
+import { postsListRoutes } from './posts-list';
+
+/** Every `/api/v1` route. A feature adds its routes by listing its module's array here. */
+export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...postsListRoutes];

@@ -1,0 +1,20 @@
+import type { Migration } from 'kysely/migration';
+import * as m0001 from './0001_users';
+import * as m0002 from './0002_api_keys';
+import * as m0003 from './0003_idempotency_keys';
+import * as m0004 from './0004_rate_limits';
+import * as m0010 from './0010_accounts';
+import * as m0020 from './0020_posts';
+
+/**
+ * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
+ * Names are `NNNN_name`; Kysely applies them in name order and records each in `kysely_migration`.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_users': m0001,
+  '0002_api_keys': m0002,
+  '0003_idempotency_keys': m0003,
+  '0004_rate_limits': m0004,
+  '0010_accounts': m0010,
+  '0020_posts': m0020,
+};

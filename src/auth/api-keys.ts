@@ -1,0 +1,124 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ApiError } from '../errors';
+import type { Db } from '../db';
+import type { ApiKeyRow } from '../db/tables/api-keys';
+import type { ScopeList } from './scopes';
+
+/**
+ * API keys: `hld_` + 40 base62 characters, shown once at creation. Only the SHA-256 of the whole secret is stored;
+ * the first 12 characters (`hld_` + 8) are kept in clear to find candidate rows and to show in listings.
+ */
+
+export const keyPrefix = 'hld_';
+const secretLength = 40;
+const displayPrefixLength = keyPrefix.length + 8;
+const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const keyShape = new RegExp(`^${keyPrefix}[0-9A-Za-z]{${secretLength}}$`);
+
+export function generateSecret(): string {
+  let out = keyPrefix;
+  // Rejection sampling keeps every character uniformly likely.
+  while (out.length < keyPrefix.length + secretLength) {
+    for (const byte of randomBytes(64)) {
+      if (byte < 248 && out.length < keyPrefix.length + secretLength) out += base62[byte % 62];
+    }
+  }
+  return out;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+export interface AuthenticatedKey {
+  keyId: string;
+  userId: string;
+  scopes: ScopeList;
+}
+
+/** Accepts only an exact `Bearer <key>` header. The 401 messages say which of missing/invalid/revoked/expired. */
+export async function authenticate(db: Db, authorization: string | undefined, now = new Date()): Promise<AuthenticatedKey> {
+  if (authorization === undefined || authorization.trim() === '') {
+    throw new ApiError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API_KEY>');
+  }
+  const match = /^Bearer +(\S+) *$/i.exec(authorization);
+  if (!match) {
+    throw new ApiError('unauthorized', 'Malformed Authorization header: expected Authorization: Bearer <API_KEY>');
+  }
+  const secret = match[1];
+  if (!keyShape.test(secret)) throw invalidKey();
+  const hash = Buffer.from(hashSecret(secret), 'hex');
+  const candidates = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('prefix', '=', secret.slice(0, displayPrefixLength))
+    .execute();
+  const row = candidates.find((candidate) => timingSafeEqual(Buffer.from(candidate.key_hash, 'hex'), hash));
+  if (!row) throw invalidKey();
+  if (row.revoked_at !== null) {
+    throw new ApiError('unauthorized', `This API key was revoked on ${row.revoked_at.toISOString()}; use another key`);
+  }
+  if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) {
+    throw new ApiError('unauthorized', `This API key expired on ${row.expires_at.toISOString()}; create a new key`);
+  }
+  // Recorded at most once a minute per key, so busy keys do not write on every request.
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: now })
+    .where('id', '=', row.id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', new Date(now.getTime() - 60_000))]))
+    .execute();
+  return { keyId: row.id, userId: row.user_id, scopes: row.scopes };
+}
+
+function invalidKey(): ApiError {
+  return new ApiError('unauthorized', 'Invalid API key');
+}
+
+export interface CreatedKey {
+  row: ApiKeyRow;
+  /** The secret; returned once, never stored. */
+  apiKey: string;
+}
+
+export async function createApiKey(
+  db: Db,
+  input: { userId: string; name: string; scopes: ScopeList; expiresAt: Date | null },
+): Promise<CreatedKey> {
+  const apiKey = generateSecret();
+  const row = await db
+    .insertInto('api_keys')
+    .values({
+      user_id: input.userId,
+      name: input.name,
+      prefix: apiKey.slice(0, displayPrefixLength),
+      key_hash: hashSecret(apiKey),
+      scopes: input.scopes === null ? null : [...input.scopes],
+      expires_at: input.expiresAt,
+      revoked_at: null,
+      last_used_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { row, apiKey };
+}
+
+export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+/** Revokes the key if it belongs to the user (a second revoke keeps the first time). Null when not theirs. */
+export async function revokeApiKey(db: Db, keyId: string, userId: string | null, now = new Date()): Promise<ApiKeyRow | null> {
+  let query = db
+    .updateTable('api_keys')
+    .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))
+    .where('id', '=', keyId);
+  if (userId !== null) query = query.where('user_id', '=', userId);
+  return (await query.returningAll().executeTakeFirst()) ?? null;
+}

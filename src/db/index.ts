@@ -1,0 +1,31 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema';
+
+export type { Database } from './schema';
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  /** The same pool Kysely uses; shared with the rate limiter. */
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+/** Kysely over one `pg` pool. `close` ends the pool (Kysely's destroy does it). */
+export function openDatabase(url: string, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'herald',
+  });
+  // An idle client losing its connection (database restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  let closed: Promise<void> | undefined;
+  return {
+    db,
+    pool,
+    close: () => (closed ??= db.destroy()),
+  };
+}

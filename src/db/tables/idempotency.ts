@@ -1,0 +1,26 @@
+import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
+
+/** One row per (user, Idempotency-Key). See api/idempotency.ts for the protocol. */
+export interface IdempotencyKeysTable {
+  user_id: string;
+  key: string;
+  /** SHA-256 of method, path and canonical JSON body. */
+  fingerprint: string;
+  method: string;
+  path: string;
+  state: 'in_progress' | 'completed';
+  /** Renewed while the first request runs; another request may take over an in-progress row whose lease ran out. */
+  locked_until: Date;
+  response_status: number | null;
+  response_body: ColumnType<unknown, string | null | undefined, string | null>;
+  response_headers: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface IdempotencyTables {
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type IdempotencyRecord = Selectable<IdempotencyKeysTable>;
+export type NewIdempotencyRecord = Insertable<IdempotencyKeysTable>;
+export type IdempotencyRecordUpdate = Updateable<IdempotencyKeysTable>;
