@@ -41,6 +41,8 @@ export const errorStatus = {
   first_comment_failed: 502,
   thread_rollback_incomplete: 502,
   media_storage_failed: 503,
+  /** GET /readyz when a dependency (database, Temporal, worker) does not answer. Not a publishing-api.md code. */
+  service_unavailable: 503,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorStatus;
