@@ -163,3 +163,47 @@ export const DRAFT_MAX_CHARS = 25_000;
 export const MAX_FANOUT_ACCOUNTS = 25;
 export const SCHEDULE_SPACING_MINUTES = 5;
 export const SCHEDULED_RETRIES = 3;
+
+/**
+ * How each platform counts characters toward `maxChars` (added by the posts-rules work; read by
+ * `src/posts/rules/text-length.ts`):
+ * - `x_weighted`: X's twitter-text v3 weighting (URLs 23, CJK and emoji 2, most Latin 1).
+ * - `graphemes`: user-perceived characters (Bluesky's 300 is graphemes).
+ * - `code_points_urls_23`: Unicode code points, every http(s) URL counting 23 (Mastodon's own rule).
+ * - `utf16`: UTF-16 code units (Telegram's 4,096 and 1,024).
+ * - `code_points`: Unicode code points.
+ */
+export type TextCounting = 'x_weighted' | 'graphemes' | 'code_points_urls_23' | 'utf16' | 'code_points';
+
+export const textCounting: Readonly<Record<PlatformSlug, TextCounting>> = {
+  x: 'x_weighted',
+  bluesky: 'graphemes',
+  linkedin: 'code_points',
+  threads: 'code_points',
+  mastodon: 'code_points_urls_23',
+  instagram: 'code_points',
+  facebook: 'code_points',
+  telegram: 'utf16',
+};
+
+/**
+ * Media rules of placements other than the platform's default feed ("Placement decides the media rules").
+ * A placement not listed here uses `capabilities[platform].media`. `required`: the placement cannot go out without
+ * media; `videoRequired`: it takes only a video.
+ */
+export interface PlacementMediaRules extends MediaRules {
+  required: boolean;
+  videoRequired: boolean;
+}
+
+export const placementMedia: Readonly<Partial<Record<PlatformSlug, Readonly<Record<string, PlacementMediaRules>>>>> = {
+  instagram: {
+    // Meta content publishing: a story is one image or one video (video up to 100 MB); a reel is one video (up to 300 MB).
+    story: { ...capabilities.instagram.media, maxImages: 1, maxItems: 1, videoFormats: ['mp4', 'mov'], maxVideoBytes: 100 * MB, required: true, videoRequired: false },
+    reel: { imageFormats: [], maxImageBytes: 0, maxImages: 0, videoFormats: ['mp4', 'mov'], maxVideoBytes: 300 * MB, maxItems: 1, required: true, videoRequired: true },
+  },
+  facebook: {
+    // A Page story is one image; the media table gives facebook no video.
+    story: { ...capabilities.facebook.media, maxImages: 1, maxItems: 1, required: true, videoRequired: false },
+  },
+};

@@ -1,0 +1,77 @@
+import { countryTlds, genericTlds, specialShortCountryTlds } from './tlds';
+
+/**
+ * Links as X sees them (twitter-text's URL extraction, reduced to what Herald needs): used both to weigh text
+ * (every link counts 23) and to decide the x link-post charge. One implementation, so the two never disagree.
+ *
+ * - `http://` / `https://` followed by a host: always a link (any dotted host whose last label is letters, or an
+ *   IPv4 address).
+ * - A bare domain: ASCII labels ending in a known TLD; not preceded by a letter, digit, `@`, `#`, `$`, `.`, `/`,
+ *   `-` or `_` (so e-mail addresses, hashtags and file paths are not links); a `name.<country code>` with no path is
+ *   not a link (`readme.md`, `config.py`), except `.co` and `.tv`, exactly as X does.
+ */
+export interface LinkEntity {
+  url: string;
+  /** UTF-16 offsets, end exclusive. */
+  start: number;
+  end: number;
+  hasScheme: boolean;
+}
+
+const linkPattern = new RegExp(
+  String.raw`(?<![\p{L}\p{N}\p{M}@＠#＃$_./-])` +
+    String.raw`(?<scheme>https?:\/\/)?` +
+    String.raw`(?<host>\d{1,3}(?:\.\d{1,3}){3}|(?:[\p{L}\p{N}](?:[\p{L}\p{N}\p{M}_-]*[\p{L}\p{N}\p{M}])?\.)+(?<tld>\p{L}{2,63}))` +
+    String.raw`(?![\p{L}\p{N}\p{M}_-])` +
+    String.raw`(?<port>:\d{1,5})?` +
+    String.raw`(?<rest>[/?#][^\s]*)?`,
+  'giu',
+);
+
+/** Characters a link never ends in (sentence punctuation after it), unless they close a bracket the link opened. */
+const trailingPunctuation = /[.,;:!?'"’”»)\]}>]$/u;
+
+function trimTrailing(url: string): string {
+  let out = url;
+  while (trailingPunctuation.test(out)) {
+    const last = out[out.length - 1];
+    const opener = last === ')' ? '(' : last === ']' ? '[' : last === '}' ? '{' : null;
+    if (opener && count(out, opener) >= count(out, last)) break;
+    out = out.slice(0, -1);
+  }
+  return out;
+}
+
+function count(s: string, ch: string): number {
+  return s.split(ch).length - 1;
+}
+
+function isLinkedBareDomain(host: string, tld: string, hasPath: boolean): boolean {
+  if (!/^[a-z0-9._-]+$/i.test(host)) return false;
+  const lowerTld = tld.toLowerCase();
+  const isCountry = countryTlds.has(lowerTld);
+  if (!isCountry && !genericTlds.has(lowerTld)) return false;
+  const labels = host.split('.').length;
+  if (isCountry && labels === 2 && !hasPath && !specialShortCountryTlds.has(lowerTld)) return false;
+  return true;
+}
+
+export function extractLinks(text: string): LinkEntity[] {
+  const links: LinkEntity[] = [];
+  for (const match of text.matchAll(linkPattern)) {
+    const groups = match.groups ?? {};
+    const hasScheme = groups.scheme !== undefined;
+    const host = groups.host ?? '';
+    const isIp = groups.tld === undefined;
+    const url = trimTrailing(match[0]);
+    const hasPath = url.length > (groups.scheme ?? '').length + host.length + (groups.port ?? '').length;
+    if (!hasScheme && (isIp || !isLinkedBareDomain(host, groups.tld ?? '', hasPath))) continue;
+    const start = match.index ?? 0;
+    links.push({ url, start, end: start + url.length, hasScheme });
+  }
+  return links;
+}
+
+export function containsLink(text: string): boolean {
+  return extractLinks(text).length > 0;
+}

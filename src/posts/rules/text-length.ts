@@ -1,0 +1,74 @@
+import { capabilities, DRAFT_MAX_CHARS, textCounting, type TextCounting } from '../../platforms/capabilities';
+import type { PlatformSlug } from '../../platforms/types';
+import { extractLinks } from './links';
+import type { RuleAccount } from './inputs';
+import { formatCount, violation, type Violation } from './violation';
+import { xWeightedLength } from './x-weighted-length';
+
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+
+const counters: Readonly<Record<TextCounting, (text: string) => number>> = {
+  x_weighted: xWeightedLength,
+  graphemes: (text) => [...graphemes.segment(text)].length,
+  code_points: (text) => [...text].length,
+  utf16: (text) => text.length,
+  code_points_urls_23: (text) => {
+    let length = [...text].length;
+    for (const link of extractLinks(text)) if (link.hasScheme) length += 23 - [...link.url].length;
+    return length;
+  },
+};
+
+/** Length of `text` as `platform` counts it (see `textCounting` in the capability table). */
+export function textLength(platform: PlatformSlug, text: string): number {
+  return counters[textCounting[platform]](text);
+}
+
+const unitName: Readonly<Record<TextCounting, string>> = {
+  x_weighted: 'characters as X counts them (links 23, emoji and CJK 2)',
+  graphemes: 'characters',
+  code_points: 'characters',
+  utf16: 'characters',
+  code_points_urls_23: 'characters (links count 23)',
+};
+
+/** The account's own post limit: x premium 25,000, telegram 1,024 when the post carries media. */
+export function textLimit(account: Pick<RuleAccount, 'platform' | 'premium'>, hasMedia: boolean): number {
+  const caps = capabilities[account.platform];
+  if (account.premium && caps.maxCharsPremium !== undefined) return caps.maxCharsPremium;
+  if (hasMedia && caps.maxCharsWithMedia !== undefined) return caps.maxCharsWithMedia;
+  return caps.maxChars;
+}
+
+function limitPhrase(account: Pick<RuleAccount, 'platform' | 'premium'>, hasMedia: boolean): string {
+  const caps = capabilities[account.platform];
+  if (account.premium && caps.maxCharsPremium !== undefined) return `${account.platform} premium accounts allow`;
+  if (hasMedia && caps.maxCharsWithMedia !== undefined) return `${account.platform} allows, when the post carries media,`;
+  return `${account.platform} allows`;
+}
+
+/**
+ * `field` names what is measured in the message (`text`, `posts[1].text`, `first_comment`).
+ * Message: `text is 281 characters as X counts them (...); x allows 280`.
+ */
+export function checkTextLength(
+  account: Pick<RuleAccount, 'platform' | 'premium'>,
+  text: string,
+  options: { field: string; hasMedia: boolean },
+): Violation | null {
+  const length = textLength(account.platform, text);
+  const limit = textLimit(account, options.hasMedia);
+  if (length <= limit) return null;
+  const unit = unitName[textCounting[account.platform]];
+  return violation(
+    'bad_request',
+    `${options.field} is ${formatCount(length)} ${unit}; ${limitPhrase(account, options.hasMedia)} ${formatCount(limit)}`,
+  );
+}
+
+/** Drafts: any platform, 25,000 characters (code points); refused even in a draft. */
+export function checkDraftTextLength(text: string, field: string): Violation | null {
+  const length = [...text].length;
+  if (length <= DRAFT_MAX_CHARS) return null;
+  return violation('bad_request', `${field} is ${formatCount(length)} characters; a draft allows ${formatCount(DRAFT_MAX_CHARS)}`);
+}

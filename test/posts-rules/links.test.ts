@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { containsLink, extractLinks } from '../../src/posts/rules/links';
+
+describe('posts rules: links as X auto-links them', () => {
+  const linked = [
+    ['https://example.com', 'https://example.com'],
+    ['see http://example.com/path?q=1 now', 'http://example.com/path?q=1'],
+    ['visit example.com today', 'example.com'],
+    ['www.example.de', 'www.example.de'],
+    ['example.de/path', 'example.de/path'],
+    ['go to google.co', 'google.co'],
+    ['watch MLB.tv', 'MLB.tv'],
+    ['(example.org)', 'example.org'],
+    ['end of sentence example.com.', 'example.com'],
+    ['https://en.wikipedia.org/wiki/Primer_(film)', 'https://en.wikipedia.org/wiki/Primer_(film)'],
+    ['link: https://例え.テスト/パス', 'https://例え.テスト/パス'],
+    ['https://10.0.0.1/admin', 'https://10.0.0.1/admin'],
+    ['https://example.unlistedtld', 'https://example.unlistedtld'],
+    ['shop.app', 'shop.app'],
+  ] as const;
+  for (const [text, url] of linked) {
+    it(`finds ${url} in "${text}"`, () => {
+      assert.deepEqual(
+        extractLinks(text).map((l) => l.url),
+        [url],
+      );
+    });
+  }
+
+  const notLinked = [
+    'e.g. this is fine',
+    'i.e. nothing',
+    'open file.txt please',
+    'version 1.2.3 is out',
+    'release v2.0.1',
+    'node.js and vue.js',
+    'see readme.md',
+    'run config.py',
+    'mail me at john@example.com',
+    '#example.com hashtag',
+    '$example.com',
+    'path/to/example.com',
+    'a.b',
+    'http://',
+    'IP 10.0.0.1 without scheme',
+    'twitter.jp',
+    'Is it readme.md?',
+  ];
+  for (const text of notLinked) {
+    it(`finds no link in "${text}"`, () => {
+      assert.deepEqual(extractLinks(text), []);
+      assert.equal(containsLink(text), false);
+    });
+  }
+
+  it('reports offsets of each link', () => {
+    assert.deepEqual(extractLinks('a example.com b https://x.com/y'), [
+      { url: 'example.com', start: 2, end: 13, hasScheme: false },
+      { url: 'https://x.com/y', start: 16, end: 31, hasScheme: true },
+    ]);
+  });
+});
