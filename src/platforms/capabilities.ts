@@ -39,7 +39,7 @@ export interface PlatformCapabilities {
   firstComment: boolean;
   /** Parts of a thread are published as a reply chain; otherwise as standalone posts (warning `thread_not_native`). */
   nativeThreads: boolean;
-  /** Published posts can be deleted. Exceptions by account or placement are in `deleteUnsupported`. */
+  /** Published posts can be deleted. Exceptions by account or placement: `deleteSupported`. */
   delete: boolean;
   /** Hours after which the platform refuses deletes (telegram: 48). */
   deleteWindowHours?: number;
@@ -118,7 +118,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
     altText: true,
     firstComment: true,
     nativeThreads: false,
-    // Only when connected via facebook (see `deleteUnsupportedReason`).
+    // Only when connected via facebook (see `deleteSupported`).
     delete: true,
     placements: {
       feed: ['placement', 'collaborators', 'user_tags'],
@@ -207,3 +207,29 @@ export const placementMedia: Readonly<Partial<Record<PlatformSlug, Readonly<Reco
     story: { ...capabilities.facebook.media, maxImages: 1, maxItems: 1, required: true, videoRequired: false },
   },
 };
+
+/** Where a platform that deletes posts cannot: by the account's connection (`via`) or by the post's placement. */
+export interface DeleteContext {
+  /** instagram: `instagram` (the default) or `facebook`. */
+  via?: string;
+  /** `configuration.placement` of the post; `feed` when absent. */
+  placement?: string;
+}
+
+const deleteExceptions: Partial<Record<PlatformSlug, ReadonlyArray<DeleteContext>>> = {
+  // A Page story cannot be deleted through the API; it disappears after 24 hours.
+  facebook: [{ placement: 'story' }],
+  // The Instagram-Login API has no media delete; accounts connected via Facebook can delete whatever the placement.
+  instagram: [{ via: 'instagram' }],
+};
+const defaultVia: Partial<Record<PlatformSlug, string>> = { instagram: 'instagram' };
+
+/** publishing-api.md "Platform delete support": false means the core answers 501 `delete_unsupported`. */
+export function deleteSupported(platform: PlatformSlug, ctx: DeleteContext = {}): boolean {
+  if (!capabilities[platform].delete) return false;
+  const via = ctx.via ?? defaultVia[platform];
+  const placement = ctx.placement ?? 'feed';
+  return !(deleteExceptions[platform] ?? []).some(
+    (e) => (e.via === undefined || e.via === via) && (e.placement === undefined || e.placement === placement),
+  );
+}

@@ -3,7 +3,9 @@
  * One line per platform; each engineer adds theirs.
  */
 import { startTelegramStandIn } from './telegram';
+import { startFacebookStandIn } from './facebook';
 
 export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
   telegram: startTelegramStandIn,
+  facebook: startFacebookStandIn,
 };

@@ -1,0 +1,76 @@
+import { FormData, TransportError, type HttpClient, type HttpResponse } from '../../net/http';
+import { PlatformFailure, type PlatformSlug } from '../types';
+import { classifyGraphResponse, isGraphSuccess, platformNames, type GraphAction } from './errors';
+
+/**
+ * HTTP for the three Graph APIs (Facebook, Instagram, Threads): one origin with its version prefix, the access token
+ * as the documented `access_token` parameter (query for reads and deletes, form field for writes), every answer
+ * classified by `errors.ts`. Methods return the parsed body of a success and throw `PlatformFailure` otherwise.
+ */
+
+export interface GraphClient {
+  get<T>(path: string, query: Record<string, string | number | undefined>, action: GraphAction): Promise<T>;
+  /** `creates`: the call makes something visible, so a lost answer is an unknown outcome, not a retry. */
+  post<T>(path: string, fields: Record<string, string | undefined>, action: GraphAction, opts?: { creates?: boolean; file?: { field: string; data: Buffer; mimeType: string } }): Promise<T>;
+  delete<T>(path: string, action: GraphAction): Promise<T>;
+}
+
+export interface GraphClientOptions {
+  http: HttpClient;
+  origin: string;
+  platform: PlatformSlug;
+  accessToken: string;
+}
+
+/** `/a/b` from raw ids, each encoded. */
+export function graphPath(...segments: string[]): string {
+  return '/' + segments.map(encodeURIComponent).join('/');
+}
+
+export function createGraphClient(opts: GraphClientOptions): GraphClient {
+  const base = opts.origin.replace(/\/+$/, '');
+  const name = platformNames[opts.platform];
+
+  async function send(action: GraphAction, creates: boolean, run: () => Promise<HttpResponse>): Promise<unknown> {
+    let res: HttpResponse;
+    try {
+      res = await run();
+    } catch (err) {
+      throw transportFailure(err, action, creates);
+    }
+    if (!isGraphSuccess(res)) throw classifyGraphResponse(opts.platform, res, action);
+    return res.json;
+  }
+
+  function transportFailure(err: unknown, action: GraphAction, creates: boolean): PlatformFailure {
+    if (!(err instanceof TransportError)) throw err;
+    const detail = { body: err.message };
+    if (err.blocked) return new PlatformFailure(opts.platform, 'permanent', `${name} could not be reached: its address is not allowed.`, undefined, detail);
+    if (err.phase === 'unknown' && creates) {
+      return new PlatformFailure(opts.platform, 'unknown_outcome', `${name} did not answer in time; it may have published the ${action === 'reply' ? 'reply' : 'post'}.`, undefined, detail);
+    }
+    return new PlatformFailure(opts.platform, 'retryable', `${name} could not be reached; nothing was changed.`, undefined, detail);
+  }
+
+  const compact = (fields: Record<string, string | number | undefined>) =>
+    Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+
+  return {
+    async get<T>(path: string, query: Record<string, string | number | undefined>, action: GraphAction) {
+      return (await send(action, false, () => opts.http.request({ method: 'GET', url: base + path, query: { ...compact(query), access_token: opts.accessToken } }))) as T;
+    },
+    async post<T>(path: string, fields: Record<string, string | undefined>, action: GraphAction, extra: { creates?: boolean; file?: { field: string; data: Buffer; mimeType: string } } = {}) {
+      const form = { ...compact(fields), access_token: opts.accessToken };
+      return (await send(action, extra.creates ?? false, () => {
+        if (!extra.file) return opts.http.request({ method: 'POST', url: base + path, form });
+        const multipart = new FormData();
+        for (const [k, v] of Object.entries(form)) multipart.append(k, v);
+        multipart.append(extra.file.field, new Blob([extra.file.data], { type: extra.file.mimeType }), 'upload');
+        return opts.http.request({ method: 'POST', url: base + path, multipart });
+      })) as T;
+    },
+    async delete<T>(path: string, action: GraphAction) {
+      return (await send(action, false, () => opts.http.request({ method: 'DELETE', url: base + path, query: { access_token: opts.accessToken } }))) as T;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { PlatformFailure } from '../types';
+import type { GraphClient } from './client';
+import { graphPath } from './client';
+import { platformNames } from './errors';
+
+/**
+ * The container flow Instagram and Threads share (protocols.md sections 6 and 7): create a container, poll its
+ * status until FINISHED (bounded, with the injected sleep), then publish it. Publishing is where a post appears, so
+ * a lost answer there is settled by reading the container again: FINISHED means it was not used (publishing again is
+ * safe), PUBLISHED means the post exists and `lookup` finds it.
+ */
+
+export type ContainerStatus = 'FINISHED' | 'IN_PROGRESS' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
+
+export interface ContainerFlow {
+  client: GraphClient;
+  platform: 'instagram' | 'threads';
+  userId: string;
+  /** Edge that creates containers (`media` / `threads`) and the one that publishes them. */
+  createEdge: string;
+  publishEdge: string;
+  /** Field holding the status (`status_code` on Instagram, `status` on Threads) and the fields read with it. */
+  statusField: string;
+  statusFields: string;
+  /** Worded reason for an ERROR container, from its status body. */
+  describeError: (body: Record<string, unknown>) => string;
+  sleep: (ms: number) => Promise<void>;
+  poll: ContainerPolling;
+}
+
+export interface ContainerPolling {
+  intervalMs: number;
+  /** Status reads before giving up (the platforms recommend at most five minutes). */
+  maxPolls: number;
+}
+
+export const defaultContainerPolling: ContainerPolling = { intervalMs: 5_000, maxPolls: 60 };
+
+export async function createContainer(flow: ContainerFlow, fields: Record<string, string | undefined>): Promise<string> {
+  // A container is invisible until published, so a lost answer here is only a retry (the orphan expires in 24 h).
+  const res = await flow.client.post<{ id: string }>(graphPath(flow.userId, flow.createEdge), fields, 'publish');
+  return res.id;
+}
+
+async function readStatus(flow: ContainerFlow, containerId: string): Promise<{ status: ContainerStatus; body: Record<string, unknown> }> {
+  const body = await flow.client.get<Record<string, unknown>>(graphPath(containerId), { fields: flow.statusFields }, 'publish');
+  return { status: body[flow.statusField] as ContainerStatus, body };
+}
+
+/** Resolves once the container can be published; throws a worded `permanent` failure otherwise. */
+export async function waitForContainer(flow: ContainerFlow, containerId: string): Promise<'FINISHED' | 'PUBLISHED'> {
+  const name = platformNames[flow.platform];
+  for (let attempt = 1; ; attempt++) {
+    const { status, body } = await readStatus(flow, containerId);
+    if (status === 'FINISHED' || status === 'PUBLISHED') return status;
+    if (status === 'ERROR') throw new PlatformFailure(flow.platform, 'permanent', `${name} refused the post: ${flow.describeError(body)}.`, undefined, { body: JSON.stringify(body).slice(0, 2000) });
+    if (status === 'EXPIRED') throw new PlatformFailure(flow.platform, 'permanent', `${name} refused the post: the media container expired before publishing.`);
+    if (attempt >= flow.poll.maxPolls) {
+      throw new PlatformFailure(flow.platform, 'permanent', `${name} is still processing the media; nothing was published. Send the same request again.`);
+    }
+    await flow.sleep(flow.poll.intervalMs);
+  }
+}
+
+/** Publishes a FINISHED container and returns the media id. `lookup` finds the post when the answer was lost. */
+export async function publishContainer(flow: ContainerFlow, containerId: string, lookup: () => Promise<string | null>): Promise<string> {
+  const publish = () => flow.client.post<{ id: string }>(graphPath(flow.userId, flow.publishEdge), { creation_id: containerId }, 'publish', { creates: true });
+  try {
+    return (await publish()).id;
+  } catch (err) {
+    if (!(err instanceof PlatformFailure) || err.kind !== 'unknown_outcome') throw err;
+    const { status } = await readStatus(flow, containerId);
+    if (status === 'FINISHED') return (await publish()).id;
+    if (status === 'PUBLISHED') {
+      const found = await lookup();
+      if (found) return found;
+    }
+    throw err;
+  }
+}
+
+export interface PublishingQuota {
+  usage: number;
+  total: number;
+}
+
+/** `content_publishing_limit` / `threads_publishing_limit`: `{ data: [{ <usageField>, <configField>: { quota_total } }] }`. */
+export async function readPublishingQuota(client: GraphClient, userId: string, edge: string, usageField: string, configField: string): Promise<PublishingQuota | null> {
+  const res = await client.get<{ data?: Array<Record<string, any>> }>(graphPath(userId, edge), { fields: `${usageField},${configField}` }, 'publish');
+  const entry = res.data?.[0];
+  const usage = Number(entry?.[usageField]);
+  const total = Number(entry?.[configField]?.quota_total);
+  return Number.isFinite(usage) && Number.isFinite(total) ? { usage, total } : null;
+}
+
+export function assertQuotaLeft(platform: 'instagram' | 'threads', quota: PublishingQuota | null, what: string): void {
+  if (!quota || quota.usage < quota.total) return;
+  throw new PlatformFailure(platform, 'rate_limited', `${platformNames[platform]} allows ${quota.total} API-published ${what} per 24 hours and this account has reached that limit.`);
+}

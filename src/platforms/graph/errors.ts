@@ -1,0 +1,113 @@
+import type { HttpResponse } from '../../net/http';
+import { PlatformFailure, type PlatformFailureKind, type PlatformSlug } from '../types';
+import { graphRateLimitWaitSeconds } from './usage';
+
+/**
+ * The Graph error envelope shared by Facebook, Instagram and Threads
+ * (`{ error: { message, type, code, error_subcode, fbtrace_id } }`, protocols.md sections 5-7), classified once,
+ * by code, here. HTTP status only decides when the body carries no Graph error.
+ */
+
+export interface GraphError {
+  message?: string;
+  type?: string;
+  code?: number;
+  error_subcode?: number;
+  error_user_msg?: string;
+  fbtrace_id?: string;
+}
+
+/** What the caller was doing; it only chooses the wording of the client message. */
+export type GraphAction = 'connect' | 'publish' | 'delete' | 'read' | 'reply' | 'hide' | 'delete_comment';
+
+interface Row {
+  kind: PlatformFailureKind;
+  /** Reason completing "<Platform> refused the post: <reason>." (the platform's name is filled in). */
+  reason: string;
+}
+
+const transient: Row = { kind: 'retryable', reason: '{P} had a temporary problem; nothing was changed' };
+const throttled: Row = { kind: 'rate_limited', reason: '{P} is rate limiting this account' };
+const permission: Row = { kind: 'reauthorize', reason: '{P} has not granted Herald the permission this needs; reconnect the account' };
+
+/** Rows keyed by Graph error code, then `code:subcode` for the subcodes that change the meaning. */
+const byCode: Record<string, Row> = {
+  '1': transient,
+  '2': transient,
+  '4': throttled, // application request limit
+  '17': throttled, // user request limit
+  '32': throttled, // Page request limit
+  '613': throttled, // custom rate limit
+  '80001': throttled, // Pages business-use-case throttle
+  '80002': throttled, // Instagram business-use-case throttle
+  '9:2207042': { kind: 'rate_limited', reason: '{P} allows no more API-published posts for this account in the last 24 hours' },
+  '10': permission,
+  '190': { kind: 'reauthorize', reason: '{P} no longer accepts this connection; reconnect the account' },
+  '100:33': { kind: 'gone', reason: '{P} has no such object, or it was already removed' },
+  '100': { kind: 'permanent', reason: '{P} did not accept a parameter of the request' },
+  '368': { kind: 'permanent', reason: '{P} blocked it under its content policies' },
+  '506': { kind: 'permanent', reason: 'it duplicates a recent post' },
+  '1609005': { kind: 'permanent', reason: '{P} could not read the link' },
+  '9004': { kind: 'permanent', reason: '{P} could not download the media from its URL' },
+  '9007': { kind: 'retryable', reason: '{P} had not finished processing the media' },
+  '36003': { kind: 'permanent', reason: 'the media aspect ratio is not one {P} accepts' },
+};
+
+/** Permissions are a range (200-299) in the Graph catalogue. */
+function rowFor(error: GraphError): Row | undefined {
+  const code = error.code;
+  if (code === undefined) return undefined;
+  if (error.error_subcode !== undefined && byCode[`${code}:${error.error_subcode}`]) return byCode[`${code}:${error.error_subcode}`];
+  if (byCode[String(code)]) return byCode[String(code)];
+  if (code >= 200 && code <= 299) return permission;
+  return undefined;
+}
+
+/** Without a Graph error in the body, the HTTP status decides. */
+function rowForStatus(status: number): Row {
+  if (status === 429) return throttled;
+  if (status === 401) return byCode['190'];
+  if (status === 403) return permission;
+  if (status === 404) return byCode['100:33'];
+  if (status >= 500) return transient;
+  return { kind: 'permanent', reason: '{P} did not accept the request' };
+}
+
+const subject: Record<GraphAction, string> = {
+  connect: 'refused the connection',
+  publish: 'refused the post',
+  delete: 'refused to delete the post',
+  read: 'refused to list the comments',
+  reply: 'refused the reply',
+  hide: 'refused to change the comment',
+  delete_comment: 'refused to delete the comment',
+};
+
+export const platformNames: Record<PlatformSlug, string> = {
+  x: 'X', bluesky: 'Bluesky', linkedin: 'LinkedIn', threads: 'Threads', mastodon: 'Mastodon', instagram: 'Instagram', facebook: 'Facebook', telegram: 'Telegram',
+};
+
+export function graphErrorOf(body: unknown): GraphError | undefined {
+  const error = (body as { error?: unknown } | undefined)?.error;
+  return error && typeof error === 'object' ? (error as GraphError) : undefined;
+}
+
+/** A response is a success when its status is 2xx and it carries no Graph error. */
+export function isGraphSuccess(res: HttpResponse): boolean {
+  return res.status >= 200 && res.status < 300 && !graphErrorOf(res.json);
+}
+
+export function classifyGraphResponse(platform: PlatformSlug, res: HttpResponse, action: GraphAction): PlatformFailure {
+  const error = graphErrorOf(res.json);
+  const row = (error && rowFor(error)) ?? rowForStatus(res.status);
+  const name = platformNames[platform];
+  const message = `${name} ${subject[action]}: ${row.reason.replaceAll('{P}', name)}.`;
+  const wait = row.kind === 'rate_limited' ? graphRateLimitWaitSeconds(res.headers) : undefined;
+  return new PlatformFailure(platform, row.kind, message, wait, { status: res.status, body: res.text.slice(0, 2000) });
+}
+
+/** Deleting something already gone is a success (adapters brief: `delete` resolves when the post is gone). */
+export function ignoreGone(err: unknown): void {
+  if (err instanceof PlatformFailure && err.kind === 'gone') return;
+  throw err;
+}
