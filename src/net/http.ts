@@ -19,6 +19,8 @@ export interface HttpRequest {
   multipart?: FormData;
   body?: Buffer | string;
   timeoutMs?: number;
+  /** Largest body read for this request (overrides the client's `maxResponseBytes`): refused from Content-Length before reading, and while streaming. */
+  maxBytes?: number;
 }
 
 export interface HttpResponse {
@@ -58,6 +60,17 @@ export interface HttpClient {
   close(): Promise<void>;
 }
 
+/** The answer was bigger than the request's byte cap (declared in Content-Length, or counted while reading). */
+export class ResponseTooLargeError extends TransportError {
+  constructor(
+    readonly limit: number,
+    readonly declaredBytes?: number,
+  ) {
+    super('unknown', `response larger than ${limit} bytes`);
+    this.name = 'ResponseTooLargeError';
+  }
+}
+
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export function createHttpClient(options: HttpClientOptions): HttpClient {
@@ -95,7 +108,13 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
     try {
       const res = await fetch(url, init);
-      const bytes = await readCapped(res.body, maxBytes);
+      const cap = req.maxBytes ?? maxBytes;
+      const declared = Number(res.headers.get('content-length') ?? NaN);
+      if (declared > cap) {
+        await res.body?.cancel().catch(() => undefined);
+        throw new ResponseTooLargeError(cap, declared);
+      }
+      const bytes = await readCapped(res.body, cap);
       const text = bytes.toString('utf8');
       return { status: res.status, headers: res.headers as unknown as Headers, text, json: parseJson(text), bytes };
     } catch (err) {
@@ -112,7 +131,7 @@ async function readCapped(body: AsyncIterable<Uint8Array> | null, maxBytes: numb
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
-    if (size > maxBytes) throw new TransportError('unknown', `response larger than ${maxBytes} bytes`);
+    if (size > maxBytes) throw new ResponseTooLargeError(maxBytes);
     chunks.push(Buffer.from(chunk));
   }
   return Buffer.concat(chunks);
