@@ -4,8 +4,10 @@
  */
 import { startTelegramStandIn } from './telegram';
 import { startFacebookStandIn } from './facebook';
+import { startBlueskyStandIn } from './bluesky';
 
 export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
   telegram: startTelegramStandIn,
   facebook: startFacebookStandIn,
+  bluesky: startBlueskyStandIn,
 };

@@ -1,0 +1,156 @@
+import type { PlatformComment } from '../types';
+
+/** Herald ↔ Bluesky shapes: at-uris, public URLs, post records, threads as comment lists. No I/O here. */
+
+export const POST_COLLECTION = 'app.bsky.feed.post';
+/** Comments are read from one getPostThread answer and paged in memory (the endpoint has no cursor). */
+export const COMMENT_PAGE_SIZE = 50;
+export const THREAD_DEPTH = 100;
+
+export interface AtUri {
+  repo: string;
+  collection: string;
+  rkey: string;
+}
+
+export interface StrongRef {
+  uri: string;
+  cid: string;
+}
+
+const AT_URI = /^at:\/\/([^/]+)\/([^/]+)\/([^/?#]+)$/;
+
+/** Parses `at://<did>/<collection>/<rkey>`; null for anything else. */
+export function parseAtUri(value: string): AtUri | null {
+  const m = AT_URI.exec(value);
+  return m ? { repo: decodeURIComponent(m[1]), collection: m[2], rkey: m[3] } : null;
+}
+
+export function postUri(did: string, rkey: string): string {
+  return `at://${did}/${POST_COLLECTION}/${rkey}`;
+}
+
+/** publishing-api.md "platform_post_url shapes": https://bsky.app/profile/<handle>/post/<rkey>. */
+export function postUrl(handleOrDid: string, rkey: string): string {
+  return `https://bsky.app/profile/${encodeURIComponent(handleOrDid)}/post/${rkey}`;
+}
+
+export function profileUrl(handle: string): string {
+  return `https://bsky.app/profile/${encodeURIComponent(handle)}`;
+}
+
+export interface ImageEmbed {
+  $type: 'app.bsky.embed.images';
+  images: { image: unknown; alt: string; aspectRatio?: { width: number; height: number } }[];
+}
+
+export interface PostRecordInput {
+  text: string;
+  createdAt: Date;
+  facets?: unknown[];
+  embed?: ImageEmbed;
+  reply?: { root: StrongRef; parent: StrongRef };
+}
+
+export function postRecord(input: PostRecordInput): Record<string, unknown> {
+  return {
+    $type: POST_COLLECTION,
+    text: input.text,
+    createdAt: input.createdAt.toISOString(),
+    ...(input.facets?.length ? { facets: input.facets } : {}),
+    ...(input.embed ? { embed: input.embed } : {}),
+    ...(input.reply ? { reply: input.reply } : {}),
+  };
+}
+
+/** The reply refs for a new post answering `parent`: the parent's own root when it is a reply itself. */
+export function replyRefs(parent: StrongRef, parentValue: unknown): { root: StrongRef; parent: StrongRef } {
+  const root = (parentValue as { reply?: { root?: Partial<StrongRef> } } | undefined)?.reply?.root;
+  return { root: root?.uri && root.cid ? { uri: root.uri, cid: root.cid } : parent, parent };
+}
+
+/** `RichText.detectFacets` leaves an empty DID on mentions it could not resolve; the official client drops them too. */
+export function withoutUnresolvedMentions<T extends { features: { $type?: string; did?: string }[] }>(facets: T[] | undefined): T[] {
+  return (facets ?? [])
+    .map((facet) => ({ ...facet, features: facet.features.filter((f) => !(f.$type === 'app.bsky.richtext.facet#mention' && !f.did)) }))
+    .filter((facet) => facet.features.length > 0);
+}
+
+// ---- comments ----------------------------------------------------------------------------------------------
+
+interface ThreadNode {
+  $type?: string;
+  post?: {
+    uri: string;
+    author: { did: string; handle: string; displayName?: string; avatar?: string };
+    record: { text?: string; createdAt?: string };
+    indexedAt: string;
+    likeCount?: number;
+    replyCount?: number;
+  };
+  replies?: ThreadNode[];
+}
+
+const THREAD_VIEW = 'app.bsky.feed.defs#threadViewPost';
+
+/** Every reply under the root, at any depth, newest first; direct replies to the post have no parent id. */
+export function commentsOfThread(thread: unknown, ownDid: string): PlatformComment[] {
+  const root = thread as ThreadNode;
+  const out: PlatformComment[] = [];
+  const walk = (node: ThreadNode, parentUri: string | null): void => {
+    for (const reply of node.replies ?? []) {
+      if (reply.$type !== THREAD_VIEW || !reply.post) continue; // notFoundPost, blockedPost
+      out.push(toComment(reply.post, parentUri, ownDid));
+      walk(reply, reply.post.uri);
+    }
+  };
+  if (root?.$type === THREAD_VIEW) walk(root, null);
+  return out.sort(newestFirst);
+}
+
+function toComment(post: NonNullable<ThreadNode['post']>, parentUri: string | null, ownDid: string): PlatformComment {
+  const created = post.record?.createdAt && !Number.isNaN(Date.parse(post.record.createdAt)) ? post.record.createdAt : post.indexedAt;
+  return {
+    platformCommentId: post.uri,
+    platformParentId: parentUri,
+    author: { handle: post.author.handle, displayName: post.author.displayName ?? post.author.handle, platformId: post.author.did, avatarUrl: post.author.avatar ?? null },
+    text: post.record?.text ?? '',
+    createdAt: new Date(created).toISOString(),
+    likes: post.likeCount ?? 0,
+    replies: post.replyCount ?? 0,
+    own: post.author.did === ownDid,
+  };
+}
+
+function newestFirst(a: PlatformComment, b: PlatformComment): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? 1 : -1;
+  return a.platformCommentId < b.platformCommentId ? 1 : a.platformCommentId > b.platformCommentId ? -1 : 0;
+}
+
+/** A cursor names the last comment of the previous page, so new replies never shift a page. */
+export function encodeCursor(last: PlatformComment): string {
+  return Buffer.from(JSON.stringify([last.createdAt, last.platformCommentId])).toString('base64url');
+}
+
+export function pageAfter(sorted: PlatformComment[], cursor: string | undefined): { comments: PlatformComment[]; nextCursor: string | null } {
+  let start = 0;
+  if (cursor) {
+    const [createdAt, id] = decodeCursor(cursor);
+    const probe = { createdAt, platformCommentId: id } as PlatformComment;
+    start = sorted.findIndex((c) => newestFirst(c, probe) > 0);
+    if (start < 0) start = sorted.length;
+  }
+  const comments = sorted.slice(start, start + COMMENT_PAGE_SIZE);
+  const more = start + COMMENT_PAGE_SIZE < sorted.length;
+  return { comments, nextCursor: more ? encodeCursor(comments[comments.length - 1]) : null };
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(value) && typeof value[0] === 'string' && typeof value[1] === 'string') return [value[0], value[1]];
+  } catch {
+    // fall through
+  }
+  throw new RangeError('not a Bluesky comment cursor');
+}
