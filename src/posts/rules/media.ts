@@ -1,0 +1,117 @@
+import { capabilities, placementMedia, type MediaRules, type PlacementMediaRules } from '../../platforms/capabilities';
+import type { PlatformSlug } from '../../platforms/types';
+import type { ConfigurationBlock, MediaRef, MediaSpelling } from './inputs';
+import { formatName, natureFromContent, natureFromUrl, type MediaNature } from './media-formats';
+import { placementOf, placementPhrase } from './placement';
+import { formatCount, listWords, violation, type Violation } from './violation';
+
+/**
+ * Media rules (publishing-api.md "Media rules", numbered): run on what the client sent, before download
+ * (`checkRequestedMedia`: counts, spelling, kinds and formats guessed from URL extensions), and again on the real
+ * bytes (`checkMediaContent`: content type and size read by the media layer). The placement decides the rules.
+ * Codes: too many items and missing required media are `bad_request`; anything the platform cannot accept
+ * (video where images only, a format it does not take, a file over its limit, a video with other items) is
+ * `unsupported_media`.
+ */
+
+/** What the media layer learnt from the downloaded or uploaded bytes. */
+export interface MediaContent {
+  mimeType: string;
+  size: number;
+  width?: number;
+  height?: number;
+  kind: 'image' | 'video';
+}
+
+interface Item {
+  label: string;
+  nature: MediaNature | null;
+  size?: number;
+}
+
+type Rules = MediaRules & Partial<Pick<PlacementMediaRules, 'required' | 'videoRequired'>>;
+
+function rulesFor(platform: PlatformSlug, block: ConfigurationBlock | null): { rules: Rules; where: string } {
+  const placement = placementOf(platform, block);
+  const special = placement ? placementMedia[platform]?.[placement] : undefined;
+  return special && placement ? { rules: special, where: placementPhrase(platform, placement) } : { rules: capabilities[platform].media, where: platform };
+}
+
+function sizeText(bytes: number): string {
+  if (bytes >= 1_000_000) return `${Number((bytes / 1_000_000).toFixed(1)).toLocaleString('en-US')} MB`;
+  return `${Number((bytes / 1_000).toFixed(1)).toLocaleString('en-US')} KB`;
+}
+
+function accepted(rules: MediaRules): string {
+  const images = rules.imageFormats.map(formatName);
+  const videos = rules.videoFormats.map(formatName);
+  const parts = [images.length ? `${listWords(images)} images` : '', videos.length ? `${listWords(videos)} video` : ''].filter(Boolean);
+  return parts.length ? listWords(parts) : 'no media';
+}
+
+function checkItems(platform: PlatformSlug, block: ConfigurationBlock | null, items: Item[], spelling: string): Violation[] {
+  const { rules, where } = rulesFor(platform, block);
+  const required = rules.required ?? capabilities[platform].mediaRequired;
+  if (items.length === 0) {
+    if (!required) return [];
+    const what = rules.videoRequired ? 'one video' : rules.maxItems === 1 ? 'one image or one video' : 'media';
+    return [violation('bad_request', `${where} requires ${what}; text-only posts are refused`)];
+  }
+  if (items.length > rules.maxItems) {
+    return [violation('bad_request', `${where} takes at most ${formatCount(rules.maxItems)} media item${rules.maxItems === 1 ? '' : 's'}; got ${formatCount(items.length)}`)];
+  }
+  for (const item of items) {
+    const nature = item.nature;
+    if (!nature) continue;
+    const formats: readonly string[] = nature.kind === 'video' ? rules.videoFormats : rules.imageFormats;
+    if (formats.length === 0) {
+      return [violation('unsupported_media', `${item.label} is ${nature.kind === 'video' ? 'a video' : 'an image'}; ${where} takes ${accepted(rules)}`)];
+    }
+    if (nature.format === null || !formats.includes(nature.format)) {
+      return [violation('unsupported_media', `${item.label} is ${nature.name}; ${where} takes ${accepted(rules)}`)];
+    }
+  }
+  if (items.length > 1 && items.some((item) => item.nature?.kind === 'video')) {
+    return [violation('unsupported_media', `A video is always posted on its own; ${spelling} has ${items.length} items including a video`)];
+  }
+  for (const item of items) {
+    if (!item.nature || item.size === undefined) continue;
+    const max = item.nature.kind === 'video' ? rules.maxVideoBytes : rules.maxImageBytes;
+    if (item.size > max) {
+      return [violation('unsupported_media', `${item.label} is a ${sizeText(item.size)} ${item.nature.kind}; ${where} accepts ${item.nature.kind}s up to ${sizeText(max)}`)];
+    }
+  }
+  return [];
+}
+
+/** `media[0]`, or `posts[1].media_urls[0]` with a prefix. */
+function labels(spelling: MediaSpelling | null, count: number, prefix: string): string[] {
+  return Array.from({ length: count }, (_, i) => `${prefix}${spelling ?? 'media'}[${i}]`);
+}
+
+/**
+ * Before download: counts, required media, and kinds/formats where a URL's extension tells them (uploads are
+ * checked with `checkMediaContent` from their stored facts). `prefix` names the part (`posts[1].`).
+ */
+export function checkRequestedMedia(
+  platform: PlatformSlug,
+  block: ConfigurationBlock | null,
+  media: { refs: MediaRef[]; spelling: MediaSpelling | null },
+  prefix = '',
+): Violation[] {
+  const names = labels(media.spelling, media.refs.length, prefix);
+  const items = media.refs.map((ref, i): Item => ({ label: names[i], nature: 'url' in ref ? natureFromUrl(ref.url) : null }));
+  return checkItems(platform, block, items, `${prefix}${media.spelling ?? 'media'}`);
+}
+
+/** On real content (downloaded URLs, stored uploads), in the order the client listed them. */
+export function checkMediaContent(
+  platform: PlatformSlug,
+  block: ConfigurationBlock | null,
+  media: { contents: MediaContent[]; spelling: MediaSpelling | null },
+  prefix = '',
+): Violation[] {
+  const names = labels(media.spelling, media.contents.length, prefix);
+  const items = media.contents.map((content, i): Item => ({ label: names[i], nature: natureFromContent(content), size: content.size }));
+  return checkItems(platform, block, items, `${prefix}${media.spelling ?? 'media'}`);
+}
