@@ -1,0 +1,250 @@
+// Run lifecycle: start (with workflow-id reuse and conflict policies, request-id dedup), signal, cancel request,
+// terminate, run/execution timeouts, continue-as-new, and closing a run with everything that hangs off it.
+import { randomUUID } from 'node:crypto';
+import { dropActivities } from './activities';
+import { applyParentClosePolicy, notifyParent } from './children';
+import type { Engine, Namespace } from './engine';
+import { invalidArgument, workflowAlreadyStarted, workflowCompleted } from './errors';
+import {
+  ConflictPolicy,
+  duration,
+  durationMs,
+  RetryState,
+  ReusePolicy,
+  TaskQueueKind,
+  timestamp,
+  WorkflowStatus,
+  WorkflowTaskFailedCause,
+  type Msg,
+} from './proto';
+import { Run } from './run';
+import { wakeUpdateWaiters } from './updates';
+import { mergeSearchAttributes } from './visibility';
+import { deliverEvent, dropWorkflowTask, scheduleWorkflowTask } from './workflow-tasks';
+
+export interface RunLinks {
+  parent?: Run['parent'];
+  runId?: string;
+  firstExecutionRunId?: string;
+  continuedExecutionRunId?: string;
+  executionExpiry?: number;
+}
+
+/** StartWorkflowExecution semantics. `started` is false when an existing run is returned. */
+export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}): { run: Run; started: boolean } {
+  const ns = engine.ns(req.namespace);
+  const workflowId: string = req.workflowId ?? '';
+  if (!workflowId) throw invalidArgument('WorkflowId is not set on request.');
+  if (!req.workflowType?.name) throw invalidArgument('WorkflowType is not set on request.');
+  if (!req.taskQueue?.name) throw invalidArgument('TaskQueue is not set on request.');
+  const existing = engine.currentRun(ns.name, workflowId);
+  if (existing) {
+    if (req.requestId && existing.requestIds.has(req.requestId)) return { run: existing, started: true };
+    const conflict = req.workflowIdConflictPolicy ?? ConflictPolicy.UNSPECIFIED;
+    const reuse = req.workflowIdReusePolicy ?? ReusePolicy.UNSPECIFIED;
+    const firstRequestId = [...existing.requestIds][0] ?? '';
+    if (existing.open) {
+      if (conflict === ConflictPolicy.USE_EXISTING) return { run: existing, started: false };
+      if (conflict === ConflictPolicy.TERMINATE_EXISTING || reuse === ReusePolicy.TERMINATE_IF_RUNNING) {
+        terminateRun(engine, existing, 'terminated by a new start with the same workflow id (conflict policy)', undefined, req.identity);
+      } else {
+        throw workflowAlreadyStarted(workflowId, firstRequestId, existing.runId);
+      }
+    } else if (
+      reuse === ReusePolicy.REJECT_DUPLICATE ||
+      (reuse === ReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY && existing.status === WorkflowStatus.COMPLETED)
+    ) {
+      throw workflowAlreadyStarted(workflowId, firstRequestId, existing.runId);
+    }
+  }
+  return { run: createRun(engine, ns, req, links), started: true };
+}
+
+export function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks): Run {
+  const now = engine.now();
+  const runId = links.runId ?? randomUUID();
+  const firstExecutionRunId = links.firstExecutionRunId ?? runId;
+  const taskTimeoutMs = Math.min(durationMs(req.workflowTaskTimeout) || 10_000, 120_000);
+  const executionTimeoutMs = durationMs(req.workflowExecutionTimeout);
+  const runTimeoutMs = durationMs(req.workflowRunTimeout) || executionTimeoutMs;
+  const executionExpiry = links.executionExpiry ?? (executionTimeoutMs ? now + executionTimeoutMs : 0);
+  const startDelayMs = durationMs(req.workflowStartDelay ?? req.backoffStartInterval);
+  const parent = links.parent;
+  const started: Msg = {
+    workflowType: req.workflowType,
+    parentWorkflowNamespace: parent?.namespace,
+    parentWorkflowNamespaceId: parent ? engine.ns(parent.namespace).id : undefined,
+    parentWorkflowExecution: parent ? { workflowId: parent.workflowId, runId: parent.runId } : undefined,
+    parentInitiatedEventId: parent?.initiatedEventId,
+    taskQueue: { name: req.taskQueue.name, kind: TaskQueueKind.NORMAL },
+    input: req.input,
+    workflowExecutionTimeout: executionTimeoutMs ? duration(executionTimeoutMs) : undefined,
+    workflowRunTimeout: runTimeoutMs ? duration(runTimeoutMs) : undefined,
+    workflowTaskTimeout: duration(taskTimeoutMs),
+    continuedExecutionRunId: links.continuedExecutionRunId,
+    initiator: links.continuedExecutionRunId ? 1 : undefined,
+    continuedFailure: req.continuedFailure ?? req.failure,
+    lastCompletionResult: req.lastCompletionResult,
+    originalExecutionRunId: runId,
+    identity: req.identity ?? '',
+    firstExecutionRunId,
+    retryPolicy: req.retryPolicy,
+    attempt: 1,
+    workflowExecutionExpirationTime: executionExpiry ? timestamp(executionExpiry) : undefined,
+    firstWorkflowTaskBackoff: startDelayMs ? duration(startDelayMs) : undefined,
+    memo: req.memo,
+    searchAttributes: req.searchAttributes,
+    header: req.header,
+    workflowId: req.workflowId,
+    priority: req.priority,
+  };
+  const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, req.workflowType.name, req.taskQueue.name, now, started, taskTimeoutMs, executionExpiry);
+  run.parent = parent;
+  run.executionTime = now + startDelayMs;
+  Object.assign(run.memo, req.memo?.fields ?? {});
+  mergeSearchAttributes(run.searchAttributes, req.searchAttributes?.indexedFields ?? {});
+  if (req.requestId) run.requestIds.add(req.requestId);
+  run.append('WORKFLOW_EXECUTION_STARTED', started, now);
+  const runs = ns.executions.get(run.workflowId) ?? [];
+  runs.push(run);
+  ns.executions.set(run.workflowId, runs);
+  ns.runs.set(runId, run);
+  ns.allRuns.push(run);
+  if (runTimeoutMs) run.runTimeouts.push(engine.scheduler.at(now + runTimeoutMs, () => timeOutRun(engine, run)));
+  if (executionExpiry && executionExpiry !== now + runTimeoutMs) {
+    run.runTimeouts.push(engine.scheduler.at(executionExpiry, () => timeOutRun(engine, run)));
+  }
+  if (startDelayMs) engine.scheduler.after(startDelayMs, () => scheduleWorkflowTask(engine, run));
+  else scheduleWorkflowTask(engine, run);
+  return run;
+}
+
+const CLOSE_STATUS: Record<string, number> = {
+  WORKFLOW_EXECUTION_COMPLETED: WorkflowStatus.COMPLETED!,
+  WORKFLOW_EXECUTION_FAILED: WorkflowStatus.FAILED!,
+  WORKFLOW_EXECUTION_CANCELED: WorkflowStatus.CANCELED!,
+  WORKFLOW_EXECUTION_TERMINATED: WorkflowStatus.TERMINATED!,
+  WORKFLOW_EXECUTION_CONTINUED_AS_NEW: WorkflowStatus.CONTINUED_AS_NEW!,
+  WORKFLOW_EXECUTION_TIMED_OUT: WorkflowStatus.TIMED_OUT!,
+};
+
+export function closeRun(engine: Engine, run: Run, type: string, attrs: Msg): void {
+  if (!run.open) return;
+  const now = engine.now();
+  if (run.wftRunning) {
+    // Closed from outside while a worker holds a task: the task is failed, held-back events are kept.
+    const wft = run.wft!;
+    run.append(
+      'WORKFLOW_TASK_FAILED',
+      { scheduledEventId: wft.scheduledEventId, startedEventId: wft.startedEventId, cause: WorkflowTaskFailedCause.FORCE_CLOSE_COMMAND },
+      now,
+    );
+    for (const append of run.buffered) append();
+  }
+  dropWorkflowTask(engine, run);
+  run.status = CLOSE_STATUS[type]!;
+  run.closeTime = now;
+  run.append(type, attrs, now);
+  for (const t of run.runTimeouts) t.cancel();
+  for (const timer of run.timers.values()) timer.handle.cancel();
+  run.timers.clear();
+  dropActivities(engine, run);
+  wakeUpdateWaiters(run);
+  applyParentClosePolicy(engine, run);
+  if (type !== 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW') notifyParent(engine, run, type, attrs);
+  engine.scheduler.poke();
+}
+
+export function terminateRun(engine: Engine, run: Run, reason: string, details: Msg | undefined, identity: string | undefined): void {
+  closeRun(engine, run, 'WORKFLOW_EXECUTION_TERMINATED', { reason, details, identity: identity ?? '' });
+}
+
+function timeOutRun(engine: Engine, run: Run): void {
+  closeRun(engine, run, 'WORKFLOW_EXECUTION_TIMED_OUT', { retryState: RetryState.TIMEOUT });
+}
+
+export function signalRun(engine: Engine, run: Run, req: Msg): void {
+  if (!run.open) throw workflowCompleted();
+  if (req.requestId) {
+    if (run.signalRequestIds.has(req.requestId)) return;
+    run.signalRequestIds.add(req.requestId);
+  }
+  deliverEvent(engine, run, () =>
+    run.append(
+      'WORKFLOW_EXECUTION_SIGNALED',
+      { signalName: req.signalName, input: req.input, identity: req.identity ?? '', header: req.header },
+      engine.now(),
+    ),
+  );
+}
+
+export function requestCancelRun(engine: Engine, run: Run, req: Msg): void {
+  if (!run.open) throw workflowCompleted();
+  if (run.cancelRequested) return;
+  run.cancelRequested = true;
+  deliverEvent(engine, run, () =>
+    run.append(
+      'WORKFLOW_EXECUTION_CANCEL_REQUESTED',
+      {
+        cause: req.reason ?? '',
+        identity: req.identity ?? '',
+        externalInitiatedEventId: req.externalInitiatedEventId,
+        externalWorkflowExecution: req.externalWorkflowExecution,
+      },
+      engine.now(),
+    ),
+  );
+}
+
+export function continueAsNew(engine: Engine, run: Run, a: Msg, completedEventId: number): void {
+  const newRunId = randomUUID();
+  const workflowType = a.workflowType?.name ? a.workflowType : { name: run.workflowType };
+  const taskQueue = a.taskQueue?.name ? a.taskQueue : { name: run.taskQueue, kind: TaskQueueKind.NORMAL };
+  const workflowRunTimeout = a.workflowRunTimeout ?? run.started.workflowRunTimeout;
+  const workflowTaskTimeout = a.workflowTaskTimeout ?? run.started.workflowTaskTimeout;
+  closeRun(engine, run, 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW', {
+    newExecutionRunId: newRunId,
+    workflowType,
+    taskQueue,
+    input: a.input,
+    workflowRunTimeout,
+    workflowTaskTimeout,
+    workflowTaskCompletedEventId: completedEventId,
+    backoffStartInterval: a.backoffStartInterval,
+    initiator: a.initiator || 1,
+    failure: a.failure,
+    lastCompletionResult: a.lastCompletionResult,
+    header: a.header,
+    memo: a.memo,
+    searchAttributes: a.searchAttributes,
+  });
+  const ns = engine.ns(run.namespace);
+  createRun(
+    engine,
+    ns,
+    {
+      namespace: run.namespace,
+      workflowId: run.workflowId,
+      workflowType,
+      taskQueue,
+      input: a.input,
+      header: a.header,
+      memo: a.memo ?? { fields: run.memo },
+      searchAttributes: a.searchAttributes ?? { indexedFields: run.searchAttributes },
+      workflowExecutionTimeout: run.started.workflowExecutionTimeout,
+      workflowRunTimeout,
+      workflowTaskTimeout,
+      retryPolicy: a.retryPolicy ?? run.started.retryPolicy,
+      backoffStartInterval: a.backoffStartInterval,
+      lastCompletionResult: a.lastCompletionResult,
+      failure: a.failure,
+    },
+    {
+      parent: run.parent,
+      runId: newRunId,
+      firstExecutionRunId: run.firstExecutionRunId,
+      continuedExecutionRunId: run.runId,
+      executionExpiry: run.executionExpiry,
+    },
+  );
+}

@@ -1,0 +1,83 @@
+// temporal-dev: a self-contained, in-memory Temporal-API-compatible server for development and tests,
+// with a real-clock mode and a time-skipping mode (Temporal's TestService).
+import { Engine } from './engine';
+import { listen } from './grpc-server';
+
+export interface StartServerOptions {
+  /** 0 = any free port. Default 7233. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Serve TestService and let time skip (as Temporal's time-skipping test server). Default false. */
+  timeSkipping?: boolean;
+  /** The namespace that exists at start. Default 'default'. */
+  namespace?: string;
+}
+
+export interface RunningServer {
+  address: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
+  const host = options.host ?? '127.0.0.1';
+  const engine = new Engine({ timeSkipping: options.timeSkipping ?? false, namespace: options.namespace ?? 'default' });
+  const { server, port } = await listen(engine, host, options.port ?? 7233);
+  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  let closed: Promise<void> | undefined;
+  return {
+    address,
+    port,
+    close: () =>
+      (closed ??= new Promise<void>((resolve) => {
+        engine.close();
+        server.forceShutdown();
+        resolve();
+      })),
+  };
+}
+
+const USAGE = `usage: temporal-dev <port>                       time-skipping test server (as @temporalio/testing launches it)
+       temporal-dev --port N [--time-skipping] [--host H] [--namespace NS]
+       temporal-dev server start-dev --port N [--ip H] [--namespace NS]   (the CLI's dev-server arguments)`;
+
+export function parseArgs(argv: string[]): StartServerOptions {
+  if (argv.length === 1 && /^\d+$/.test(argv[0]!)) return { port: Number(argv[0]), timeSkipping: true };
+  const options: StartServerOptions = { port: 7233, timeSkipping: false };
+  const args = argv[0] === 'server' && argv[1] === 'start-dev' ? argv.slice(2) : argv;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const value = () => {
+      const v = args[++i];
+      if (v === undefined) throw new Error(`${arg} needs a value\n${USAGE}`);
+      return v;
+    };
+    if (arg === '--port' || arg === '-p') options.port = Number(value());
+    else if (arg === '--time-skipping') options.timeSkipping = true;
+    else if (arg === '--host' || arg === '--ip') options.host = value();
+    else if (arg === '--namespace' || arg === '-n') options.namespace = value();
+    else if (arg === '--help' || arg === '-h') throw new Error(USAGE);
+    else if (arg.startsWith('--')) {
+      // Dev-server flags without meaning here (--headless, --log-format ...) take a value unless boolean.
+      if (args[i + 1] !== undefined && !args[i + 1]!.startsWith('--') && arg !== '--headless') i++;
+    } else throw new Error(`unexpected argument ${arg}\n${USAGE}`);
+  }
+  if (!Number.isInteger(options.port) || options.port! < 0 || options.port! > 65535) throw new Error(`bad port\n${USAGE}`);
+  return options;
+}
+
+/** Runs in the foreground until SIGINT/SIGTERM. Resolves with the running server (for tests). */
+export async function runCli(argv: string[]): Promise<RunningServer> {
+  const options = parseArgs(argv);
+  const server = await startServer(options);
+  const mode = options.timeSkipping ? 'time-skipping' : 'real clock';
+  // Launched by @temporalio/testing (bare port argument): stay quiet, its output lands in test logs.
+  if (!(argv.length === 1 && /^\d+$/.test(argv[0]!))) process.stderr.write(`temporal-dev listening on ${server.address} (${mode}, namespace ${options.namespace ?? 'default'})\n`);
+  const stop = () => {
+    void server.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return server;
+}

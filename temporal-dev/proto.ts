@@ -1,0 +1,98 @@
+// Protocol plumbing: message types and enums from the protobufjs JSON bundle that @temporalio/proto ships
+// (it ships no .proto files), plus the Timestamp/Duration/Any conversions every other module needs.
+// Messages are handled as plain objects (longs as numbers, enums as numbers, bytes as Buffers).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const root = require('@temporalio/proto/protos/json-module');
+
+export type Msg = Record<string, any>;
+
+interface ProtoType {
+  decode(buf: Uint8Array): unknown;
+  encode(msg: unknown): { finish(): Uint8Array };
+  toObject(msg: unknown, opts: object): Msg;
+  fromObject(obj: object): unknown;
+}
+
+const typeCache = new Map<string, ProtoType>();
+export function protoType(fullName: string): ProtoType {
+  let t = typeCache.get(fullName);
+  if (!t) {
+    t = root.lookupType(fullName) as ProtoType;
+    typeCache.set(fullName, t);
+  }
+  return t;
+}
+
+const TO_OBJECT = { longs: Number, enums: Number, defaults: false, arrays: true, objects: true };
+
+export function decode(fullName: string, buf: Uint8Array): Msg {
+  const t = protoType(fullName);
+  return t.toObject(t.decode(buf), TO_OBJECT);
+}
+
+/** Encodes a plain object; fromObject tolerates the small shape differences of hand-built responses. */
+export function encode(fullName: string, obj: Msg): Buffer {
+  const t = protoType(fullName);
+  return Buffer.from(t.encode(t.fromObject(obj)).finish());
+}
+
+export function serviceMethods(fullName: string): Record<string, { requestType: string; responseType: string }> {
+  const svc = root.lookupService(fullName);
+  const out: Record<string, { requestType: string; responseType: string }> = {};
+  for (const [name, m] of Object.entries<any>(svc.methods)) {
+    m.resolve();
+    out[name] = { requestType: m.resolvedRequestType.fullName.slice(1), responseType: m.resolvedResponseType.fullName.slice(1) };
+  }
+  return out;
+}
+
+function enumValues(name: string): Record<string, number> {
+  const values: Record<string, number> = root.lookupEnum(`temporal.api.enums.v1.${name}`).values;
+  const short: Record<string, number> = {};
+  const prefix = Object.keys(values)[0]!.replace(/UNSPECIFIED$/, '');
+  for (const [k, v] of Object.entries(values)) short[k.startsWith(prefix) ? k.slice(prefix.length) : k] = v;
+  return short;
+}
+
+// Enums keyed by their short names: EventType.TIMER_FIRED, RetryState.TIMEOUT ...
+export const EventType = enumValues('EventType');
+export const CommandType = enumValues('CommandType');
+export const WorkflowStatus = enumValues('WorkflowExecutionStatus');
+export const RetryState = enumValues('RetryState');
+export const TimeoutType = enumValues('TimeoutType');
+export const ParentClosePolicy = enumValues('ParentClosePolicy');
+export const WorkflowTaskFailedCause = enumValues('WorkflowTaskFailedCause');
+export const ReusePolicy = enumValues('WorkflowIdReusePolicy');
+export const ConflictPolicy = enumValues('WorkflowIdConflictPolicy');
+export const UpdateStage = enumValues('UpdateWorkflowExecutionLifecycleStage');
+export const PendingActivityState = enumValues('PendingActivityState');
+export const TaskQueueKind = enumValues('TaskQueueKind');
+export const QueryRejectCondition = enumValues('QueryRejectCondition');
+export const HistoryEventFilterType = enumValues('HistoryEventFilterType');
+export const QueryResultType = enumValues('QueryResultType');
+
+export function timestamp(ms: number): Msg {
+  return { seconds: Math.floor(ms / 1000), nanos: Math.round((ms % 1000) * 1e6) };
+}
+export function timestampMs(ts: Msg | undefined | null): number | undefined {
+  if (!ts) return undefined;
+  return Number(ts.seconds ?? 0) * 1000 + Math.floor(Number(ts.nanos ?? 0) / 1e6);
+}
+export function duration(ms: number): Msg {
+  return { seconds: Math.floor(ms / 1000), nanos: Math.round((ms % 1000) * 1e6) };
+}
+/** Duration in ms; 0 when unset (Temporal's "no timeout"). */
+export function durationMs(d: Msg | undefined | null): number {
+  if (!d) return 0;
+  return Number(d.seconds ?? 0) * 1000 + Math.floor(Number(d.nanos ?? 0) / 1e6);
+}
+
+export function packAny(fullName: string, obj: Msg): Msg {
+  return { type_url: `type.googleapis.com/${fullName}`, value: encode(fullName, obj) };
+}
+export function unpackAny(any: Msg | undefined): { type: string; value: Msg } | undefined {
+  if (!any) return undefined;
+  const typeUrl: string = any.type_url ?? any.typeUrl ?? '';
+  const type = typeUrl.replace(/^type.googleapis.com\//, '');
+  return { type, value: decode(type, any.value ?? Buffer.alloc(0)) };
+}

@@ -1,0 +1,128 @@
+// One workflow run: its history and the mutable state derived from it. History is append-only; events that
+// arrive while a workflow task is running are held back (`buffered`) and appended after that task completes,
+// which is the ordering sdk-core insists on.
+import { EventType, timestamp, WorkflowStatus, type Msg } from './proto';
+import type { Scheduled } from './scheduler';
+
+export interface WorkflowTask {
+  scheduledEventId: number;
+  startedEventId: number; // 0 until a worker picks it up
+  attempt: number;
+  scheduledTime: number;
+  startedTime: number;
+  timeout?: Scheduled;
+  /** Update requests handed to the worker with this task. */
+  deliveredUpdates: string[];
+}
+
+export interface ActivityState {
+  scheduledEventId: number;
+  attrs: Msg; // ActivityTaskScheduledEventAttributes, timeouts normalised
+  attempt: number;
+  state: 'scheduled' | 'started' | 'backoff';
+  scheduledTime: number;
+  attemptScheduledTime: number;
+  startedTime: number;
+  startedIdentity: string;
+  startedRequestId: string;
+  heartbeatDetails?: Msg;
+  lastHeartbeatTime: number;
+  lastFailure?: Msg;
+  cancelRequested: boolean;
+  cancelRequestedEventId: number;
+  deadlines: Scheduled[]; // timers of the current attempt
+  scheduleToClose?: Scheduled;
+  nextAttemptAt: number;
+}
+
+export interface ChildState {
+  initiatedEventId: number;
+  namespace: string;
+  workflowId: string;
+  workflowType: string;
+  runId: string; // '' until started
+  startedEventId: number;
+  parentClosePolicy: number;
+}
+
+export interface UpdateState {
+  id: string;
+  request: Msg; // temporal.api.update.v1.Request
+  stage: number; // UpdateStage
+  outcome?: Msg;
+  delivered: boolean;
+  acceptedEventId: number;
+  waiters: Set<() => void>;
+}
+
+export class Run {
+  readonly events: Msg[] = [];
+  status = WorkflowStatus.RUNNING!;
+  closeTime = 0;
+  wft: WorkflowTask | null = null;
+  /** Events held back while a workflow task runs. */
+  buffered: Array<() => void> = [];
+  /** Ask for another workflow task once the running one completes (e.g. an update arrived). */
+  wftWanted = false;
+  lastCompletedStartedEventId = 0;
+  readonly activities = new Map<number, ActivityState>();
+  readonly timers = new Map<string, { startedEventId: number; handle: Scheduled; pendingFire?: () => void }>();
+  readonly children = new Map<number, ChildState>();
+  readonly updates = new Map<string, UpdateState>();
+  readonly requestIds = new Set<string>();
+  readonly signalRequestIds = new Set<string>();
+  readonly runTimeouts: Scheduled[] = [];
+  /** Called on every appended event (history long polls, query waits). */
+  readonly listeners = new Set<() => void>();
+  cancelRequested = false;
+  memo: Record<string, Msg> = {};
+  searchAttributes: Record<string, Msg> = {};
+  parent?: { namespace: string; workflowId: string; runId: string; initiatedEventId: number };
+  executionTime = 0;
+  historySizeBytes = 0;
+
+  constructor(
+    readonly namespace: string,
+    readonly workflowId: string,
+    readonly runId: string,
+    readonly firstExecutionRunId: string,
+    readonly workflowType: string,
+    readonly taskQueue: string,
+    readonly startTime: number,
+    readonly started: Msg, // WorkflowExecutionStartedEventAttributes
+    readonly taskTimeoutMs: number,
+    readonly executionExpiry: number, // 0 = none
+  ) {}
+
+  get open(): boolean {
+    return this.status === WorkflowStatus.RUNNING;
+  }
+
+  get execution(): Msg {
+    return { workflowId: this.workflowId, runId: this.runId };
+  }
+
+  get nextEventId(): number {
+    return this.events.length + 1;
+  }
+
+  get wftRunning(): boolean {
+    return this.wft !== null && this.wft.startedEventId !== 0;
+  }
+
+  /** Appends an event; `type` is the short EventType name, e.g. 'TIMER_FIRED'. Returns the event id. */
+  append(type: string, attrs: Msg, now: number): number {
+    const eventType = EventType[type];
+    if (eventType === undefined) throw new Error(`unknown event type ${type}`);
+    const eventId = this.events.length + 1;
+    const field = `${type.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}EventAttributes`;
+    this.events.push({ eventId, eventTime: timestamp(now), eventType, taskId: eventId, [field]: attrs });
+    this.historySizeBytes += 64;
+    for (const listener of [...this.listeners]) listener();
+    return eventId;
+  }
+
+  lastEvent(): Msg {
+    return this.events[this.events.length - 1]!;
+  }
+}

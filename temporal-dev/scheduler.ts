@@ -1,0 +1,141 @@
+// Everything that is due at a point in server time (timers, timeouts, retry backoffs, test-service sleeps) goes
+// through this one min-heap. One real setTimeout is armed for the earliest entry; in time-skipping mode `poke()`
+// additionally jumps the clock to the earliest entry whenever the server reports that it is idle.
+import { Clock } from './clock';
+
+export interface Scheduled {
+  cancel(): void;
+}
+
+interface Entry {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+const MAX_TIMEOUT = 2 ** 31 - 1;
+
+export class Scheduler {
+  private heap: Entry[] = [];
+  private seq = 0;
+  private armed: NodeJS.Timeout | undefined;
+  private armedAt = Infinity;
+  private pokePending = false;
+  private closed = false;
+  private readonly idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly clock: Clock,
+    private readonly isIdle: () => boolean,
+  ) {
+    // Liveness of pollers changes with the passage of time alone, so re-check now and then.
+    if (clock.timeSkipping) this.idleTimer = setInterval(() => this.poke(), 500).unref();
+  }
+
+  at(at: number, fn: () => void): Scheduled {
+    const entry: Entry = { at, seq: this.seq++, fn, cancelled: false };
+    this.push(entry);
+    if (at < this.armedAt) this.arm();
+    this.poke();
+    return { cancel: () => (entry.cancelled = true) };
+  }
+
+  after(ms: number, fn: () => void): Scheduled {
+    return this.at(this.clock.now() + ms, fn);
+  }
+
+  /** Schedules an idle check: if the time-skipping rules allow, jump to the next due entry. */
+  poke(): void {
+    if (!this.clock.timeSkipping || this.pokePending || this.closed) return;
+    this.pokePending = true;
+    setImmediate(() => {
+      this.pokePending = false;
+      this.skipIfIdle();
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.armed) clearTimeout(this.armed);
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.heap = [];
+  }
+
+  private skipIfIdle(): void {
+    if (this.closed || !this.clock.unlocked || !this.isIdle()) return;
+    this.dropCancelled();
+    const next = this.heap[0];
+    if (!next) return;
+    this.clock.advanceTo(next.at);
+    this.fireDue();
+    this.poke();
+  }
+
+  private fireDue(): void {
+    const now = this.clock.now();
+    while (this.heap.length && this.heap[0]!.at <= now) {
+      const entry = this.pop()!;
+      if (!entry.cancelled) entry.fn();
+    }
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.armed) clearTimeout(this.armed);
+    this.armed = undefined;
+    this.armedAt = Infinity;
+    this.dropCancelled();
+    const next = this.heap[0];
+    if (!next || this.closed) return;
+    this.armedAt = next.at;
+    const delay = Math.min(Math.max(0, next.at - this.clock.now()), MAX_TIMEOUT);
+    this.armed = setTimeout(() => {
+      this.armedAt = Infinity;
+      this.fireDue();
+      this.poke();
+    }, delay);
+    this.armed.unref();
+  }
+
+  private dropCancelled(): void {
+    while (this.heap.length && this.heap[0]!.cancelled) this.pop();
+  }
+
+  private less(a: Entry, b: Entry): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+
+  private push(e: Entry): void {
+    const h = this.heap;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.less(h[i]!, h[p]!)) break;
+      [h[i], h[p]] = [h[p]!, h[i]!];
+      i = p;
+    }
+  }
+
+  private pop(): Entry | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

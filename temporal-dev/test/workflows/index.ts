@@ -1,0 +1,163 @@
+// Workflows for the temporal-dev suite: one per behaviour under test.
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  defineUpdate,
+  executeChild,
+  isCancellation,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  sleep,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type * as activities from '../activities';
+
+const { greet, flaky, failNonRetryable, alwaysFails } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '10s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumAttempts: 5 },
+});
+
+export async function greeting(name: string): Promise<string> {
+  return await greet(name);
+}
+
+export async function retried(succeedOnAttempt: number): Promise<number> {
+  return await flaky(succeedOnAttempt);
+}
+
+export async function failsNonRetryably(): Promise<void> {
+  await failNonRetryable('bad input');
+}
+
+export async function exhaustsRetries(): Promise<void> {
+  const { alwaysFails: limited } = proxyActivities<typeof activities>({
+    startToCloseTimeout: '10s',
+    retry: { initialInterval: '1s', maximumAttempts: 3 },
+  });
+  void alwaysFails;
+  await limited();
+}
+
+export async function sleeper(ms: number): Promise<number> {
+  const started = Date.now();
+  await sleep(ms);
+  return Date.now() - started;
+}
+
+export async function throwsApplicationError(): Promise<void> {
+  const { ApplicationFailure } = await import('@temporalio/workflow');
+  throw ApplicationFailure.nonRetryable('workflow says no', 'WorkflowRefusal');
+}
+
+export const addSignal = defineSignal<[number]>('add');
+export const finishSignal = defineSignal('finish');
+export const totalQuery = defineQuery<number>('total');
+export const failingQuery = defineQuery<number>('failing');
+export const incrementUpdate = defineUpdate<number, [number]>('increment');
+
+/** Sums `add` signals until `finish`; answers `total` queries and `increment` updates (negatives rejected). */
+export async function accumulator(): Promise<number> {
+  let total = 0;
+  let finished = false;
+  setHandler(addSignal, (n) => void (total += n));
+  setHandler(finishSignal, () => void (finished = true));
+  setHandler(totalQuery, () => total);
+  setHandler(failingQuery, () => {
+    throw new Error('query handler failed');
+  });
+  setHandler(
+    incrementUpdate,
+    async (n) => {
+      await sleep(10);
+      total += n;
+      return total;
+    },
+    {
+      validator: (n) => {
+        if (n < 0) throw new Error('negative increments are rejected');
+      },
+    },
+  );
+  await condition(() => finished);
+  return total;
+}
+
+/** Waits a day; cancellation propagates as the workflow's result. */
+export async function waitsADay(): Promise<string> {
+  await sleep('1 day');
+  return 'slept a day';
+}
+
+/** Cancels a heartbeating activity after a timer and reports how the activity ended. */
+export async function cancelsActivity(): Promise<string> {
+  const { heartbeatUntilCancelled } = proxyActivities<typeof activities>({
+    startToCloseTimeout: '1m',
+    heartbeatTimeout: '5s',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  });
+  const scope = new CancellationScope();
+  const running = scope.run(() => heartbeatUntilCancelled());
+  await sleep(300);
+  scope.cancel();
+  try {
+    await running;
+    return 'completed';
+  } catch (err) {
+    return isCancellation(err) ? 'cancelled' : `failed: ${(err as Error).message}`;
+  }
+}
+
+/** Runs one activity with the given timeouts so a test can observe which timeout fires. */
+export async function activityWithTimeouts(
+  activity: 'sleepy' | 'heartbeatOnceThenHang',
+  options: { startToCloseMs?: number; scheduleToStartMs?: number; scheduleToCloseMs?: number; heartbeatMs?: number; maximumAttempts?: number; taskQueue?: string },
+): Promise<string> {
+  const acts = proxyActivities<typeof activities>({
+    startToCloseTimeout: options.startToCloseMs,
+    scheduleToStartTimeout: options.scheduleToStartMs,
+    scheduleToCloseTimeout: options.scheduleToCloseMs,
+    heartbeatTimeout: options.heartbeatMs,
+    taskQueue: options.taskQueue,
+    retry: { initialInterval: '100ms', maximumAttempts: options.maximumAttempts ?? 1 },
+  });
+  return activity === 'sleepy' ? await acts.sleepy(60_000) : await acts.heartbeatOnceThenHang();
+}
+
+export async function child(name: string): Promise<string> {
+  return `child says hi to ${name}`;
+}
+
+export async function parent(name: string): Promise<string> {
+  return await executeChild(child, { args: [name], workflowId: `${workflowInfo().workflowId}-child` });
+}
+
+/** Starts a long-running child with the given parent-close policy and returns at once. */
+export async function parentLeavingChild(policy: 'ABANDON' | 'TERMINATE' | 'REQUEST_CANCEL'): Promise<string> {
+  const handle = await startChild(waitsADay, {
+    workflowId: `${workflowInfo().workflowId}-child`,
+    parentClosePolicy: ParentClosePolicy[`PARENT_CLOSE_POLICY_${policy}`],
+  });
+  return handle.workflowId;
+}
+
+export async function countdown(n: number): Promise<string> {
+  if (n > 0) await continueAsNew<typeof countdown>(n - 1);
+  return `done after ${workflowInfo().continuedFromExecutionRunId ? 'continuing' : 'first run'}`;
+}
+
+export async function upsertsSearchAttributes(): Promise<string> {
+  upsertSearchAttributes({ CustomKeywordField: ['upserted'] });
+  await sleep(10);
+  return 'ok';
+}
+
+export async function sleepsForever(): Promise<void> {
+  await condition(() => false);
+}
