@@ -4,5 +4,13 @@ export type { Logger } from 'pino';
 
 /** Structured JSON logs on stdout (or the given stream). */
 export function createLogger(level: pino.LevelWithSilent, destination?: pino.DestinationStream): Logger {
-  return pino({ level, base: { service: 'herald' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  return pino(
+    {
+      level,
+      base: { service: 'herald' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination as pino.DestinationStream,
+  );
 }

@@ -1,0 +1,217 @@
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { z } from 'zod';
+import { createApiKey, revokeApiKey } from '../auth/api-keys';
+import { ScopeSchema } from '../auth/scopes';
+import { ConfigError, loadConfig } from '../config';
+import { connectDatabase, type Connected } from '../db/connect';
+import { MigrationError, migrateToLatest } from '../db/migrate';
+import { createLogger } from '../logger';
+import { type CustomQuotas, planNames, plans } from '../plans';
+import { createUser, findUser, setPlan } from '../users/users';
+import { runCli as runTemporalDev } from '../../temporal-dev';
+
+/**
+ * `herald`, the operator command (decisions.md "Operator command"). JSON on stdout; errors on stderr with a
+ * non-zero exit (1: the command failed, 2: it was used wrongly). Works against the database `npm start` uses: the
+ * embedded cluster under HERALD_DATA_DIR is joined when running, started (and stopped again) when not.
+ */
+
+const usage = `usage:
+  herald users create --plan <${planNames.join('|')}> [--email E]
+  herald users set-plan --user ID --plan P [--post-quota N] [--scheduled-quota N] [--account-limit N]
+                        [--comment-sync-quota N] [--x-comment-read-quota N]
+  herald keys create --user ID [--name NAME] [--scopes posts:read,posts:write] [--expires-at ISO]
+  herald keys revoke --key-id ID
+  herald migrate
+  herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS]`;
+
+class UsageError extends Error {}
+class CommandError extends Error {}
+
+const uuid = (flag: string) => z.guid({ error: `${flag} must be a UUID` });
+const plan = z.enum(planNames, { error: `--plan must be one of ${planNames.join(', ')}` });
+const count = (flag: string) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, `${flag} must be a non-negative integer`)
+    .transform(Number)
+    .optional();
+
+type Flags = Record<string, string | undefined>;
+
+function flags(args: string[], names: string[]): Flags {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: true,
+    });
+    if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
+    return values as Flags;
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
+    throw new UsageError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new UsageError(result.error.issues[0].message);
+  return result.data;
+}
+
+type Command = (args: string[], db: () => Promise<Connected>) => Promise<unknown>;
+
+const commands: Record<string, Command> = {
+  'users create': async (args, connect) => {
+    const f = flags(args, ['plan', 'email']);
+    if (f.plan === undefined) throw new UsageError('--plan is required');
+    const input = parse(
+      z.object({ plan, email: z.email({ error: '--email must be an email address' }).optional() }),
+      f,
+    );
+    const { handle } = await connect();
+    return handle.db.transaction().execute(async (trx) => {
+      const user = await createUser(trx, { plan: input.plan, email: input.email ?? null }).catch((err: { code?: string }) => {
+        if (err.code === '23505') throw new CommandError(`a user with email ${input.email} already exists`);
+        throw err;
+      });
+      const { apiKey } = await createApiKey(trx, { userId: user.id, name: 'default', scopes: null, expiresAt: null });
+      return { user_id: user.id, api_key: apiKey };
+    });
+  },
+
+  'users set-plan': async (args, connect) => {
+    const f = flags(args, ['user', 'plan', 'post-quota', 'scheduled-quota', 'account-limit', 'comment-sync-quota', 'x-comment-read-quota']);
+    if (f.user === undefined) throw new UsageError('--user is required');
+    if (f.plan === undefined) throw new UsageError('--plan is required');
+    const input = parse(
+      z.object({
+        user: uuid('--user'),
+        plan,
+        'post-quota': count('--post-quota'),
+        'scheduled-quota': count('--scheduled-quota'),
+        'account-limit': count('--account-limit'),
+        'comment-sync-quota': count('--comment-sync-quota'),
+        'x-comment-read-quota': count('--x-comment-read-quota'),
+      }),
+      f,
+    );
+    const target = plans[input.plan];
+    const custom: Partial<CustomQuotas> = {};
+    const customFlags: Array<[string, keyof CustomQuotas, number | null | undefined, number | undefined]> = [
+      ['--post-quota', 'post_quota', target.postsPerMonth, input['post-quota']],
+      ['--scheduled-quota', 'scheduled_quota', target.scheduledPerMonth, input['scheduled-quota']],
+      ['--account-limit', 'account_limit', target.accounts, input['account-limit']],
+      ['--comment-sync-quota', 'comment_sync_quota', target.commentSyncsPerMonth, input['comment-sync-quota']],
+      ['--x-comment-read-quota', 'x_comment_read_quota', target.xCommentReadsPerMonth, input['x-comment-read-quota']],
+    ];
+    for (const [flag, column, planValue, given] of customFlags) {
+      if (given === undefined) continue;
+      if (planValue !== null) throw new UsageError(`${flag} applies only where the plan's number is custom; ${input.plan} fixes it`);
+      custom[column] = given;
+    }
+    const { handle } = await connect();
+    const user = await setPlan(handle.db, input.user, input.plan, custom);
+    if (!user) throw new CommandError(`user ${input.user} not found`);
+    return {
+      user_id: user.id,
+      plan: user.plan,
+      post_quota: user.post_quota,
+      scheduled_quota: user.scheduled_quota,
+      account_limit: user.account_limit,
+      comment_sync_quota: user.comment_sync_quota,
+      x_comment_read_quota: user.x_comment_read_quota,
+    };
+  },
+
+  'keys create': async (args, connect) => {
+    const f = flags(args, ['user', 'name', 'scopes', 'expires-at']);
+    if (f.user === undefined) throw new UsageError('--user is required');
+    const input = parse(
+      z.object({
+        user: uuid('--user'),
+        name: z.string().trim().min(1, '--name must not be empty').max(100, '--name must be at most 100 characters').default('cli'),
+        scopes: z
+          .string()
+          .transform((value) => value.split(',').map((scope) => scope.trim()).filter(Boolean))
+          .pipe(z.array(ScopeSchema, { error: `--scopes takes a comma list of ${ScopeSchema.options.join(', ')}` }).min(1, '--scopes must name at least one scope'))
+          .optional(),
+        'expires-at': z.iso
+          .datetime({ offset: true, error: '--expires-at must be an ISO 8601 timestamp with a timezone' })
+          .transform((value) => new Date(value))
+          .refine((date) => date.getTime() > Date.now(), '--expires-at must be in the future')
+          .optional(),
+      }),
+      f,
+    );
+    const { handle } = await connect();
+    if (!(await findUser(handle.db, input.user))) throw new CommandError(`user ${input.user} not found`);
+    const { row, apiKey } = await createApiKey(handle.db, {
+      userId: input.user,
+      name: input.name,
+      scopes: input.scopes ? [...new Set(input.scopes)] : null,
+      expiresAt: input['expires-at'] ?? null,
+    });
+    return { id: row.id, api_key: apiKey, scopes: row.scopes, expires_at: row.expires_at?.toISOString() ?? null };
+  },
+
+  'keys revoke': async (args, connect) => {
+    const f = flags(args, ['key-id']);
+    if (f['key-id'] === undefined) throw new UsageError('--key-id is required');
+    const keyId = parse(uuid('--key-id'), f['key-id']);
+    const { handle } = await connect();
+    const row = await revokeApiKey(handle.db, keyId, null);
+    if (!row) throw new CommandError(`key ${keyId} not found`);
+    return { id: row.id, revoked_at: row.revoked_at!.toISOString() };
+  },
+};
+
+export async function runHerald(argv: string[]): Promise<number> {
+  const [group, action, ...rest] = argv;
+  if (group === 'temporal-dev') {
+    // Runs in the foreground until SIGINT/SIGTERM (the dev server handles those itself).
+    await runTemporalDev(argv.slice(1));
+    return -1;
+  }
+  let connected: Connected | undefined;
+  try {
+    const config = loadConfig();
+    const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2));
+    const connect = async () => (connected ??= await connectDatabase(config, { logger, poolSize: 2, applicationName: 'herald-cli' }));
+    let output: unknown;
+    if (group === 'migrate' && action === undefined) {
+      const { handle } = await connectDatabase(config, { logger, poolSize: 2, migrate: false, applicationName: 'herald-cli' }).then((c) => (connected = c));
+      output = { applied: await migrateToLatest(handle.db) };
+    } else {
+      const command = commands[`${group} ${action}`];
+      if (!command || group === undefined || action === undefined) {
+        throw new UsageError(group === undefined || group === '--help' || group === 'help' ? 'a command is required' : `unknown command: ${argv.join(' ')}`);
+      }
+      output = await command(rest, connect);
+    }
+    process.stdout.write(JSON.stringify(output) + '\n');
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`herald: ${err.message}\n${usage}\n`);
+      return 2;
+    }
+    if (err instanceof CommandError || err instanceof ConfigError || err instanceof MigrationError) {
+      process.stderr.write(`herald: ${err.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`herald: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return 1;
+  } finally {
+    await connected?.close().catch(() => undefined);
+  }
+}
+
+if (require.main === module) {
+  runHerald(process.argv.slice(2)).then((code) => {
+    if (code >= 0) process.exit(code);
+  });
+}

@@ -1,0 +1,128 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../api/app';
+import type { ReadinessProbe } from '../api/deps';
+import { startServer as startTemporalDevServer } from '../temporal-dev';
+import { ConfigError, type Config, loadConfig } from './config';
+import { connectDatabase } from './db/connect';
+import { createLogger, type Logger } from './logger';
+import { startTemporal } from './temporal/worker';
+
+/**
+ * `npm start`: the whole service in one process. Embedded PostgreSQL when DATABASE_URL is unset, the embedded
+ * Temporal dev server when TEMPORAL_ADDRESS is unset, the Temporal worker (task queue `herald`) and the HTTP API.
+ * SIGTERM/SIGINT stop it in order: stop accepting connections and finish in-flight requests, let the worker finish
+ * in-flight activities, close the database pool, stop the embedded services.
+ */
+
+export interface RunningHerald {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startHerald(config: Config, logger: Logger): Promise<RunningHerald> {
+  const cleanups: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((err) => logger.error({ err }, 'error during shutdown'));
+    }
+  };
+  try {
+    const database = await connectDatabase(config, { logger, applicationName: 'herald-api' });
+    cleanups.push(() => database.close());
+
+    let temporalAddress = config.temporal.address;
+    if (temporalAddress === null) {
+      const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace });
+      cleanups.push(() => devServer.close());
+      temporalAddress = devServer.address;
+      logger.info({ address: temporalAddress }, 'embedded Temporal dev server started');
+    }
+    const temporal = await startTemporal(
+      temporalAddress,
+      config.temporal.namespace,
+      { config, db: database.handle.db, logger },
+      { shutdownGraceMs: Math.max(1_000, config.shutdownTimeoutMs - 5_000) },
+    );
+    cleanups.push(() => temporal.shutdown());
+    temporal.running.catch((err) => logger.error({ err }, 'temporal worker failed'));
+
+    const probes: ReadinessProbe[] = [
+      { name: 'temporal', check: async () => void (await temporal.client.workflowService.getSystemInfo({})) },
+      {
+        name: 'worker',
+        check: async () => {
+          const state = temporal.worker.getState();
+          if (state !== 'RUNNING') throw new Error(`worker is ${state}`);
+        },
+      },
+    ];
+    const app = createApp({ config, db: database.handle.db, pool: database.handle.pool, logger, probes, temporal: temporal.client });
+    const server: Server = await new Promise((resolve, reject) => {
+      const listening = app.listen(config.port, config.host, () => resolve(listening));
+      listening.once('error', reject);
+    });
+    cleanups.push(() => closeServer(server));
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
+    logger.info({ url, port, temporal: temporalAddress, embeddedPostgres: database.embedded !== null }, 'herald listening');
+    let stopping: Promise<void> | undefined;
+    return { url, stop: () => (stopping ??= stopAll()) };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** Stops accepting connections and resolves once in-flight requests have been answered. */
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((err) => (err ? reject(err) : resolve()));
+    server.closeIdleConnections();
+  });
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  let herald: RunningHerald;
+  try {
+    herald = await startHerald(config, logger);
+  } catch (err) {
+    logger.fatal({ err }, 'herald failed to start');
+    process.exit(1);
+  }
+  const shutdown = (signal: NodeJS.Signals) => {
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    force.unref();
+    herald.stop().then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}
+
+if (require.main === module) {
+  void main();
+}

@@ -1,0 +1,80 @@
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import type { Config } from '../config';
+import type { Db } from '../db';
+import type { Logger } from '../logger';
+
+export const taskQueue = 'herald';
+
+let runtimeInstalled = false;
+
+/**
+ * The Temporal runtime answers SIGINT/SIGTERM itself by default; Herald owns shutdown order (HTTP first, then the
+ * worker, then storage), so the runtime gets no signals and logs through pino.
+ */
+function installRuntime(logger: Logger): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const toPino: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+    TRACE: 'trace',
+    DEBUG: 'debug',
+    INFO: 'info',
+    WARN: 'warn',
+    ERROR: 'error',
+  };
+  Runtime.install({
+    shutdownSignals: [],
+    logger: new DefaultLogger('WARN', (entry) => logger[toPino[entry.level]]({ temporal: entry.meta }, entry.message)),
+  });
+}
+
+export interface TemporalParts {
+  client: Client;
+  worker: Worker;
+  /** Resolves when the worker stopped (after `shutdown`). */
+  running: Promise<void>;
+  /** Stops polling, waits for in-flight activities, closes connections. */
+  shutdown(): Promise<void>;
+}
+
+export async function startTemporal(
+  address: string,
+  namespace: string,
+  deps: { config: Config; db: Db; logger: Logger },
+  options: { shutdownGraceMs?: number } = {},
+): Promise<TemporalParts> {
+  installRuntime(deps.logger);
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
+  const nativeConnection = await NativeConnection.connect({ address });
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection: nativeConnection,
+      namespace,
+      taskQueue,
+      workflowsPath: require.resolve('../../workflows'),
+      activities: createActivities(deps),
+      shutdownGraceTime: options.shutdownGraceMs ?? 25_000,
+    });
+  } catch (err) {
+    await nativeConnection.close().catch(() => undefined);
+    await connection.close().catch(() => undefined);
+    throw err;
+  }
+  const running = worker.run();
+  let stopped: Promise<void> | undefined;
+  return {
+    client,
+    worker,
+    running,
+    shutdown: () =>
+      (stopped ??= (async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running.catch((err) => deps.logger.error({ err }, 'temporal worker stopped with an error'));
+        await nativeConnection.close().catch(() => undefined);
+        await connection.close().catch(() => undefined);
+      })()),
+  };
+}
