@@ -34,12 +34,12 @@ export function temporalDevExecutable(): string {
 }
 
 let logsSilenced = false;
-/** Installs a WARN-level SDK logger once per process; call before creating any environment or worker. */
-export function silenceSdkLogs(): void {
+/** Installs a quiet SDK logger (WARN by default) once per process; call before creating any environment or worker. */
+export function silenceSdkLogs(level: 'WARN' | 'ERROR' = 'WARN'): void {
   if (logsSilenced) return;
   logsSilenced = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger(level) });
   } catch {
     // A runtime already exists (someone created a worker or connection first): keep it.
   }

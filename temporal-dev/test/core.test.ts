@@ -1,0 +1,213 @@
+// Start, poll, complete; activities with retries; failures with the SDK's error classes; timers under time
+// skipping; signals, queries, describe, cancel, terminate; every history replays.
+import assert from 'node:assert/strict';
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, QueryNotRegisteredError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TerminatedFailure } from '@temporalio/common';
+import { useSuite } from './setup';
+import {
+  accumulator,
+  addSignal,
+  exhaustsRetries,
+  failingQuery,
+  failsNonRetryably,
+  finishSignal,
+  greeting,
+  retried,
+  sleeper,
+  throwsApplicationError,
+  totalQuery,
+  waitsADay,
+} from './workflows';
+
+const DAY = 24 * 3600 * 1000;
+
+describe('temporal-dev: core workflow lifecycle', function () {
+  const s = useSuite();
+
+  it('completes a workflow that calls an activity, and its history replays', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(greeting, { taskQueue, workflowId: `greet-${taskQueue}`, args: ['Ada'] });
+      assert.equal(await handle.result(), 'Hello, Ada!');
+      const description = await handle.describe();
+      assert.equal(description.status.name, 'COMPLETED');
+      assert.equal(description.type, 'greeting');
+      assert.equal(description.taskQueue, taskQueue);
+      await s.assertReplays(handle);
+    });
+  });
+
+  it('retries a failing activity with backoff until it succeeds, skipping the backoff time', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(retried, { taskQueue, workflowId: `retry-${taskQueue}`, args: [3] });
+      assert.equal(await handle.result(), 3);
+      const events = (await handle.fetchHistory()).events ?? [];
+      const started = events.filter((e) => e.activityTaskStartedEventAttributes);
+      assert.equal(started.length, 1, 'retries leave no trace in history');
+      assert.equal(started[0]!.activityTaskStartedEventAttributes!.attempt, 3);
+      assert.match(started[0]!.activityTaskStartedEventAttributes!.lastFailure?.message ?? '', /flaky failure on attempt 2/);
+      await s.assertReplays(handle);
+    });
+  });
+
+  it('fails with WorkflowFailedError -> ActivityFailure -> ApplicationFailure for a non-retryable activity error', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(failsNonRetryably, { taskQueue, workflowId: `nonretry-${taskQueue}` });
+      const err = await handle.result().then(
+        () => assert.fail('expected failure'),
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof WorkflowFailedError);
+      assert.ok(err.cause instanceof ActivityFailure);
+      assert.equal(err.cause.retryState, RetryState.NON_RETRYABLE_FAILURE);
+      assert.ok(err.cause.cause instanceof ApplicationFailure);
+      assert.equal(err.cause.cause.type, 'BadInput');
+      assert.equal(err.cause.cause.message, 'bad input');
+      assert.deepEqual(err.cause.cause.details, [{ detail: 1 }]);
+      assert.equal((await handle.describe()).status.name, 'FAILED');
+      await s.assertReplays(handle);
+    });
+  });
+
+  it('gives up after maximumAttempts with retry state MAXIMUM_ATTEMPTS_REACHED', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(exhaustsRetries, { taskQueue, workflowId: `exhaust-${taskQueue}` });
+      await assert.rejects(handle.result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        assert.ok(err.cause instanceof ActivityFailure);
+        assert.equal(err.cause.retryState, RetryState.MAXIMUM_ATTEMPTS_REACHED);
+        assert.ok(err.cause.cause instanceof ApplicationFailure);
+        assert.equal(err.cause.cause.type, 'Flaky');
+        return true;
+      });
+      const started = (await handle.fetchHistory()).events!.find((e) => e.activityTaskStartedEventAttributes);
+      assert.equal(started?.activityTaskStartedEventAttributes?.attempt, 3);
+    });
+  });
+
+  it('reports a workflow ApplicationFailure as WorkflowFailedError -> ApplicationFailure', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      await assert.rejects(s.env.client.workflow.execute(throwsApplicationError, { taskQueue, workflowId: `wferr-${taskQueue}` }), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        assert.ok(err.cause instanceof ApplicationFailure);
+        assert.equal(err.cause.type, 'WorkflowRefusal');
+        assert.equal(err.cause.message, 'workflow says no');
+        return true;
+      });
+    });
+  });
+
+  it('fires a 24-hour timer in well under a second of real time', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const before = await s.env.currentTimeMs();
+      const t0 = Date.now();
+      const handle = await s.env.client.workflow.start(sleeper, { taskQueue, workflowId: `timer-${taskQueue}`, args: [DAY] });
+      const sleptMs = await handle.result();
+      const realMs = Date.now() - t0;
+      assert.ok(realMs < 1000, `24 h timer took ${realMs} ms of real time`);
+      assert.ok(sleptMs >= DAY, `workflow saw ${sleptMs} ms pass`);
+      assert.ok((await s.env.currentTimeMs()) - before >= DAY);
+      await s.assertReplays(handle);
+    });
+  });
+
+  it('skips time for env.sleep()', async () => {
+    const before = await s.env.currentTimeMs();
+    const t0 = Date.now();
+    await s.env.sleep('3 hours');
+    assert.ok(Date.now() - t0 < 1000);
+    assert.ok((await s.env.currentTimeMs()) - before >= 3 * 3600 * 1000);
+  });
+
+  it('delivers signals, answers queries (and query failures), and completes on a finish signal', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(accumulator, { taskQueue, workflowId: `acc-${taskQueue}` });
+      await handle.signal(addSignal, 2);
+      await handle.signal(addSignal, 3);
+      assert.equal(await handle.query(totalQuery), 5);
+      await assert.rejects(handle.query(failingQuery), (err: unknown) => {
+        assert.ok(err instanceof QueryNotRegisteredError);
+        assert.match(err.message, /query handler failed/);
+        return true;
+      });
+      await assert.rejects(handle.query('noSuchQuery'), QueryNotRegisteredError);
+      const description = await handle.describe();
+      assert.equal(description.status.name, 'RUNNING');
+      await handle.signal(finishSignal);
+      assert.equal(await handle.result(), 5);
+      assert.equal(await handle.query(totalQuery), 5, 'a closed workflow still answers queries');
+      await s.assertReplays(handle);
+    });
+  });
+
+  it('rejects a second start with the same id (WorkflowExecutionAlreadyStartedError), dedups by request id', async () => {
+    const taskQueue = s.taskQueue();
+    const workflowId = `dup-${taskQueue}`;
+    const first = await s.env.client.workflow.start(accumulator, { taskQueue, workflowId });
+    await assert.rejects(s.env.client.workflow.start(accumulator, { taskQueue, workflowId }), (err: unknown) => {
+      assert.ok(err instanceof WorkflowExecutionAlreadyStartedError);
+      assert.equal(err.workflowId, workflowId);
+      return true;
+    });
+    const raw = s.env.client.workflowService;
+    const request = {
+      namespace: 'default',
+      workflowId: `${workflowId}-raw`,
+      workflowType: { name: 'accumulator' },
+      taskQueue: { name: taskQueue },
+      requestId: 'same-request',
+      identity: 'test',
+    };
+    const a = await raw.startWorkflowExecution(request);
+    const b = await raw.startWorkflowExecution(request);
+    assert.equal(b.runId, a.runId, 'the same request id returns the same run');
+    await first.terminate('cleanup');
+    await s.env.client.workflow.getHandle(`${workflowId}-raw`).terminate('cleanup');
+  });
+
+  it('throws WorkflowNotFoundError for unknown workflows', async () => {
+    const handle = s.env.client.workflow.getHandle('no-such-workflow');
+    await assert.rejects(handle.describe(), WorkflowNotFoundError);
+    await assert.rejects(handle.signal(finishSignal), WorkflowNotFoundError);
+    await assert.rejects(handle.result(), WorkflowNotFoundError);
+  });
+
+  it('cancels a workflow: the result is WorkflowFailedError -> CancelledFailure, status CANCELLED', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(waitsADay, { taskQueue, workflowId: `cancel-${taskQueue}` });
+      await handle.query('__stack_trace'); // the first workflow task has run
+      await handle.cancel();
+      await assert.rejects(handle.result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        assert.ok(err.cause instanceof CancelledFailure);
+        return true;
+      });
+      assert.equal((await handle.describe()).status.name, 'CANCELLED');
+      await s.assertReplays(handle);
+    });
+  });
+
+  it('terminates a workflow: TerminatedFailure with the reason, status TERMINATED, signals then fail', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(waitsADay, { taskQueue, workflowId: `term-${taskQueue}` });
+      await handle.terminate('operator said so');
+      await assert.rejects(handle.result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        assert.ok(err.cause instanceof TerminatedFailure);
+        assert.equal(err.message, 'operator said so');
+        return true;
+      });
+      assert.equal((await handle.describe()).status.name, 'TERMINATED');
+      await assert.rejects(handle.signal(finishSignal), WorkflowNotFoundError);
+      await s.assertReplays(handle);
+    });
+  });
+});
