@@ -1,23 +1,11 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ApiError } from '../../src/errors';
 import { createHttpClient, type HttpClient } from '../../src/net/http';
 import { downloadMedia } from '../../src/media/download';
 import { checkMediaUrl } from '../../src/media/media-url';
+import { rejectsWith } from './assert-error';
 import { movie, png } from './fixtures';
-
-/** Asserts the whole error envelope (and status) an operation is refused with. */
-export async function rejectsWith(promise: Promise<unknown> | (() => unknown), status: number, code: string, message: string): Promise<void> {
-  await assert.rejects(
-    typeof promise === 'function' ? async () => promise() : promise,
-    (err: unknown) => {
-      assert.ok(err instanceof ApiError, `expected an ApiError, got ${String(err)}`);
-      assert.deepEqual({ status: err.status, body: err.toEnvelope() }, { status, body: { error: { code, message } } });
-      return true;
-    },
-  );
-}
 
 describe('media download', () => {
   const image = png(4, 3);
