@@ -5,9 +5,11 @@
 import { startTelegramStandIn } from './telegram';
 import { startFacebookStandIn } from './facebook';
 import { startBlueskyStandIn } from './bluesky';
+import { startXStandIn } from './x';
 
 export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
   telegram: startTelegramStandIn,
   facebook: startFacebookStandIn,
   bluesky: startBlueskyStandIn,
+  x: startXStandIn,
 };

@@ -1,0 +1,90 @@
+import { TransportError, type HttpResponse } from '../../net/http';
+import { PlatformFailure, type PlatformFailureKind } from '../types';
+
+/**
+ * Every X API v2 answer is classified here, once, by HTTP status and the problem `type` X sends
+ * (`https://api.x.com/2/problems/<name>` or `about:blank`), per protocols.md section 1. First matching row wins.
+ */
+
+/** `media`: the media upload endpoints, where a 403 means the token lacks upload permission (media rule 7). */
+export type XScope = 'default' | 'media';
+
+interface Row {
+  status: number | 'server';
+  problem?: string;
+  scope?: XScope;
+  kind: PlatformFailureKind;
+  message: string;
+}
+
+export const X_MEDIA_PERMISSION_MESSAGE =
+  'X refused the media upload: this account has not granted Herald permission to upload media. Reconnect the X account to allow it; text posts are unaffected.';
+
+const rows: Row[] = [
+  { status: 401, kind: 'reauthorize', message: "X no longer accepts this account's credentials; reconnect the account." },
+  { status: 403, scope: 'media', kind: 'permanent', message: X_MEDIA_PERMISSION_MESSAGE },
+  { status: 403, problem: 'client-forbidden', kind: 'permanent', message: "X refused the request: the app's X API access level does not allow it." },
+  { status: 403, problem: 'not-authorized-for-resource', kind: 'permanent', message: 'X refused the request: this account may not act on that post.' },
+  { status: 403, kind: 'permanent', message: 'X refused the request: the account is not allowed to do this (X also answers so for a duplicate post).' },
+  { status: 400, kind: 'permanent', message: 'X refused the request as invalid.' },
+  { status: 404, kind: 'gone', message: 'X has no such post.' },
+  { status: 409, kind: 'permanent', message: 'X refused the request because it conflicts with the current state.' },
+  { status: 429, problem: 'usage-capped', kind: 'rate_limited', message: "X's usage cap for this app is reached; try again later." },
+  { status: 429, kind: 'rate_limited', message: 'X is rate limiting this account; try again later.' },
+  { status: 'server', kind: 'retryable', message: 'X is having trouble; try again later.' },
+];
+
+const unexpected: Omit<Row, 'status'> = { kind: 'permanent', message: 'X gave an unexpected answer.' };
+
+interface Problem {
+  type?: string;
+  title?: string;
+  detail?: string;
+  status?: number;
+}
+
+function problemName(type: string | undefined): string | undefined {
+  if (!type || type === 'about:blank') return undefined;
+  return type.slice(type.lastIndexOf('/') + 1);
+}
+
+function findRow(status: number, problem: string | undefined, scope: XScope): Omit<Row, 'status'> {
+  return (
+    rows.find(
+      (r) => (r.status === status || (r.status === 'server' && status >= 500)) && (!r.problem || r.problem === problem) && (!r.scope || r.scope === scope),
+    ) ?? unexpected
+  );
+}
+
+/** Seconds until the window named by X's own headers resets (`x-rate-limit-reset`, or the 24-hour user cap when that is the one spent). */
+export function retryAfterSeconds(headers: Headers, nowMs: number): number | undefined {
+  const dailySpent = headers.get('x-user-limit-24hour-remaining') === '0';
+  const reset = Number(headers.get(dailySpent ? 'x-user-limit-24hour-reset' : 'x-rate-limit-reset'));
+  if (!Number.isFinite(reset) || reset <= 0) return undefined;
+  return Math.max(1, Math.ceil(reset - nowMs / 1000));
+}
+
+/** Returns the parsed body of a 2xx answer carrying `data`; throws the classified `PlatformFailure` otherwise. */
+export function bodyOf<T>(res: HttpResponse, scope: XScope, nowMs: number): T {
+  const body = (res.json ?? {}) as { data?: unknown; errors?: Problem[] } & Problem;
+  const detail = { status: res.status, body: res.text.slice(0, 500) };
+  if (res.status >= 200 && res.status < 300) {
+    if (body.data !== undefined || !body.errors?.length) return body as T;
+    // A 2xx with only `errors[]` (partial-error form): the first error's problem type decides.
+    const name = problemName(body.errors[0].type);
+    const row = name === 'resource-not-found' ? findRow(404, name, scope) : findRow(400, name, scope);
+    throw new PlatformFailure('x', row.kind, row.message, undefined, detail);
+  }
+  const row = findRow(res.status, problemName(body.type), scope);
+  const wait = row.kind === 'rate_limited' ? retryAfterSeconds(res.headers, nowMs) : undefined;
+  throw new PlatformFailure('x', row.kind, row.message, wait, detail);
+}
+
+/** No answer came. X has no idempotency key, so a create that may have landed is `unknown_outcome` (the adapter then looks). */
+export function transportFailure(err: unknown, isCreate: boolean): PlatformFailure {
+  if (!(err instanceof TransportError)) throw err;
+  if (err.phase === 'not_sent') return new PlatformFailure('x', 'retryable', 'X could not be reached; nothing was sent.', undefined, { body: err.message });
+  return isCreate
+    ? new PlatformFailure('x', 'unknown_outcome', 'X did not answer in time; the post may or may not have been published.', undefined, { body: err.message })
+    : new PlatformFailure('x', 'retryable', 'X did not answer in time; try again.', undefined, { body: err.message });
+}

@@ -1,0 +1,132 @@
+import type { HttpClient } from '../../net/http';
+import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
+import { createXClient, X_DEFAULT_ORIGIN } from './client';
+import { comparableText, COMMENT_TWEET_FIELDS, createTweetBody, isPremium, repliedToId, toComment, tweetUrl, USER_FIELDS, type XTweet, type XUser } from './mapper';
+import { uploadMedia, X_CHUNK_BYTES } from './media';
+
+export interface XAdapterDeps {
+  http: HttpClient;
+  /** HERALD_X_API_URL; the real API when absent. */
+  origin?: string;
+  now?: () => Date;
+  sleep?: (ms: number) => Promise<void>;
+  /** Video upload chunk size (tests make it small to exercise several segments). */
+  chunkBytes?: number;
+}
+
+/** How many of the account's latest posts a lookup after an unknown create reads. */
+const LOOKUP_DEPTH = 20;
+
+/** X API v2 adapter: posts, self-threads by reply chain, chunked media, replies read by conversation search. */
+export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
+  const now = deps.now ?? (() => new Date());
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const client = createXClient(deps.http, deps.origin ?? X_DEFAULT_ORIGIN, now);
+  const media = { client, sleep, chunkBytes: deps.chunkBytes ?? X_CHUNK_BYTES };
+
+  function username(ctx: PlatformContext): string {
+    const name = ctx.settings.username;
+    if (!name) throw new PlatformFailure('x', 'reauthorize', 'X account details are missing; reconnect the account.');
+    return name;
+  }
+
+  async function findPublished(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost | null> {
+    const userId = ctx.settings.user_id;
+    if (!userId) return null;
+    const page = await client.send<{ data?: XTweet[] }>(ctx.credentials, {
+      method: 'GET',
+      path: `/2/users/${userId}/tweets`,
+      query: { max_results: String(LOOKUP_DEPTH), 'tweet.fields': 'created_at,referenced_tweets', exclude: 'retweets' },
+    });
+    const wanted = comparableText(req.text);
+    const parent = req.replyTo?.platformPostId ?? null;
+    const match = (page.data ?? []).find((t) => comparableText(t.text) === wanted && repliedToId(t) === parent);
+    return match ? { platformPostId: match.id, url: tweetUrl(username(ctx), match.id) } : null;
+  }
+
+  /** X has no idempotency key: when the answer to a create is lost, look before anyone repeats it. */
+  async function createTweet(ctx: PlatformContext, req: PublishRequest, mediaIds: string[]): Promise<PublishedPost> {
+    try {
+      const created = await client.send<{ data: { id: string } }>(ctx.credentials, {
+        method: 'POST',
+        path: '/2/tweets',
+        json: createTweetBody(req.text, mediaIds, req.replyTo?.platformPostId),
+        isCreate: true,
+      });
+      return { platformPostId: created.data.id, url: tweetUrl(username(ctx), created.data.id) };
+    } catch (err) {
+      if (!(err instanceof PlatformFailure) || err.kind !== 'unknown_outcome') throw err;
+      const found = await findPublished(ctx, req).catch(() => null);
+      if (found) return found;
+      throw err;
+    }
+  }
+
+  async function deleteTweet(ctx: PlatformContext, id: string): Promise<void> {
+    try {
+      // `deleted: false` is X's answer for a post already gone (protocols.md: unverified) and counts as deleted too.
+      await client.send<{ data: { deleted: boolean } }>(ctx.credentials, { method: 'DELETE', path: `/2/tweets/${id}` });
+    } catch (err) {
+      if (err instanceof PlatformFailure && err.kind === 'gone') return;
+      throw err;
+    }
+  }
+
+  return {
+    platform: 'x',
+
+    async verify(ctx): Promise<AccountIdentity> {
+      const me = await client.send<{ data: XUser }>(ctx.credentials, { method: 'GET', path: '/2/users/me', query: { 'user.fields': USER_FIELDS } });
+      const user = me.data;
+      return {
+        platformAccountId: user.id,
+        username: user.username,
+        displayName: user.name ?? null,
+        profileUrl: `https://x.com/${user.username}`,
+        premium: isPremium(user),
+        settings: { user_id: user.id, username: user.username },
+      };
+    },
+
+    async publish(ctx, req): Promise<PublishedPost> {
+      const mediaIds: string[] = [];
+      for (const item of req.media) mediaIds.push(await uploadMedia(media, ctx.credentials, item));
+      return createTweet(ctx, req, mediaIds);
+    },
+
+    findPublished,
+
+    delete: (ctx, platformPostId) => deleteTweet(ctx, platformPostId),
+
+    async resolveUrl(ctx, platformPostId): Promise<string | null> {
+      return tweetUrl(username(ctx), platformPostId);
+    },
+
+    async listComments(ctx, platformPostId, cursor) {
+      const page = await client.send<{ data?: XTweet[]; includes?: { users?: XUser[] }; meta?: { next_token?: string } }>(ctx.credentials, {
+        method: 'GET',
+        path: '/2/tweets/search/recent',
+        query: {
+          query: `conversation_id:${platformPostId}`,
+          'tweet.fields': COMMENT_TWEET_FIELDS,
+          expansions: 'author_id',
+          'user.fields': 'username,name,profile_image_url',
+          max_results: '100',
+          ...(cursor ? { next_token: cursor } : {}),
+        },
+      });
+      const users = new Map((page.includes?.users ?? []).map((u) => [u.id, u]));
+      return {
+        comments: (page.data ?? []).map((t) => toComment(t, users, platformPostId, ctx.settings.user_id)),
+        nextCursor: page.meta?.next_token ?? null,
+      };
+    },
+
+    async replyToComment(ctx, _platformPostId, platformCommentId, text) {
+      return createTweet(ctx, { postId: '', text, media: [], replyTo: { platformPostId: platformCommentId } }, []);
+    },
+
+    // Only the account's own posts can be deleted; X answers 403 for anyone else's (classified permanent).
+    deleteComment: (ctx, platformCommentId) => deleteTweet(ctx, platformCommentId),
+  };
+}

@@ -1,0 +1,87 @@
+import type { PlatformComment } from '../types';
+
+/** X API v2 shapes Herald reads (protocols.md section 1). */
+export interface XUser {
+  id: string;
+  name: string;
+  username: string;
+  profile_image_url?: string;
+  verified?: boolean;
+  verified_type?: 'blue' | 'business' | 'government' | 'none';
+  subscription_type?: 'Basic' | 'Premium' | 'PremiumPlus' | 'None';
+}
+
+export interface XTweet {
+  id: string;
+  text: string;
+  author_id?: string;
+  created_at?: string;
+  conversation_id?: string;
+  in_reply_to_user_id?: string;
+  referenced_tweets?: Array<{ type: 'replied_to' | 'quoted' | 'retweeted'; id: string }>;
+  public_metrics?: { like_count?: number; reply_count?: number };
+}
+
+export const USER_FIELDS = 'username,name,profile_image_url,verified,verified_type,subscription_type';
+export const COMMENT_TWEET_FIELDS = 'author_id,created_at,in_reply_to_user_id,referenced_tweets,conversation_id,public_metrics';
+
+export function tweetUrl(username: string, id: string): string {
+  return `https://x.com/${username}/status/${id}`;
+}
+
+/** Any paid X subscription unlocks long posts; `verified_type: blue` is the older signal for the same thing. */
+export function isPremium(user: XUser): boolean {
+  if (user.subscription_type) return user.subscription_type !== 'None';
+  return user.verified_type === 'blue';
+}
+
+export function createTweetBody(text: string, mediaIds: string[], replyToId?: string): Record<string, unknown> {
+  return {
+    ...(text ? { text } : {}),
+    ...(mediaIds.length ? { media: { media_ids: mediaIds } } : {}),
+    ...(replyToId ? { reply: { in_reply_to_tweet_id: replyToId } } : {}),
+  };
+}
+
+export function repliedToId(tweet: XTweet): string | null {
+  return tweet.referenced_tweets?.find((r) => r.type === 'replied_to')?.id ?? null;
+}
+
+/**
+ * X rewrites what it stores: links become t.co links, attached media add a trailing t.co link, and &, <, > come
+ * back HTML-escaped. Compare texts with links removed and entities decoded.
+ */
+export function comparableText(text: string): string {
+  return text
+    .replace(/https?:\/\/\S+/g, ' ')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+export function toComment(tweet: XTweet, users: Map<string, XUser>, rootId: string, ownUserId: string | undefined): PlatformComment {
+  const author = users.get(tweet.author_id ?? '');
+  const parent = repliedToId(tweet);
+  return {
+    platformCommentId: tweet.id,
+    // A reply to the post itself is top level.
+    platformParentId: parent === rootId ? null : parent,
+    author: {
+      handle: author?.username ?? tweet.author_id ?? '',
+      displayName: author?.name ?? author?.username ?? '',
+      platformId: tweet.author_id ?? '',
+      avatarUrl: author?.profile_image_url ?? null,
+    },
+    text: comparableEntities(tweet.text),
+    createdAt: tweet.created_at ?? '',
+    likes: tweet.public_metrics?.like_count ?? 0,
+    replies: tweet.public_metrics?.reply_count ?? 0,
+    own: ownUserId !== undefined && tweet.author_id === ownUserId,
+  };
+}
+
+function comparableEntities(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}

@@ -1,0 +1,355 @@
+/**
+ * X API v2 stand-in (protocols.md section 1): users/me, tweets create/delete, recent search by conversation_id,
+ * user timeline, media upload v2 (one-shot, initialize/append/finalize, STATUS) and metadata. Errors are
+ * problem+json; every answer carries x-rate-limit-* headers. Accepts OAuth 2.0 Bearer user tokens and verifies
+ * OAuth 1.0a HMAC-SHA1 signatures with its own implementation of RFC 5849.
+ */
+import { createHmac } from 'node:crypto';
+import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
+
+export interface XStandInUser {
+  id: string;
+  username: string;
+  name: string;
+  subscription_type: 'Basic' | 'Premium' | 'PremiumPlus' | 'None';
+  verified_type: 'blue' | 'business' | 'government' | 'none';
+  bearerToken?: string;
+  oauth1?: { consumerKey: string; consumerSecret: string; token: string; tokenSecret: string };
+  scopes: Set<string>;
+}
+
+export interface XStoredTweet {
+  id: string;
+  text: string;
+  author_id: string;
+  created_at: string;
+  conversation_id: string;
+  in_reply_to_user_id?: string;
+  referenced_tweets?: Array<{ type: 'replied_to'; id: string }>;
+  media_ids: string[];
+  deleted: boolean;
+}
+
+interface StoredMedia {
+  id: string;
+  category: string;
+  mimeType: string;
+  totalBytes: number;
+  segments: Map<number, number>;
+  state: 'uploading' | 'pending' | 'in_progress' | 'succeeded' | 'failed';
+  polls: number;
+  alt?: string;
+}
+
+const PROBLEMS = 'https://api.x.com/2/problems';
+const WINDOW_S = 15 * 60;
+
+const enc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+export async function startXStandIn() {
+  const standIn = new StandIn('x');
+  const users = new Map<string, XStandInUser>();
+  const tweets: XStoredTweet[] = [];
+  const media = new Map<string, StoredMedia>();
+  let nextId = 1860000000000000000n;
+  const newId = () => String(++nextId);
+  const config = { alreadyDeleted: '404' as '404' | 'deleted_false', videoPollsUntilReady: 2, videoOutcome: 'succeeded' as 'succeeded' | 'failed' };
+  const resetAt = () => Math.floor(Date.now() / 1000) + WINDOW_S;
+  const limitHeaders = () => ({ 'x-rate-limit-limit': '100', 'x-rate-limit-remaining': '99', 'x-rate-limit-reset': String(resetAt()) });
+
+  function problem(status: number, title: string, detail: string, type = 'about:blank', extra: Record<string, unknown> = {}): never {
+    throw new StandInReply({
+      status,
+      headers: { 'content-type': 'application/problem+json', ...limitHeaders() },
+      json: { title, detail, type, status, ...extra },
+    });
+  }
+  function invalid(message: string): never {
+    problem(400, 'Invalid Request', 'One or more parameters to your request was invalid.', `${PROBLEMS}/invalid-request`, { errors: [{ message }] });
+  }
+
+  function verifyOAuth1(req: RecordedRequest, header: string): XStandInUser | undefined {
+    const fields = Object.fromEntries([...header.slice(6).matchAll(/([\w]+)="([^"]*)"/g)].map((m) => [m[1], decodeURIComponent(m[2])]));
+    const user = [...users.values()].find((u) => u.oauth1?.consumerKey === fields.oauth_consumer_key && u.oauth1?.token === fields.oauth_token);
+    if (!user?.oauth1 || fields.oauth_signature_method !== 'HMAC-SHA1') return undefined;
+    const params = [...Object.entries(fields).filter(([k]) => k !== 'oauth_signature'), ...Object.entries(req.query)]
+      .map(([k, v]) => `${enc(k)}=${enc(v)}`)
+      .sort();
+    const base = [req.method, enc(`${standIn.origin}${req.path}`), enc(params.join('&'))].join('&');
+    const key = `${enc(user.oauth1.consumerSecret)}&${enc(user.oauth1.tokenSecret)}`;
+    return createHmac('sha1', key).update(base).digest('base64') === fields.oauth_signature ? user : undefined;
+  }
+
+  function authenticate(req: RecordedRequest): XStandInUser {
+    const header = String(req.headers.authorization ?? '');
+    const user = header.startsWith('Bearer ')
+      ? [...users.values()].find((u) => u.bearerToken && u.bearerToken === header.slice(7))
+      : header.startsWith('OAuth ')
+        ? verifyOAuth1(req, header)
+        : undefined;
+    if (!user) problem(401, 'Unauthorized', 'Unauthorized');
+    return user;
+  }
+
+  function requireMediaWrite(user: XStandInUser): void {
+    if (!user.scopes.has('media.write')) problem(403, 'Forbidden', 'Forbidden');
+  }
+
+  const ok = (json: unknown, status = 200): StandInResponse => ({ status, json, headers: limitHeaders() });
+
+  function userShape(u: XStandInUser, fields: string | undefined) {
+    const wanted = new Set((fields ?? '').split(',').filter(Boolean));
+    const all: Record<string, unknown> = {
+      profile_image_url: `https://pbs.twimg.com/profile_images/${u.id}/normal.jpg`,
+      verified: u.verified_type !== 'none',
+      verified_type: u.verified_type,
+      subscription_type: u.subscription_type,
+    };
+    return { id: u.id, name: u.name, username: u.username, ...Object.fromEntries(Object.entries(all).filter(([k]) => wanted.has(k))) };
+  }
+
+  function tweetShape(t: XStoredTweet, fields: string | undefined) {
+    const wanted = new Set((fields ?? '').split(',').filter(Boolean));
+    const replies = tweets.filter((r) => !r.deleted && r.referenced_tweets?.some((ref) => ref.id === t.id)).length;
+    const all: Record<string, unknown> = {
+      author_id: t.author_id,
+      created_at: t.created_at,
+      conversation_id: t.conversation_id,
+      in_reply_to_user_id: t.in_reply_to_user_id,
+      referenced_tweets: t.referenced_tweets,
+      public_metrics: { retweet_count: 0, reply_count: replies, like_count: 0, quote_count: 0 },
+    };
+    const picked = Object.entries(all).filter(([k, v]) => wanted.has(k) && v !== undefined);
+    return { id: t.id, text: t.text, edit_history_tweet_ids: [t.id], ...Object.fromEntries(picked) };
+  }
+
+  /** What X stores: links become t.co links, attached media add one more, and &, <, > are escaped. */
+  function storedText(text: string, withMedia: boolean): string {
+    const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    const linked = escaped.replace(/https?:\/\/\S+/g, () => `https://t.co/${newId().slice(-10)}`);
+    return withMedia ? `${linked} https://t.co/${newId().slice(-10)}`.trim() : linked;
+  }
+
+  function weightedLength(text: string): number {
+    return [...text.replace(/https?:\/\/\S+/g, 'x'.repeat(23))].reduce((n, ch) => n + (ch.codePointAt(0)! > 0x10ff ? 2 : 1), 0);
+  }
+
+  function addTweet(author: XStandInUser, text: string, mediaIds: string[], parent?: XStoredTweet): XStoredTweet {
+    const id = newId();
+    const tweet: XStoredTweet = {
+      id,
+      text: storedText(text, mediaIds.length > 0),
+      author_id: author.id,
+      created_at: new Date().toISOString(),
+      conversation_id: parent ? parent.conversation_id : id,
+      ...(parent ? { in_reply_to_user_id: parent.author_id, referenced_tweets: [{ type: 'replied_to' as const, id: parent.id }] } : {}),
+      media_ids: mediaIds,
+      deleted: false,
+    };
+    tweets.push(tweet);
+    return tweet;
+  }
+
+  const live = (id: string) => tweets.find((t) => t.id === id && !t.deleted);
+
+  function createTweet(req: RecordedRequest): StandInResponse {
+    const user = authenticate(req);
+    const body = req.json ?? {};
+    const text: string = typeof body.text === 'string' ? body.text : '';
+    const mediaIds: string[] = body.media?.media_ids ?? [];
+    if (!text && mediaIds.length === 0) invalid('The `text` field is required when `media` is absent.');
+    if (mediaIds.length > 4) invalid('`media.media_ids` has more than 4 items.');
+    for (const id of mediaIds) if (media.get(id)?.state !== 'succeeded') invalid(`Media id ${id} is not valid.`);
+    const limit = user.subscription_type === 'None' ? 280 : 25_000;
+    if (weightedLength(text) > limit) invalid('Your post text is too long.');
+    const parentId: string | undefined = body.reply?.in_reply_to_tweet_id;
+    const parent = parentId ? live(parentId) : undefined;
+    if (parentId && !parent) invalid('The post you are replying to was not found or has been deleted.');
+    const duplicate = tweets.some((t) => !t.deleted && t.author_id === user.id && t.text === storedText(text, false) && text !== '' && mediaIds.length === 0);
+    if (duplicate) problem(403, 'Forbidden', 'You are not allowed to create a Tweet with duplicate content.');
+    const tweet = addTweet(user, text, mediaIds, parent);
+    return ok({ data: { id: tweet.id, text: tweet.text, edit_history_post_ids: [tweet.id] } }, 201);
+  }
+
+  function deleteTweet(req: RecordedRequest): StandInResponse {
+    const user = authenticate(req);
+    const tweet = live(req.params.id);
+    if (!tweet) {
+      if (config.alreadyDeleted === 'deleted_false') return ok({ data: { deleted: false } });
+      problem(404, 'Not Found Error', `Could not find post with id: [${req.params.id}].`, `${PROBLEMS}/resource-not-found`, {
+        resource_type: 'tweet',
+        parameter: 'id',
+        value: req.params.id,
+      });
+    }
+    if (tweet.author_id !== user.id) problem(403, 'Forbidden', 'You are not allowed to delete this Post.');
+    tweet.deleted = true;
+    return ok({ data: { deleted: true } });
+  }
+
+  function maxResults(raw: string | undefined, min: number, fallback: number): number {
+    const n = raw === undefined ? fallback : Number(raw);
+    if (!Number.isInteger(n) || n < min || n > 100) invalid(`The \`max_results\` query parameter value [${raw}] is not between ${min} and 100`);
+    return n;
+  }
+
+  function page(list: XStoredTweet[], req: RecordedRequest, size: number, tokenParam: 'next_token' | 'pagination_token') {
+    const offset = req.query[tokenParam] ? Number(Buffer.from(req.query[tokenParam], 'base64url').toString().slice(4)) : 0;
+    const slice = list.slice(offset, offset + size);
+    const more = offset + size < list.length;
+    const meta: Record<string, unknown> = { result_count: slice.length };
+    if (slice.length) Object.assign(meta, { newest_id: slice[0].id, oldest_id: slice[slice.length - 1].id });
+    if (more) meta.next_token = Buffer.from(`page${offset + size}`).toString('base64url');
+    return { slice, meta };
+  }
+
+  const newestFirst = (a: XStoredTweet, b: XStoredTweet) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1);
+
+  function searchRecent(req: RecordedRequest): StandInResponse {
+    authenticate(req);
+    const m = /^conversation_id:(\d+)$/.exec(req.query.query ?? '');
+    if (!m) invalid('Only conversation_id queries are supported by this stand-in.');
+    const size = maxResults(req.query.max_results, 10, 10);
+    const matches = tweets.filter((t) => !t.deleted && t.conversation_id === m[1] && t.id !== m[1]).sort(newestFirst);
+    const { slice, meta } = page(matches, req, size, 'next_token');
+    if (!slice.length) return ok({ meta });
+    const authors = [...new Set(slice.map((t) => t.author_id))].map((id) => users.get(id)!).filter(Boolean);
+    return ok({
+      data: slice.map((t) => tweetShape(t, req.query['tweet.fields'])),
+      ...(req.query.expansions?.includes('author_id') ? { includes: { users: authors.map((u) => userShape(u, req.query['user.fields'])) } } : {}),
+      meta,
+    });
+  }
+
+  function userTweets(req: RecordedRequest): StandInResponse {
+    authenticate(req);
+    const size = maxResults(req.query.max_results, 5, 10);
+    const own = tweets.filter((t) => !t.deleted && t.author_id === req.params.id).sort(newestFirst);
+    const { slice, meta } = page(own, req, size, 'pagination_token');
+    return ok(slice.length ? { data: slice.map((t) => tweetShape(t, req.query['tweet.fields'])), meta } : { meta });
+  }
+
+  function mediaShape(m: StoredMedia) {
+    const processing = m.state === 'succeeded' && m.category !== 'tweet_video' ? undefined : m.state === 'uploading' ? undefined : m.state;
+    return {
+      id: m.id,
+      media_key: `${m.category === 'tweet_video' ? 7 : 3}_${m.id}`,
+      size: m.totalBytes,
+      expires_after_secs: 86400,
+      ...(processing ? { processing_info: { state: processing, ...(processing === 'pending' || processing === 'in_progress' ? { check_after_secs: 1, progress_percent: processing === 'pending' ? 0 : 50 } : {}) } } : {}),
+    };
+  }
+
+  function ownedMedia(req: RecordedRequest, id: string): StoredMedia {
+    const m = media.get(id);
+    if (!m) problem(404, 'Not Found Error', `Could not find media with id: [${id}].`, `${PROBLEMS}/resource-not-found`);
+    return m;
+  }
+
+  standIn
+    .on('GET', '/2/users/me', (req) => ok({ data: userShape(authenticate(req), req.query['user.fields']) }))
+    .on('POST', '/2/tweets', createTweet)
+    .on('DELETE', '/2/tweets/:id', deleteTweet)
+    .on('GET', '/2/tweets/search/recent', searchRecent)
+    .on('GET', '/2/users/:id/tweets', userTweets)
+    .on('POST', '/2/media/upload', (req) => {
+      requireMediaWrite(authenticate(req));
+      const file = req.multipart?.find((p) => p.name === 'media' && p.file)?.file;
+      if (!file) invalid('The `media` field is required.');
+      const m: StoredMedia = { id: newId(), category: req.form?.media_category ?? 'tweet_image', mimeType: file.mimeType, totalBytes: file.data.length, segments: new Map(), state: 'succeeded', polls: 0 };
+      media.set(m.id, m);
+      return ok({ data: { ...mediaShape(m), image: { image_type: m.mimeType, w: 1, h: 1 } } });
+    })
+    .on('GET', '/2/media/upload', (req) => {
+      requireMediaWrite(authenticate(req));
+      if (req.query.command !== 'STATUS') invalid('Unsupported command.');
+      const m = ownedMedia(req, req.query.media_id);
+      if (m.state === 'pending' || m.state === 'in_progress') {
+        m.polls += 1;
+        m.state = m.polls >= config.videoPollsUntilReady ? config.videoOutcome : 'in_progress';
+      }
+      return ok({ data: mediaShape(m) });
+    })
+    .on('POST', '/2/media/upload/initialize', (req) => {
+      requireMediaWrite(authenticate(req));
+      const { media_type, total_bytes, media_category } = req.json ?? {};
+      if (typeof media_type !== 'string' || !Number.isInteger(total_bytes)) invalid('`media_type` and `total_bytes` are required.');
+      const m: StoredMedia = { id: newId(), category: media_category ?? 'tweet_video', mimeType: media_type, totalBytes: total_bytes, segments: new Map(), state: 'uploading', polls: 0 };
+      media.set(m.id, m);
+      return ok({ data: { id: m.id, media_key: `7_${m.id}`, expires_after_secs: 86400 } });
+    })
+    .on('POST', '/2/media/upload/:id/append', (req) => {
+      requireMediaWrite(authenticate(req));
+      const m = ownedMedia(req, req.params.id);
+      const index = Number(req.form?.segment_index);
+      const chunk = req.multipart?.find((p) => p.name === 'media' && p.file)?.file;
+      if (!chunk || !Number.isInteger(index) || index < 0 || index > 999) invalid('`media` and `segment_index` (0-999) are required.');
+      m.segments.set(index, chunk.data.length);
+      return ok({ data: { expires_at: Math.floor(Date.now() / 1000) + 86400 } });
+    })
+    .on('POST', '/2/media/upload/:id/finalize', (req) => {
+      requireMediaWrite(authenticate(req));
+      const m = ownedMedia(req, req.params.id);
+      const received = [...m.segments.values()].reduce((a, b) => a + b, 0);
+      if (received !== m.totalBytes) invalid(`Received ${received} bytes, expected ${m.totalBytes}.`);
+      m.state = m.category === 'tweet_video' ? 'pending' : 'succeeded';
+      return ok({ data: mediaShape(m) });
+    })
+    .on('POST', '/2/media/metadata', (req) => {
+      requireMediaWrite(authenticate(req));
+      const { id, metadata } = req.json ?? {};
+      const m = ownedMedia(req, String(id));
+      const text = metadata?.alt_text?.text;
+      if (typeof text !== 'string' || text.length > 1000) invalid('`metadata.alt_text.text` must be 1-1000 characters.');
+      m.alt = text;
+      return ok({ data: { id: m.id, associated_metadata: { alt_text: { text } } } });
+    });
+  const origin = await standIn.start();
+
+  return {
+    standIn,
+    origin,
+    addUser(opts: { username: string; bearerToken?: string; oauth1?: XStandInUser['oauth1']; scopes?: string[]; subscription_type?: XStandInUser['subscription_type']; verified_type?: XStandInUser['verified_type'] }): XStandInUser {
+      const user: XStandInUser = {
+        id: String(1000 + users.size + 1),
+        username: opts.username,
+        name: opts.username.replace(/^./, (c) => c.toUpperCase()),
+        subscription_type: opts.subscription_type ?? 'None',
+        verified_type: opts.verified_type ?? 'none',
+        bearerToken: opts.bearerToken,
+        oauth1: opts.oauth1,
+        scopes: new Set(opts.scopes ?? ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access']),
+      };
+      users.set(user.id, user);
+      return user;
+    },
+    /** Someone replies to a post (or to a reply); returns the new reply. */
+    addReply(to: string, author: XStandInUser, text: string): XStoredTweet {
+      const parent = live(to);
+      if (!parent) throw new Error(`no live post ${to}`);
+      return addTweet(author, text, [], parent);
+    },
+    tweets: () => tweets,
+    liveTweets: () => tweets.filter((t) => !t.deleted),
+    media: (id: string) => media.get(id),
+    config,
+    /** The next `times` matching requests get 429 with X's headers; `reset` is epoch seconds. */
+    rateLimit(path: string | RegExp, reset: number, times = 1, problemType = 'about:blank') {
+      standIn.inject(
+        { path },
+        {
+          kind: 'reply',
+          response: {
+            status: 429,
+            headers: { 'content-type': 'application/problem+json', 'x-rate-limit-limit': '100', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': String(reset) },
+            json: { title: 'Too Many Requests', detail: 'Too Many Requests', type: problemType, status: 429 },
+          },
+        },
+        times,
+      );
+    },
+    stop: () => standIn.stop(),
+  };
+}
+
+export type XStandIn = Awaited<ReturnType<typeof startXStandIn>>;
