@@ -6,10 +6,12 @@ import { startTelegramStandIn } from './telegram';
 import { startFacebookStandIn } from './facebook';
 import { startBlueskyStandIn } from './bluesky';
 import { startXStandIn } from './x';
+import { startInstagramStandIn } from './instagram';
 
 export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
   telegram: startTelegramStandIn,
   facebook: startFacebookStandIn,
   bluesky: startBlueskyStandIn,
   x: startXStandIn,
+  instagram: startInstagramStandIn,
 };

@@ -1,0 +1,164 @@
+import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
+import { assertQuotaLeft, defaultContainerPolling, publishContainer, readPublishingQuota, type ContainerFlow } from '../graph/containers';
+import { realSleep, type GraphAdapterDeps } from '../graph/deps';
+import { ignoreGone } from '../graph/errors';
+import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
+import { buildContainer } from './media';
+import {
+  COMMENT_FIELDS, DEFAULT_FACEBOOK_GRAPH_ORIGIN, DEFAULT_INSTAGRAM_ORIGIN, ME_FIELDS, REPLY_LIST_FIELDS, USER_FIELDS, commentOf, identityOf, placementOf,
+  type InstagramComment, type InstagramUser, type Via,
+} from './mapper';
+
+export interface InstagramAdapterDeps extends GraphAdapterDeps {
+  /** Origin for accounts connected `via: facebook` (HERALD_FACEBOOK_API_URL); `origin` serves `via: instagram`. */
+  facebookOrigin?: string;
+}
+
+interface Connection {
+  client: GraphClient;
+  via: Via;
+  igUserId: string | undefined;
+}
+
+/**
+ * Instagram content publishing (protocols.md section 6), for both logins: `via: instagram` (graph.instagram.com,
+ * Instagram user token) and `via: facebook` (graph.facebook.com, `ig_user_id`). Same paths and payloads; only the
+ * origin, the way the account id is found, and delete (Facebook login only) differ.
+ */
+export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdapter {
+  const now = deps.now ?? (() => new Date());
+  const sleep = deps.sleep ?? realSleep;
+
+  function connect(ctx: PlatformContext): Connection {
+    const via: Via = (ctx.settings.via ?? ctx.credentials.via) === 'facebook' ? 'facebook' : 'instagram';
+    const accessToken = ctx.credentials.access_token;
+    if (!accessToken) throw new PlatformFailure('instagram', 'reauthorize', 'Instagram needs an access token; reconnect the account.');
+    const origin = via === 'facebook' ? (deps.facebookOrigin ?? DEFAULT_FACEBOOK_GRAPH_ORIGIN) : (deps.origin ?? DEFAULT_INSTAGRAM_ORIGIN);
+    return { client: createGraphClient({ http: deps.http, origin, platform: 'instagram', accessToken }), via, igUserId: ctx.settings.igUserId ?? ctx.credentials.ig_user_id };
+  }
+
+  async function userIdOf(conn: Connection): Promise<string> {
+    if (conn.igUserId) return conn.igUserId;
+    if (conn.via === 'facebook') throw new PlatformFailure('instagram', 'reauthorize', 'Instagram via Facebook needs the ig_user_id of the account; reconnect the account.');
+    const me = await conn.client.get<InstagramUser>('/me', { fields: ME_FIELDS }, 'connect');
+    return me.user_id ?? me.id;
+  }
+
+  function flowFor(client: GraphClient, userId: string): ContainerFlow {
+    return {
+      client, platform: 'instagram', userId, createEdge: 'media', publishEdge: 'media_publish', statusField: 'status_code', statusFields: 'status_code,status',
+      describeError: () => 'Instagram could not process the media', sleep, poll: deps.containerPolling ?? defaultContainerPolling,
+    };
+  }
+
+  /** The newest post of the account matching the request, published within the lookup window. */
+  async function findRecent(client: GraphClient, userId: string, req: PublishRequest): Promise<string | null> {
+    if (req.replyTo) {
+      const page = await client.get<GraphPage<InstagramComment>>(graphPath(req.replyTo.platformPostId, 'comments'), { fields: COMMENT_FIELDS, limit: COMMENT_PAGE_SIZE }, 'read');
+      return page.data.find((c) => c.from?.id === userId && (c.text ?? '') === req.text && withinLookupWindow(c.timestamp, now()))?.id ?? null;
+    }
+    // Stories carry no caption: the newest story in the window is the one the lost answer was about.
+    const story = placementOf(req.configuration) === 'story';
+    const page = await client.get<GraphPage<{ id: string; caption?: string; timestamp: string }>>(
+      graphPath(userId, story ? 'stories' : 'media'), { fields: 'id,caption,timestamp', limit: 10 }, 'publish',
+    );
+    return page.data.find((m) => withinLookupWindow(m.timestamp, now()) && (story || (m.caption ?? '') === req.text))?.id ?? null;
+  }
+
+  async function permalinkOf(client: GraphClient, mediaId: string): Promise<string | null> {
+    const media = await client.get<{ permalink?: string }>(graphPath(mediaId), { fields: 'permalink' }, 'publish');
+    return media.permalink ?? null;
+  }
+
+  async function drainReplies(client: GraphClient, comment: InstagramComment): Promise<InstagramComment[]> {
+    const replies = [...(comment.replies?.data ?? [])];
+    let cursor = comment.replies ? nextCursorOf(comment.replies as GraphPage<unknown>) : null;
+    while (cursor) {
+      const page = await client.get<GraphPage<InstagramComment>>(graphPath(comment.id, 'replies'), { fields: REPLY_LIST_FIELDS, limit: COMMENT_PAGE_SIZE, after: cursor }, 'read');
+      replies.push(...page.data);
+      cursor = nextCursorOf(page);
+    }
+    return replies;
+  }
+
+  return {
+    platform: 'instagram',
+
+    async verify(ctx) {
+      const conn = connect(ctx);
+      if (conn.via === 'instagram') {
+        const me = await conn.client.get<InstagramUser>('/me', { fields: ME_FIELDS }, 'connect');
+        return identityOf(me, me.user_id ?? me.id, 'instagram');
+      }
+      const userId = await userIdOf(conn);
+      return identityOf(await conn.client.get<InstagramUser>(graphPath(userId), { fields: USER_FIELDS }, 'connect'), userId, 'facebook');
+    },
+
+    async publish(ctx, req) {
+      const conn = connect(ctx);
+      const userId = await userIdOf(conn);
+      if (req.replyTo) {
+        const res = await conn.client.post<{ id: string }>(graphPath(req.replyTo.platformPostId, 'comments'), { message: req.text }, 'reply', { creates: true }).catch(async (err) => {
+          const found = err instanceof PlatformFailure && err.kind === 'unknown_outcome' ? await findRecent(conn.client, userId, req).catch(() => null) : null;
+          if (found) return { id: found };
+          throw err;
+        });
+        return { platformPostId: res.id, url: null };
+      }
+      assertQuotaLeft('instagram', await readPublishingQuota(conn.client, userId, 'content_publishing_limit', 'quota_usage', 'config'), 'posts');
+      const flow = flowFor(conn.client, userId);
+      const containerId = await buildContainer(flow, req, placementOf(req.configuration));
+      const mediaId = await publishContainer(flow, containerId, () => findRecent(conn.client, userId, req));
+      // The link is the one Instagram gives; a missing or unreadable one never fails a published post.
+      const url = await permalinkOf(conn.client, mediaId).catch(() => null);
+      return { platformPostId: mediaId, url };
+    },
+
+    async findPublished(ctx, req) {
+      const conn = connect(ctx);
+      const userId = await userIdOf(conn);
+      const id = await findRecent(conn.client, userId, req);
+      if (!id) return null;
+      return { platformPostId: id, url: req.replyTo ? null : await permalinkOf(conn.client, id).catch(() => null) };
+    },
+
+    async delete(ctx, platformPostId) {
+      const conn = connect(ctx);
+      if (conn.via === 'instagram') {
+        throw new PlatformFailure('instagram', 'permanent', 'Instagram does not let accounts connected via Instagram delete posts; connect the account via Facebook to delete.');
+      }
+      await conn.client.delete(graphPath(platformPostId), 'delete').catch(ignoreGone);
+    },
+
+    async resolveUrl(ctx, platformPostId) {
+      return permalinkOf(connect(ctx).client, platformPostId);
+    },
+
+    async listComments(ctx, platformPostId, cursor) {
+      const conn = connect(ctx);
+      const userId = await userIdOf(conn);
+      const page = await conn.client.get<GraphPage<InstagramComment>>(graphPath(platformPostId, 'comments'), { fields: COMMENT_FIELDS, limit: COMMENT_PAGE_SIZE, after: cursor }, 'read');
+      const comments: PlatformComment[] = [];
+      for (const top of page.data) {
+        const replies = await drainReplies(conn.client, top);
+        comments.push(commentOf(top, null, replies.length, userId), ...replies.map((r) => commentOf(r, top.id, 0, userId)));
+      }
+      return { comments, nextCursor: nextCursorOf(page) };
+    },
+
+    async replyToComment(ctx, _platformPostId, platformCommentId, text) {
+      // Instagram attaches a reply to a reply to the top-level comment itself.
+      const res = await connect(ctx).client.post<{ id: string }>(graphPath(platformCommentId, 'replies'), { message: text }, 'reply', { creates: true });
+      return { platformPostId: res.id, url: null };
+    },
+
+    async hideComment(ctx, platformCommentId, hidden) {
+      await connect(ctx).client.post(graphPath(platformCommentId), { hide: String(hidden) }, 'hide');
+    },
+
+    async deleteComment(ctx, platformCommentId) {
+      await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
+    },
+  };
+}
