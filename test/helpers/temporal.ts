@@ -5,7 +5,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { startServer } from '../../temporal-dev';
 
 export type TemporalServerKind = 'temporal-dev' | 'download';
@@ -39,7 +39,10 @@ export function silenceSdkLogs(level: 'WARN' | 'ERROR' = 'WARN'): void {
   if (logsSilenced) return;
   logsSilenced = true;
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({
+      logger: new DefaultLogger(level),
+      telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: level, other: level }), forward: {} } },
+    });
   } catch {
     // A runtime already exists (someone created a worker or connection first): keep it.
   }
