@@ -24,7 +24,7 @@ function describeIssue(issue: z.core.$ZodIssue, where: 'body' | 'query' | 'path'
     const keys = issue.keys.map((key) => (field ? `${field}.${key}` : key));
     return `Unknown ${noun[where]}${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}`;
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
+  if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) {
     return field ? `${field} is required` : `A JSON ${where === 'body' ? 'body' : where} is required`;
   }
   if (!field) return where === 'body' ? `Request body: ${issue.message}` : issue.message;

@@ -8,7 +8,7 @@ import { ApiError } from '../../src/errors';
  */
 export function jsonBody(limit: string): RequestHandler[] {
   const parse = express.json({ limit, strict: false, type: () => true });
-  const requireJson: RequestHandler = (req, _res, next) => {
+  const requireJson: RequestHandler = (req, res, next) => {
     if (!hasBody(req.headers)) {
       req.body = undefined;
       return next();
@@ -18,14 +18,14 @@ export function jsonBody(limit: string): RequestHandler[] {
     if (mediaType !== 'application/json' && !(mediaType?.startsWith('application/') && mediaType.endsWith('+json'))) {
       throw new ApiError(
         'bad_request',
-        contentType === undefined
+        !contentType
           ? 'Missing Content-Type: send the body as JSON with Content-Type: application/json'
           : `Unsupported Content-Type ${contentType.slice(0, 100)}: send the body as JSON with Content-Type: application/json`,
       );
     }
-    next();
+    parse(req, res, next);
   };
-  return [requireJson, parse];
+  return [requireJson];
 }
 
 function hasBody(headers: Record<string, string | string[] | undefined>): boolean {

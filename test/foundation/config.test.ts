@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ConfigError, defaultComingSoon, loadConfig, parseConfig } from '../../src/config';
+
+describe('config', () => {
+  it('works with no environment at all, with the documented defaults', () => {
+    const config = parseConfig({}, '/srv/herald');
+    assert.deepEqual(
+      { ...config, comingSoon: [...config.comingSoon] },
+      {
+        env: 'development',
+        port: 3000,
+        host: '0.0.0.0',
+        databaseUrl: null,
+        dataDir: '/srv/herald/.data',
+        temporal: { address: null, namespace: 'default' },
+        platformUrls: {
+          x: 'https://api.x.com',
+          telegram: 'https://api.telegram.org',
+          facebook: 'https://graph.facebook.com/v25.0',
+          instagram: 'https://graph.instagram.com/v25.0',
+          threads: 'https://graph.threads.net/v1.0',
+          linkedin: 'https://api.linkedin.com',
+        },
+        allowInsecureUrls: false,
+        encryptionKey: null,
+        comingSoon: defaultComingSoon.split(','),
+        bodyLimit: '1mb',
+        embeddedPostgresPort: 0,
+        logLevel: 'info',
+        shutdownTimeoutMs: 30000,
+      },
+    );
+  });
+
+  it('reads every variable', () => {
+    const config = parseConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u:p@db:5432/herald',
+      HERALD_DATA_DIR: '/var/lib/herald',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: 'herald',
+      HERALD_X_API_URL: 'http://127.0.0.1:9999/',
+      HERALD_ALLOW_INSECURE_URLS: 'true',
+      HERALD_ENCRYPTION_KEY: 'a'.repeat(64),
+      HERALD_COMING_SOON: 'tiktok, Threads:comments',
+      LOG_LEVEL: 'debug',
+    });
+    assert.equal(config.port, 8080);
+    assert.equal(config.databaseUrl, 'postgres://u:p@db:5432/herald');
+    assert.equal(config.dataDir, '/var/lib/herald');
+    assert.deepEqual(config.temporal, { address: 'temporal:7233', namespace: 'herald' });
+    assert.equal(config.platformUrls.x, 'http://127.0.0.1:9999');
+    assert.equal(config.allowInsecureUrls, true);
+    assert.deepEqual(config.encryptionKey, Buffer.alloc(32, 0xaa));
+    assert.deepEqual([...config.comingSoon], ['tiktok', 'threads:comments']);
+    assert.equal(config.logLevel, 'debug');
+  });
+
+  it('names the bad variable in a clear message', () => {
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ PORT: 'eighty' }, /^Invalid configuration: PORT /],
+      [{ PORT: '70000' }, /^Invalid configuration: PORT /],
+      [{ DATABASE_URL: 'mysql://x' }, /^Invalid configuration: DATABASE_URL must be a postgres:\/\/ or postgresql:\/\/ URL$/],
+      [{ HERALD_X_API_URL: 'ftp://x' }, /^Invalid configuration: HERALD_X_API_URL must be an http\(s\) URL$/],
+      [{ HERALD_ALLOW_INSECURE_URLS: 'yes' }, /^Invalid configuration: HERALD_ALLOW_INSECURE_URLS /],
+      [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL /],
+      [{ HERALD_ENCRYPTION_KEY: 'short' }, /^Invalid configuration: HERALD_ENCRYPTION_KEY must be 32 bytes/],
+      [{ PORT: 'x', LOG_LEVEL: 'loud' }, /PORT .*; LOG_LEVEL /],
+    ];
+    for (const [env, message] of cases) {
+      assert.throws(() => parseConfig(env), (err: unknown) => err instanceof ConfigError && message.test(err.message), JSON.stringify(env));
+    }
+  });
+
+  it('accepts a base64 encryption key', () => {
+    const key = Buffer.alloc(32, 7);
+    assert.deepEqual(parseConfig({ HERALD_ENCRYPTION_KEY: key.toString('base64') }).encryptionKey, key);
+  });
+
+  it('refuses to start in production without an encryption key', () => {
+    assert.throws(() => loadConfig({ NODE_ENV: 'production' }), {
+      name: 'ConfigError',
+      message: 'Invalid configuration: HERALD_ENCRYPTION_KEY is required when NODE_ENV=production',
+    });
+  });
+
+  it('generates a development encryption key once into the data dir and reuses it', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'herald-config-'));
+    try {
+      const first = loadConfig({ HERALD_DATA_DIR: dir });
+      const second = loadConfig({ HERALD_DATA_DIR: dir });
+      assert.equal(first.encryptionKey!.length, 32);
+      assert.deepEqual(second.encryptionKey, first.encryptionKey);
+      const file = path.join(dir, 'encryption.key');
+      assert.equal((await readFile(file, 'utf8')).trim(), first.encryptionKey!.toString('hex'));
+      assert.equal((await stat(file)).mode & 0o777, 0o600);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { defineRoute } from '../../api/route';
+import { ApiError } from '../../src/errors';
+import { type TestApi, request, startApi } from '../helpers/api';
+import { testDatabase } from '../helpers/db';
+
+/** A create-like route: every execution gets a new serial, so a replay is told apart from a re-execution. */
+let executions = 0;
+let delayMs = 0;
+let failNext: 'crash' | 'not_found' | null = null;
+
+const routes = [
+  defineRoute({
+    method: 'post',
+    path: '/test/things',
+    summary: 'creates a thing',
+    scope: 'posts:write',
+    idempotent: true,
+    body: z.strictObject({ text: z.string() }),
+    responses: { 201: { description: 'created' } },
+    handler: async ({ body }) => {
+      executions++;
+      const serial = executions;
+      if (delayMs > 0) await sleep(delayMs);
+      const failure = failNext;
+      failNext = null;
+      if (failure === 'crash') throw new Error('boom');
+      if (failure === 'not_found') throw new ApiError('not_found', 'account not found');
+      return { status: 201, body: { data: { serial, text: body.text } }, headers: { Location: `/things/${serial}` } };
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/test/things/:id/retry',
+    summary: 'a bodiless retry',
+    scope: 'posts:write',
+    idempotent: true,
+    params: z.object({ id: z.string() }),
+    responses: { 200: { description: 'retried' } },
+    handler: async ({ params }) => {
+      executions++;
+      return { status: 200, body: { data: { id: params.id, serial: executions } } };
+    },
+  }),
+];
+
+describe('Idempotency-Key', () => {
+  let a: TestApi;
+  let b: TestApi;
+  before(async () => {
+    const database = await testDatabase();
+    a = await startApi({ routes, database, deps: { idempotency: { waitMs: 3_000, pollMs: 20 } } });
+    b = await startApi({ routes, database, deps: { idempotency: { waitMs: 3_000, pollMs: 20 } } });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+  });
+  beforeEach(() => {
+    executions = 0;
+    delayMs = 0;
+    failNext = null;
+  });
+
+  const post = (api: TestApi, key: string | null, body: unknown, path = '/api/v1/test/things', apiKey = a.apiKey) =>
+    request(api.url, 'POST', path, { key: apiKey, body, headers: key === null ? {} : { 'idempotency-key': key } });
+
+  it('replays the first response for the same key and body, with Idempotent-Replay: true', async () => {
+    const first = await post(a, 'k-replay', { text: 'hello' });
+    assert.equal(first.status, 201);
+    assert.equal(first.headers.get('idempotent-replay'), null);
+    const second = await post(b, 'k-replay', { text: 'hello' });
+    assert.equal(second.status, 201);
+    assert.equal(second.headers.get('idempotent-replay'), 'true');
+    assert.equal(second.headers.get('location'), '/things/1');
+    assert.deepEqual(second.body, first.body);
+    assert.deepEqual(second.body, { data: { serial: 1, text: 'hello' } });
+    assert.equal(executions, 1);
+  });
+
+  it('treats a reordered but equal JSON body as the same request', async () => {
+    const first = await request(a.url, 'POST', '/api/v1/test/things', {
+      key: a.apiKey,
+      rawBody: '{"text":"same"}',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'k-canon' },
+    });
+    const second = await request(a.url, 'POST', '/api/v1/test/things', {
+      key: a.apiKey,
+      rawBody: '{ "text" : "same" }',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'k-canon' },
+    });
+    assert.deepEqual(second.body, first.body);
+    assert.equal(executions, 1);
+  });
+
+  it('answers 422 idempotency_key_reused for the same key with another body, path or method', async () => {
+    await post(a, 'k-reuse', { text: 'one' });
+    const otherBody = await post(a, 'k-reuse', { text: 'two' });
+    assert.equal(otherBody.status, 422);
+    assert.deepEqual(otherBody.body, {
+      error: {
+        code: 'idempotency_key_reused',
+        message:
+          'This Idempotency-Key was already used for a different request (POST /api/v1/test/things with another body); use a new key for a new request',
+      },
+    });
+    const otherPath = await post(b, 'k-reuse', undefined, '/api/v1/test/things/t1/retry');
+    assert.equal(otherPath.status, 422);
+    assert.equal(otherPath.body.error.code, 'idempotency_key_reused');
+    assert.equal(executions, 1);
+  });
+
+  it('answers 409 idempotency_in_progress while the first request still runs past the wait', async () => {
+    const quick = await startApi({ routes, database: await testDatabase(), deps: { idempotency: { waitMs: 100, pollMs: 20 } } });
+    try {
+      delayMs = 1_000;
+      const first = post(a, 'k-slow', { text: 'slow' });
+      await sleep(150);
+      const second = await post(quick, 'k-slow', { text: 'slow' });
+      assert.equal(second.status, 409);
+      assert.deepEqual(second.body, {
+        error: {
+          code: 'idempotency_in_progress',
+          message: 'A request with this Idempotency-Key is still being processed; retry shortly to receive its response',
+        },
+      });
+      assert.equal((await first).status, 201);
+      const third = await post(quick, 'k-slow', { text: 'slow' });
+      assert.equal(third.headers.get('idempotent-replay'), 'true');
+      assert.equal(executions, 1);
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('executes concurrent identical requests on two instances once, and every caller gets the same answer', async () => {
+    delayMs = 300;
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => post(i % 2 === 0 ? a : b, 'k-race', { text: 'race' })),
+    );
+    assert.equal(executions, 1);
+    for (const res of responses) {
+      assert.equal(res.status, 201);
+      assert.deepEqual(res.body, { data: { serial: 1, text: 'race' } });
+    }
+    assert.equal(responses.filter((res) => res.headers.get('idempotent-replay') === 'true').length, 5);
+  });
+
+  it('answers 400 idempotency_key_invalid for a blank key or one over 255 characters', async () => {
+    for (const [key, message] of [
+      ['   ', 'Idempotency-Key must not be blank'],
+      ['k'.repeat(256), 'Idempotency-Key must be at most 255 characters (got 256)'],
+    ]) {
+      const res = await post(a, key, { text: 'x' });
+      assert.equal(res.status, 400);
+      assert.deepEqual(res.body, { error: { code: 'idempotency_key_invalid', message } });
+    }
+    assert.equal(executions, 0);
+    assert.equal((await post(a, 'k'.repeat(255), { text: 'x' })).status, 201);
+  });
+
+  it('stores and replays a client error the handler answered', async () => {
+    failNext = 'not_found';
+    const first = await post(a, 'k-404', { text: 'x' });
+    assert.equal(first.status, 404);
+    const second = await post(b, 'k-404', { text: 'x' });
+    assert.equal(second.status, 404);
+    assert.equal(second.headers.get('idempotent-replay'), 'true');
+    assert.deepEqual(second.body, { error: { code: 'not_found', message: 'account not found' } });
+    assert.equal(executions, 1);
+  });
+
+  it('does not store an unexpected failure, so the same key can be retried', async () => {
+    failNext = 'crash';
+    const first = await post(a, 'k-500', { text: 'x' });
+    assert.equal(first.status, 500);
+    const second = await post(a, 'k-500', { text: 'x' });
+    assert.equal(second.status, 201);
+    assert.equal(second.headers.get('idempotent-replay'), null);
+    assert.equal(executions, 2);
+  });
+
+  it('does not store a request refused by validation before it ran', async () => {
+    const invalid = await post(a, 'k-invalid', { text: 5 });
+    assert.equal(invalid.status, 400);
+    const fixed = await post(a, 'k-invalid', { text: 'five' });
+    assert.equal(fixed.status, 201);
+  });
+
+  it('keys records per user', async () => {
+    const other = await a.newUser('free');
+    await post(a, 'k-user', { text: 'mine' });
+    const theirs = await post(a, 'k-user', { text: 'theirs' }, '/api/v1/test/things', other.apiKey);
+    assert.equal(theirs.status, 201);
+    assert.equal(theirs.headers.get('idempotent-replay'), null);
+    assert.equal(executions, 2);
+  });
+
+  it('forgets a key after the 24-hour window', async () => {
+    await post(a, 'k-old', { text: 'old' });
+    await a.deps.db
+      .updateTable('idempotency_keys')
+      .set({ created_at: new Date(Date.now() - 25 * 3600 * 1000) })
+      .where('key', '=', 'k-old')
+      .execute();
+    const again = await post(a, 'k-old', { text: 'new body is fine now' });
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('idempotent-replay'), null);
+    assert.equal(executions, 2);
+  });
+
+  it('lets an identical request take over a claim whose process died (lease expired)', async () => {
+    await post(a, 'k-dead', { text: 'x' });
+    await a.deps.db
+      .updateTable('idempotency_keys')
+      .set({ state: 'in_progress', locked_until: new Date(Date.now() - 1000), response_status: null })
+      .where('key', '=', 'k-dead')
+      .execute();
+    const res = await post(b, 'k-dead', { text: 'x' });
+    assert.equal(res.status, 201);
+    assert.equal(res.headers.get('idempotent-replay'), null);
+    assert.equal(executions, 2);
+  });
+
+  it('works on a bodiless route (same key and path replays)', async () => {
+    const first = await post(a, 'k-retry', undefined, '/api/v1/test/things/p1/retry');
+    const second = await post(b, 'k-retry', undefined, '/api/v1/test/things/p1/retry');
+    assert.equal(second.headers.get('idempotent-replay'), 'true');
+    assert.deepEqual(second.body, first.body);
+    assert.equal(executions, 1);
+  });
+
+  it('runs without a key as a plain request', async () => {
+    await post(a, null, { text: 'x' });
+    await post(a, null, { text: 'x' });
+    assert.equal(executions, 2);
+  });
+});

@@ -1,0 +1,148 @@
+import assert from 'node:assert/strict';
+import { type TestApi, startApi } from '../helpers/api';
+
+const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe('keys API', () => {
+  let api: TestApi;
+  before(async () => {
+    api = await startApi({ plan: 'free' });
+  });
+  after(() => api.close());
+
+  it('creates a key that works, shows the secret once and stores only its hash', async () => {
+    const created = await api.request('POST', '/api/v1/keys', { body: { name: 'ci', scopes: ['posts:read'] } });
+    assert.equal(created.status, 201);
+    const { id, api_key, created_at } = created.body.data;
+    assert.match(api_key, /^hld_[0-9A-Za-z]{40}$/);
+    assert.match(created_at, isoMs);
+    assert.deepEqual(created.body, { data: { id, name: 'ci', api_key, scopes: ['posts:read'], expires_at: null, created_at } });
+
+    const row = await api.deps.db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    assert.notEqual(row.key_hash, api_key);
+    assert.ok(!JSON.stringify(row).includes(api_key));
+
+    const listed = await api.request('GET', '/api/v1/posts', { key: api_key });
+    assert.equal(listed.status, 200);
+    const listing = await api.request('GET', '/api/v1/keys');
+    const entry = listing.body.data.find((key: { id: string }) => key.id === id);
+    assert.deepEqual(entry, {
+      id,
+      name: 'ci',
+      prefix: api_key.slice(0, 12),
+      scopes: ['posts:read'],
+      expires_at: null,
+      created_at,
+      last_used_at: entry.last_used_at,
+      revoked_at: null,
+    });
+    assert.match(entry.last_used_at, isoMs);
+    assert.ok(!listing.text.includes(api_key));
+  });
+
+  it('inherits the caller\'s scopes when scopes are omitted', async () => {
+    const limited = await api.newUser('free', ['posts:read', 'keys:write']);
+    const created = await api.request('POST', '/api/v1/keys', { key: limited.apiKey, body: { name: 'child' } });
+    assert.equal(created.status, 201);
+    assert.deepEqual(created.body.data.scopes, ['posts:read', 'keys:write']);
+  });
+
+  it('gives a full-access key\'s child full access when scopes are omitted', async () => {
+    const created = await api.request('POST', '/api/v1/keys', { body: { name: 'child' } });
+    assert.equal(created.status, 201);
+    assert.equal(created.body.data.scopes, null);
+  });
+
+  it('refuses to grant a scope the caller lacks, naming it', async () => {
+    const limited = await api.newUser('free', ['posts:read', 'keys:write']);
+    const res = await api.request('POST', '/api/v1/keys', { key: limited.apiKey, body: { name: 'x', scopes: ['posts:read', 'posts:write'] } });
+    assert.equal(res.status, 403);
+    assert.deepEqual(res.body, {
+      error: { code: 'insufficient_scope', message: 'This API key cannot grant posts:write: it does not hold that scope' },
+    });
+  });
+
+  it('refuses a full-access key (scopes: null) to a scoped caller', async () => {
+    const limited = await api.newUser('free', ['posts:read', 'keys:write']);
+    const res = await api.request('POST', '/api/v1/keys', { key: limited.apiKey, body: { name: 'x', scopes: null } });
+    assert.equal(res.status, 403);
+    assert.deepEqual(res.body, {
+      error: {
+        code: 'insufficient_scope',
+        message: 'A full-access key can only be created by a full-access key; this key lacks posts:write, accounts:read, accounts:write',
+      },
+    });
+  });
+
+  it('needs keys:write for every key route', async () => {
+    const reader = await api.newUser('free', ['posts:read']);
+    for (const [method, path, body] of [
+      ['POST', '/api/v1/keys', { name: 'x' }],
+      ['GET', '/api/v1/keys', undefined],
+      ['DELETE', `/api/v1/keys/${reader.keyId}`, undefined],
+    ] as const) {
+      const res = await api.request(method, path, { key: reader.apiKey, body });
+      assert.equal(res.status, 403, `${method} ${path}`);
+      assert.deepEqual(res.body, {
+        error: { code: 'insufficient_scope', message: 'This API key lacks the scope keys:write, which this request needs' },
+      });
+    }
+  });
+
+  it('validates the body, naming the field', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{}, 'name is required'],
+      [{ name: '' }, 'name: must not be empty'],
+      [{ name: 'x', scopes: ['posts:delete'] }, 'scopes.0: Invalid option: expected one of "posts:read"|"posts:write"|"accounts:read"|"accounts:write"|"keys:write"'],
+      [{ name: 'x', scopes: [] }, "scopes: must name at least one scope; omit the field to inherit this key's scopes"],
+      [{ name: 'x', expires_at: 'tomorrow' }, 'expires_at: must be an ISO 8601 timestamp with a timezone, like 2030-01-01T00:00:00Z'],
+      [{ name: 'x', expires_at: '2001-01-01T00:00:00Z' }, 'expires_at: must be in the future'],
+      [{ name: 'x', owner: 'me' }, 'Unknown field: owner'],
+      [[1, 2], 'Request body: Invalid input: expected object, received array'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await api.request('POST', '/api/v1/keys', { body });
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.deepEqual(res.body, { error: { code: 'bad_request', message } });
+    }
+  });
+
+  it('creates a key with an expiry that stops working after it', async () => {
+    const expiresAt = new Date(Date.now() + 60_000).toISOString();
+    const created = await api.request('POST', '/api/v1/keys', { body: { name: 'short', expires_at: expiresAt } });
+    assert.equal(created.status, 201);
+    assert.equal(created.body.data.expires_at, expiresAt);
+  });
+
+  it('revokes a key: it stops working at once, revoking again answers the same', async () => {
+    const created = await api.request('POST', '/api/v1/keys', { body: { name: 'doomed' } });
+    const { id, api_key } = created.body.data;
+    const revoked = await api.request('DELETE', `/api/v1/keys/${id}`);
+    assert.equal(revoked.status, 200);
+    assert.equal(revoked.body.data.id, id);
+    assert.match(revoked.body.data.revoked_at, isoMs);
+    const again = await api.request('DELETE', `/api/v1/keys/${id}`);
+    assert.deepEqual(again.body, revoked.body);
+    const refused = await api.request('GET', '/api/v1/posts', { key: api_key });
+    assert.equal(refused.status, 401);
+    assert.deepEqual(refused.body, {
+      error: { code: 'unauthorized', message: `This API key was revoked on ${revoked.body.data.revoked_at}; use another key` },
+    });
+  });
+
+  it('answers 404 for another user\'s key and leaves it working', async () => {
+    const other = await api.newUser('free');
+    const res = await api.request('DELETE', `/api/v1/keys/${other.keyId}`);
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { error: { code: 'not_found', message: `API key ${other.keyId} not found` } });
+    assert.equal((await api.request('GET', '/api/v1/posts', { key: other.apiKey })).status, 200);
+    const listing = await api.request('GET', '/api/v1/keys');
+    assert.ok(!listing.body.data.some((key: { id: string }) => key.id === other.keyId));
+  });
+
+  it('answers 400 for a key id that is not a UUID', async () => {
+    const res = await api.request('DELETE', '/api/v1/keys/abc');
+    assert.equal(res.status, 400);
+    assert.deepEqual(res.body, { error: { code: 'bad_request', message: 'id: must be a UUID' } });
+  });
+});
