@@ -19,12 +19,17 @@ const httpUrl = z
     }
   }, 'must be an http(s) URL');
 
-// Named so that a client who sends the response's name, or a server-set field, is told what to do instead.
+// Named so that a client who sends the response's name, or a server-set field, is told what to do instead (whichever
+// zod-error mapper runs). Documented as refused: the OpenAPI generator needs a `type` for a `never`.
 const refusedFields = {
   scheduled_at: z
     .never({ error: 'not accepted; the request field is schedule_at (scheduled_at is its name in responses)' })
+    .meta({ type: 'string', deprecated: true, description: 'Refused with 400 bad_request: the request field is schedule_at' })
     .optional(),
-  group_id: z.never({ error: 'cannot be sent; the service sets it when a request names account_ids' }).optional(),
+  group_id: z
+    .never({ error: 'cannot be sent; the service sets it when a request names account_ids' })
+    .meta({ type: 'string', deprecated: true, description: 'Refused with 400 bad_request: set by the service' })
+    .optional(),
 };
 
 export const MediaEntrySchema = z
