@@ -7,6 +7,7 @@ import { startFacebookStandIn } from './facebook';
 import { startBlueskyStandIn } from './bluesky';
 import { startXStandIn } from './x';
 import { startInstagramStandIn } from './instagram';
+import { startThreadsStandIn } from './threads';
 
 export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
   telegram: startTelegramStandIn,
@@ -14,4 +15,5 @@ export const standIns: Record<string, () => Promise<{ origin: string; stop(): Pr
   bluesky: startBlueskyStandIn,
   x: startXStandIn,
   instagram: startInstagramStandIn,
+  threads: startThreadsStandIn,
 };

@@ -1,0 +1,136 @@
+import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
+import { assertQuotaLeft, createContainer, defaultContainerPolling, publishContainer, readPublishingQuota, waitForContainer, type ContainerFlow } from '../graph/containers';
+import { realSleep, type GraphAdapterDeps } from '../graph/deps';
+import { ignoreGone } from '../graph/errors';
+import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
+import { deletePermissionFailure, describeContainerError } from './errors';
+import { DEFAULT_THREADS_ORIGIN, REPLY_FIELDS, USER_FIELDS, carouselFields, carouselItemFields, commentOf, identityOf, singleFields, type ThreadsReply, type ThreadsUser } from './mapper';
+
+/**
+ * Threads (protocols.md section 7): container → status → `threads_publish`, with a native reply chain through
+ * `reply_to_id` (thread parts, first comments, comment replies), links read from `permalink` after publishing,
+ * the 24-hour post and reply quotas checked before creating anything, replies read from `/conversation`.
+ */
+export function createThreadsAdapter(deps: GraphAdapterDeps): PlatformAdapter {
+  const origin = deps.origin ?? DEFAULT_THREADS_ORIGIN;
+  const now = deps.now ?? (() => new Date());
+  const sleep = deps.sleep ?? realSleep;
+
+  function connect(ctx: PlatformContext): { client: GraphClient; userId: string } {
+    const accessToken = ctx.credentials.access_token;
+    if (!accessToken) throw new PlatformFailure('threads', 'reauthorize', 'Threads needs an access token; reconnect the account.');
+    // `me` is an alias the Threads API accepts for the token's user wherever a user id goes.
+    return { client: createGraphClient({ http: deps.http, origin, platform: 'threads', accessToken }), userId: ctx.settings.threadsUserId ?? 'me' };
+  }
+
+  function flowFor(client: GraphClient, userId: string): ContainerFlow {
+    return {
+      client, platform: 'threads', userId, createEdge: 'threads', publishEdge: 'threads_publish', statusField: 'status', statusFields: 'status,error_message',
+      describeError: describeContainerError, sleep, poll: deps.containerPolling ?? defaultContainerPolling,
+    };
+  }
+
+  async function buildContainer(flow: ContainerFlow, req: PublishRequest): Promise<string> {
+    const replyTo = req.replyTo?.platformPostId;
+    if (req.media.length <= 1) {
+      const id = await createContainer(flow, singleFields(req.text, req.media[0], replyTo));
+      await waitForContainer(flow, id);
+      return id;
+    }
+    const childIds: string[] = [];
+    for (const item of req.media) {
+      const id = await createContainer(flow, carouselItemFields(item));
+      await waitForContainer(flow, id);
+      childIds.push(id);
+    }
+    const parent = await createContainer(flow, carouselFields(childIds, req.text, replyTo));
+    await waitForContainer(flow, parent);
+    return parent;
+  }
+
+  /** Posts appear under `/threads`, replies under `/replies` of the user. */
+  async function findRecent(client: GraphClient, userId: string, req: PublishRequest): Promise<string | null> {
+    const edge = req.replyTo ? 'replies' : 'threads';
+    const page = await client.get<GraphPage<{ id: string; text?: string; timestamp: string }>>(graphPath(userId, edge), { fields: 'id,text,timestamp', limit: 10 }, 'publish');
+    return page.data.find((p) => (p.text ?? '') === req.text && withinLookupWindow(p.timestamp, now()))?.id ?? null;
+  }
+
+  async function permalinkOf(client: GraphClient, mediaId: string): Promise<string | null> {
+    const media = await client.get<{ permalink?: string }>(graphPath(mediaId), { fields: 'permalink' }, 'publish');
+    return media.permalink ?? null;
+  }
+
+  async function publish(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost> {
+    const { client, userId } = connect(ctx);
+    const quota = req.replyTo
+      ? await readPublishingQuota(client, userId, 'threads_publishing_limit', 'reply_quota_usage', 'reply_config')
+      : await readPublishingQuota(client, userId, 'threads_publishing_limit', 'quota_usage', 'config');
+    assertQuotaLeft('threads', quota, req.replyTo ? 'replies' : 'posts');
+    const flow = flowFor(client, userId);
+    const containerId = await buildContainer(flow, req);
+    const mediaId = await publishContainer(flow, containerId, () => findRecent(client, userId, req));
+    // The link is the one Threads gives; a missing or unreadable one never fails a published post.
+    return { platformPostId: mediaId, url: await permalinkOf(client, mediaId).catch(() => null) };
+  }
+
+  return {
+    platform: 'threads',
+
+    async verify(ctx) {
+      const { client } = connect(ctx);
+      return identityOf(await client.get<ThreadsUser>('/me', { fields: USER_FIELDS }, 'connect'));
+    },
+
+    publish,
+
+    async findPublished(ctx, req) {
+      const { client, userId } = connect(ctx);
+      const id = await findRecent(client, userId, req);
+      return id ? { platformPostId: id, url: await permalinkOf(client, id).catch(() => null) } : null;
+    },
+
+    async delete(ctx, platformPostId) {
+      await connect(ctx).client.delete(graphPath(platformPostId), 'delete').catch((err) => {
+        if (err instanceof PlatformFailure && err.kind === 'reauthorize' && [10, 200].includes(graphCodeOf(err))) throw deletePermissionFailure(err);
+        ignoreGone(err);
+      });
+    },
+
+    async resolveUrl(ctx, platformPostId) {
+      return permalinkOf(connect(ctx).client, platformPostId);
+    },
+
+    async listComments(ctx, platformPostId, cursor) {
+      const { client } = connect(ctx);
+      const page = await client.get<GraphPage<ThreadsReply>>(
+        graphPath(platformPostId, 'conversation'),
+        // reverse=true: newest first.
+        { fields: REPLY_FIELDS, reverse: 'true', limit: COMMENT_PAGE_SIZE, after: cursor },
+        'read',
+      );
+      const childCount = (id: string) => page.data.filter((r) => r.replied_to?.id === id).length;
+      return { comments: page.data.map((r) => commentOf(r, platformPostId, childCount(r.id))), nextCursor: nextCursorOf(page) };
+    },
+
+    async replyToComment(ctx, platformPostId, platformCommentId, text) {
+      return publish(ctx, { postId: `reply:${platformCommentId}`, text, media: [], replyTo: { platformPostId: platformCommentId, rootPlatformPostId: platformPostId } });
+    },
+
+    async hideComment(ctx, platformCommentId, hidden) {
+      await connect(ctx).client.post(graphPath(platformCommentId, 'manage_reply'), { hide: String(hidden) }, 'hide');
+    },
+
+    async deleteComment(ctx, platformCommentId) {
+      await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
+    },
+  };
+}
+
+function graphCodeOf(err: PlatformFailure): number {
+  try {
+    return Number(JSON.parse(err.detail?.body ?? '{}')?.error?.code);
+  } catch {
+    return NaN;
+  }
+}

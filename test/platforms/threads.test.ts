@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { createHttpClient, type HttpClient } from '../../src/net/http';
+import { createThreadsAdapter } from '../../src/platforms/threads';
+import type { MediaItem, PlatformAdapter, PlatformContext } from '../../src/platforms/types';
+import { failureOf, graphErrors } from '../standins/graph';
+import { startThreadsStandIn } from '../standins/threads';
+
+describe('threads adapter against the Threads API stand-in', () => {
+  let th: Awaited<ReturnType<typeof startThreadsStandIn>>;
+  let http: HttpClient;
+  let adapter: PlatformAdapter;
+  let ctx: PlatformContext;
+  let sleeps: number[];
+  const image: MediaItem = { data: Buffer.from('png'), mimeType: 'image/png', kind: 'image', alt: 'not sent to threads', publicUrl: 'https://cdn.example/t.png' };
+  const failure = (kind: string, message: string, retryAfterSeconds?: number) => (err: unknown) => {
+    assert.deepEqual(failureOf(err), { name: 'PlatformFailure', platform: 'threads', kind, message, retryAfterSeconds });
+    return true;
+  };
+
+  beforeEach(async () => {
+    th = await startThreadsStandIn();
+    http = createHttpClient({ allowInsecure: true, timeoutMs: 400 });
+    sleeps = [];
+    adapter = createThreadsAdapter({ http, origin: th.origin, sleep: async (ms) => void sleeps.push(ms), containerPolling: { intervalMs: 2000, maxPolls: 3 } });
+    ctx = { credentials: { access_token: th.user.token }, settings: { threadsUserId: th.user.id } };
+  });
+  afterEach(async () => {
+    await http.close();
+    await th.stop();
+  });
+
+  it('verifies through /me', async () => {
+    assert.deepEqual(await adapter.verify({ credentials: { access_token: th.user.token }, settings: {} }), {
+      platformAccountId: th.user.id, username: 'herald.threads', displayName: 'Herald Threads', profileUrl: 'https://www.threads.com/@herald.threads',
+      kind: null, settings: { threadsUserId: th.user.id, username: 'herald.threads' },
+    });
+    assert.deepEqual(th.standIn.calls('GET', '/v1.0/me')[0].query, { fields: 'id,username,name,threads_profile_picture_url', access_token: th.user.token });
+  });
+
+  it('publishes text: quota, TEXT container, status, publish, permalink', async () => {
+    const published = await adapter.publish(ctx, { postId: 'p1', text: 'Hello Threads', media: [] });
+    const [post] = [...th.posts.values()];
+    assert.deepEqual(published, { platformPostId: post.id, url: th.permalinkOf(post) });
+    const u = th.user.id;
+    assert.deepEqual(th.standIn.requests.map((r) => `${r.method} ${r.path}`), [
+      `GET /v1.0/${u}/threads_publishing_limit`, `POST /v1.0/${u}/threads`, `GET /v1.0/${post.containerId}`, `POST /v1.0/${u}/threads_publish`, `GET /v1.0/${post.id}`,
+    ]);
+    assert.deepEqual(th.standIn.calls('GET', `/v1.0/${u}/threads_publishing_limit`)[0].query, { fields: 'quota_usage,config', access_token: th.user.token });
+    assert.deepEqual(th.standIn.calls('POST', `/v1.0/${u}/threads`)[0].form, { media_type: 'TEXT', text: 'Hello Threads', access_token: th.user.token });
+    assert.deepEqual(th.standIn.calls('POST', `/v1.0/${u}/threads_publish`)[0].form, { creation_id: post.containerId, access_token: th.user.token });
+    assert.deepEqual(th.standIn.calls('GET', `/v1.0/${post.id}`)[0].query, { fields: 'permalink', access_token: th.user.token });
+    assert.equal(th.quota.posts, 1);
+  });
+
+  it('publishes an image by URL (no alt text: Threads is not sent one) after polling', async () => {
+    th.state.processingPolls = 2;
+    await adapter.publish(ctx, { postId: 'p2', text: 'Look', media: [image] });
+    assert.deepEqual(th.standIn.calls('POST', `/v1.0/${th.user.id}/threads`)[0].form, { media_type: 'IMAGE', image_url: 'https://cdn.example/t.png', text: 'Look', access_token: th.user.token });
+    assert.deepEqual(sleeps, [2000, 2000]);
+    assert.equal([...th.posts.values()][0].imageUrl, 'https://cdn.example/t.png');
+  });
+
+  it('chains thread parts and first comments natively through reply_to_id, on the reply quota', async () => {
+    const first = await adapter.publish(ctx, { postId: 'a', text: 'Part 1', media: [] });
+    const second = await adapter.publish(ctx, { postId: 'b', text: 'Part 2', media: [], replyTo: { platformPostId: first.platformPostId } });
+    const comment = await adapter.publish(ctx, { postId: 'c', text: 'First comment', media: [], replyTo: { platformPostId: second.platformPostId, rootPlatformPostId: first.platformPostId } });
+    assert.deepEqual(th.standIn.calls('POST', `/v1.0/${th.user.id}/threads`).map((c) => c.form!.reply_to_id), [undefined, first.platformPostId, second.platformPostId]);
+    assert.deepEqual(th.standIn.calls('GET', `/v1.0/${th.user.id}/threads_publishing_limit`).map((c) => c.query.fields), ['quota_usage,config', 'reply_quota_usage,reply_config', 'reply_quota_usage,reply_config']);
+    assert.deepEqual([th.posts.get(comment.platformPostId)!.rootId, th.quota.posts, th.quota.replies], [first.platformPostId, 1, 2]);
+    assert.equal(second.url, th.permalinkOf(th.posts.get(second.platformPostId)!));
+  });
+
+  it('words a container error from its error_message and publishes nothing', async () => {
+    th.failingUrls.set('https://cdn.example/t.png', 'INVALID_ASPEC_RATIO');
+    await assert.rejects(adapter.publish(ctx, { postId: 'p3', text: 'Wide', media: [image] }),
+      failure('permanent', 'Threads refused the post: the media aspect ratio is not one Threads accepts.'));
+    th.failingUrls.set('https://cdn.example/t.png', 'SOMETHING_NEW');
+    await assert.rejects(adapter.publish(ctx, { postId: 'p3', text: 'Wide', media: [image] }), failure('permanent', 'Threads refused the post: Threads could not process the media.'));
+    assert.equal(th.posts.size, 0);
+  });
+
+  it('refuses before creating a container when the 250 posts or 1,000 replies per 24 h are spent', async () => {
+    th.quota.posts = 250;
+    await assert.rejects(adapter.publish(ctx, { postId: 'p4', text: 'One more', media: [] }),
+      failure('rate_limited', 'Threads allows 250 API-published posts per 24 hours and this account has reached that limit.'));
+    th.quota.posts = 0;
+    const root = await adapter.publish(ctx, { postId: 'p5', text: 'root', media: [] });
+    th.quota.replies = 1000;
+    await assert.rejects(adapter.publish(ctx, { postId: 'p6', text: 'reply', media: [], replyTo: { platformPostId: root.platformPostId } }),
+      failure('rate_limited', 'Threads allows 1000 API-published replies per 24 hours and this account has reached that limit.'));
+    assert.equal(th.containers.size, 1);
+  });
+
+  it('keeps a post whose permalink is not given, and resolveUrl asks again', async () => {
+    th.state.withholdPermalinks = true;
+    const published = await adapter.publish(ctx, { postId: 'p7', text: 'No link', media: [] });
+    assert.equal(published.url, null);
+    th.state.withholdPermalinks = false;
+    assert.equal(await adapter.resolveUrl!(ctx, published.platformPostId), th.permalinkOf(th.posts.get(published.platformPostId)!));
+  });
+
+  it('does not duplicate a post whose publish answer was lost', async () => {
+    th.standIn.inject({ method: 'POST', path: `/v1.0/${th.user.id}/threads_publish` }, { kind: 'hang', thenHandle: true });
+    const published = await adapter.publish(ctx, { postId: 'p8', text: 'Exactly once', media: [] });
+    assert.equal(th.posts.size, 1);
+    assert.equal(published.platformPostId, [...th.posts.keys()][0]);
+    assert.equal(th.standIn.calls('POST', `/v1.0/${th.user.id}/threads_publish`).length, 1);
+    assert.deepEqual(await adapter.findPublished!(ctx, { postId: 'p8', text: 'Exactly once', media: [] }), published);
+  });
+
+  it('deletes its posts; already deleted is gone; a connection without the delete permission is told to reconnect', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p9', text: 'Bye', media: [] });
+    th.user.canDelete = false;
+    await assert.rejects(adapter.delete(ctx, post.platformPostId),
+      failure('permanent', 'Threads refused to delete the post: this connection was made without the permission to delete posts; reconnect the account to allow deletes.'));
+    assert.equal(th.posts.size, 1);
+    th.user.canDelete = true;
+    await adapter.delete(ctx, post.platformPostId);
+    assert.equal(th.posts.size, 0);
+    await adapter.delete(ctx, post.platformPostId);
+  });
+
+  it('lists the whole conversation newest first with cursors, parents and ownership', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p10', text: 'Discuss', media: [] });
+    const top = th.addExternalReply(post.platformPostId, 'top-level');
+    const nested = th.addExternalReply(top.id, 'nested');
+    const mine = await adapter.replyToComment!(ctx, post.platformPostId, nested.id, 'mine');
+    for (let i = 0; i < 24; i++) th.addExternalReply(post.platformPostId, `more ${i}`);
+    const page1 = await adapter.listComments!(ctx, post.platformPostId);
+    assert.equal(page1.comments.length, 25);
+    assert.deepEqual(th.standIn.calls('GET', `/v1.0/${post.platformPostId}/conversation`)[0].query, {
+      fields: 'id,text,username,timestamp,replied_to,is_reply_owned_by_me,hide_status,has_replies', reverse: 'true', limit: '25', access_token: th.user.token,
+    });
+    assert.equal(page1.comments[0].text, 'more 23');
+    const page2 = await adapter.listComments!(ctx, post.platformPostId, page1.nextCursor!);
+    assert.equal(page2.nextCursor, null);
+    assert.deepEqual(page2.comments.map((c) => [c.text, c.platformParentId, c.own, c.replies]), [
+      ['nested', top.id, false, 1], ['top-level', null, false, 1],
+    ]);
+    assert.deepEqual(page1.comments[24], {
+      platformCommentId: mine.platformPostId, platformParentId: nested.id, author: { handle: 'herald.threads', displayName: 'herald.threads', platformId: 'herald.threads', avatarUrl: null },
+      text: 'mine', createdAt: th.posts.get(mine.platformPostId)!.timestamp.replace(/\.\d{3}Z$/, '.000Z'), likes: 0, replies: 0, own: true,
+    });
+  });
+
+  it('hides top-level replies only, deletes its own replies only', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p11', text: 'Moderate', media: [] });
+    const top = th.addExternalReply(post.platformPostId, 'loud');
+    const nested = th.addExternalReply(top.id, 'louder');
+    await adapter.hideComment!(ctx, top.id, true);
+    assert.deepEqual(th.standIn.calls('POST', `/v1.0/${top.id}/manage_reply`)[0].form, { hide: 'true', access_token: th.user.token });
+    assert.equal(th.posts.get(top.id)!.hidden, true);
+    await adapter.hideComment!(ctx, top.id, false);
+    assert.equal(th.posts.get(top.id)!.hidden, false);
+    await assert.rejects(adapter.hideComment!(ctx, nested.id, true), failure('permanent', 'Threads refused to change the comment: Threads did not accept a parameter of the request.'));
+    const mine = await adapter.replyToComment!(ctx, post.platformPostId, top.id, 'calm down');
+    assert.equal(th.posts.get(mine.platformPostId)!.replyToId, top.id);
+    await adapter.deleteComment!(ctx, mine.platformPostId);
+    assert.equal(th.posts.has(mine.platformPostId), false);
+    await assert.rejects(adapter.deleteComment!(ctx, top.id), failure('permanent', 'Threads refused to delete the comment: Threads did not accept a parameter of the request.'));
+  });
+
+  it('classifies token, throttling and transient answers with the Graph table', async () => {
+    th.standIn.inject({ method: 'GET' }, { kind: 'reply', response: graphErrors.throttled(4, 3) });
+    await assert.rejects(adapter.publish(ctx, { postId: 'e1', text: 'x', media: [] }), failure('rate_limited', 'Threads refused the post: Threads is rate limiting this account.', 180));
+    th.standIn.inject({ method: 'POST' }, { kind: 'reply', response: graphErrors.transient() });
+    await assert.rejects(adapter.publish(ctx, { postId: 'e2', text: 'x', media: [] }), failure('retryable', 'Threads refused the post: Threads had a temporary problem; nothing was changed.'));
+    await assert.rejects(adapter.verify({ credentials: { access_token: 'bad' }, settings: {} }),
+      failure('reauthorize', 'Threads refused the connection: Threads no longer accepts this connection; reconnect the account.'));
+    assert.equal(th.posts.size, 0);
+  });
+});
