@@ -8,6 +8,7 @@ import { startBlueskyStandIn } from './bluesky';
 import { startXStandIn } from './x';
 import { startInstagramStandIn } from './instagram';
 import { startThreadsStandIn } from './threads';
+import { startMastodonStandIn } from './mastodon';
 
 export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
   telegram: startTelegramStandIn,
@@ -16,4 +17,5 @@ export const standIns: Record<string, () => Promise<{ origin: string; stop(): Pr
   x: startXStandIn,
   instagram: startInstagramStandIn,
   threads: startThreadsStandIn,
+  mastodon: startMastodonStandIn,
 };

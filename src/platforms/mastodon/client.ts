@@ -1,0 +1,42 @@
+import type { FormData, HttpClient } from '../../net/http';
+import { failureFor, transportFailure, type MastodonScope } from './errors';
+
+export interface MastodonRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  json?: unknown;
+  multipart?: FormData;
+  headers?: Record<string, string>;
+  scope?: MastodonScope;
+}
+
+export interface MastodonAnswer<T> {
+  status: number;
+  body: T;
+}
+
+export interface MastodonClient {
+  /** Resolves for 2xx (the status matters: 202/206 mean "still processing"); throws a classified `PlatformFailure` otherwise. */
+  send<T>(origin: string, accessToken: string, req: MastodonRequest): Promise<MastodonAnswer<T>>;
+}
+
+export function createMastodonClient(http: HttpClient, now: () => Date): MastodonClient {
+  return {
+    async send<T>(origin: string, accessToken: string, req: MastodonRequest): Promise<MastodonAnswer<T>> {
+      let res;
+      try {
+        res = await http.request({
+          method: req.method,
+          url: origin + req.path,
+          headers: { authorization: `Bearer ${accessToken}`, ...req.headers },
+          json: req.json,
+          multipart: req.multipart,
+        });
+      } catch (err) {
+        throw transportFailure(err);
+      }
+      if (res.status >= 200 && res.status < 300) return { status: res.status, body: res.json as T };
+      throw failureFor(res, req.scope ?? 'default', now().getTime());
+    },
+  };
+}

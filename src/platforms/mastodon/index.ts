@@ -1,0 +1,129 @@
+import type { HttpClient } from '../../net/http';
+import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishedPost } from '../types';
+import { createMastodonClient } from './client';
+import { parseMastodonInstance } from './instance';
+import { compareIdsDescending, postIdempotencyKey, replyIdempotencyKey, statusUrl, toComment, type MastodonAccount, type MastodonStatus } from './mapper';
+import { uploadMedia } from './media';
+
+export { parseMastodonInstance } from './instance';
+
+export interface MastodonAdapterDeps {
+  http: HttpClient;
+  /** HERALD_ALLOW_INSECURE_URLS: lets `instance_url` be plain http or a local host (development and tests). */
+  allowInsecure?: boolean;
+  now?: () => Date;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Comments come from `/context` in one piece; Herald pages them itself. */
+export const COMMENT_PAGE_SIZE = 40;
+
+interface Account {
+  origin: string;
+  token: string;
+}
+
+/** Mastodon REST adapter. The server is per account: `settings.instance_origin`, set by `verify`. */
+export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapter {
+  const now = deps.now ?? (() => new Date());
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const client = createMastodonClient(deps.http, now);
+  const media = { client, now, sleep };
+
+  function account(ctx: PlatformContext): Account {
+    const token = ctx.credentials.access_token;
+    const origin = ctx.settings.instance_origin ?? (ctx.credentials.instance_url && parseMastodonInstance(ctx.credentials.instance_url, deps));
+    if (!token || !origin) throw new PlatformFailure('mastodon', 'reauthorize', 'Mastodon account details are missing; reconnect the account.');
+    return { origin, token };
+  }
+
+  /**
+   * Every create carries an Idempotency-Key, so a create whose answer was lost or that met a server error is
+   * repeated once at once with the same key: the server returns the status it already made, never a second one.
+   */
+  async function createStatus(ctx: PlatformContext, body: Record<string, unknown>, key: string): Promise<PublishedPost> {
+    const { origin, token } = account(ctx);
+    const send = () =>
+      client.send<MastodonStatus>(origin, token, { method: 'POST', path: '/api/v1/statuses', json: body, headers: { 'idempotency-key': key } });
+    let created;
+    try {
+      created = await send();
+    } catch (err) {
+      if (!(err instanceof PlatformFailure) || err.kind !== 'retryable') throw err;
+      created = await send();
+    }
+    const username = ctx.settings.username ?? created.body.account.username;
+    return { platformPostId: created.body.id, url: statusUrl(origin, username, created.body.id) };
+  }
+
+  async function deleteStatus(ctx: PlatformContext, id: string): Promise<void> {
+    const { origin, token } = account(ctx);
+    try {
+      await client.send(origin, token, { method: 'DELETE', path: `/api/v1/statuses/${id}` });
+    } catch (err) {
+      // Mastodon answers 404 for a status already deleted (and for one never there).
+      if (err instanceof PlatformFailure && err.kind === 'gone') return;
+      throw err;
+    }
+  }
+
+  return {
+    platform: 'mastodon',
+
+    async verify(ctx): Promise<AccountIdentity> {
+      const { origin, token } = account(ctx);
+      const { body: me } = await client.send<MastodonAccount>(origin, token, { method: 'GET', path: '/api/v1/accounts/verify_credentials' });
+      const host = new URL(origin).host;
+      return {
+        // Account ids are only unique within one server.
+        platformAccountId: `${me.id}@${host}`,
+        username: `${me.username}@${host}`,
+        displayName: me.display_name || null,
+        profileUrl: me.url,
+        settings: { instance_origin: origin, account_id: me.id, username: me.username },
+      };
+    },
+
+    async publish(ctx, req): Promise<PublishedPost> {
+      const { origin, token } = account(ctx);
+      const mediaIds: string[] = [];
+      for (const item of req.media) mediaIds.push(await uploadMedia(media, origin, token, item));
+      const body = {
+        status: req.text,
+        ...(mediaIds.length ? { media_ids: mediaIds } : {}),
+        ...(req.replyTo ? { in_reply_to_id: req.replyTo.platformPostId } : {}),
+      };
+      return createStatus(ctx, body, postIdempotencyKey(req.postId));
+    },
+
+    delete: (ctx, platformPostId) => deleteStatus(ctx, platformPostId),
+
+    async resolveUrl(ctx, platformPostId): Promise<string | null> {
+      const { origin } = account(ctx);
+      return ctx.settings.username ? statusUrl(origin, ctx.settings.username, platformPostId) : null;
+    },
+
+    async listComments(ctx, platformPostId, cursor) {
+      const { origin, token } = account(ctx);
+      const { body } = await client.send<{ ancestors: MastodonStatus[]; descendants: MastodonStatus[] }>(origin, token, {
+        method: 'GET',
+        path: `/api/v1/statuses/${platformPostId}/context`,
+      });
+      // Newest first; the cursor is the last id handed out, so replies arriving between pages shift nothing.
+      const sorted = [...body.descendants].sort((a, b) => compareIdsDescending(a.id, b.id));
+      const rest = cursor ? sorted.filter((s) => compareIdsDescending(cursor, s.id) < 0) : sorted;
+      const page = rest.slice(0, COMMENT_PAGE_SIZE);
+      return {
+        comments: page.map((s) => toComment(s, platformPostId, ctx.settings.account_id)),
+        nextCursor: rest.length > COMMENT_PAGE_SIZE ? page[page.length - 1].id : null,
+      };
+    },
+
+    async replyToComment(ctx, _platformPostId, platformCommentId, text) {
+      return createStatus(ctx, { status: text, in_reply_to_id: platformCommentId }, replyIdempotencyKey(platformCommentId, text));
+    },
+
+    // Only own statuses can be deleted; Mastodon answers 404 for anyone else's.
+    deleteComment: (ctx, platformCommentId) => deleteStatus(ctx, platformCommentId),
+  };
+}
