@@ -1,0 +1,74 @@
+import express, { type Request, Router } from 'express';
+import { z } from 'zod';
+import { ApiError } from '../errors';
+import type { HttpClient } from '../net/http';
+import { downloadMedia } from './download';
+import { isMediaError } from './errors';
+import { mediaLimits, requireWithinLimits } from './limits';
+import { checkMediaUrl } from './media-url';
+import { receiveMultipartFile } from './multipart';
+import { type MediaFacts, requireDecodable } from './sniff';
+import { type MediaStore, toMediaApiShape } from './store';
+
+/**
+ * `POST /api/v1/media` (decisions.md "Media"): multipart `file` or JSON `{ "url": ... }` → 201
+ * `{ data: { id, mime_type, size, width, height, duration_ms, created_at } }`, type and size read from the bytes.
+ * Mount behind authentication with scope `posts:write`; `userIdOf` reads the authenticated user from the request.
+ */
+
+export interface MediaRouterDeps {
+  store: MediaStore;
+  /** The guarded client (allowInsecure from HERALD_ALLOW_INSECURE_URLS). */
+  http: HttpClient;
+  allowInsecureUrls: boolean;
+  userIdOf(req: Request): string;
+  /** Defaults to the largest file any platform takes. */
+  maxBytes?: number;
+  downloadTimeoutMs?: number;
+}
+
+const UrlUploadSchema = z.strictObject({ url: z.string().min(1) });
+const parseJson = express.json({ limit: '16kb', type: () => true });
+
+export function createMediaRouter(deps: MediaRouterDeps): Router {
+  const maxBytes = deps.maxBytes ?? mediaLimits.maxBytes;
+  const router = Router();
+
+  router.post('/', async (req, res) => {
+    const userId = deps.userIdOf(req);
+    const type = (req.headers['content-type'] ?? '').toLowerCase();
+    let received: { bytes: Buffer; facts: MediaFacts; sourceUrl: string | null };
+    try {
+      if (type.startsWith('multipart/form-data')) {
+        const { bytes } = await receiveMultipartFile(req, maxBytes);
+        received = { bytes, facts: requireWithinLimits(requireDecodable(bytes)), sourceUrl: null };
+      } else if (type.startsWith('application/json')) {
+        const { url } = await readUrlBody(req);
+        checkMediaUrl(url, { allowInsecure: deps.allowInsecureUrls });
+        const { bytes, facts } = await downloadMedia(url, { http: deps.http, maxBytes, timeoutMs: deps.downloadTimeoutMs });
+        received = { bytes, facts, sourceUrl: url };
+      } else {
+        throw new ApiError('bad_request', 'Send the media as multipart/form-data with a part "file", or as JSON { "url": "https://..." }');
+      }
+    } catch (err) {
+      // A refused upload may still be streaming in: do not keep reading it on this connection.
+      if (isMediaError(err) && err.reason === 'too_large') res.setHeader('Connection', 'close');
+      throw err;
+    }
+    const record = await deps.store.store({ userId, origin: 'upload', ...received });
+    res.status(201).json({ data: toMediaApiShape(record) });
+  });
+
+  return router;
+}
+
+async function readUrlBody(req: Request): Promise<z.infer<typeof UrlUploadSchema>> {
+  if (req.body === undefined) {
+    await new Promise<void>((resolve, reject) => parseJson(req, req.res!, (err?: unknown) => (err ? reject(err) : resolve())));
+  }
+  const parsed = UrlUploadSchema.safeParse(req.body);
+  if (!parsed.success) {
+    throw new ApiError('bad_request', 'The JSON body must be { "url": "<http(s) URL of an image or video>" } and nothing else');
+  }
+  return parsed.data;
+}
