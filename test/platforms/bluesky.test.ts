@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHttpClient, type HttpClient } from '../../src/net/http';
 import { createBlueskyAdapter, checkServiceUrl, isAppPassword, rkeyForPost } from '../../src/platforms/bluesky';
+import { XRPCError } from '@atproto/api';
+import { TransportError } from '../../src/net/http';
+import { classify } from '../../src/platforms/bluesky/errors';
 import { isTid } from '../../src/platforms/bluesky/tid';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext } from '../../src/platforms/types';
 import { startBlueskyStandIn, type BlueskyStandIn, type BlueskyStandInAccount } from '../standins/bluesky';
@@ -55,6 +58,50 @@ describe('bluesky: pure account checks', () => {
     const keys = new Set(Array.from({ length: 2000 }, (_, i) => rkeyForPost(`post-${i}`)));
     assert.equal(keys.size, 2000);
     for (const key of keys) assert.equal(isTid(key), true, key);
+  });
+});
+
+describe('bluesky: the classification table, row by row', () => {
+  const rows: [number, string, string, PlatformFailure['kind'], string, number?][] = [
+    [401, 'AuthenticationRequired', 'Invalid identifier or password', 'reauthorize', 'Bluesky refused the handle or app password; reconnect the account.'],
+    [401, 'AuthMissing', 'Authentication Required', 'reauthorize', 'Bluesky asked for a login again; reconnect the account.'],
+    [400, 'InvalidToken', 'Token could not be verified', 'reauthorize', 'Bluesky no longer accepts the session of this account; reconnect the account.'],
+    [400, 'ExpiredToken', 'Token has expired', 'reauthorize', 'Bluesky no longer accepts the session of this account; reconnect the account.'],
+    [400, 'AccountTakedown', 'Account has been taken down', 'reauthorize', 'Bluesky has taken this account down; reconnect the account.'],
+    [401, 'AccountDeactivated', 'Account is deactivated', 'reauthorize', 'Bluesky says this account is deactivated; reconnect the account.'],
+    [429, 'RateLimitExceeded', 'Rate Limit Exceeded', 'rate_limited', 'Bluesky is rate limiting this account; try again later.', 90],
+    [400, 'RecordNotFound', 'Could not locate record', 'gone', 'Bluesky no longer has this post.'],
+    [400, 'NotFound', 'Post not found', 'gone', 'Bluesky no longer has this post.'],
+    [400, 'BlobNotFound', 'Could not find blob', 'retryable', 'Bluesky lost an uploaded image; send the request again.'],
+    [400, 'InvalidSwap', 'Commit was at x', 'retryable', 'Bluesky saw a concurrent change to the account; try again.'],
+    [413, 'PayloadTooLarge', 'request entity too large', 'permanent', 'Bluesky refused the post: an image is too large.'],
+    [502, 'UpstreamFailure', 'Upstream service unreachable', 'retryable', 'Bluesky could not reach its own services; try again later.'],
+    [500, 'InternalServerError', 'Internal Server Error', 'retryable', 'Bluesky is having trouble; try again later.'],
+    [400, 'InvalidRequest', 'Invalid app.bsky.feed.post record: Record/text grapheme too big (maximum 300, got 301)', 'permanent', 'Bluesky refused the post: the text is too long.'],
+    [400, 'InvalidRequest', 'Record/embed/images array too big (maximum 4, got 5)', 'permanent', 'Bluesky refused the post: it has too many images.'],
+    [400, 'InvalidRequest', 'blob too big (maximum 1000000, got 1200000)', 'permanent', 'Bluesky refused the post: an image is too large.'],
+    [400, 'InvalidRequest', 'Invalid record key: abc: Invalid TID string', 'permanent', 'Bluesky refused the record key Herald chose for the post.'],
+    [400, 'InvalidRequest', 'Input/repo must be a string', 'permanent', 'Bluesky refused the request as invalid.'],
+    [403, 'Forbidden', 'nope', 'permanent', 'Bluesky does not allow this account to do that.'],
+    [404, 'XRPCNotSupported', 'Method Not Implemented', 'permanent', 'The Bluesky server does not offer this operation; check the service URL of the account.'],
+  ];
+  for (const [status, error, message, kind, clientMessage, wait] of rows) {
+    it(`${status} ${error}${error === 'InvalidRequest' ? ` (${message.slice(0, 30)}…)` : ''} → ${kind}`, () => {
+      const headers = status === 429 ? { 'ratelimit-reset': String(NOW.getTime() / 1000 + 90) } : {};
+      const failed = classify(new XRPCError(status, error, message, headers), NOW);
+      assert.deepEqual(
+        { kind: failed.kind, clientMessage: failed.clientMessage, retryAfterSeconds: failed.retryAfterSeconds, detail: failed.detail },
+        { kind, clientMessage, retryAfterSeconds: wait, detail: { status, body: `${error}: ${message}` } },
+      );
+    });
+  }
+
+  it('transport failures: not sent → retryable, unknown → unknown_outcome, blocked address → permanent', () => {
+    const wrapped = (err: TransportError) => XRPCError.from(err);
+    assert.equal(classify(wrapped(new TransportError('not_sent', 'connection failed (ECONNREFUSED)')), NOW).kind, 'retryable');
+    assert.equal(classify(wrapped(new TransportError('unknown', 'request timed out')), NOW).kind, 'unknown_outcome');
+    const blocked = classify(wrapped(new TransportError('not_sent', '10.0.0.1 is not a public address', true)), NOW);
+    assert.deepEqual([blocked.kind, blocked.clientMessage], ['permanent', 'The Bluesky server address of this account is not allowed.']);
   });
 });
 

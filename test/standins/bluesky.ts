@@ -83,7 +83,8 @@ function sniffImage(data: Buffer): string | undefined {
   return undefined;
 }
 
-export async function startBlueskyStandIn() {
+/** `demoAccount`: for running by hand (registry.ts), an account `demo.herald.test` with app password `demo-demo-demo-demo`. */
+export async function startBlueskyStandIn(options: { demoAccount?: boolean } = {}) {
   const standIn = new StandIn('bluesky');
   const accounts = new Map<string, BlueskyStandInAccount>();
   const tokens = new Map<string, Token>();
@@ -333,6 +334,7 @@ export async function startBlueskyStandIn() {
     });
 
   await standIn.start();
+  if (options.demoAccount) addAccount({ handle: 'demo.herald.test', appPassword: 'demo-demo-demo-demo', displayName: 'Herald Demo' });
 
   return {
     standIn,

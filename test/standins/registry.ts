@@ -13,7 +13,7 @@ import { startMastodonStandIn } from './mastodon';
 export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
   telegram: startTelegramStandIn,
   facebook: startFacebookStandIn,
-  bluesky: startBlueskyStandIn,
+  bluesky: () => startBlueskyStandIn({ demoAccount: true }),
   x: startXStandIn,
   instagram: startInstagramStandIn,
   threads: startThreadsStandIn,
