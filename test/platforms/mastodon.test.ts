@@ -250,6 +250,17 @@ describe('mastodon adapter against the Mastodon stand-in', () => {
       );
     });
 
+    it('an instance address the SSRF guard refuses is permanent, not retried', async () => {
+      const guarded = createHttpClient({ allowInsecure: false, timeoutMs: 400 });
+      try {
+        const blocked = createMastodonAdapter({ http: guarded });
+        await assert.rejects(blocked.publish(ctx, post('hi')), expectFailure({ kind: 'permanent', clientMessage: 'The Mastodon server address is refused: it is not a public https address.' }));
+        assert.equal(m.standIn.calls().length, 0);
+      } finally {
+        await guarded.close();
+      }
+    });
+
     it('a server that cannot be reached is retryable', async () => {
       const gone = { ...ctx, settings: { ...ctx.settings, instance_origin: 'http://127.0.0.1:1' } };
       await assert.rejects(adapter.publish(gone, post('hi')), expectFailure({ kind: 'retryable' }));

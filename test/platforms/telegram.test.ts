@@ -69,7 +69,27 @@ describe('telegram adapter against the Bot API stand-in', () => {
         [
           ['POST', `/bot${TOKEN}/getMe`, {}],
           ['POST', `/bot${TOKEN}/getChat`, { chat_id: '@herald_news' }],
+          ['POST', `/bot${TOKEN}/getChatMember`, { chat_id: channel.id, user_id: 7000000001 }],
         ],
+      );
+    });
+
+    it('refuses a channel where the bot is not an administrator allowed to post', async () => {
+      tg.setBotMember(channel.id, 7000000001, { status: 'administrator', can_post_messages: false });
+      await assert.rejects(
+        adapter.verify({ credentials: { bot_token: TOKEN, chat_id: '@herald_news' }, settings: {} }),
+        expectFailure({ kind: 'permanent', clientMessage: 'Telegram: the bot is not an administrator allowed to post in this channel; give it that right and connect again.' }),
+      );
+      tg.setBotMember(channel.id, 7000000001, { status: 'member' });
+      await assert.rejects(adapter.verify({ credentials: { bot_token: TOKEN, chat_id: '@herald_news' }, settings: {} }), expectFailure({ kind: 'permanent' }));
+    });
+
+    it('refuses a group the bot has left', async () => {
+      const group = tg.addChat({ title: 'Team room', type: 'supergroup' });
+      tg.removeBotFromChat(group.id, 7000000001);
+      await assert.rejects(
+        adapter.verify({ credentials: { bot_token: TOKEN, chat_id: String(group.id) }, settings: {} }),
+        expectFailure({ kind: 'permanent', clientMessage: 'Telegram: the bot is not a member allowed to post in this group; add it and connect again.' }),
       );
     });
 
@@ -178,6 +198,30 @@ describe('telegram adapter against the Bot API stand-in', () => {
     it('a token Telegram cannot parse (404 Not Found) needs reconnecting', async () => {
       tg.standIn.inject({ path: /sendMessage$/ }, { kind: 'reply', response: { status: 404, json: { ok: false, error_code: 404, description: 'Not Found' } } });
       await assert.rejects(adapter.publish(ctx, post('hi')), expectFailure({ kind: 'reauthorize', clientMessage: 'Telegram does not recognise this bot token; reconnect the account.' }));
+    });
+
+    it('a group upgraded to a supergroup (400 with migrate_to_chat_id) needs reconnecting', async () => {
+      tg.standIn.inject(
+        { path: /sendMessage$/ },
+        { kind: 'reply', response: { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: group chat was upgraded to a supergroup chat', parameters: { migrate_to_chat_id: -1009999 } } } },
+      );
+      await assert.rejects(adapter.publish(ctx, post('hi')), expectFailure({ kind: 'reauthorize', clientMessage: 'Telegram says the group became a supergroup with a new id; reconnect the account.', status: 400 }));
+    });
+
+    it('a channel admin without can_post_messages (400 need administrator rights) is a permanent refusal', async () => {
+      tg.setBotMember(channel.id, 7000000001, { status: 'administrator', can_post_messages: false });
+      await assert.rejects(adapter.publish(ctx, post('hi')), expectFailure({ kind: 'permanent', clientMessage: 'Telegram refused the request as invalid.', status: 400 }));
+    });
+
+    it('an address the SSRF guard refuses is permanent, not retried', async () => {
+      const guarded = createHttpClient({ allowInsecure: false, timeoutMs: 400 });
+      try {
+        const blocked = createTelegramAdapter({ http: guarded, origin: tg.origin });
+        await assert.rejects(blocked.publish(ctx, post('hi')), expectFailure({ kind: 'permanent', clientMessage: 'The Telegram Bot API address is refused: it is not a public https address.' }));
+        assert.equal(tg.standIn.calls().length, 0);
+      } finally {
+        await guarded.close();
+      }
     });
 
     it('a 409 conflict is permanent', async () => {

@@ -316,6 +316,22 @@ describe('x adapter against the X API v2 stand-in', () => {
       assert.equal(x.tweets().length, 0);
     });
 
+    it('an address the SSRF guard refuses is permanent, not retried', async () => {
+      const guarded = createHttpClient({ allowInsecure: false, timeoutMs: 400 });
+      try {
+        const blocked = createXAdapter({ http: guarded, origin: x.origin });
+        await assert.rejects(blocked.publish(ctx, post('hi')), expectFailure({ kind: 'permanent', clientMessage: 'The X API address is refused: it is not a public https address.' }));
+        assert.equal(x.standIn.calls().length, 0);
+      } finally {
+        await guarded.close();
+      }
+    });
+
+    it('a created post is never lost for want of a stored username (username-free link)', async () => {
+      const published = await adapter.publish({ ...ctx, settings: { user_id: me.id } }, post('no username stored'));
+      assert.equal(published.url, `https://x.com/i/web/status/${published.platformPostId}`);
+    });
+
     it('findPublished matches a media post through the t.co link X appends, and respects the reply parent', async () => {
       const root = await adapter.publish(ctx, post('root'));
       const withPicture = await adapter.publish(ctx, post('look', [jpeg(1)], root.platformPostId));

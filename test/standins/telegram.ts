@@ -22,10 +22,18 @@ interface Chat {
   type: 'channel' | 'group' | 'supergroup' | 'private';
   title: string;
   username?: string;
-  /** Bot ids allowed to post here; others get 403. */
-  members: Set<number>;
+  /** Bot memberships (ChatMember); absent = not a member (403 on posting). */
+  members: Map<number, ChatMember>;
   nextMessageId: number;
 }
+
+export interface ChatMember {
+  status: 'creator' | 'administrator' | 'member' | 'restricted' | 'left' | 'kicked';
+  can_post_messages?: boolean;
+  can_delete_messages?: boolean;
+}
+
+const POSTING_ADMIN: ChatMember = { status: 'administrator', can_post_messages: true, can_delete_messages: true };
 
 const TEXT_MAX = 4096;
 const CAPTION_MAX = 1024;
@@ -61,7 +69,7 @@ export async function startTelegramStandIn() {
       type: opts.type ?? 'channel',
       title: opts.title ?? 'Herald channel',
       username: opts.username,
-      members: new Set(opts.botIds ?? [...bots.values()].map((b) => b.id)),
+      members: new Map((opts.botIds ?? [...bots.values()].map((b) => b.id)).map((id) => [id, { ...POSTING_ADMIN }])),
       nextMessageId: 1,
     };
     chats.set(chat.id, chat);
@@ -81,7 +89,9 @@ export async function startTelegramStandIn() {
   function postableChat(raw: unknown, botId: number): Chat {
     const chat = findChat(raw);
     if (!chat) fail(400, 'Bad Request: chat not found');
-    if (!chat.members.has(botId)) fail(403, 'Forbidden: bot is not a member of the channel chat');
+    const member = chat.members.get(botId);
+    if (!member || member.status === 'left' || member.status === 'kicked') fail(403, `Forbidden: bot is not a member of the ${chat.type === 'channel' ? 'channel' : 'group'} chat`);
+    if (chat.type === 'channel' && !(member.status === 'creator' || member.can_post_messages)) fail(400, 'Bad Request: need administrator rights in the channel chat');
     return chat;
   }
 
@@ -126,6 +136,16 @@ export async function startTelegramStandIn() {
       const chat = findChat(params(req).chat_id);
       if (!chat) fail(400, 'Bad Request: chat not found');
       return ok(chatShape(chat));
+    },
+    getChatMember: (req) => {
+      const p = params(req);
+      const chat = findChat(p.chat_id);
+      if (!chat) fail(400, 'Bad Request: chat not found');
+      const userId = Number(p.user_id);
+      const bot = [...bots.values()].find((b) => b.id === userId);
+      if (!bot) fail(400, 'Bad Request: user not found');
+      const member = chat.members.get(userId) ?? { status: 'left' };
+      return ok({ user: { id: bot.id, is_bot: true, first_name: bot.first_name, username: bot.username }, ...member });
     },
     sendMessage: (req, bot) => {
       const p = params(req);
@@ -209,6 +229,7 @@ export async function startTelegramStandIn() {
       clockMs = ms;
     },
     removeBotFromChat: (chatId: number, botId: number) => chats.get(chatId)?.members.delete(botId),
+    setBotMember: (chatId: number, botId: number, member: ChatMember) => chats.get(chatId)?.members.set(botId, member),
     /** The next `times` calls of `method` meet flood control with this wait. */
     floodWait: (method: string, retryAfter: number, times = 1) =>
       standIn.inject(

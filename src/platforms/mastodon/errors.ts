@@ -52,10 +52,13 @@ export function failureFor(res: HttpResponse, scope: MastodonScope, nowMs: numbe
 
 /**
  * No answer came. Status creates carry an Idempotency-Key and media uploads are harmless to repeat, so every lost
- * answer is retryable on Mastodon.
+ * answer is retryable on Mastodon; an address the SSRF guard refuses stays refused.
  */
 export function transportFailure(err: unknown): PlatformFailure {
   if (!(err instanceof TransportError)) throw err;
+  if (err.blocked) {
+    return new PlatformFailure('mastodon', 'permanent', 'The Mastodon server address is refused: it is not a public https address.', undefined, { body: err.message });
+  }
   const message =
     err.phase === 'not_sent' ? 'The Mastodon server could not be reached; nothing was sent.' : 'The Mastodon server did not answer in time; try again.';
   return new PlatformFailure('mastodon', 'retryable', message, undefined, { body: err.message });

@@ -22,6 +22,11 @@ const byDescription: Record<string, Row> = {
     kind: 'reauthorize',
     message: 'Telegram cannot find the chat; check the chat id and reconnect the account.',
   },
+  // Sent with parameters.migrate_to_chat_id: the group has a new id, which a reconnect picks up.
+  'Bad Request: group chat was upgraded to a supergroup chat': {
+    kind: 'reauthorize',
+    message: 'Telegram says the group became a supergroup with a new id; reconnect the account.',
+  },
   'Bad Request: message is too long': { kind: 'permanent', message: 'Telegram refused the post: the text is too long.' },
   'Bad Request: message caption is too long': { kind: 'permanent', message: 'Telegram refused the post: the caption is too long.' },
   'Bad Request: message text is empty': { kind: 'permanent', message: 'Telegram refused the post: the text is empty.' },
@@ -70,6 +75,9 @@ export function resultOf<T>(res: HttpResponse): T {
  */
 export function transportFailure(err: unknown, isCreate: boolean): PlatformFailure {
   if (!(err instanceof TransportError)) throw err;
+  if (err.blocked) {
+    return new PlatformFailure('telegram', 'permanent', 'The Telegram Bot API address is refused: it is not a public https address.', undefined, { body: err.message });
+  }
   if (err.phase === 'not_sent') {
     return new PlatformFailure('telegram', 'retryable', 'Telegram could not be reached; nothing was sent.', undefined, { body: err.message });
   }

@@ -2,7 +2,17 @@ import type { HttpClient } from '../../net/http';
 import { capabilities } from '../capabilities';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createTelegramClient, TELEGRAM_DEFAULT_ORIGIN } from './client';
-import { joinMessageIds, messageUrl, planSend, splitMessageIds, type TelegramChat, type TelegramMessage, type TelegramUser } from './mapper';
+import {
+  canPost,
+  joinMessageIds,
+  messageUrl,
+  planSend,
+  splitMessageIds,
+  type TelegramChat,
+  type TelegramChatMember,
+  type TelegramMessage,
+  type TelegramUser,
+} from './mapper';
 
 export interface TelegramAdapterDeps {
   http: HttpClient;
@@ -40,6 +50,19 @@ export function createTelegramAdapter(deps: TelegramAdapterDeps): PlatformAdapte
       const token = botToken(ctx);
       const bot = await client.call<TelegramUser>(token, 'getMe', { json: {} });
       const chat = await client.call<TelegramChat>(token, 'getChat', { json: { chat_id: chatId(ctx) } });
+      if (chat.type !== 'private') {
+        // Connecting a chat the bot cannot post in would only fail later, at the scheduled time.
+        const member = await client.call<TelegramChatMember>(token, 'getChatMember', { json: { chat_id: chat.id, user_id: bot.id } });
+        if (!canPost(chat, member)) {
+          throw new PlatformFailure(
+            'telegram',
+            'permanent',
+            chat.type === 'channel'
+              ? 'Telegram: the bot is not an administrator allowed to post in this channel; give it that right and connect again.'
+              : 'Telegram: the bot is not a member allowed to post in this group; add it and connect again.',
+          );
+        }
+      }
       return {
         platformAccountId: String(chat.id),
         username: chat.username ? `@${chat.username}` : (chat.title ?? chat.first_name ?? String(chat.id)),

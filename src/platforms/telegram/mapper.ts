@@ -17,6 +17,20 @@ export interface TelegramChat {
   first_name?: string;
 }
 
+export interface TelegramChatMember {
+  status: 'creator' | 'administrator' | 'member' | 'restricted' | 'left' | 'kicked';
+  can_post_messages?: boolean;
+  can_send_messages?: boolean;
+}
+
+/** A channel takes posts from its creator or an administrator with can_post_messages; a group from any present member. */
+export function canPost(chat: TelegramChat, member: TelegramChatMember): boolean {
+  if (member.status === 'creator') return true;
+  if (chat.type === 'channel') return member.status === 'administrator' && member.can_post_messages === true;
+  if (member.status === 'restricted') return member.can_send_messages === true;
+  return member.status === 'administrator' || member.status === 'member';
+}
+
 export interface TelegramMessage {
   message_id: number;
   date: number;

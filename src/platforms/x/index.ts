@@ -24,12 +24,6 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
   const client = createXClient(deps.http, deps.origin ?? X_DEFAULT_ORIGIN, now);
   const media = { client, sleep, chunkBytes: deps.chunkBytes ?? X_CHUNK_BYTES };
 
-  function username(ctx: PlatformContext): string {
-    const name = ctx.settings.username;
-    if (!name) throw new PlatformFailure('x', 'reauthorize', 'X account details are missing; reconnect the account.');
-    return name;
-  }
-
   async function findPublished(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost | null> {
     const userId = ctx.settings.user_id;
     if (!userId) return null;
@@ -41,7 +35,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
     const wanted = comparableText(req.text);
     const parent = req.replyTo?.platformPostId ?? null;
     const match = (page.data ?? []).find((t) => comparableText(t.text) === wanted && repliedToId(t) === parent);
-    return match ? { platformPostId: match.id, url: tweetUrl(username(ctx), match.id) } : null;
+    return match ? { platformPostId: match.id, url: tweetUrl(ctx.settings.username, match.id) } : null;
   }
 
   /** X has no idempotency key: when the answer to a create is lost, look before anyone repeats it. */
@@ -53,7 +47,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
         json: createTweetBody(req.text, mediaIds, req.replyTo?.platformPostId),
         isCreate: true,
       });
-      return { platformPostId: created.data.id, url: tweetUrl(username(ctx), created.data.id) };
+      return { platformPostId: created.data.id, url: tweetUrl(ctx.settings.username, created.data.id) };
     } catch (err) {
       if (!(err instanceof PlatformFailure) || err.kind !== 'unknown_outcome') throw err;
       const found = await findPublished(ctx, req).catch(() => null);
@@ -99,7 +93,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
     delete: (ctx, platformPostId) => deleteTweet(ctx, platformPostId),
 
     async resolveUrl(ctx, platformPostId): Promise<string | null> {
-      return tweetUrl(username(ctx), platformPostId);
+      return tweetUrl(ctx.settings.username, platformPostId);
     },
 
     async listComments(ctx, platformPostId, cursor) {

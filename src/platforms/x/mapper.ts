@@ -25,8 +25,9 @@ export interface XTweet {
 export const USER_FIELDS = 'username,name,profile_image_url,verified,verified_type,subscription_type';
 export const COMMENT_TWEET_FIELDS = 'author_id,created_at,in_reply_to_user_id,referenced_tweets,conversation_id,public_metrics';
 
-export function tweetUrl(username: string, id: string): string {
-  return `https://x.com/${username}/status/${id}`;
+/** Without a stored username (never after verify) X's username-free link still resolves; a created post never fails on it. */
+export function tweetUrl(username: string | undefined, id: string): string {
+  return username ? `https://x.com/${username}/status/${id}` : `https://x.com/i/web/status/${id}`;
 }
 
 /** Any paid X subscription unlocks long posts; `verified_type: blue` is the older signal for the same thing. */
@@ -52,13 +53,14 @@ export function repliedToId(tweet: XTweet): string | null {
  * back HTML-escaped. Compare texts with links removed and entities decoded.
  */
 export function comparableText(text: string): string {
-  return text
-    .replace(/https?:\/\/\S+/g, ' ')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&')
+  return decodeEntities(text.replace(/https?:\/\/\S+/g, ' '))
     .replace(/\s+/g, ' ')
     .trim();
+}
+
+/** X escapes exactly these three in post text. */
+export function decodeEntities(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
 export function toComment(tweet: XTweet, users: Map<string, XUser>, rootId: string, ownUserId: string | undefined): PlatformComment {
@@ -74,14 +76,10 @@ export function toComment(tweet: XTweet, users: Map<string, XUser>, rootId: stri
       platformId: tweet.author_id ?? '',
       avatarUrl: author?.profile_image_url ?? null,
     },
-    text: comparableEntities(tweet.text),
+    text: decodeEntities(tweet.text),
     createdAt: tweet.created_at ?? '',
     likes: tweet.public_metrics?.like_count ?? 0,
     replies: tweet.public_metrics?.reply_count ?? 0,
     own: ownUserId !== undefined && tweet.author_id === ownUserId,
   };
-}
-
-function comparableEntities(text: string): string {
-  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
