@@ -2,13 +2,12 @@ import express, { type Request, Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../errors';
 import type { HttpClient } from '../net/http';
-import { downloadMedia } from './download';
 import { isMediaError } from './errors';
 import { mediaLimits, requireWithinLimits } from './limits';
-import { checkMediaUrl } from './media-url';
+import { ingestMediaUrl } from './ingest';
 import { receiveMultipartFile } from './multipart';
-import { type MediaFacts, requireDecodable } from './sniff';
-import { type MediaStore, toMediaApiShape } from './store';
+import { requireDecodable } from './sniff';
+import { type MediaRecord, type MediaStore, toMediaApiShape } from './store';
 
 /**
  * `POST /api/v1/media` (decisions.md "Media"): multipart `file` or JSON `{ "url": ... }` → 201
@@ -37,16 +36,15 @@ export function createMediaRouter(deps: MediaRouterDeps): Router {
   router.post('/', async (req, res) => {
     const userId = deps.userIdOf(req);
     const type = (req.headers['content-type'] ?? '').toLowerCase();
-    let received: { bytes: Buffer; facts: MediaFacts; sourceUrl: string | null };
+    let record: MediaRecord;
     try {
       if (type.startsWith('multipart/form-data')) {
         const { bytes } = await receiveMultipartFile(req, maxBytes);
-        received = { bytes, facts: requireWithinLimits(requireDecodable(bytes)), sourceUrl: null };
+        record = await deps.store.store({ userId, bytes, facts: requireWithinLimits(requireDecodable(bytes)), origin: 'upload' });
       } else if (type.startsWith('application/json')) {
         const { url } = await readUrlBody(req);
-        checkMediaUrl(url, { allowInsecure: deps.allowInsecureUrls });
-        const { bytes, facts } = await downloadMedia(url, { http: deps.http, maxBytes, timeoutMs: deps.downloadTimeoutMs });
-        received = { bytes, facts, sourceUrl: url };
+        const ingest = { store: deps.store, http: deps.http, allowInsecureUrls: deps.allowInsecureUrls, maxBytes, timeoutMs: deps.downloadTimeoutMs };
+        record = await ingestMediaUrl(ingest, { userId, url, origin: 'upload' });
       } else {
         throw new ApiError('bad_request', 'Send the media as multipart/form-data with a part "file", or as JSON { "url": "https://..." }');
       }
@@ -55,7 +53,6 @@ export function createMediaRouter(deps: MediaRouterDeps): Router {
       if (isMediaError(err) && err.reason === 'too_large') res.setHeader('Connection', 'close');
       throw err;
     }
-    const record = await deps.store.store({ userId, origin: 'upload', ...received });
     res.status(201).json({ data: toMediaApiShape(record) });
   });
 

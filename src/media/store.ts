@@ -62,6 +62,8 @@ export interface MediaStore {
   readChunks(id: string): AsyncIterable<Buffer>;
   /** True when something was deleted. With `userId`, only that user's media. */
   delete(id: string, userId?: string): Promise<boolean>;
+  /** After publishing: removes the downloaded copies (origin 'url') among `ids`, never a user's uploads. Returns how many. */
+  deleteDownloadedCopies(ids: readonly string[]): Promise<number>;
 }
 
 export const MEDIA_CHUNK_BYTES = 1024 * 1024;
@@ -153,6 +155,13 @@ export function createMediaStore(db: Kysely<MediaTables>, options: { chunkBytes?
       if (userId !== undefined) query = query.where('user_id', '=', userId);
       const result = await query.executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
+    },
+
+    async deleteDownloadedCopies(ids) {
+      const valid = ids.filter(isMediaId);
+      if (valid.length === 0) return 0;
+      const result = await db.deleteFrom('media').where('id', 'in', valid).where('origin', '=', 'url').executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
   };
 }

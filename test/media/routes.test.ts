@@ -6,12 +6,14 @@ import express from 'express';
 import { sql } from 'kysely';
 import { errorMiddleware } from '../../api/middleware/errors';
 import { createHttpClient, type HttpClient } from '../../src/net/http';
+import { ingestMediaUrl } from '../../src/media/ingest';
 import { toMediaItems } from '../../src/media/media-items';
 import { createPublicMediaRouter } from '../../src/media/public-route';
 import { createMediaUrlSigner, deriveMediaUrlKey, type MediaUrlSigner } from '../../src/media/public-url';
 import { createMediaRouter } from '../../src/media/routes';
 import { requireDecodable } from '../../src/media/sniff';
 import { createMediaStore, type MediaStore } from '../../src/media/store';
+import { rejectsWith } from './assert-error';
 import { gif, jpeg, movie, png } from './fixtures';
 import { insertUser, mediaTestDatabase } from './media-db';
 
@@ -201,6 +203,23 @@ describe('media routes', function () {
       const url = new URL(stranger.signMediaUrl(id, new Date(Date.now() + 60_000)));
       assert.equal(signer.verifyMediaUrlSignature(id, url.searchParams.get('exp'), url.searchParams.get('sig')), false);
       assert.equal(stranger.verifyMediaUrlSignature(id, url.searchParams.get('exp'), url.searchParams.get('sig')), true);
+    });
+  });
+
+  describe('ingestMediaUrl (scheduled posts)', () => {
+    it('stores a downloaded copy marked for removal after publishing', async () => {
+      const record = await ingestMediaUrl({ store, http: client, allowInsecureUrls: true }, { userId, url: `${originUrl}/clip`, origin: 'url' });
+      assert.deepEqual([record.origin, record.sourceUrl, record.mimeType, record.durationMs], ['url', `${originUrl}/clip`, 'video/mp4', 4_500]);
+      assert.equal(await store.deleteDownloadedCopies([record.id]), 1);
+    });
+
+    it('checks the URL before fetching anything', async () => {
+      await rejectsWith(
+        ingestMediaUrl({ store, http: client, allowInsecureUrls: false }, { userId, url: `${originUrl}/clip`, origin: 'url' }),
+        400,
+        'bad_request',
+        `Media URL ${originUrl}/clip is not allowed: plain http URLs are refused; use https`,
+      );
     });
   });
 

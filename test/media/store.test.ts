@@ -4,6 +4,7 @@ import { createMediaStore, type MediaStore, toMediaApiShape } from '../../src/me
 import { requireDecodable } from '../../src/media/sniff';
 import { rejectsWith } from './assert-error';
 import { jpeg, png } from './fixtures';
+import * as m0030 from '../../migrations/0030_media';
 import { insertUser, mediaTestDatabase } from './media-db';
 
 describe('media store (real PostgreSQL)', function () {
@@ -82,6 +83,17 @@ describe('media store (real PostgreSQL)', function () {
     assert.equal(await store.delete('nope'), false);
   });
 
+  it('after publishing, removes downloaded copies but never uploads', async () => {
+    const dave = await insertUser(database.db);
+    const stored = await Promise.all(
+      (['url', 'upload', 'url'] as const).map((origin, i) => store.store({ userId: dave, bytes: png(i + 1, 1), facts: requireDecodable(png(i + 1, 1)), origin })),
+    );
+    assert.equal(await store.deleteDownloadedCopies([...stored.map((m) => m.id), 'not-an-id']), 2);
+    assert.deepEqual(await counts(dave), { media: 1, chunks: 1 });
+    assert.equal((await store.describeForUser(dave, stored[1].id)).origin, 'upload');
+    assert.equal(await store.deleteDownloadedCopies([]), 0);
+  });
+
   it('answers 503 media_storage_failed and leaves nothing behind when an insert fails part-way', async () => {
     const carol = await insertUser(database.db);
     // Fail the insert of the tenth chunk: the media row and nine chunks were already written in the transaction.
@@ -101,5 +113,15 @@ describe('media store (real PostgreSQL)', function () {
       await sql`drop trigger media_test_fail on media_chunks`.execute(database.db);
       await sql`drop function media_test_fail()`.execute(database.db);
     }
+  });
+
+  it('migration 0030 goes down and up again on its own database', async () => {
+    const fresh = await mediaTestDatabase();
+    const exists = async () => (await sql<{ t: string | null }>`select to_regclass('media_chunks')::text as t`.execute(fresh.db)).rows[0].t;
+    assert.equal(await exists(), 'media_chunks');
+    await m0030.down(fresh.db);
+    assert.equal(await exists(), null);
+    await m0030.up(fresh.db);
+    assert.equal(await exists(), 'media_chunks');
   });
 });
