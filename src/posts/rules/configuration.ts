@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { capabilities } from '../../platforms/capabilities';
 import type { PlatformSlug } from '../../platforms/types';
 import type { ConfigurationBlock } from './inputs';
-import { isSinglePostPlacement, placementOf, placementPhrase } from './placement';
+import { isSinglePostPlacement, placementOf, placementPhrase, withArticle } from './placement';
 import { isPlatformSlug } from './resolve-account-body';
 import { listWords, violation, type Violation } from './violation';
 
@@ -31,6 +31,8 @@ const optionTypes: Readonly<Record<string, { schema: z.ZodType; expect: string }
   },
   link: { schema: httpUrl, expect: 'an http(s) URL' },
 };
+
+const orWords = (words: readonly string[]) => listWords(words).replace(/ and ([^ ]+)$/, ' or $1');
 
 const platformsWithOptions = (Object.keys(capabilities) as PlatformSlug[]).filter((p) => capabilities[p].placements);
 
@@ -61,13 +63,13 @@ export function checkConfigurationBlock(platform: PlatformSlug, block: Configura
   const carried = placements[placement];
   if (!carried) {
     const asked = typeof block.placement === 'string' ? block.placement : JSON.stringify(block.placement);
-    return [violation('configuration_unsupported', `${label}.placement: ${asked} is not a ${platform} placement; use ${listWords(Object.keys(placements))}`)];
+    return [violation('configuration_unsupported', `${label}.placement: ${asked} is not ${withArticle(platform)} placement; use ${orWords(Object.keys(placements))}`)];
   }
   for (const [option, value] of Object.entries(block)) {
     if (!carried.includes(option)) {
       const where = Object.keys(placements).filter((p) => placements[p].includes(option));
       const hint = where.length ? `; it applies to ${listWords(where.map((p) => placementPhrase(platform, p)))}` : '';
-      const what = where.length ? `is not carried by ${placementPhrase(platform, placement)}` : `is not a ${platform} option`;
+      const what = where.length ? `is not carried by ${placementPhrase(platform, placement)}` : `is not ${withArticle(platform)} option`;
       return [violation('configuration_unsupported', `${label}.${option} ${what}${hint}`)];
     }
     const type = optionTypes[option];

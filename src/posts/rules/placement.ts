@@ -14,6 +14,11 @@ export function isSinglePostPlacement(placement: string | null): placement is 's
   return placement === 'story' || placement === 'reel';
 }
 
+/** `an instagram`, `a facebook`. */
+export function withArticle(platform: PlatformSlug): string {
+  return `${/^[aeiou]/.test(platform) ? 'an' : 'a'} ${platform}`;
+}
+
 export function placementPhrase(platform: PlatformSlug, placement: string): string {
-  return `${/^[aeiou]/.test(platform) ? 'an' : 'a'} ${platform} ${placement}`;
+  return `${withArticle(platform)} ${placement}`;
 }

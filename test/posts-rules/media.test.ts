@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { checkMediaContent, checkRequestedMedia, type MediaContent } from '../../src/posts/rules/media';
+import { ids } from './fixtures';
+
+const urls = (...names: string[]) => ({ refs: names.map((n) => ({ url: `https://cdn.example.com/${n}` })), spelling: 'media_urls' as const });
+const bad = (message: string) => [{ code: 'bad_request', message }];
+const unsupported = (message: string) => [{ code: 'unsupported_media', message }];
+const image = (mimeType: string, size: number): MediaContent => ({ mimeType, size, kind: 'image' });
+const video = (mimeType: string, size: number): MediaContent => ({ mimeType, size, kind: 'video' });
+const content = (...contents: MediaContent[]) => ({ contents, spelling: 'media' as const });
+
+describe('posts rules: media before download', () => {
+  it('counts per platform: 4 on most, 10 on instagram/facebook/telegram, 1 on threads', () => {
+    assert.deepEqual(checkRequestedMedia('x', null, urls('1.png', '2.png', '3.png', '4.png')), []);
+    assert.deepEqual(checkRequestedMedia('x', null, urls('1.png', '2.png', '3.png', '4.png', '5.png')), bad('x takes at most 4 media items; got 5'));
+    assert.deepEqual(checkRequestedMedia('telegram', null, urls(...Array.from({ length: 10 }, (_, i) => `${i}.png`))), []);
+    assert.deepEqual(checkRequestedMedia('facebook', null, urls(...Array.from({ length: 11 }, (_, i) => `${i}.png`))), bad('facebook takes at most 10 media items; got 11'));
+    assert.deepEqual(checkRequestedMedia('threads', null, urls('1.png', '2.png')), bad('threads takes at most 1 media item; got 2'));
+  });
+
+  it('video where images only, formats the platform does not take', () => {
+    assert.deepEqual(checkRequestedMedia('bluesky', null, urls('clip.mp4')), unsupported('media_urls[0] is a video; bluesky takes JPEG, PNG, WebP and GIF images'));
+    assert.deepEqual(checkRequestedMedia('linkedin', null, urls('a.png', 'b.webp')), unsupported('media_urls[1] is WebP; linkedin takes JPEG, PNG and GIF images'));
+    assert.deepEqual(checkRequestedMedia('telegram', null, urls('clip.mov')), unsupported('media_urls[0] is MOV; telegram takes JPEG, PNG, GIF and WebP images and MP4 video'));
+    assert.deepEqual(checkRequestedMedia('x', null, urls('photo.heic')), unsupported('media_urls[0] is HEIC; x takes JPEG, PNG, WebP and GIF images and MP4 and MOV video'));
+    assert.deepEqual(checkRequestedMedia('x', null, urls('clip.mov')), []);
+  });
+
+  it('a video is posted on its own', () => {
+    assert.deepEqual(checkRequestedMedia('x', null, urls('a.png', 'clip.mp4')), unsupported('A video is always posted on its own; media_urls has 2 items including a video'));
+    assert.deepEqual(checkRequestedMedia('mastodon', null, urls('a.mp4', 'b.mp4')), unsupported('A video is always posted on its own; media_urls has 2 items including a video'));
+  });
+
+  it('URLs without a known extension and uploads wait for their bytes', () => {
+    assert.deepEqual(checkRequestedMedia('bluesky', null, urls('image?id=3', 'download')), []);
+    assert.deepEqual(checkRequestedMedia('bluesky', null, { refs: [{ id: ids.media }], spelling: 'media_ids' }), []);
+  });
+
+  it('instagram requires media; placements decide the rules', () => {
+    assert.deepEqual(checkRequestedMedia('instagram', null, { refs: [], spelling: null }), bad('instagram requires media; text-only posts are refused'));
+    assert.deepEqual(checkRequestedMedia('instagram', { placement: 'feed' }, urls('clip.mp4')), unsupported('media_urls[0] is a video; instagram takes JPEG and PNG images'));
+    assert.deepEqual(checkRequestedMedia('instagram', { placement: 'story' }, urls('clip.mp4')), []);
+    assert.deepEqual(checkRequestedMedia('instagram', { placement: 'story' }, urls('a.png', 'b.png')), bad('an instagram story takes at most 1 media item; got 2'));
+    assert.deepEqual(checkRequestedMedia('instagram', { placement: 'story' }, { refs: [], spelling: null }), bad('an instagram story requires one image or one video; text-only posts are refused'));
+    assert.deepEqual(checkRequestedMedia('instagram', { placement: 'reel' }, urls('a.jpg')), unsupported('media_urls[0] is an image; an instagram reel takes MP4 and MOV video'));
+    assert.deepEqual(checkRequestedMedia('instagram', { placement: 'reel' }, { refs: [], spelling: null }), bad('an instagram reel requires one video; text-only posts are refused'));
+    assert.deepEqual(checkRequestedMedia('instagram', { placement: 'reel' }, urls('clip.mov')), []);
+    assert.deepEqual(checkRequestedMedia('facebook', { placement: 'story' }, urls('a.jpg', 'b.jpg')), bad('a facebook story takes at most 1 media item; got 2'));
+    assert.deepEqual(checkRequestedMedia('facebook', null, { refs: [], spelling: null }), []);
+  });
+
+  it('labels thread parts', () => {
+    assert.deepEqual(checkRequestedMedia('bluesky', null, urls('a.mp4'), 'posts[1].'), unsupported('posts[1].media_urls[0] is a video; bluesky takes JPEG, PNG, WebP and GIF images'));
+  });
+});
+
+describe('posts rules: media on real content', () => {
+  it('sizes per platform, at and over the limit', () => {
+    assert.deepEqual(checkMediaContent('x', null, content(image('image/png', 5_000_000))), []);
+    assert.deepEqual(checkMediaContent('x', null, content(image('image/png', 5_000_001))), unsupported('media[0] is a 5 MB image; x accepts images up to 5 MB'));
+    assert.deepEqual(checkMediaContent('bluesky', null, content(image('image/jpeg', 977_000))), []);
+    assert.deepEqual(checkMediaContent('bluesky', null, content(image('image/jpeg', 1_200_000))), unsupported('media[0] is a 1.2 MB image; bluesky accepts images up to 977 KB'));
+    assert.deepEqual(checkMediaContent('telegram', null, content(video('video/mp4', 20_000_001))), unsupported('media[0] is a 20 MB video; telegram accepts videos up to 20 MB'));
+    assert.deepEqual(checkMediaContent('mastodon', null, content(video('video/quicktime', 40_000_000))), []);
+    assert.deepEqual(checkMediaContent('x', null, content(video('video/mp4', 600_000_000))), unsupported('media[0] is a 600 MB video; x accepts videos up to 512 MB'));
+  });
+
+  it('content type read from the bytes decides, not the name', () => {
+    assert.deepEqual(checkMediaContent('linkedin', null, content(image('image/webp', 10))), unsupported('media[0] is WebP; linkedin takes JPEG, PNG and GIF images'));
+    assert.deepEqual(checkMediaContent('x', null, content(image('image/heic', 10))), unsupported('media[0] is image/heic; x takes JPEG, PNG, WebP and GIF images and MP4 and MOV video'));
+    assert.deepEqual(checkMediaContent('bluesky', null, content(video('video/mp4', 10))), unsupported('media[0] is a video; bluesky takes JPEG, PNG, WebP and GIF images'));
+    assert.deepEqual(checkMediaContent('x', null, content(image('image/jpeg; charset=binary', 10))), []);
+  });
+
+  it('a video with images is refused after download too', () => {
+    assert.deepEqual(
+      checkMediaContent('x', null, content(image('image/png', 10), video('video/mp4', 10))),
+      unsupported('A video is always posted on its own; media has 2 items including a video'),
+    );
+  });
+
+  it('placements: instagram story video up to 100 MB, reel up to 300 MB', () => {
+    assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_000))), []);
+    assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_001))), unsupported('media[0] is a 100 MB video; an instagram story accepts videos up to 100 MB'));
+    assert.deepEqual(checkMediaContent('instagram', { placement: 'reel' }, content(video('video/mp4', 300_000_000))), []);
+  });
+});

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { checkDraftTextLength, checkTextLength, textLength } from '../../src/posts/rules/text-length';
+import { account } from './fixtures';
+
+const bad = (message: string) => ({ code: 'bad_request', message });
+const check = (a: ReturnType<typeof account>, text: string, hasMedia = false) => checkTextLength(a, text, { field: 'text', hasMedia });
+
+describe('posts rules: text limits per platform and account', () => {
+  it('x standard: 280 passes, 281 is refused with the weighted count', () => {
+    assert.equal(check(account('x'), 'a'.repeat(280)), null);
+    assert.deepEqual(check(account('x'), 'a'.repeat(281)), bad('text is 281 characters as X counts them (links 23, emoji and CJK 2); x allows 280'));
+  });
+
+  it('x counts CJK and emoji double and links 23', () => {
+    assert.equal(check(account('x'), '字'.repeat(140)), null);
+    assert.deepEqual(check(account('x'), '字'.repeat(140) + '!'), bad('text is 281 characters as X counts them (links 23, emoji and CJK 2); x allows 280'));
+    assert.equal(check(account('x'), `${'a'.repeat(256)} https://example.com/${'p'.repeat(200)}`), null);
+    assert.equal(check(account('x'), `${'a'.repeat(257)} https://example.com/${'p'.repeat(200)}`)?.message, 'text is 281 characters as X counts them (links 23, emoji and CJK 2); x allows 280');
+    assert.deepEqual(
+      check(account('x'), `${'a'.repeat(256)} 👍 https://example.com`),
+      bad('text is 283 characters as X counts them (links 23, emoji and CJK 2); x allows 280'),
+    );
+  });
+
+  it('x premium: 25,000', () => {
+    const premium = account('x', { premium: true });
+    assert.equal(check(premium, 'a'.repeat(25_000)), null);
+    assert.deepEqual(check(premium, 'a'.repeat(25_001)), bad('text is 25,001 characters as X counts them (links 23, emoji and CJK 2); x premium accounts allow 25,000'));
+  });
+
+  it('bluesky: 300 graphemes', () => {
+    assert.equal(check(account('bluesky'), 'a'.repeat(300)), null);
+    assert.deepEqual(check(account('bluesky'), 'a'.repeat(301)), bad('text is 301 characters; bluesky allows 300'));
+    // A ZWJ family is one grapheme on Bluesky.
+    assert.equal(check(account('bluesky'), '👨‍👩‍👧‍👦'.repeat(300)), null);
+  });
+
+  it('telegram: 4,096, or 1,024 when the post carries media', () => {
+    assert.equal(check(account('telegram'), 'a'.repeat(4_096)), null);
+    assert.deepEqual(check(account('telegram'), 'a'.repeat(4_097)), bad('text is 4,097 characters; telegram allows 4,096'));
+    assert.equal(check(account('telegram'), 'a'.repeat(1_024), true), null);
+    assert.deepEqual(check(account('telegram'), 'a'.repeat(1_025), true), bad('text is 1,025 characters; telegram allows, when the post carries media, 1,024'));
+  });
+
+  it('the other platforms at their limits', () => {
+    const limits = { linkedin: 3_000, threads: 500, mastodon: 500, instagram: 2_200, facebook: 63_206 } as const;
+    for (const [platform, limit] of Object.entries(limits) as Array<[keyof typeof limits, number]>) {
+      assert.equal(check(account(platform), 'a'.repeat(limit)), null, platform);
+      assert.equal(check(account(platform), 'a'.repeat(limit + 1))?.code, 'bad_request', platform);
+    }
+    assert.deepEqual(check(account('facebook'), 'a'.repeat(63_207)), bad('text is 63,207 characters; facebook allows 63,206'));
+  });
+
+  it('mastodon counts every http(s) link as 23', () => {
+    assert.equal(textLength('mastodon', `see https://example.com/${'x'.repeat(100)}`), 4 + 23);
+    assert.equal(check(account('mastodon'), `${'a'.repeat(476)} https://example.com/${'x'.repeat(100)}`), null);
+    assert.deepEqual(check(account('mastodon'), `${'a'.repeat(477)} https://example.com/${'x'.repeat(100)}`), bad('text is 501 characters (links count 23); mastodon allows 500'));
+  });
+
+  it('premium only matters on x', () => {
+    assert.equal(check(account('bluesky', { premium: true }), 'a'.repeat(301))?.code, 'bad_request');
+  });
+
+  it('drafts: 25,000 characters on any platform', () => {
+    assert.equal(checkDraftTextLength('a'.repeat(25_000), 'text'), null);
+    assert.deepEqual(checkDraftTextLength('a'.repeat(25_001), 'posts[2].text'), bad('posts[2].text is 25,001 characters; a draft allows 25,000'));
+  });
+});
