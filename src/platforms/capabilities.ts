@@ -233,3 +233,14 @@ export function deleteSupported(platform: PlatformSlug, ctx: DeleteContext = {})
     (e) => (e.via === undefined || e.via === via) && (e.placement === undefined || e.placement === placement),
   );
 }
+
+/** Comment capabilities that differ by the kind of account (publishing-api.md "Capabilities by platform"). */
+const accountCommentCapabilities: Partial<Record<PlatformSlug, Readonly<Record<string, CommentCapabilities>>>> = {
+  // A LinkedIn member profile has no comment read, reply or delete; Pages have them.
+  linkedin: { profile: noComments },
+};
+
+/** The comment capabilities of one account (`kind` from AccountIdentity: 'profile' | 'page'). */
+export function commentCapabilitiesFor(platform: PlatformSlug, account: { kind?: string | null } = {}): CommentCapabilities {
+  return (account.kind && accountCommentCapabilities[platform]?.[account.kind]) || capabilities[platform].comments;
+}

@@ -9,6 +9,7 @@ import { startXStandIn } from './x';
 import { startInstagramStandIn } from './instagram';
 import { startThreadsStandIn } from './threads';
 import { startMastodonStandIn } from './mastodon';
+import { startLinkedInStandIn } from './linkedin';
 
 export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
   telegram: startTelegramStandIn,
@@ -18,4 +19,5 @@ export const standIns: Record<string, () => Promise<{ origin: string; stop(): Pr
   instagram: startInstagramStandIn,
   threads: startThreadsStandIn,
   mastodon: startMastodonStandIn,
+  linkedin: startLinkedInStandIn,
 };

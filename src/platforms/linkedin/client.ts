@@ -1,0 +1,60 @@
+import { TransportError, type HttpClient, type HttpResponse } from '../../net/http';
+import { PlatformFailure } from '../types';
+import { classifyLinkedInResponse, isLinkedInSuccess, type LinkedInAction } from './errors';
+
+/**
+ * HTTP for LinkedIn's REST API: bearer token, `LinkedIn-Version` and `X-Restli-Protocol-Version: 2.0.0` on every
+ * call, URNs encoded in paths, every answer classified by `errors.ts`.
+ */
+
+/** The Posts/Images/Comments API version Herald speaks (versions sunset after about a year). */
+export const LINKEDIN_VERSION = '202605';
+
+export interface LinkedInRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** A path on the origin, or an absolute URL LinkedIn handed back (the image `uploadUrl`), used verbatim. */
+  path?: string;
+  url?: string;
+  query?: Record<string, string | number | undefined>;
+  json?: unknown;
+  body?: Buffer;
+  headers?: Record<string, string>;
+  action: LinkedInAction;
+  /** The call makes something visible, so a lost answer is an unknown outcome rather than a retry. */
+  creates?: boolean;
+}
+
+export interface LinkedInClient {
+  send(req: LinkedInRequest): Promise<HttpResponse>;
+}
+
+/** Rest.li wants URNs in paths fully encoded, parentheses and commas included. */
+export function encodeUrn(urn: string): string {
+  return encodeURIComponent(urn).replace(/\(/g, '%28').replace(/\)/g, '%29');
+}
+
+export function createLinkedInClient(opts: { http: HttpClient; origin: string; accessToken: string; version?: string; now: () => Date }): LinkedInClient {
+  const base = opts.origin.replace(/\/+$/, '');
+  return {
+    async send(req) {
+      const headers = {
+        authorization: `Bearer ${opts.accessToken}`,
+        'linkedin-version': opts.version ?? LINKEDIN_VERSION,
+        'x-restli-protocol-version': '2.0.0',
+        ...req.headers,
+      };
+      let res: HttpResponse;
+      try {
+        res = await opts.http.request({ method: req.method, url: req.url ?? base + req.path, query: req.query, json: req.json, body: req.body, headers });
+      } catch (err) {
+        if (!(err instanceof TransportError)) throw err;
+        const detail = { body: err.message };
+        if (err.blocked) throw new PlatformFailure('linkedin', 'permanent', 'LinkedIn could not be reached: its address is not allowed.', undefined, detail);
+        if (err.phase === 'unknown' && req.creates) throw new PlatformFailure('linkedin', 'unknown_outcome', 'LinkedIn did not answer in time; it may have published the post.', undefined, detail);
+        throw new PlatformFailure('linkedin', 'retryable', 'LinkedIn could not be reached; nothing was changed.', undefined, detail);
+      }
+      if (!isLinkedInSuccess(res)) throw classifyLinkedInResponse(res, req.action, opts.now());
+      return res;
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import type { HttpResponse } from '../../net/http';
+import { PlatformFailure, type PlatformFailureKind } from '../types';
+
+/**
+ * Every LinkedIn answer classified once (protocols.md section 8). LinkedIn's error body is
+ * `{ status, serviceErrorCode, code, message }`; the HTTP status carries the meaning, so the table is keyed by it.
+ * Rate limits are daily quotas that reset at midnight UTC with no Retry-After, so the wait is the time until then.
+ */
+
+export type LinkedInAction = 'connect' | 'publish' | 'delete' | 'read' | 'reply' | 'delete_comment';
+
+interface Row {
+  kind: PlatformFailureKind;
+  reason: string;
+}
+
+const byStatus: Record<number, Row> = {
+  400: { kind: 'permanent', reason: 'LinkedIn did not accept the request' },
+  401: { kind: 'reauthorize', reason: 'LinkedIn no longer accepts this connection; reconnect the account' },
+  403: { kind: 'reauthorize', reason: 'LinkedIn has not granted Herald the permission this needs; reconnect the account' },
+  404: { kind: 'gone', reason: 'LinkedIn has no such post or comment' },
+  409: { kind: 'permanent', reason: 'LinkedIn reported a conflicting change; nothing was changed' },
+  422: { kind: 'permanent', reason: 'LinkedIn found the content invalid or a duplicate of a recent post' },
+  426: { kind: 'permanent', reason: 'LinkedIn no longer accepts the API version Herald uses' },
+  429: { kind: 'rate_limited', reason: 'LinkedIn\'s daily limit for this account or application is reached' },
+};
+const serverError: Row = { kind: 'retryable', reason: 'LinkedIn had a temporary problem; nothing was changed' };
+
+const subject: Record<LinkedInAction, string> = {
+  connect: 'refused the connection',
+  publish: 'refused the post',
+  delete: 'refused to delete the post',
+  read: 'refused to list the comments',
+  reply: 'refused the reply',
+  delete_comment: 'refused to delete the comment',
+};
+
+export function isLinkedInSuccess(res: HttpResponse): boolean {
+  return res.status >= 200 && res.status < 300;
+}
+
+/** Seconds until the next 00:00 UTC, when LinkedIn's daily quotas reset. */
+export function secondsUntilUtcMidnight(now: Date): number {
+  const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
+  return Math.ceil((next - now.getTime()) / 1000);
+}
+
+export function classifyLinkedInResponse(res: HttpResponse, action: LinkedInAction, now: Date): PlatformFailure {
+  const row = byStatus[res.status] ?? (res.status >= 500 ? serverError : { kind: 'permanent' as const, reason: 'LinkedIn did not accept the request' });
+  const wait = row.kind === 'rate_limited' ? secondsUntilUtcMidnight(now) : undefined;
+  return new PlatformFailure('linkedin', row.kind, `LinkedIn ${subject[action]}: ${row.reason}.`, wait, { status: res.status, body: res.text.slice(0, 2000) });
+}

@@ -1,0 +1,95 @@
+import { capabilities } from '../capabilities';
+import type { AccountIdentity, PlatformComment } from '../types';
+
+/** Herald ↔ LinkedIn Posts / Images / Comments shapes (protocols.md section 8). */
+
+export const DEFAULT_LINKEDIN_ORIGIN = 'https://api.linkedin.com';
+
+export function postUrl(urn: string): string {
+  return `https://www.linkedin.com/feed/update/${urn}/`;
+}
+
+export function commentUrl(postUrn: string, commentUrn: string): string {
+  return `${postUrl(postUrn)}?commentUrn=${encodeURIComponent(commentUrn)}`;
+}
+
+/**
+ * `commentary` is "little text": reserved characters are markup unless backslash-escaped, and unescaped ones can
+ * cut the post short. Everything reserved is escaped except `#` starting a word, so hashtags stay hashtags.
+ */
+export function escapeLittleText(text: string): string {
+  return text.replace(/[\\|{}@[\]()<>#*_~]/g, (ch, offset: number) => (ch === '#' && /[\p{L}\p{N}]/u.test(text[offset + 1] ?? '') ? ch : `\\${ch}`));
+}
+
+export interface UploadedImage {
+  urn: string;
+  alt?: string;
+}
+
+export function postBody(author: string, text: string, images: UploadedImage[]): Record<string, unknown> {
+  const entry = (image: UploadedImage) => ({ id: image.urn, ...(capabilities.linkedin.altText && image.alt ? { altText: image.alt } : {}) });
+  const body: Record<string, unknown> = {
+    author,
+    commentary: escapeLittleText(text),
+    visibility: 'PUBLIC',
+    distribution: { feedDistribution: 'MAIN_FEED', targetEntities: [], thirdPartyDistributionChannels: [] },
+    lifecycleState: 'PUBLISHED',
+    isReshareDisabledByAuthor: false,
+  };
+  if (images.length === 1) body.content = { media: entry(images[0]) };
+  if (images.length > 1) body.content = { multiImage: { images: images.map(entry) } };
+  return body;
+}
+
+export function memberIdentity(info: { sub: string; name?: string; picture?: string }): AccountIdentity {
+  const authorUrn = `urn:li:person:${info.sub}`;
+  return { platformAccountId: authorUrn, username: info.name ?? info.sub, displayName: info.name ?? null, profileUrl: null, kind: 'profile', settings: { authorUrn } };
+}
+
+export function organizationIdentity(org: { id: number | string; localizedName?: string; vanityName?: string }): AccountIdentity {
+  const authorUrn = `urn:li:organization:${org.id}`;
+  return {
+    platformAccountId: authorUrn,
+    username: org.vanityName ?? String(org.id),
+    displayName: org.localizedName ?? null,
+    profileUrl: org.vanityName ? `https://www.linkedin.com/company/${org.vanityName}/` : null,
+    kind: 'page',
+    settings: { authorUrn, organizationId: String(org.id) },
+  };
+}
+
+/** Roles that may post as an organization (protocols.md section 8). */
+export const POSTING_ROLES = new Set(['ADMINISTRATOR', 'DIRECT_SPONSORED_CONTENT_POSTER', 'CONTENT_ADMINISTRATOR']);
+
+export interface LinkedInComment {
+  id: string;
+  commentUrn: string;
+  actor: string;
+  object?: string;
+  message?: { text?: string };
+  parentComment?: string;
+  created?: { actor?: string; time?: number };
+  likesSummary?: { totalLikes?: number };
+  commentsSummary?: { aggregatedTotalComments?: number };
+}
+
+/** LinkedIn names the author only by URN; names would need a profile read per author, which Herald does not do. */
+export function commentOf(c: LinkedInComment, authorUrn: string, replies: number): PlatformComment {
+  const actor = c.actor ?? c.created?.actor ?? '';
+  return {
+    platformCommentId: c.commentUrn,
+    platformParentId: c.parentComment ?? null,
+    author: { handle: actor.split(':').pop() ?? actor, displayName: '', platformId: actor, avatarUrl: null },
+    text: c.message?.text ?? '',
+    createdAt: new Date(c.created?.time ?? 0).toISOString(),
+    likes: c.likesSummary?.totalLikes ?? 0,
+    replies,
+    own: actor === authorUrn,
+  };
+}
+
+/** `urn:li:comment:(<object urn>,<comment id>)` → its parts (deleting a comment names both). */
+export function parseCommentUrn(urn: string): { objectUrn: string; commentId: string } | null {
+  const m = /^urn:li:comment:\((.+),([^,()]+)\)$/.exec(urn);
+  return m ? { objectUrn: m[1], commentId: m[2] } : null;
+}

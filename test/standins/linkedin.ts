@@ -1,0 +1,161 @@
+/**
+ * LinkedIn REST stand-in (protocols.md section 8): OpenID userinfo, organization ACLs and lookup, the Images API
+ * (initializeUpload → PUT to the absolute `uploadUrl` it returns), Posts (201 + `x-restli-id`, finder by author,
+ * idempotent 204 delete), and socialActions comments with start/count paging. Every /rest call needs
+ * `LinkedIn-Version`; errors use LinkedIn's `{ status, serviceErrorCode, code, message }` body.
+ */
+import { randomBytes } from 'node:crypto';
+import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
+
+export interface LinkedInPost { urn: string; author: string; commentary: string; content?: any; createdAt: number; body: any }
+export interface LinkedInCommentRecord { id: string; commentUrn: string; object: string; actor: string; text: string; parentComment?: string; time: number }
+
+export function linkedInError(status: number, message: string, code?: string, serviceErrorCode?: number): StandInResponse {
+  return { status, json: { status, ...(serviceErrorCode !== undefined ? { serviceErrorCode } : {}), ...(code ? { code } : {}), message } };
+}
+
+export async function startLinkedInStandIn() {
+  const standIn = new StandIn('linkedin');
+  const member = { sub: 'm8Xy2bQ', name: 'Ada Lovelace', token: 'li-token-1' };
+  const organization = { id: 2414183, localizedName: 'Herald Inc', vanityName: 'herald-inc', role: 'ADMINISTRATOR' };
+  const images = new Map<string, { urn: string; owner: string; uploadToken: string; bytes?: Buffer; contentType?: string }>();
+  const posts = new Map<string, LinkedInPost>();
+  const comments = new Map<string, LinkedInCommentRecord>();
+  let counter = 7_100_000_000_000_000_000n;
+  let clock = () => new Date();
+  const nextId = () => String((counter += 1n));
+  const personUrn = () => `urn:li:person:${member.sub}`;
+  const orgUrn = () => `urn:li:organization:${organization.id}`;
+
+  function auth(req: RecordedRequest): void {
+    if (req.headers.authorization !== `Bearer ${member.token}`) throw new StandInReply(linkedInError(401, 'Invalid access token', 'INVALID_ACCESS_TOKEN', 65600));
+    if (req.path.startsWith('/rest/') && !/^\d{6}$/.test(String(req.headers['linkedin-version'] ?? ''))) {
+      throw new StandInReply(linkedInError(426, `Requested version ${req.headers['linkedin-version'] ?? '(none)'} is not active`, 'NONEXISTENT_VERSION'));
+    }
+  }
+  const mayActAs = (urn: string) => urn === personUrn() || (urn === orgUrn() && ['ADMINISTRATOR', 'DIRECT_SPONSORED_CONTENT_POSTER', 'CONTENT_ADMINISTRATOR'].includes(organization.role));
+
+  const commentView = (c: LinkedInCommentRecord) => {
+    const replies = [...comments.values()].filter((r) => r.parentComment === c.commentUrn).length;
+    return {
+      id: c.id, commentUrn: c.commentUrn, actor: c.actor, object: c.object, message: { text: c.text, attributes: [] }, ...(c.parentComment ? { parentComment: c.parentComment } : {}),
+      created: { actor: c.actor, time: c.time }, lastModified: { actor: c.actor, time: c.time }, likesSummary: { totalLikes: 0, likedByCurrentUser: false },
+      commentsSummary: { aggregatedTotalComments: replies, totalFirstLevelComments: replies },
+    };
+  };
+
+  standIn.on('GET', '/v2/userinfo', (req) => {
+    auth(req);
+    return { json: { sub: member.sub, name: member.name, given_name: 'Ada', family_name: 'Lovelace', picture: 'https://media.licdn.example/ada.jpg', locale: { country: 'GB', language: 'en' } } };
+  });
+
+  standIn.on('GET', '/rest/organizationAcls', (req) => {
+    auth(req);
+    if (req.query.q !== 'roleAssignee') return linkedInError(400, 'Unknown finder');
+    return { json: { paging: { start: 0, count: 100, total: 1 }, elements: [{ organization: orgUrn(), role: organization.role, state: 'APPROVED', roleAssignee: personUrn() }] } };
+  });
+
+  standIn.on('GET', '/rest/organizations/:id', (req) => {
+    auth(req);
+    if (req.params.id !== String(organization.id)) return linkedInError(404, 'Not Found');
+    return { json: { id: organization.id, localizedName: organization.localizedName, vanityName: organization.vanityName } };
+  });
+
+  standIn.on('POST', '/rest/images', (req) => {
+    auth(req);
+    if (req.query.action !== 'initializeUpload') return linkedInError(400, 'Unknown action');
+    const owner = req.json?.initializeUploadRequest?.owner;
+    if (!owner || !mayActAs(owner)) return linkedInError(403, `Not enough permissions to access: images.action.initializeUpload for ${owner}`, 'ACCESS_DENIED', 100);
+    const urn = `urn:li:image:D4E${randomBytes(6).toString('hex')}`;
+    const uploadToken = randomBytes(12).toString('hex');
+    images.set(urn, { urn, owner, uploadToken });
+    return { json: { value: { uploadUrlExpiresAt: clock().getTime() + 86_400_000, uploadUrl: `${standIn.origin}/dms-uploads/${uploadToken}/uploadedImage/0`, image: urn } } };
+  });
+
+  standIn.on('PUT', '/dms-uploads/:token/uploadedImage/0', (req) => {
+    const image = [...images.values()].find((i) => i.uploadToken === req.params.token);
+    if (!image) return { status: 404, text: 'not found' };
+    if (req.headers.authorization !== `Bearer ${member.token}`) return { status: 401, text: 'unauthorized' };
+    image.bytes = req.body;
+    image.contentType = String(req.headers['content-type'] ?? '');
+    return { status: 201 };
+  });
+
+  standIn.on('POST', '/rest/posts', (req) => {
+    auth(req);
+    const body = req.json ?? {};
+    if (!mayActAs(body.author)) return linkedInError(403, `Not enough permissions to access: partnerApiPostsExternal.CREATE for ${body.author}`, 'ACCESS_DENIED', 100);
+    if (typeof body.commentary !== 'string' || body.commentary.length > 3000) return linkedInError(422, '/commentary :: length must be at most 3000', 'UNPROCESSABLE_ENTITY');
+    const refs: string[] = body.content?.media ? [body.content.media.id] : (body.content?.multiImage?.images ?? []).map((i: { id: string }) => i.id);
+    if (refs.some((urn) => !images.get(urn)?.bytes)) return linkedInError(400, 'Image is not uploaded or not available');
+    const duplicate = [...posts.values()].find((p) => p.author === body.author && p.commentary === body.commentary && body.commentary !== '');
+    if (duplicate) return linkedInError(422, `Content is a duplicate of ${duplicate.urn}`, 'DUPLICATE_POST');
+    const post: LinkedInPost = { urn: `urn:li:share:${nextId()}`, author: body.author, commentary: body.commentary, content: body.content, createdAt: clock().getTime(), body };
+    posts.set(post.urn, post);
+    return { status: 201, headers: { 'x-restli-id': post.urn } };
+  });
+
+  standIn.on('GET', '/rest/posts', (req) => {
+    auth(req);
+    if (req.query.q !== 'author' || !req.query.author) return linkedInError(400, 'author finder needs author');
+    const count = Number(req.query.count ?? 10);
+    const list = [...posts.values()].filter((p) => p.author === req.query.author).reverse().slice(0, count);
+    return { json: { paging: { start: 0, count, links: [] }, elements: list.map((p) => ({ id: p.urn, author: p.author, commentary: p.commentary, createdAt: p.createdAt, lifecycleState: 'PUBLISHED' })) } };
+  });
+
+  standIn.on('DELETE', '/rest/posts/:urn', (req) => {
+    auth(req);
+    // Deletes are idempotent: a post already gone answers 204 as well.
+    posts.delete(req.params.urn);
+    for (const c of [...comments.values()]) if (c.object === req.params.urn) comments.delete(c.id);
+    return { status: 204 };
+  });
+
+  standIn.on('GET', '/rest/socialActions/:urn/comments', (req) => {
+    auth(req);
+    const target = req.params.urn;
+    const list = [...comments.values()].filter((c) => (target.startsWith('urn:li:comment:') ? c.parentComment === target : c.object === target && !c.parentComment));
+    const start = Number(req.query.start ?? 0);
+    const count = Number(req.query.count ?? 10);
+    return { json: { paging: { start, count, total: list.length, links: [] }, elements: list.slice(start, start + count).map(commentView) } };
+  });
+
+  standIn.on('POST', '/rest/socialActions/:urn/comments', (req) => {
+    auth(req);
+    const body = req.json ?? {};
+    if (!mayActAs(body.actor)) return linkedInError(403, 'Not enough permissions to comment as this actor', 'ACCESS_DENIED', 100);
+    if (!posts.has(body.object)) return linkedInError(404, `Post ${body.object} not found`);
+    if (body.parentComment && ![...comments.values()].some((c) => c.commentUrn === body.parentComment)) return linkedInError(404, 'Parent comment not found');
+    return { status: 201, ...created(addComment(body.object, body.actor, body.message?.text ?? '', body.parentComment)) };
+  });
+
+  function created(c: LinkedInCommentRecord) {
+    return { headers: { 'x-restli-id': c.id }, json: commentView(c) };
+  }
+
+  function addComment(object: string, actor: string, text: string, parentComment?: string): LinkedInCommentRecord {
+    const id = nextId();
+    const record: LinkedInCommentRecord = { id, commentUrn: `urn:li:comment:(${object},${id})`, object, actor, text, parentComment, time: clock().getTime() };
+    comments.set(id, record);
+    return record;
+  }
+
+  standIn.on('DELETE', '/rest/socialActions/:urn/comments/:id', (req) => {
+    auth(req);
+    const comment = comments.get(req.params.id);
+    if (!comment || comment.object !== req.params.urn) return linkedInError(404, 'Comment not found');
+    if (comment.actor !== req.query.actor || !mayActAs(comment.actor)) return linkedInError(403, 'Only the author can delete this comment', 'ACCESS_DENIED', 100);
+    for (const c of [...comments.values()]) if (c.id === comment.id || c.parentComment === comment.commentUrn) comments.delete(c.id);
+    return { status: 204 };
+  });
+
+  const origin = await standIn.start();
+  return {
+    standIn, origin, member, organization, images, posts, comments, personUrn, orgUrn,
+    setClock(fn: () => Date) { clock = fn; },
+    addExternalComment(object: string, text: string, parentComment?: string, actor = 'urn:li:person:visitor1') {
+      return addComment(object, actor, text, parentComment);
+    },
+    stop: () => standIn.stop(),
+  };
+}
