@@ -2,14 +2,13 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
 import { createApiKey, revokeApiKey } from '../auth/api-keys';
-import { ScopeSchema } from '../auth/scopes';
+import { scopes } from '../auth/scopes';
 import { ConfigError, loadConfig } from '../config';
 import { connectDatabase, type Connected } from '../db/connect';
 import { MigrationError, migrateToLatest } from '../db/migrate';
 import { createLogger } from '../logger';
 import { type CustomQuotas, planNames, plans } from '../plans';
 import { createUser, findUser, setPlan } from '../users/users';
-import { runCli as runTemporalDev } from '../../temporal-dev';
 
 /**
  * `herald`, the operator command (decisions.md "Operator command"). JSON on stdout; errors on stderr with a
@@ -137,7 +136,11 @@ const commands: Record<string, Command> = {
         scopes: z
           .string()
           .transform((value) => value.split(',').map((scope) => scope.trim()).filter(Boolean))
-          .pipe(z.array(ScopeSchema, { error: `--scopes takes a comma list of ${ScopeSchema.options.join(', ')}` }).min(1, '--scopes must name at least one scope'))
+          .pipe(
+            z
+              .array(z.enum(scopes, { error: `--scopes takes a comma list of ${scopes.join(', ')}` }))
+              .min(1, '--scopes must name at least one scope'),
+          )
           .optional(),
         'expires-at': z.iso
           .datetime({ offset: true, error: '--expires-at must be an ISO 8601 timestamp with a timezone' })
@@ -173,7 +176,9 @@ export async function runHerald(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;
   if (group === 'temporal-dev') {
     // Runs in the foreground until SIGINT/SIGTERM (the dev server handles those itself).
-    await runTemporalDev(argv.slice(1));
+    // Loaded only for this command: the dev server's modules are heavy and the other commands do not need them.
+    const { runCli } = require('../../temporal-dev') as typeof import('../../temporal-dev');
+    await runCli(argv.slice(1));
     return -1;
   }
   let connected: Connected | undefined;

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { request } from '../helpers/api';
+
+const mainPath = path.join(__dirname, '../../src/main.js');
+const cliPath = path.join(__dirname, '../../src/cli/main.js');
+
+/**
+ * `npm start` with no database or Temporal configured: embedded PostgreSQL under HERALD_DATA_DIR, the embedded
+ * Temporal dev server, the worker and the API, all ready; SIGTERM stops everything and exits 0.
+ */
+describe('npm start (src/main.js)', function () {
+  this.timeout(180_000);
+  let dataDir: string;
+  let child: ChildProcessWithoutNullStreams | undefined;
+  const lines: Array<Record<string, unknown>> = [];
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'herald-main-'));
+    await chmod(dataDir, 0o755);
+  });
+  after(async () => {
+    if (child && child.exitCode === null) {
+      child.kill('SIGKILL');
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts with no configuration, is ready, serves a CLI-made key, and stops cleanly on SIGTERM', async () => {
+    const env = { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' };
+    child = spawn(process.execPath, [mainPath], { env, cwd: dataDir });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      let buffer = '';
+      child!.stdout.on('data', (chunk) => {
+        buffer += chunk;
+        let newline: number;
+        while ((newline = buffer.indexOf('\n')) >= 0) {
+          const line = JSON.parse(buffer.slice(0, newline));
+          buffer = buffer.slice(newline + 1);
+          lines.push(line);
+          if (line.msg === 'herald listening') resolve(line.url as string);
+        }
+      });
+      child!.on('exit', (code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+    });
+
+    const ready = await request(url, 'GET', '/readyz');
+    assert.equal(ready.status, 200, ready.text);
+    assert.deepEqual(ready.body, { status: 'ok', checks: { database: 'ok', temporal: 'ok', worker: 'ok' } });
+
+    // The operator command joins the running embedded cluster.
+    const cli = spawnSync(process.execPath, [cliPath, 'users', 'create', '--plan', 'free'], { env: { ...env, LOG_LEVEL: 'warn' }, cwd: dataDir, encoding: 'utf8' });
+    assert.equal(cli.status, 0, cli.stderr);
+    const { api_key } = JSON.parse(cli.stdout);
+    const listed = await request(url, 'GET', '/api/v1/posts', { key: api_key });
+    assert.equal(listed.status, 200);
+    assert.deepEqual(listed.body, { data: [] });
+    assert.equal(listed.headers.get('x-ratelimit-limit'), '120');
+    assert.equal(listed.headers.get('x-ratelimit-remaining'), '119');
+
+    const exitCode = await new Promise<number | null>((resolve) => {
+      child!.removeAllListeners('exit');
+      child!.on('exit', (code) => resolve(code));
+      child!.kill('SIGTERM');
+    });
+    assert.equal(exitCode, 0, stderr);
+    assert.ok(lines.some((line) => line.msg === 'stopped'));
+    const servers = spawnSync('pgrep', ['-f', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' });
+    assert.equal(servers.stdout, '', 'embedded postgres stopped');
+  });
+});
