@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { startApi } from '../helpers/api';
 import { type TestDatabase, createTestDatabase } from '../helpers/db';
@@ -174,6 +175,8 @@ describe('herald operator command', function () {
       child.on('exit', (code) => reject(new Error(`exited ${code}: ${stderr}`)));
     });
     assert.match(stderr, /^temporal-dev listening on 127\.0\.0\.1:\d+ \(real clock, namespace default\)\n$/);
+    // The dev server installs its signal handlers just after announcing itself.
+    await sleep(300);
     const code = await new Promise<number | null>((resolve) => {
       child.removeAllListeners('exit');
       child.on('exit', resolve);
