@@ -27,7 +27,8 @@ export interface DownloadedMedia {
   finalUrl: string;
 }
 
-export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 60_000;
+/** For the whole chain: long enough for a large video from a slow host, short enough not to hold a request forever. */
+export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_REDIRECTS = 3;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
@@ -90,5 +91,6 @@ async function fetchHop(
 }
 
 function timedOut(url: string, timeoutMs: number) {
-  return urlRefused(url, 'timeout', `did not finish downloading within ${Math.round(timeoutMs / 1000)} seconds`);
+  const seconds = Math.max(1, Math.round(timeoutMs / 1000));
+  return urlRefused(url, 'timeout', `did not finish downloading within ${seconds} second${seconds === 1 ? '' : 's'}`);
 }

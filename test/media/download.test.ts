@@ -103,7 +103,7 @@ describe('media download', () => {
   it('gives up on a server that does not answer in time', async () => {
     const url = `${origin}/slow`;
     const started = Date.now();
-    await rejectsWith(downloadMedia(url, { http: insecure, maxBytes: 10_000, timeoutMs: 1_000 }), 400, 'bad_request', `Media URL ${url} did not finish downloading within 1 seconds`);
+    await rejectsWith(downloadMedia(url, { http: insecure, maxBytes: 10_000, timeoutMs: 1_000 }), 400, 'bad_request', `Media URL ${url} did not finish downloading within 1 second`);
     assert.ok(Date.now() - started < 3_000);
   });
 
