@@ -222,6 +222,15 @@ describe('facebook adapter against the Graph stand-in', () => {
       });
     }
 
+    it('reads the longest wait any usage header names (Page usage and business-use-case usage)', async () => {
+      const reply = graphErrors.throttled(32, 5);
+      reply.headers!['x-page-usage'] = JSON.stringify({ call_count: 100, total_cputime: 4, total_time: 9, estimated_time_to_regain_access: 20 });
+      fb.standIn.inject({ method: 'POST', path: `/v25.0/${fb.page.id}/feed` }, { kind: 'reply', response: reply });
+      await assert.rejects(adapter.publish(ctx, { postId: 'w', text: 'x', media: [] }), { kind: 'rate_limited', retryAfterSeconds: 1200 });
+      fb.standIn.inject({ method: 'POST', path: `/v25.0/${fb.page.id}/feed` }, { kind: 'reply', response: { ...graphErrors.throttled(17), headers: { 'x-business-use-case-usage': 'not json' } } });
+      await assert.rejects(adapter.publish(ctx, { postId: 'w', text: 'x', media: [] }), { kind: 'rate_limited', retryAfterSeconds: undefined });
+    });
+
     it('names the operation in the message (delete, comments)', async () => {
       fb.standIn.inject({ method: 'DELETE' }, { kind: 'reply', response: graphErrors.permission() });
       await assert.rejects(adapter.delete(ctx, `${fb.page.id}_1`), { clientMessage: 'Facebook refused to delete the post: Facebook has not granted Herald the permission this needs; reconnect the account.' });

@@ -79,6 +79,28 @@ describe('threads adapter against the Threads API stand-in', () => {
     assert.equal(th.posts.size, 0);
   });
 
+  describe('words every container error_message', () => {
+    const rows: Array<[string, string]> = [
+      ['FAILED_DOWNLOADING_VIDEO', 'Threads could not download the video'],
+      ['FAILED_PROCESSING_AUDIO', 'Threads could not process the audio'],
+      ['FAILED_PROCESSING_VIDEO', 'Threads could not process the video'],
+      ['INVALID_ASPEC_RATIO', 'the media aspect ratio is not one Threads accepts'],
+      ['INVALID_BIT_RATE', 'the video bit rate is not one Threads accepts'],
+      ['INVALID_DURATION', 'the video is longer or shorter than Threads accepts'],
+      ['INVALID_FRAME_RATE', 'the video frame rate is not one Threads accepts'],
+      ['INVALID_AUDIO_CHANNELS', 'the number of audio channels is not one Threads accepts'],
+      ['INVALID_AUDIO_CHANNEL_LAYOUT', 'the audio channel layout is not one Threads accepts'],
+      ['UNKNOWN', 'Threads could not process the media'],
+    ];
+    for (const [code, reason] of rows) {
+      it(code, async () => {
+        th.failingUrls.set('https://cdn.example/t.png', code);
+        await assert.rejects(adapter.publish(ctx, { postId: code, text: 'x', media: [image] }), failure('permanent', `Threads refused the post: ${reason}.`));
+        assert.equal(th.posts.size, 0);
+      });
+    }
+  });
+
   it('refuses before creating a container when the 250 posts or 1,000 replies per 24 h are spent', async () => {
     th.quota.posts = 250;
     await assert.rejects(adapter.publish(ctx, { postId: 'p4', text: 'One more', media: [] }),

@@ -97,13 +97,32 @@ export function isGraphSuccess(res: HttpResponse): boolean {
   return res.status >= 200 && res.status < 300 && !graphErrorOf(res.json);
 }
 
-export function classifyGraphResponse(platform: PlatformSlug, res: HttpResponse, action: GraphAction): PlatformFailure {
+/** A classified Graph refusal that keeps the platform's code, for the few callers whose wording depends on it. */
+export class GraphFailure extends PlatformFailure {
+  constructor(
+    platform: PlatformSlug,
+    kind: PlatformFailureKind,
+    clientMessage: string,
+    retryAfterSeconds: number | undefined,
+    detail: { status?: number; body?: string },
+    readonly graphCode: number | undefined,
+  ) {
+    super(platform, kind, clientMessage, retryAfterSeconds, detail);
+  }
+
+  /** Graph's permission family: code 10 and 200-299. */
+  get isPermissionError(): boolean {
+    return this.graphCode === 10 || (this.graphCode !== undefined && this.graphCode >= 200 && this.graphCode <= 299);
+  }
+}
+
+export function classifyGraphResponse(platform: PlatformSlug, res: HttpResponse, action: GraphAction): GraphFailure {
   const error = graphErrorOf(res.json);
   const row = (error && rowFor(error)) ?? rowForStatus(res.status);
   const name = platformNames[platform];
   const message = `${name} ${subject[action]}: ${row.reason.replaceAll('{P}', name)}.`;
   const wait = row.kind === 'rate_limited' ? graphRateLimitWaitSeconds(res.headers) : undefined;
-  return new PlatformFailure(platform, row.kind, message, wait, { status: res.status, body: res.text.slice(0, 2000) });
+  return new GraphFailure(platform, row.kind, message, wait, { status: res.status, body: res.text.slice(0, 2000) }, error?.code);
 }
 
 /** Deleting something already gone is a success (adapters brief: `delete` resolves when the post is gone). */

@@ -1,7 +1,7 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import { assertQuotaLeft, createContainer, defaultContainerPolling, publishContainer, readPublishingQuota, waitForContainer, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
-import { ignoreGone } from '../graph/errors';
+import { GraphFailure, ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { deletePermissionFailure, describeContainerError } from './errors';
@@ -92,7 +92,7 @@ export function createThreadsAdapter(deps: GraphAdapterDeps): PlatformAdapter {
 
     async delete(ctx, platformPostId) {
       await connect(ctx).client.delete(graphPath(platformPostId), 'delete').catch((err) => {
-        if (err instanceof PlatformFailure && err.kind === 'reauthorize' && [10, 200].includes(graphCodeOf(err))) throw deletePermissionFailure(err);
+        if (err instanceof GraphFailure && err.isPermissionError) throw deletePermissionFailure(err);
         ignoreGone(err);
       });
     },
@@ -125,12 +125,4 @@ export function createThreadsAdapter(deps: GraphAdapterDeps): PlatformAdapter {
       await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
     },
   };
-}
-
-function graphCodeOf(err: PlatformFailure): number {
-  try {
-    return Number(JSON.parse(err.detail?.body ?? '{}')?.error?.code);
-  } catch {
-    return NaN;
-  }
 }
