@@ -1,5 +1,5 @@
 import { type HttpClient, type HttpResponse, ResponseTooLargeError, TransportError } from '../net/http';
-import { formatBytes, mediaUnsupported, urlRefused } from './errors';
+import { formatBytes, formatSeconds, mediaUnsupported, urlRefused } from './errors';
 import { mediaLimits, requireWithinLimits } from './limits';
 import { requireDecodable, type MediaFacts } from './sniff';
 
@@ -91,6 +91,5 @@ async function fetchHop(
 }
 
 function timedOut(url: string, timeoutMs: number) {
-  const seconds = Math.max(1, Math.round(timeoutMs / 1000));
-  return urlRefused(url, 'timeout', `did not finish downloading within ${seconds} second${seconds === 1 ? '' : 's'}`);
+  return urlRefused(url, 'timeout', `did not finish downloading within ${formatSeconds(timeoutMs)}`);
 }

@@ -66,3 +66,9 @@ export function formatBytes(bytes: number): string {
   if (bytes >= 1_000) return `${+(bytes / 1_000).toFixed(1)} KB`;
   return `${bytes} bytes`;
 }
+
+/** "1 second", "90 seconds" (at least one). */
+export function formatSeconds(ms: number): string {
+  const seconds = Math.max(1, Math.round(ms / 1000));
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
+}

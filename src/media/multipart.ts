@@ -1,7 +1,7 @@
 import busboy from 'busboy';
 import type { Request } from 'express';
 import { ApiError } from '../errors';
-import { formatBytes, mediaUnsupported } from './errors';
+import { formatBytes, formatSeconds, mediaUnsupported } from './errors';
 
 /**
  * Reads the one `file` part of a multipart upload into memory, refusing it the moment it grows past `maxBytes`
@@ -16,7 +16,9 @@ export interface ReceivedFile {
 /** Room for the multipart boundaries and part headers around the file. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 
-export function receiveMultipartFile(req: Request, maxBytes: number): Promise<ReceivedFile> {
+export const DEFAULT_UPLOAD_TIMEOUT_MS = 10 * 60 * 1000;
+
+export function receiveMultipartFile(req: Request, maxBytes: number, timeoutMs = DEFAULT_UPLOAD_TIMEOUT_MS): Promise<ReceivedFile> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > maxBytes + MULTIPART_OVERHEAD_BYTES) return Promise.reject(tooLarge(maxBytes));
 
@@ -30,9 +32,12 @@ export function receiveMultipartFile(req: Request, maxBytes: number): Promise<Re
     }
     let settled = false;
     let file: Buffer | null = null;
+    // A client trickling bytes must not hold a request (and its buffers) open indefinitely.
+    const timer = setTimeout(() => fail(new ApiError('bad_request', `The upload did not finish within ${formatSeconds(timeoutMs)}`)), timeoutMs);
     const fail = (err: ApiError) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       req.unpipe(parser);
       req.resume(); // discard the rest; the response closes the connection
       reject(err);
@@ -58,6 +63,7 @@ export function receiveMultipartFile(req: Request, maxBytes: number): Promise<Re
     parser.on('close', () => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       if (file === null || file.length === 0) reject(new ApiError('bad_request', 'The multipart body has no "file" part (or it is empty)'));
       else resolve({ bytes: file });
     });

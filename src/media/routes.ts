@@ -2,7 +2,6 @@ import express, { type Request, Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../errors';
 import type { HttpClient } from '../net/http';
-import { isMediaError } from './errors';
 import { mediaLimits, requireWithinLimits } from './limits';
 import { ingestMediaUrl } from './ingest';
 import { receiveMultipartFile } from './multipart';
@@ -24,6 +23,8 @@ export interface MediaRouterDeps {
   /** Defaults to the largest file any platform takes. */
   maxBytes?: number;
   downloadTimeoutMs?: number;
+  /** Longest a multipart upload may take to arrive (default 10 minutes). */
+  uploadTimeoutMs?: number;
 }
 
 const UrlUploadSchema = z.strictObject({ url: z.string().min(1) });
@@ -39,7 +40,7 @@ export function createMediaRouter(deps: MediaRouterDeps): Router {
     let record: MediaRecord;
     try {
       if (type.startsWith('multipart/form-data')) {
-        const { bytes } = await receiveMultipartFile(req, maxBytes);
+        const { bytes } = await receiveMultipartFile(req, maxBytes, deps.uploadTimeoutMs);
         record = await deps.store.store({ userId, bytes, facts: requireWithinLimits(requireDecodable(bytes)), origin: 'upload' });
       } else if (type.startsWith('application/json')) {
         const { url } = await readUrlBody(req);
@@ -50,7 +51,7 @@ export function createMediaRouter(deps: MediaRouterDeps): Router {
       }
     } catch (err) {
       // A refused upload may still be streaming in: do not keep reading it on this connection.
-      if (isMediaError(err) && err.reason === 'too_large') res.setHeader('Connection', 'close');
+      if (!req.complete) res.setHeader('Connection', 'close');
       throw err;
     }
     res.status(201).json({ data: toMediaApiShape(record) });

@@ -60,6 +60,10 @@ describe('media routes', function () {
       '/api/v1/media',
       createMediaRouter({ store, http: client, allowInsecureUrls: true, userIdOf: (req) => String(req.headers['x-user']), maxBytes: 50_000, downloadTimeoutMs: 5_000 }),
     );
+    app.use(
+      '/api/v1/slow-media',
+      createMediaRouter({ store, http: client, allowInsecureUrls: true, userIdOf: (req) => String(req.headers['x-user']), uploadTimeoutMs: 500 }),
+    );
     app.use(errorMiddleware);
   });
 
@@ -116,6 +120,29 @@ describe('media routes', function () {
       });
       assert.equal(res.headers.get('connection'), 'close');
       assert.ok(Date.now() - started < 10_000);
+    });
+
+    it('gives up on an upload that trickles in, answers the envelope and closes the connection', async () => {
+      const boundary = 'herald-test-boundary';
+      const answer = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+        const req = http.request(`${apiUrl}/api/v1/slow-media`, {
+          method: 'POST',
+          headers: { 'x-user': userId, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': '100000' },
+        });
+        req.on('response', (res) => {
+          let body = '';
+          res.on('data', (chunk) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        });
+        req.on('error', reject);
+        req.write(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`);
+        req.write(png(2, 2).subarray(0, 10)); // and then nothing more
+      });
+      assert.deepEqual({ status: answer.status, body: JSON.parse(answer.body) }, {
+        status: 400,
+        body: { error: { code: 'bad_request', message: 'The upload did not finish within 1 second' } },
+      });
+      assert.equal(answer.headers.connection, 'close');
     });
 
     const refusals: Array<[string, () => Promise<Response>, number, string, string]> = [
