@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { checkConfigurationBlock, checkConfigurationPlatforms, checkSinglePostContent, checkThreadPlacement } from '../../src/posts/rules/configuration';
 import { checkFirstComment } from '../../src/posts/rules/first-comment';
+import { checkReplyText } from '../../src/posts/rules/reply';
 import { xLinkOutcome } from '../../src/posts/rules/x-link-policy';
 import { account, free, paid } from './fixtures';
 
@@ -99,5 +100,14 @@ describe('posts rules: x link posts', () => {
   it('own credentials and other platforms are exempt', () => {
     assert.deepEqual(xLinkOutcome(account('x', { own_credentials: true }), free, items), { violations: [], notices: [], billed: [] });
     assert.deepEqual(xLinkOutcome(account('bluesky'), free, items), { violations: [], notices: [], billed: [] });
+  });
+});
+
+describe('posts rules: comment reply text', () => {
+  it('validation_error for no text or over the limit, naming the limit', () => {
+    assert.deepEqual(checkReplyText(account('x'), undefined), [{ code: 'validation_error', message: 'text is required for a reply' }]);
+    assert.deepEqual(checkReplyText(account('x'), ' '), [{ code: 'validation_error', message: 'text is required for a reply' }]);
+    assert.deepEqual(checkReplyText(account('bluesky'), 'a'.repeat(300)), []);
+    assert.deepEqual(checkReplyText(account('bluesky'), 'a'.repeat(301)), [{ code: 'validation_error', message: 'text is 301 characters; bluesky allows 300' }]);
   });
 });

@@ -2,7 +2,7 @@ import { capabilities } from '../../platforms/capabilities';
 import { checkConfigurationBlock, checkSinglePostContent, checkThreadPlacement } from './configuration';
 import { checkFirstComment } from './first-comment';
 import type { AccountBody, AccountThreadBody, MediaRef, MediaSpelling, RuleAccount, RulePlan } from './inputs';
-import { checkRequestedMedia } from './media';
+import { checkRequestedMedia, mediaRequired } from './media';
 import { checkTextLength } from './text-length';
 import { notice, violation, type Notice, type Violation } from './violation';
 import { xLinkOutcome, type XLinkItem } from './x-link-policy';
@@ -27,8 +27,8 @@ function checkPostContent(
   prefix: string,
 ): Violation[] {
   const out: Violation[] = [];
-  const mediaRequired = checkRequestedMedia(account.platform, block, { refs: [], spelling: null }).length > 0;
-  if (content.text.trim() === '' && content.media.length === 0 && !mediaRequired) {
+  // Where media is required the media rule says so; elsewhere an empty post has nothing to publish.
+  if (content.text.trim() === '' && content.media.length === 0 && !mediaRequired(account.platform, block)) {
     out.push(violation('bad_request', `${prefix}text is empty and the post has no media; there is nothing to publish`));
   }
   const tooLong = checkTextLength(account, content.text, { field: `${prefix}text`, hasMedia: content.media.length > 0 });

@@ -49,9 +49,14 @@ function accepted(rules: MediaRules): string {
   return parts.length ? listWords(parts) : 'no media';
 }
 
+/** The platform or placement cannot go out without media (instagram; stories and reels). */
+export function mediaRequired(platform: PlatformSlug, block: ConfigurationBlock | null): boolean {
+  return rulesFor(platform, block).rules.required ?? capabilities[platform].mediaRequired;
+}
+
 function checkItems(platform: PlatformSlug, block: ConfigurationBlock | null, items: Item[], spelling: string): Violation[] {
   const { rules, where } = rulesFor(platform, block);
-  const required = rules.required ?? capabilities[platform].mediaRequired;
+  const required = mediaRequired(platform, block);
   if (items.length === 0) {
     if (!required) return [];
     const what = rules.videoRequired ? 'one video' : rules.maxItems === 1 ? 'one image or one video' : 'media';

@@ -1,5 +1,5 @@
 import { platformSlugs, type PlatformSlug } from '../../platforms/types';
-import type { AccountBody, AccountThreadBody, ConfigurationBlock, MediaRef, MediaSelection, MediaSpelling, RuleAccount, ThreadPartBody } from './inputs';
+import type { AccountBody, AccountThreadBody, ConfigurationBlock, MediaRef, MediaSelection, RuleAccount, ThreadPartBody } from './inputs';
 import type { CreatePostBody, CreateThreadBody } from './request-schemas';
 
 /**
@@ -82,7 +82,7 @@ export function resolveAccountBody(body: CreatePostBody, account: Pick<RuleAccou
 
 export function resolveThreadPart(part: CreateThreadBody['posts'][number]): ThreadPartBody {
   const media = mediaSelectionOf(part);
-  return { text: part.text ?? '', media: media?.items ?? [], mediaSpelling: (media?.spelling ?? null) as MediaSpelling | null };
+  return { text: part.text ?? '', media: media?.items ?? [], mediaSpelling: media?.spelling ?? null };
 }
 
 export function resolveAccountThread(body: CreateThreadBody, account: Pick<RuleAccount, 'id' | 'platform'>): AccountThreadBody {
