@@ -1,12 +1,13 @@
 import { assertFetchableUrl, BlockedAddressError } from '../net/address-guard';
-import { mediaUnsupported, urlRefused } from './errors';
+import { urlRefused } from './errors';
 import { MAX_MEDIA_URL_LENGTH } from './limits';
-import { acceptedFormatsText, type MediaFormat, type MediaKind } from './sniff';
+import type { MediaFormat, MediaKind } from './sniff';
 
 /**
  * The check on a media URL before anything is downloaded (publishing-api.md "Media rules" 2): it must be an http(s)
- * URL the fetch guard allows, and when its path names a file type, that type is a hint the post rules can use to
- * refuse early (a `.mp4` for an images-only platform). The bytes decide in the end; a URL without an extension passes.
+ * URL the fetch guard allows. When its path names a publishable file type, that is returned as a hint. Refusing a
+ * type per platform from the extension (a `.mp4` for an images-only platform, a `.heic`) is the post rules' job
+ * (`src/posts/rules/media.ts`), worded for the platform; in the end the bytes decide.
  */
 
 export interface MediaUrlHint {
@@ -22,14 +23,6 @@ export interface CheckedMediaUrl {
 const extensionFormats: Readonly<Record<string, MediaFormat>> = {
   jpg: 'jpeg', jpeg: 'jpeg', jpe: 'jpeg', jfif: 'jpeg', png: 'png', gif: 'gif', webp: 'webp', mp4: 'mp4', m4v: 'mp4', mov: 'mov', qt: 'mov',
 };
-
-/** File types that are surely not publishable media: refused without downloading them. */
-const refusedExtensions = new Set([
-  'svg', 'bmp', 'tif', 'tiff', 'heic', 'heif', 'avif', 'ico', 'psd', 'raw',
-  'webm', 'mkv', 'avi', 'wmv', 'flv', 'mpg', 'mpeg', '3gp', 'ogv',
-  'mp3', 'wav', 'm4a', 'aac', 'ogg', 'flac',
-  'pdf', 'html', 'htm', 'txt', 'json', 'xml', 'csv', 'zip', 'gz', 'tar', 'rar', '7z', 'exe', 'doc', 'docx', 'xls', 'xlsx', 'ppt', 'pptx',
-]);
 
 export function checkMediaUrl(raw: string, options: { allowInsecure: boolean }): CheckedMediaUrl {
   if (raw.length > MAX_MEDIA_URL_LENGTH) throw urlRefused(raw, 'invalid_url', `is longer than ${MAX_MEDIA_URL_LENGTH} characters`);
@@ -47,9 +40,6 @@ export function checkMediaUrl(raw: string, options: { allowInsecure: boolean }):
     throw err;
   }
   const extension = extensionOf(url);
-  if (extension && refusedExtensions.has(extension)) {
-    throw mediaUnsupported(`Media URL names a .${extension} file; Herald publishes ${acceptedFormatsText}`, 'undecodable', raw);
-  }
   const format = extension ? extensionFormats[extension] : undefined;
   return { url, hint: format ? { format, kind: format === 'mp4' || format === 'mov' ? 'video' : 'image' } : null };
 }
