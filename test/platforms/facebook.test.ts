@@ -14,7 +14,7 @@ describe('facebook adapter against the Graph stand-in', () => {
 
   beforeEach(async () => {
     fb = await startFacebookStandIn();
-    http = createHttpClient({ allowInsecure: true, timeoutMs: 400 });
+    http = createHttpClient({ allowInsecure: true, timeoutMs: 1000 });
     adapter = createFacebookAdapter({ http, origin: fb.origin });
     ctx = { credentials: { page_id: fb.page.id, access_token: fb.page.token }, settings: {} };
   });
@@ -98,6 +98,14 @@ describe('facebook adapter against the Graph stand-in', () => {
     const stored = fb.comments.get(comment.platformPostId)!;
     assert.deepEqual([stored.postId, stored.parentId, stored.message, stored.from.id], [post.platformPostId, null, 'First!', fb.page.id]);
     assert.equal(comment.url, `${post.url}?comment_id=${comment.platformPostId.split('_')[1]}`);
+  });
+
+  it('does not duplicate a first comment whose answer was lost', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p5b', text: 'Main', media: [] });
+    fb.standIn.inject({ method: 'POST', path: `/v25.0/${post.platformPostId}/comments` }, { kind: 'hang', thenHandle: true });
+    const comment = await adapter.publish(ctx, { postId: 'p6b', text: 'Only once', media: [], replyTo: { platformPostId: post.platformPostId } });
+    assert.equal(fb.comments.size, 1);
+    assert.equal(comment.platformPostId, [...fb.comments.keys()][0]);
   });
 
   it('deletes a feed post, and an already-deleted one counts as gone', async () => {

@@ -22,7 +22,7 @@ describe('instagram adapter against the content-publishing stand-in', () => {
 
   beforeEach(async () => {
     ig = await startInstagramStandIn();
-    http = createHttpClient({ allowInsecure: true, timeoutMs: 400 });
+    http = createHttpClient({ allowInsecure: true, timeoutMs: 1000 });
     sleeps = [];
     adapter = createInstagramAdapter({
       http, origin: ig.origin, facebookOrigin: ig.facebookOrigin, sleep: async (ms) => void sleeps.push(ms), containerPolling: { intervalMs: 1000, maxPolls: 4 },
@@ -185,6 +185,14 @@ describe('instagram adapter against the content-publishing stand-in', () => {
     const stored = ig.comments.get(comment.platformPostId)!;
     assert.deepEqual([stored.mediaId, stored.text, stored.from.id], [post.platformPostId, 'Link in bio', ig.user.igUserId]);
     assert.equal(ig.quota.usage, 1);
+  });
+
+  it('does not duplicate a first comment whose answer was lost', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p16b', text: 'Main', media: [image(1)] });
+    ig.standIn.inject({ method: 'POST', path: `/v25.0/${post.platformPostId}/comments` }, { kind: 'hang', thenHandle: true });
+    const comment = await adapter.publish(ctx, { postId: 'p16c', text: 'Only once', media: [], replyTo: { platformPostId: post.platformPostId } });
+    assert.equal(ig.comments.size, 1);
+    assert.deepEqual(comment, { platformPostId: [...ig.comments.keys()][0], url: null });
   });
 
   it('deletes through the Facebook login only; already-deleted counts as gone', async () => {

@@ -22,7 +22,7 @@ describe('linkedin adapter against the REST stand-in', () => {
   beforeEach(async () => {
     li = await startLinkedInStandIn();
     li.setClock(() => fixedNow);
-    http = createHttpClient({ allowInsecure: true, timeoutMs: 400 });
+    http = createHttpClient({ allowInsecure: true, timeoutMs: 1000 });
     adapter = createLinkedInAdapter({ http, origin: li.origin, now: () => fixedNow });
     member = { credentials: { access_token: li.member.token }, settings: { authorUrn: li.personUrn() } };
     page = { credentials: { access_token: li.member.token, organization_id: String(li.organization.id) }, settings: {} };

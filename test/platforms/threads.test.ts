@@ -19,7 +19,7 @@ describe('threads adapter against the Threads API stand-in', () => {
 
   beforeEach(async () => {
     th = await startThreadsStandIn();
-    http = createHttpClient({ allowInsecure: true, timeoutMs: 400 });
+    http = createHttpClient({ allowInsecure: true, timeoutMs: 1000 });
     sleeps = [];
     adapter = createThreadsAdapter({ http, origin: th.origin, sleep: async (ms) => void sleeps.push(ms), containerPolling: { intervalMs: 2000, maxPolls: 3 } });
     ctx = { credentials: { access_token: th.user.token }, settings: { threadsUserId: th.user.id } };

@@ -9,12 +9,14 @@ import {
   type FacebookComment, type FacebookPage,
 } from './mapper';
 
+export type FacebookAdapterDeps = GraphAdapterDeps;
+
 /**
  * Facebook Pages over the Graph API (protocols.md section 5). Credentials: `page_id` and a Page `access_token`.
  * Feed posts (text, link, photos via unpublished uploads + `attached_media`), Page photo stories, comments on the
  * Page's own posts (first comments, replies), and comment moderation (hide any, delete any).
  */
-export function createFacebookAdapter(deps: GraphAdapterDeps): PlatformAdapter {
+export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapter {
   const origin = deps.origin ?? DEFAULT_FACEBOOK_ORIGIN;
   const now = deps.now ?? (() => new Date());
 

@@ -7,12 +7,14 @@ import { PlatformFailure, type PlatformAdapter, type PlatformContext, type Publi
 import { deletePermissionFailure, describeContainerError } from './errors';
 import { DEFAULT_THREADS_ORIGIN, REPLY_FIELDS, USER_FIELDS, carouselFields, carouselItemFields, commentOf, identityOf, singleFields, type ThreadsReply, type ThreadsUser } from './mapper';
 
+export type ThreadsAdapterDeps = GraphAdapterDeps;
+
 /**
  * Threads (protocols.md section 7): container → status → `threads_publish`, with a native reply chain through
  * `reply_to_id` (thread parts, first comments, comment replies), links read from `permalink` after publishing,
  * the 24-hour post and reply quotas checked before creating anything, replies read from `/conversation`.
  */
-export function createThreadsAdapter(deps: GraphAdapterDeps): PlatformAdapter {
+export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter {
   const origin = deps.origin ?? DEFAULT_THREADS_ORIGIN;
   const now = deps.now ?? (() => new Date());
   const sleep = deps.sleep ?? realSleep;
