@@ -18,12 +18,16 @@ export interface Suite {
   assertReplays(handle: WorkflowHandle): Promise<void>;
 }
 
+let bundling: Promise<WorkflowBundleWithSourceMap> | undefined;
+
 export function useSuite(create: () => Promise<TestWorkflowEnvironment> = createTimeSkippingEnv): Suite {
   const suite = {} as Suite;
   before(async function () {
     this.timeout(60_000);
     silenceSdkLogs('ERROR'); // the suite provokes failures on purpose; their WARN logs are noise
-    suite.bundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quietLogger });
+    // One bundle for all suite files of a mocha run: bundling costs seconds.
+    bundling ??= bundleWorkflowCode({ workflowsPath: require.resolve('./workflows'), logger: quietLogger });
+    suite.bundle = await bundling;
     suite.env = await envOrSkip(this, create);
   });
   after(async () => suite.env?.teardown());

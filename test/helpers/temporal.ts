@@ -54,7 +54,8 @@ async function orUnavailable<T>(create: () => Promise<T>): Promise<T> {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (temporalServerKind === 'download' && /download|dns|resolve|network|fetch/i.test(message)) {
-      throw new TemporalServerUnavailableError(`Temporal's test server could not be downloaded (${message.split('\n')[0]})`);
+      const reason = /dns error[^)\n]*/i.exec(message)?.[0] ?? message.split('\n')[0]!.slice(-120);
+      throw new TemporalServerUnavailableError(`TEMPORAL_TEST_SERVER=download but Temporal's server cannot be downloaded (${reason})`);
     }
     throw err;
   }

@@ -8,9 +8,11 @@ import {
   defineSignal,
   defineUpdate,
   executeChild,
+  getExternalWorkflowHandle,
   isCancellation,
   ParentClosePolicy,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   startChild,
@@ -160,4 +162,20 @@ export async function upsertsSearchAttributes(): Promise<string> {
 
 export async function sleepsForever(): Promise<void> {
   await condition(() => false);
+}
+
+export async function localGreeting(name: string): Promise<string> {
+  const { greet: localGreet } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '5s' });
+  return await localGreet(name);
+}
+
+/** Signals another workflow (add 9, then finish) through signal-external commands. */
+export async function signalsAnother(targetId: string): Promise<void> {
+  const target = getExternalWorkflowHandle(targetId);
+  await target.signal(addSignal, 9);
+  await target.signal(finishSignal);
+}
+
+export async function cancelsAnother(targetId: string): Promise<void> {
+  await getExternalWorkflowHandle(targetId).cancel();
 }
