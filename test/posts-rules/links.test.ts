@@ -17,6 +17,10 @@ describe('posts rules: links as X auto-links them', () => {
     ['https://10.0.0.1/admin', 'https://10.0.0.1/admin'],
     ['https://example.unlistedtld', 'https://example.unlistedtld'],
     ['shop.app', 'shop.app'],
+    ['wow https://example.com/path!', 'https://example.com/path'],
+    ['"https://example.com/a?b=c&d=e"', 'https://example.com/a?b=c&d=e'],
+    ['https://example.com/a;', 'https://example.com/a'],
+    ['(https://example.com/a)', 'https://example.com/a'],
   ] as const;
   for (const [text, url] of linked) {
     it(`finds ${url} in "${text}"`, () => {

@@ -28,15 +28,16 @@ const linkPattern = new RegExp(
   'giu',
 );
 
-/** Characters a link never ends in (sentence punctuation after it), unless they close a bracket the link opened. */
-const trailingPunctuation = /[.,;:!?'"’”»)\]}>]$/u;
+/**
+ * A link ends in a letter, digit, or one of `= _ # / + - &` (twitter-text's path and query ending characters), or in
+ * a `)` that closes a `(` inside it (Wikipedia-style paths); anything else at the end is sentence punctuation.
+ */
+const validEnding = /[\p{L}\p{N}\p{M}=_#/+\-&]$/u;
 
 function trimTrailing(url: string): string {
   let out = url;
-  while (trailingPunctuation.test(out)) {
-    const last = out[out.length - 1];
-    const opener = last === ')' ? '(' : last === ']' ? '[' : last === '}' ? '{' : null;
-    if (opener && count(out, opener) >= count(out, last)) break;
+  while (out.length > 0 && !validEnding.test(out)) {
+    if (out.endsWith(')') && count(out, '(') >= count(out, ')')) break;
     out = out.slice(0, -1);
   }
   return out;

@@ -58,8 +58,9 @@ const text = z.string({ error: 'must be a string' });
 const firstComment = z.string({ error: 'must be a string' });
 const scheduleAt = z
   .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
   .describe('ISO 8601: an instant with offset or Z, or a local time read in timezone or the account timezone');
-const timezone = z.string({ error: 'must be a string' }).describe('IANA time zone name, e.g. Europe/Berlin');
+const timezone = z.string({ error: 'must be a string' }).min(1, 'must not be empty').describe('IANA time zone name, e.g. Europe/Berlin');
 
 export const AccountConfigurationSchema = z
   .strictObject({
