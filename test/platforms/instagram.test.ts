@@ -110,6 +110,14 @@ describe('instagram adapter against the content-publishing stand-in', () => {
     assert.equal(ig.quota.usage, 1);
   });
 
+  it('takes a video as a carousel child (media_type VIDEO) and polls it', async () => {
+    await adapter.publish(ctx, { postId: 'p5v', text: 'Mixed', media: [image(1), video] });
+    const forms = ig.standIn.calls('POST', `/v25.0/${ig.user.igUserId}/media`).map((c) => c.form);
+    assert.deepEqual(forms[1], { is_carousel_item: 'true', media_type: 'VIDEO', video_url: 'https://cdn.example/v.mp4', access_token: ig.user.igToken });
+    assert.deepEqual(sleeps, [1000]);
+    assert.equal([...ig.media.values()][0].kind, 'carousel');
+  });
+
   it('publishes a story (no caption) and gives the link Instagram gives', async () => {
     const published = await adapter.publish(ctx, { postId: 'p6', text: '', media: [image(1)], configuration: { placement: 'story', user_tags: [{ username: 'pal' }] } });
     assert.deepEqual(ig.standIn.calls('POST', `/v25.0/${ig.user.igUserId}/media`)[0].form, {

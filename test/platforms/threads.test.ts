@@ -60,6 +60,19 @@ describe('threads adapter against the Threads API stand-in', () => {
     assert.equal([...th.posts.values()][0].imageUrl, 'https://cdn.example/t.png');
   });
 
+  it('publishes several images as a carousel of child containers', async () => {
+    const second: MediaItem = { ...image, publicUrl: 'https://cdn.example/u.png' };
+    await adapter.publish(ctx, { postId: 'pc', text: 'Two', media: [image, second] });
+    const forms = th.standIn.calls('POST', `/v1.0/${th.user.id}/threads`).map((c) => c.form);
+    const childIds = [...th.containers.keys()].slice(0, 2);
+    assert.deepEqual(forms, [
+      { media_type: 'IMAGE', image_url: 'https://cdn.example/t.png', is_carousel_item: 'true', access_token: th.user.token },
+      { media_type: 'IMAGE', image_url: 'https://cdn.example/u.png', is_carousel_item: 'true', access_token: th.user.token },
+      { media_type: 'CAROUSEL', children: childIds.join(','), text: 'Two', access_token: th.user.token },
+    ]);
+    assert.deepEqual([...th.posts.values()].map((p) => p.mediaType), ['CAROUSEL']);
+  });
+
   it('chains thread parts and first comments natively through reply_to_id, on the reply quota', async () => {
     const first = await adapter.publish(ctx, { postId: 'a', text: 'Part 1', media: [] });
     const second = await adapter.publish(ctx, { postId: 'b', text: 'Part 2', media: [], replyTo: { platformPostId: first.platformPostId } });
