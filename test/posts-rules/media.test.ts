@@ -57,12 +57,12 @@ describe('posts rules: media before download', () => {
 describe('posts rules: media on real content', () => {
   it('sizes per platform, at and over the limit', () => {
     assert.deepEqual(checkMediaContent('x', null, content(image('image/png', 5_000_000))), []);
-    assert.deepEqual(checkMediaContent('x', null, content(image('image/png', 5_000_001))), unsupported('media[0] is a 5 MB image; x accepts images up to 5 MB'));
+    assert.deepEqual(checkMediaContent('x', null, content(image('image/png', 5_000_001))), unsupported('media[0] is an image of 5,000,001 bytes; x accepts images up to 5 MB'));
     assert.deepEqual(checkMediaContent('bluesky', null, content(image('image/jpeg', 977_000))), []);
-    assert.deepEqual(checkMediaContent('bluesky', null, content(image('image/jpeg', 1_200_000))), unsupported('media[0] is a 1.2 MB image; bluesky accepts images up to 977 KB'));
-    assert.deepEqual(checkMediaContent('telegram', null, content(video('video/mp4', 20_000_001))), unsupported('media[0] is a 20 MB video; telegram accepts videos up to 20 MB'));
+    assert.deepEqual(checkMediaContent('bluesky', null, content(image('image/jpeg', 1_200_000))), unsupported('media[0] is an image of 1.2 MB; bluesky accepts images up to 977 KB'));
+    assert.deepEqual(checkMediaContent('telegram', null, content(video('video/mp4', 20_000_001))), unsupported('media[0] is a video of 20,000,001 bytes; telegram accepts videos up to 20 MB'));
     assert.deepEqual(checkMediaContent('mastodon', null, content(video('video/quicktime', 40_000_000))), []);
-    assert.deepEqual(checkMediaContent('x', null, content(video('video/mp4', 600_000_000))), unsupported('media[0] is a 600 MB video; x accepts videos up to 512 MB'));
+    assert.deepEqual(checkMediaContent('x', null, content(video('video/mp4', 600_000_000))), unsupported('media[0] is a video of 600 MB; x accepts videos up to 512 MB'));
   });
 
   it('content type read from the bytes decides, not the name', () => {
@@ -70,6 +70,11 @@ describe('posts rules: media on real content', () => {
     assert.deepEqual(checkMediaContent('x', null, content(image('image/heic', 10))), unsupported('media[0] is image/heic; x takes JPEG, PNG, WebP and GIF images and MP4 and MOV video'));
     assert.deepEqual(checkMediaContent('bluesky', null, content(video('video/mp4', 10))), unsupported('media[0] is a video; bluesky takes JPEG, PNG, WebP and GIF images'));
     assert.deepEqual(checkMediaContent('x', null, content(image('image/jpeg; charset=binary', 10))), []);
+  });
+
+  it('the media layer facts fit as they are', () => {
+    const facts = { mimeType: 'image/png', kind: 'image' as const, format: 'png', size: 6_200_000, width: null, height: null, durationMs: null };
+    assert.deepEqual(checkMediaContent('x', null, { contents: [facts], spelling: 'media_ids' }), unsupported('media_ids[0] is an image of 6.2 MB; x accepts images up to 5 MB'));
   });
 
   it('a video with images is refused after download too', () => {
@@ -81,7 +86,7 @@ describe('posts rules: media on real content', () => {
 
   it('placements: instagram story video up to 100 MB, reel up to 300 MB', () => {
     assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_000))), []);
-    assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_001))), unsupported('media[0] is a 100 MB video; an instagram story accepts videos up to 100 MB'));
+    assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_001))), unsupported('media[0] is a video of 100,000,001 bytes; an instagram story accepts videos up to 100 MB'));
     assert.deepEqual(checkMediaContent('instagram', { placement: 'reel' }, content(video('video/mp4', 300_000_000))), []);
   });
 });

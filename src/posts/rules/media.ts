@@ -1,4 +1,5 @@
 import { capabilities, placementMedia, type MediaRules, type PlacementMediaRules } from '../../platforms/capabilities';
+import { formatBytes } from '../../media/errors';
 import type { PlatformSlug } from '../../platforms/types';
 import type { ConfigurationBlock, MediaRef, MediaSpelling } from './inputs';
 import { formatName, natureFromContent, natureFromUrl, type MediaNature } from './media-formats';
@@ -14,12 +15,12 @@ import { formatCount, listWords, violation, type Violation } from './violation';
  * `unsupported_media`.
  */
 
-/** What the media layer learnt from the downloaded or uploaded bytes. */
+/** What the media layer learnt from the downloaded or uploaded bytes (`MediaFacts` of `src/media/sniff.ts` fits). */
 export interface MediaContent {
   mimeType: string;
   size: number;
-  width?: number;
-  height?: number;
+  width?: number | null;
+  height?: number | null;
   kind: 'image' | 'video';
 }
 
@@ -37,9 +38,10 @@ function rulesFor(platform: PlatformSlug, block: ConfigurationBlock | null): { r
   return special && placement ? { rules: special, where: placementPhrase(platform, placement) } : { rules: capabilities[platform].media, where: platform };
 }
 
-function sizeText(bytes: number): string {
-  if (bytes >= 1_000_000) return `${Number((bytes / 1_000_000).toFixed(1)).toLocaleString('en-US')} MB`;
-  return `${Number((bytes / 1_000).toFixed(1)).toLocaleString('en-US')} KB`;
+/** `6.2 MB`; exact bytes when rounding would make a file just over the limit read like the limit itself. */
+function sizeOver(bytes: number, limit: number): string {
+  const rounded = formatBytes(bytes);
+  return rounded === formatBytes(limit) ? `${formatCount(bytes)} bytes` : rounded;
 }
 
 function accepted(rules: MediaRules): string {
@@ -83,7 +85,7 @@ function checkItems(platform: PlatformSlug, block: ConfigurationBlock | null, it
     if (!item.nature || item.size === undefined) continue;
     const max = item.nature.kind === 'video' ? rules.maxVideoBytes : rules.maxImageBytes;
     if (item.size > max) {
-      return [violation('unsupported_media', `${item.label} is a ${sizeText(item.size)} ${item.nature.kind}; ${where} accepts ${item.nature.kind}s up to ${sizeText(max)}`)];
+      return [violation('unsupported_media', `${item.label} is ${item.nature.kind === 'image' ? 'an image' : 'a video'} of ${sizeOver(item.size, max)}; ${where} accepts ${item.nature.kind}s up to ${formatBytes(max)}`)];
     }
   }
   return [];
