@@ -3,11 +3,13 @@
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, QueryNotRegisteredError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TerminatedFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { useSuite } from './setup';
 import {
   accumulator,
   addSignal,
   exhaustsRetries,
+  failsItsWorkflowTask,
   failingQuery,
   failsNonRetryably,
   finishSignal,
@@ -169,6 +171,45 @@ describe('temporal-dev: core workflow lifecycle', function () {
     assert.equal(b.runId, a.runId, 'the same request id returns the same run');
     await first.terminate('cleanup');
     await s.env.client.workflow.getHandle(`${workflowId}-raw`).terminate('cleanup');
+  });
+
+  it('records a failed workflow task and retries it, leaving the workflow running', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(failsItsWorkflowTask, { taskQueue, workflowId: `wftfail-${taskQueue}` });
+      let failed: temporal.api.history.v1.IHistoryEvent | undefined;
+      const deadline = Date.now() + 10_000;
+      while (!failed && Date.now() < deadline) {
+        failed = (await handle.fetchHistory()).events!.find((e) => e.workflowTaskFailedEventAttributes);
+        if (!failed) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.match(failed?.workflowTaskFailedEventAttributes?.failure?.message ?? '', /bug in workflow code/);
+      const description = await handle.describe();
+      assert.equal(description.status.name, 'RUNNING');
+      assert.equal(description.raw.pendingWorkflowTask?.attempt, 2);
+      await handle.terminate('cleanup');
+    });
+  });
+
+  it('long-polls history for new events', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(accumulator, { taskQueue, workflowId: `longpoll-${taskQueue}` });
+      const service = s.env.client.workflowService;
+      const execution = { workflowId: handle.workflowId };
+      let page = await service.getWorkflowExecutionHistory({ namespace: 'default', execution, waitNewEvent: true });
+      let seen = page.history?.events?.length ?? 0;
+      while (page.nextPageToken?.length && seen < 4) {
+        page = await service.getWorkflowExecutionHistory({ namespace: 'default', execution, waitNewEvent: true, nextPageToken: page.nextPageToken });
+        seen += page.history?.events?.length ?? 0;
+      }
+      const waiting = service.getWorkflowExecutionHistory({ namespace: 'default', execution, waitNewEvent: true, nextPageToken: page.nextPageToken });
+      await new Promise((r) => setTimeout(r, 100));
+      await handle.signal(addSignal, 1);
+      const next = await waiting;
+      assert.equal(next.history?.events?.[0]?.workflowExecutionSignaledEventAttributes?.signalName, 'add');
+      await handle.terminate('cleanup');
+    });
   });
 
   it('throws WorkflowNotFoundError for unknown workflows', async () => {

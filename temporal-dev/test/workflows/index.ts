@@ -101,7 +101,7 @@ export async function waitsADay(): Promise<string> {
 export async function cancelsActivity(): Promise<string> {
   const { heartbeatUntilCancelled } = proxyActivities<typeof activities>({
     startToCloseTimeout: '1m',
-    heartbeatTimeout: '5s',
+    heartbeatTimeout: '1s', // heartbeats (and so cancellation) reach the server every 0.8 s
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   });
   const scope = new CancellationScope();
@@ -178,4 +178,9 @@ export async function signalsAnother(targetId: string): Promise<void> {
 
 export async function cancelsAnother(targetId: string): Promise<void> {
   await getExternalWorkflowHandle(targetId).cancel();
+}
+
+/** Throws a plain Error: the SDK fails the workflow task (not the workflow), and the server retries the task. */
+export async function failsItsWorkflowTask(): Promise<void> {
+  throw new Error('bug in workflow code');
 }
