@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { checkMediaContent, checkRequestedMedia, type MediaContent } from '../../src/posts/rules/media';
-import { ids } from './fixtures';
+import { validateMediaContents } from '../../src/posts/rules/validate-media-content';
+import { account, ids, throwsApi } from './fixtures';
 
 const urls = (...names: string[]) => ({ refs: names.map((n) => ({ url: `https://cdn.example.com/${n}` })), spelling: 'media_urls' as const });
 const bad = (message: string) => [{ code: 'bad_request', message }];
@@ -88,5 +89,35 @@ describe('posts rules: media on real content', () => {
     assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_000))), []);
     assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_001))), unsupported('media[0] is a video of 100,000,001 bytes; an instagram story accepts videos up to 100 MB'));
     assert.deepEqual(checkMediaContent('instagram', { placement: 'reel' }, content(video('video/mp4', 300_000_000))), []);
+  });
+});
+
+describe('posts rules: real content across a fan-out', () => {
+  const accounts = { x: account('x'), bluesky: account('bluesky') };
+  const lists = (size: number) => [{ spelling: 'media_urls' as const, contents: [image('image/jpeg', size)] }];
+
+  it('a send is refused on the first account whose media does not fit, prefixed in a fan-out', () => {
+    throwsApi(
+      () =>
+        validateMediaContents(
+          [
+            { account: accounts.x, configuration: null, lists: lists(2_000_000) },
+            { account: accounts.bluesky, configuration: null, lists: lists(2_000_000) },
+          ],
+          { mode: 'send', fanOut: true },
+        ),
+      'unsupported_media',
+      `Account ${ids.bluesky}: media_urls[0] is an image of 2 MB; bluesky accepts images up to 977 KB`,
+    );
+  });
+
+  it('a draft gets warnings; parts are named', () => {
+    assert.deepEqual(
+      validateMediaContents(
+        [{ account: accounts.bluesky, configuration: null, lists: [{ prefix: 'posts[1].', spelling: 'media', contents: [image('image/jpeg', 2_000_000)] }] }],
+        { mode: 'draft', fanOut: false },
+      ),
+      [{ account_id: ids.bluesky, platform: 'bluesky', code: 'unsupported_media', message: 'posts[1].media[0] is an image of 2 MB; bluesky accepts images up to 977 KB' }],
+    );
   });
 });

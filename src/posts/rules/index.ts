@@ -24,3 +24,4 @@ export { xLinkOutcome, type XLinkItem, type XLinkOutcome } from './x-link-policy
 export { checkFirstComment } from './first-comment';
 export { checkReplyText } from './reply';
 export { accountPrefix } from './fan-out';
+export { validateMediaContents, type AccountMediaContents } from './validate-media-content';
