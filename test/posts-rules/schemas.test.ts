@@ -105,7 +105,7 @@ describe('posts rules: request schemas and the zod error mapping', () => {
     const doc = new OpenApiGeneratorV31(registry.definitions).generateDocument({ openapi: '3.1.0', info: { title: 'Herald', version: '1' } });
     const schemas = doc.components?.schemas ?? {};
     assert.equal(JSON.stringify(schemas.CreatePostBody).includes('schedule_at'), true);
-    for (const id of ['CreatePostBody', 'UpdatePostBody', 'CreateThreadBody', 'Post', 'FanOutResult', 'DraftWarning', 'ThreadRollback']) {
+    for (const id of ['CreatePostBody', 'UpdatePostBody', 'CreateThreadBody', 'Post', 'UpdatedPost', 'FanOutResult', 'Warning', 'ThreadRollback', 'ThreadFanOutResult']) {
       assert.ok(schemas[id], `${id} missing from ${Object.keys(schemas).join(', ')}`);
     }
   });

@@ -1,59 +1,20 @@
 import { z } from 'zod';
 import { platformSlugs } from '../../platforms/types';
 import { postStatuses } from '../../db/tables/posts';
-import { WarningEntrySchema } from './warnings';
+import { PostSchema } from '../post-view';
 
 /**
- * Response shapes of the posts and threads routes (publishing-api.md "Post object", "First comment object",
- * "Fan-out result", "Warning entry", "Thread rollback object"; decisions.md "Threads").
+ * Response shapes of the posts and threads routes besides the post itself (publishing-api.md "Fan-out result",
+ * "Thread rollback object"; decisions.md "Threads").
  */
 
-const timestamp = z.string().describe('ISO 8601, UTC, millisecond precision');
+/** The post object, its first comment and the warning entry live in `../post-view.ts` (with the row mapping). */
+export { FirstCommentSchema, PostSchema, WarningSchema } from '../post-view';
 
-export const FirstCommentSchema = z
-  .object({
-    text: z.string(),
-    status: z.enum(['pending', 'posted', 'failed']),
-    comment_id: z.string().nullable(),
-    error: z.string().nullable(),
-  })
-  .meta({ id: 'FirstComment' });
-
-/** Populated form of `media_urls` (the spec leaves it open): one entry per item, in the order given. */
-export const PostMediaSchema = z
-  .object({
-    url: z.string().nullable().describe('The URL the client gave; null for an upload'),
-    media_id: z.string().nullable().describe('The upload id the client gave; null for a URL'),
-    alt: z.string().nullable(),
-  })
-  .meta({ id: 'PostMedia' });
-
-export const PostSchema = z
-  .object({
-    id: z.string(),
-    platform: z.enum(platformSlugs),
-    account_id: z.string().nullable(),
-    text: z.string(),
-    media_urls: z.array(PostMediaSchema).nullable(),
-    first_comment: FirstCommentSchema.nullable(),
-    platform_post_id: z.string().nullable(),
-    platform_post_url: z.string().nullable(),
-    status: z.enum(postStatuses),
-    scheduled_at: timestamp.nullable(),
-    published_at: timestamp.nullable(),
-    thread_id: z.string().nullable(),
-    thread_order: z.number().int().nullable(),
-    group_id: z.string().nullable(),
-    error_message: z.string().nullable(),
-    retry_count: z.number().int(),
-    created_at: timestamp,
-    hidden: z.boolean(),
-    warnings: z.array(WarningEntrySchema).optional().describe('Present on every draft response'),
-    promoted_from_draft_id: z.string().optional(),
-    rescheduled_post_ids: z.array(z.string()).optional().describe('On an update response when schedule_at was given'),
-  })
-  .meta({ id: 'Post' });
-export type PostPayload = z.infer<typeof PostSchema>;
+/** The update response: the post plus every post that moved when `schedule_at` was given. */
+export const UpdatedPostSchema = PostSchema.extend({
+  rescheduled_post_ids: z.array(z.string()).optional().describe('When schedule_at was given: every post that moved'),
+}).meta({ id: 'UpdatedPost' });
 
 const ResultErrorSchema = z.object({ code: z.string(), message: z.string() }).catchall(z.unknown());
 

@@ -1,17 +1,10 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { WarningSchema } from '../post-view';
 import type { RuleAccount } from './inputs';
 import type { Notice, Violation } from './violation';
 
-/** Warning entry of a draft response (publishing-api.md "Warning entry"). */
-export const WarningEntrySchema = z
-  .object({
-    account_id: z.string(),
-    platform: z.string(),
-    code: z.string().describe('An error code the send would answer with, or thread_not_native, x_link_post_billed, schedule_at_in_past'),
-    message: z.string(),
-  })
-  .meta({ id: 'DraftWarning' });
-export type WarningEntry = z.infer<typeof WarningEntrySchema>;
+/** Warning entry of a draft response (publishing-api.md "Warning entry"); the schema is `WarningSchema` of `../post-view`. */
+export type WarningEntry = z.infer<typeof WarningSchema>;
 
 /**
  * A draft's warnings for one account: every violation with the code and message a send would give (without the
