@@ -2,7 +2,7 @@
 //  1. throughput and start-to-result latency of one-activity workflows, with the server's share of CPU;
 //  2. resident memory of the server with 10,000 open workflows each waiting on a timer.
 // The server runs in a child process so its CPU time and RSS can be read from /proc.
-// Usage: node <out>/bench/temporal.js [workflows=2000] [concurrency=100] [open=10000]
+// Usage: node <out>/bench/temporal.js [workflows=1000] [concurrency=100] [open=10000]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 
 const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ
-const [WORKFLOWS = 2000, CONCURRENCY = 100, OPEN = 10_000] = process.argv.slice(2).map(Number);
+const [WORKFLOWS = 1000, CONCURRENCY = 100, OPEN = 10_000] = process.argv.slice(2).map(Number);
 
 interface ProcStats {
   cpuMs: number;
