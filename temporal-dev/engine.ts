@@ -14,9 +14,13 @@ export interface Namespace {
   /** All runs of a workflow id, oldest first; the last one is the current run. */
   executions: Map<string, Run[]>;
   runs: Map<string, Run>;
-  /** Runs in start order, for visibility. */
+  /** Runs in start order, for visibility (forgotten runs are compacted away lazily). */
   allRuns: Run[];
+  forgottenCount: number;
 }
+
+/** Closed runs are forgotten this long after closing (real-clock mode only), like a namespace's retention. */
+export const RETENTION_MS = 24 * 3600 * 1000;
 
 /** A task that was scheduled this recently blocks time skipping even before a worker has polled its queue. */
 const WORKFLOW_TASK_GRACE_MS = 5_000;
@@ -47,7 +51,7 @@ export class Engine {
   registerNamespace(name: string): Namespace {
     const existing = this.namespaces.get(name);
     if (existing) return existing;
-    const ns: Namespace = { name, id: randomUUID(), executions: new Map(), runs: new Map(), allRuns: [] };
+    const ns: Namespace = { name, id: randomUUID(), executions: new Map(), runs: new Map(), allRuns: [], forgottenCount: 0 };
     this.namespaces.set(name, ns);
     return ns;
   }
@@ -110,6 +114,21 @@ export class Engine {
       return JSON.parse(Buffer.from(buf ?? []).toString('utf8')) as Msg;
     } catch {
       return {};
+    }
+  }
+
+  /** Drops a closed run from every index (retention). */
+  forgetRun(run: Run): void {
+    const ns = this.namespaces.get(run.namespace);
+    if (!ns || run.open || run.forgotten) return;
+    run.forgotten = true;
+    ns.runs.delete(run.runId);
+    const remaining = (ns.executions.get(run.workflowId) ?? []).filter((r) => r !== run);
+    if (remaining.length) ns.executions.set(run.workflowId, remaining);
+    else ns.executions.delete(run.workflowId);
+    if (++ns.forgottenCount * 2 > ns.allRuns.length) {
+      ns.allRuns = ns.allRuns.filter((r) => !r.forgotten);
+      ns.forgottenCount = 0;
     }
   }
 

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { dropActivities } from './activities';
 import { applyParentClosePolicy, notifyParent } from './children';
-import type { Engine, Namespace } from './engine';
+import { RETENTION_MS, type Engine, type Namespace } from './engine';
 import { invalidArgument, workflowAlreadyStarted, workflowCompleted } from './errors';
 import {
   ConflictPolicy,
@@ -152,6 +152,8 @@ export function closeRun(engine: Engine, run: Run, type: string, attrs: Msg): vo
   wakeUpdateWaiters(run);
   applyParentClosePolicy(engine, run);
   if (type !== 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW') notifyParent(engine, run, type, attrs);
+  // Time-skipping tests jump days ahead; only the long-running real-clock server forgets old runs.
+  if (!engine.clock.timeSkipping) engine.scheduler.after(RETENTION_MS, () => engine.forgetRun(run));
   engine.scheduler.poke();
 }
 

@@ -74,10 +74,19 @@ export async function runCli(argv: string[]): Promise<RunningServer> {
   const mode = options.timeSkipping ? 'time-skipping' : 'real clock';
   // Launched by @temporalio/testing (bare port argument): stay quiet, its output lands in test logs.
   if (!(argv.length === 1 && /^\d+$/.test(argv[0]!))) process.stderr.write(`temporal-dev listening on ${server.address} (${mode}, namespace ${options.namespace ?? 'default'})\n`);
+  if (argv.length === 1) exitWithParent();
   const stop = () => {
     void server.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   return server;
+}
+
+/** Launched by a test process: never outlive it, even if it dies without killing us. */
+function exitWithParent(): void {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 1000).unref();
 }

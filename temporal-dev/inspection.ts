@@ -83,7 +83,7 @@ function matchingRuns(engine: Engine, namespace: string, query: string | undefin
   const predicate = parseQuery(query);
   const runs = engine.ns(namespace).allRuns;
   const out: Run[] = [];
-  for (let i = runs.length - 1; i >= 0; i--) if (predicate(runs[i]!)) out.push(runs[i]!);
+  for (let i = runs.length - 1; i >= 0; i--) if (!runs[i]!.forgotten && predicate(runs[i]!)) out.push(runs[i]!);
   return out;
 }
 

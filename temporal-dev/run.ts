@@ -79,6 +79,7 @@ export class Run {
   searchAttributes: Record<string, Msg> = {};
   parent?: { namespace: string; workflowId: string; runId: string; initiatedEventId: number };
   executionTime = 0;
+  forgotten = false;
   historySizeBytes = 0;
 
   constructor(
