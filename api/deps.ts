@@ -26,4 +26,10 @@ export interface AppDeps {
   temporal?: Client;
   /** Tuning of the Idempotency-Key protocol (tests shorten the waits). */
   idempotency?: import('./idempotency').IdempotencyOptions;
+  /** The eight platform adapters (`createPlatformAdapters`); connecting an account verifies with them. */
+  adapters?: import('../src/platforms/registry').PlatformAdapters;
+  /** Seals platform credentials at rest; when absent, one is built from `config.encryptionKey`. */
+  sealedBox?: import('../src/crypto/sealed-box').SealedBox;
+  /** Cancels an account's scheduled posts when it is deactivated or disconnected (implemented by the posts feature). */
+  accountLifecycle?: import('../src/accounts/lifecycle').AccountLifecycle;
 }
