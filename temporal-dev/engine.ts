@@ -95,10 +95,9 @@ export class Engine {
       if (this.queues.hasLiveWorker(run.namespace, 'workflow', run.taskQueue)) return false;
     }
     for (const [activity, { run, queuedAt }] of this.liveActivities) {
-      if (activity.state === 'started') {
-        if (this.clock.sleepers === 0) return false;
-        continue;
-      }
+      // A running activity keeps real time flowing (its timeouts must not fire in skipped time), as in Java's
+      // test server; this holds during env.sleep() too.
+      if (activity.state === 'started') return false;
       if (realNow - queuedAt < ACTIVITY_TASK_GRACE_MS) return false;
       if (this.queues.hasLiveWorker(run.namespace, 'activity', activity.attrs.taskQueue?.name ?? '')) return false;
     }

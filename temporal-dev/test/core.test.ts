@@ -107,8 +107,12 @@ describe('temporal-dev: core workflow lifecycle', function () {
     const taskQueue = s.taskQueue();
     await s.withWorker(taskQueue, async () => {
       const before = await s.env.currentTimeMs();
-      const t0 = Date.now();
       const handle = await s.env.client.workflow.start(sleeper, { taskQueue, workflowId: `timer-${taskQueue}`, args: [DAY] });
+      // Time is locked until result() is awaited: wait for the timer to be started, then measure.
+      while (!(await handle.fetchHistory()).events!.some((e) => e.timerStartedEventAttributes)) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const t0 = Date.now();
       const sleptMs = await handle.result();
       const realMs = Date.now() - t0;
       assert.ok(realMs < 1000, `24 h timer took ${realMs} ms of real time`);
