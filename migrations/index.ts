@@ -4,6 +4,7 @@ import * as m0002 from './0002_api_keys';
 import * as m0003 from './0003_idempotency_keys';
 import * as m0004 from './0004_rate_limits';
 import * as m0010 from './0010_accounts';
+import * as m0011 from './0011_accounts_disconnect';
 import * as m0020 from './0020_posts';
 
 /**
@@ -16,5 +17,6 @@ export const migrations: Record<string, Migration> = {
   '0003_idempotency_keys': m0003,
   '0004_rate_limits': m0004,
   '0010_accounts': m0010,
+  '0011_accounts_disconnect': m0011,
   '0020_posts': m0020,
 };

@@ -1,6 +1,7 @@
 import type { AnyRoute } from '../route';
+import { accountsRoutes } from './accounts';
 import { keysRoutes } from './keys';
 import { postsListRoutes } from './posts-list';
 
 /** Every `/api/v1` route. A feature adds its routes by listing its module's array here. */
-export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...postsListRoutes];
+export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...accountsRoutes, ...postsListRoutes];

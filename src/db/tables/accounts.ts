@@ -18,7 +18,8 @@ export interface AccountsTable {
   active: Generated<boolean>;
   inactive_reason: InactiveReason | null;
   timezone: string | null;
-  credentials_sealed: string;
+  /** AES-256-GCM sealed JSON of the credentials (user id bound as context); null once disconnected (wiped). */
+  credentials_sealed: string | null;
   settings: ColumnType<Record<string, string>, string | undefined, string>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;

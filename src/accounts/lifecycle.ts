@@ -1,0 +1,35 @@
+import { sql } from 'kysely';
+import type { Db } from '../db';
+
+/**
+ * What happens to the rest of Herald when an account stops being usable (decisions.md "Accounts"): its scheduled
+ * posts are cancelled with `error_message` set to the reason and their quota returned. The posts feature implements
+ * it; the accounts service calls it after its own transaction has committed.
+ *
+ * Implementations must be idempotent: the accounts service calls it again on every repeated deactivate or
+ * disconnect request, so a cancellation that failed after an earlier commit is finished by the retry.
+ */
+export type AccountInactiveReason = 'account_deactivated' | 'account_disconnected' | 'connection_lost';
+
+export interface AccountLifecycle {
+  accountDeactivated(accountId: string, reason: AccountInactiveReason): Promise<void>;
+}
+
+/**
+ * A platform stopped accepting the account's credential: the account becomes inactive with `connection_lost`.
+ * Only an active account changes (a deactivated or disconnected one keeps the user's reason). Resolves true when it
+ * changed the row. The credentials are kept (the user may reconnect the same platform account, which reuses the row).
+ * With `lifecycle`, its scheduled posts are then cancelled with `connection_lost`; without it the caller must call
+ * `lifecycle.accountDeactivated(accountId, 'connection_lost')` itself.
+ */
+export async function markConnectionLost(db: Db, accountId: string, lifecycle?: AccountLifecycle): Promise<boolean> {
+  const changed = await db
+    .updateTable('accounts')
+    .set({ active: false, inactive_reason: 'connection_lost', updated_at: sql<Date>`now()` })
+    .where('id', '=', accountId)
+    .where('active', '=', true)
+    .returning('id')
+    .executeTakeFirst();
+  if (changed && lifecycle) await lifecycle.accountDeactivated(accountId, 'connection_lost');
+  return changed !== undefined;
+}

@@ -1,0 +1,82 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db } from '../db';
+import type { AccountRow, AccountUpdate, InactiveReason, NewAccountRow } from '../db/tables/accounts';
+import type { User } from '../db/tables/users';
+import type { PlatformSlug } from '../platforms/types';
+
+/**
+ * The `accounts` table, as free functions taking `db` or a transaction first. Locking reads take a `Transaction`.
+ *
+ * Visibility: a disconnected account is gone as far as the API is concerned (not listed, 404 by id, its posts show
+ * `account_id: null`); the row stays so that reconnecting the same platform account brings it back with its id.
+ */
+
+type Trx = Transaction<Database>;
+
+/**
+ * Reasons that give the plan slot back: the user chose to switch the account off or disconnect it. An account whose
+ * connection was lost (or needs re-authorizing) keeps its slot, so reconnecting it never needs a free one.
+ */
+export const slotReleasingReasons: readonly InactiveReason[] = ['deactivated', 'disconnected'];
+
+/** Serialises every account-limit decision of one user (connects, reconnects, re-activations). */
+export async function lockUserForAccounts(trx: Trx, userId: string): Promise<User> {
+  return trx.selectFrom('users').selectAll().where('id', '=', userId).forUpdate().executeTakeFirstOrThrow();
+}
+
+export async function countSlotHolders(trx: Trx, userId: string): Promise<number> {
+  const row = await trx
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('inactive_reason', 'is', null), eb('inactive_reason', 'not in', [...slotReleasingReasons])]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export function holdsSlot(account: Pick<AccountRow, 'inactive_reason'>): boolean {
+  return account.inactive_reason === null || !slotReleasingReasons.includes(account.inactive_reason);
+}
+
+export async function findByPlatformAccount(trx: Trx, userId: string, platform: PlatformSlug, platformAccountId: string): Promise<AccountRow | undefined> {
+  return trx
+    .selectFrom('accounts')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('platform', '=', platform)
+    .where('platform_account_id', '=', platformAccountId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** The user's account by id, disconnected ones included (the caller decides what they mean). */
+export async function findOwnAccount(db: Db | Trx, userId: string, accountId: string, options: { lock?: boolean } = {}): Promise<AccountRow | undefined> {
+  let query = db.selectFrom('accounts').selectAll().where('id', '=', accountId).where('user_id', '=', userId);
+  if (options.lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/** Newest first; disconnected accounts are left out. */
+export async function listVisibleAccounts(db: Db, userId: string): Promise<AccountRow[]> {
+  return db
+    .selectFrom('accounts')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('inactive_reason', 'is', null), eb('inactive_reason', '!=', 'disconnected')]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export async function insertAccount(trx: Trx, row: NewAccountRow): Promise<AccountRow> {
+  return trx.insertInto('accounts').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function updateAccountRow(db: Db | Trx, accountId: string, changes: AccountUpdate): Promise<AccountRow> {
+  return db
+    .updateTable('accounts')
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('id', '=', accountId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}

@@ -1,0 +1,195 @@
+import type { Transaction } from 'kysely';
+import type { SealedBox } from '../crypto/sealed-box';
+import type { Database, Db } from '../db';
+import type { AccountRow, AccountUpdate } from '../db/tables/accounts';
+import type { User } from '../db/tables/users';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+import { effectiveLimits } from '../plans';
+import { platformName, requireAvailablePlatform } from '../platforms/availability';
+import type { PlatformAdapters } from '../platforms/registry';
+import { type AccountCredentials, type AccountIdentity, PlatformFailure, type PlatformSlug } from '../platforms/types';
+import type { ConnectAccountRequest, UpdateAccountRequest } from './connect-request';
+import { assertTimezone, prepareConnection, sealCredentials } from './credentials';
+import type { AccountInactiveReason, AccountLifecycle } from './lifecycle';
+import {
+  countSlotHolders,
+  findByPlatformAccount,
+  findOwnAccount,
+  holdsSlot,
+  insertAccount,
+  listVisibleAccounts,
+  lockUserForAccounts,
+  updateAccountRow,
+} from './repository';
+
+/**
+ * Connecting, listing, switching off and disconnecting accounts (decisions.md "Accounts").
+ *
+ * Plan slots: an account holds one of the plan's slots unless the user deactivated or disconnected it. Every
+ * decision that may take a slot (a new connection, reconnecting a deactivated or disconnected account, PATCH
+ * `active: true`) runs in one transaction holding the user row's lock, so concurrent requests never exceed the limit.
+ */
+
+export interface AccountsDeps {
+  db: Db;
+  adapters: PlatformAdapters;
+  sealedBox: SealedBox;
+  /** HERALD_COMING_SOON entries. */
+  comingSoon: ReadonlySet<string>;
+  allowInsecureUrls: boolean;
+  /** Cancels the account's scheduled posts; see `AccountLifecycle`. */
+  lifecycle?: AccountLifecycle;
+  logger: Logger;
+}
+
+type Trx = Transaction<Database>;
+
+export async function connectAccount(
+  deps: AccountsDeps,
+  userId: string,
+  request: ConnectAccountRequest,
+): Promise<{ account: AccountRow; created: boolean }> {
+  const platform = requireAvailablePlatform(request.platform, deps.comingSoon);
+  const prepared = prepareConnection(request, { allowInsecureUrls: deps.allowInsecureUrls });
+  // The platform is asked before anything is written: a refusal leaves no row behind.
+  const identity = await verifyCredentials(deps, platform, prepared.credentials);
+  const values = {
+    username: identity.username,
+    display_name: identity.displayName,
+    profile_url: identity.profileUrl,
+    via: prepared.via,
+    kind: identity.kind ?? null,
+    own_credentials: prepared.ownCredentials,
+    premium: identity.premium ?? false,
+    credentials_sealed: sealCredentials(deps.sealedBox, userId, prepared.credentials),
+    settings: JSON.stringify(identity.settings ?? {}),
+  };
+
+  return deps.db.transaction().execute(async (trx) => {
+    const user = await lockUserForAccounts(trx, userId);
+    const existing = await findByPlatformAccount(trx, userId, platform, identity.platformAccountId);
+    if (!existing || !holdsSlot(existing)) await assertFreeSlot(trx, user);
+    if (existing) {
+      const account = await updateAccountRow(trx, existing.id, {
+        ...values,
+        active: true,
+        inactive_reason: null,
+        ...(prepared.timezone !== undefined ? { timezone: prepared.timezone } : {}),
+      });
+      return { account, created: false };
+    }
+    const account = await insertAccount(trx, {
+      ...values,
+      user_id: userId,
+      platform,
+      platform_account_id: identity.platformAccountId,
+      timezone: prepared.timezone ?? null,
+    });
+    return { account, created: true };
+  });
+}
+
+async function verifyCredentials(deps: AccountsDeps, platform: PlatformSlug, credentials: AccountCredentials): Promise<AccountIdentity> {
+  try {
+    return await deps.adapters[platform].verify({ credentials, settings: {} });
+  } catch (err) {
+    if (!(err instanceof PlatformFailure)) throw err;
+    deps.logger.info({ platform, kind: err.kind, detail: err.detail }, 'platform refused account credentials');
+    throw upstreamRefusal(platform, err);
+  }
+}
+
+/**
+ * A refusal at connect time is 502 `upstream_error` with the adapter's short message, whatever its kind, a platform
+ * rate limit included (the catalogue's 429 codes are Herald's own limits); a known wait is passed on in Retry-After.
+ */
+function upstreamRefusal(platform: PlatformSlug, failure: PlatformFailure): ApiError {
+  const name = platformName(platform);
+  const message = failure.clientMessage.toLowerCase().includes(name.toLowerCase()) ? failure.clientMessage : `${name}: ${failure.clientMessage}`;
+  const headers: Record<string, string> =
+    failure.kind === 'rate_limited' && failure.retryAfterSeconds !== undefined ? { 'Retry-After': String(Math.ceil(failure.retryAfterSeconds)) } : {};
+  return new ApiError('upstream_error', message, {}, headers);
+}
+
+async function assertFreeSlot(trx: Trx, user: User): Promise<void> {
+  const limit = effectiveLimits(user.plan, user).accounts;
+  if (limit === Infinity) return;
+  const inUse = await countSlotHolders(trx, user.id);
+  if (inUse >= limit) {
+    throw new ApiError(
+      'account_limit_reached',
+      `The ${user.plan} plan allows ${limit} connected account${limit === 1 ? '' : 's'} and ${inUse} ${inUse === 1 ? 'is' : 'are'} in use; deactivate or disconnect one, or change plans.`,
+    );
+  }
+}
+
+function notFound(accountId: string): ApiError {
+  return new ApiError('not_found', `Account ${accountId} not found`);
+}
+
+/** A disconnected account answers 404 like an absent one. */
+export async function getAccount(db: Db, userId: string, accountId: string): Promise<AccountRow> {
+  const account = await findOwnAccount(db, userId, accountId);
+  if (!account || account.inactive_reason === 'disconnected') throw notFound(accountId);
+  return account;
+}
+
+export function listAccounts(db: Db, userId: string): Promise<AccountRow[]> {
+  return listVisibleAccounts(db, userId);
+}
+
+export async function updateAccount(deps: AccountsDeps, userId: string, accountId: string, request: UpdateAccountRequest): Promise<AccountRow> {
+  if (request.active === undefined && request.timezone === undefined) {
+    throw new ApiError('bad_request', 'Nothing to change: send active and/or timezone');
+  }
+  if (typeof request.timezone === 'string') assertTimezone(request.timezone);
+
+  const account = await deps.db.transaction().execute(async (trx) => {
+    const user = await lockUserForAccounts(trx, userId);
+    const current = await findOwnAccount(trx, userId, accountId, { lock: true });
+    if (!current || current.inactive_reason === 'disconnected') throw notFound(accountId);
+    const changes: AccountUpdate = {};
+    if (request.timezone !== undefined) changes.timezone = request.timezone;
+    if (request.active === true && !current.active) {
+      if (current.inactive_reason !== 'deactivated') {
+        throw new ApiError(
+          'bad_request',
+          `${platformName(current.platform)} no longer accepts this account's credentials; reconnect it with POST /api/v1/accounts`,
+        );
+      }
+      await assertFreeSlot(trx, user);
+      Object.assign(changes, { active: true, inactive_reason: null });
+    }
+    if (request.active === false && current.inactive_reason !== 'deactivated') {
+      Object.assign(changes, { active: false, inactive_reason: 'deactivated' });
+    }
+    return Object.keys(changes).length > 0 ? updateAccountRow(trx, current.id, changes) : current;
+  });
+
+  if (request.active === false) await accountWentInactive(deps, account.id, 'account_deactivated');
+  return account;
+}
+
+/**
+ * Disconnect: the account is switched off with `disconnected` and its credentials wiped; the row stays (posts keep
+ * their history, and reconnecting the same platform account restores it). Repeating it answers the same.
+ */
+export async function disconnectAccount(deps: AccountsDeps, userId: string, accountId: string): Promise<AccountRow> {
+  const account = await deps.db.transaction().execute(async (trx) => {
+    const current = await findOwnAccount(trx, userId, accountId, { lock: true });
+    if (!current) throw notFound(accountId);
+    if (current.inactive_reason === 'disconnected') return current;
+    return updateAccountRow(trx, current.id, { active: false, inactive_reason: 'disconnected', credentials_sealed: null });
+  });
+  await accountWentInactive(deps, account.id, 'account_disconnected');
+  return account;
+}
+
+async function accountWentInactive(deps: AccountsDeps, accountId: string, reason: AccountInactiveReason): Promise<void> {
+  if (!deps.lifecycle) {
+    deps.logger.warn({ accountId, reason }, 'no account lifecycle configured: scheduled posts of the account were not cancelled');
+    return;
+  }
+  await deps.lifecycle.accountDeactivated(accountId, reason);
+}
