@@ -4,7 +4,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { useSuite } from './setup';
-import { activityWithTimeouts, cancelsActivity, sleepsForever } from './workflows';
+import { activityWithTimeouts, cancelsActivity, runsSleepy, sleepsForever } from './workflows';
 
 function assertActivityTimeout(err: unknown, timeoutType: TimeoutType): TimeoutFailure {
   assert.ok(err instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${String(err)}`);
@@ -97,6 +97,15 @@ describe('temporal-dev: timeouts, heartbeats and cancellation', function () {
       assert.ok(types.includes(EventType.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED));
       assert.ok(types.includes(EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED));
       await s.assertReplays(handle);
+    });
+  });
+
+  it('does not skip time while an activity runs, even during env.sleep()', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(runsSleepy, { taskQueue, workflowId: `nosleepskip-${taskQueue}`, args: [500, 3000] });
+      await s.env.sleep('1 day');
+      assert.equal(await handle.result(), 'woke up', 'the 3 s start-to-close timeout did not fire in skipped time');
     });
   });
 

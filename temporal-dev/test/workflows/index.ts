@@ -184,3 +184,9 @@ export async function cancelsAnother(targetId: string): Promise<void> {
 export async function failsItsWorkflowTask(): Promise<void> {
   throw new Error('bug in workflow code');
 }
+
+/** Runs `sleepy(ms)` with a tight start-to-close timeout. */
+export async function runsSleepy(ms: number, startToCloseMs: number): Promise<string> {
+  const { sleepy } = proxyActivities<typeof activities>({ startToCloseTimeout: startToCloseMs, retry: { maximumAttempts: 1 } });
+  return await sleepy(ms);
+}
