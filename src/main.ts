@@ -2,6 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
 import type { ReadinessProbe } from '../api/deps';
+import { deleteExpiredIdempotencyKeys } from '../api/idempotency';
+import type { AnyRoute } from '../api/route';
 import { startServer as startTemporalDevServer } from '../temporal-dev';
 import { ConfigError, type Config, loadConfig } from './config';
 import { connectDatabase } from './db/connect';
@@ -20,7 +22,14 @@ export interface RunningHerald {
   stop(): Promise<void>;
 }
 
-export async function startHerald(config: Config, logger: Logger): Promise<RunningHerald> {
+/** Expired Idempotency-Key records are deleted this often (the burst limiter cleans its own table). */
+const housekeepingIntervalMs = 60 * 60 * 1000;
+
+export async function startHerald(
+  config: Config,
+  logger: Logger,
+  options: { routes?: readonly AnyRoute[] } = {},
+): Promise<RunningHerald> {
   const cleanups: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) {
@@ -57,12 +66,20 @@ export async function startHerald(config: Config, logger: Logger): Promise<Runni
         },
       },
     ];
-    const app = createApp({ config, db: database.handle.db, pool: database.handle.pool, logger, probes, temporal: temporal.client });
+    const app = createApp(
+      { config, db: database.handle.db, pool: database.handle.pool, logger, probes, temporal: temporal.client },
+      options.routes,
+    );
     const server: Server = await new Promise((resolve, reject) => {
       const listening = app.listen(config.port, config.host, () => resolve(listening));
       listening.once('error', reject);
     });
     cleanups.push(() => closeServer(server));
+    const housekeeping = setInterval(() => {
+      deleteExpiredIdempotencyKeys(database.handle.db).catch((err) => logger.warn({ err }, 'idempotency cleanup failed'));
+    }, housekeepingIntervalMs);
+    housekeeping.unref();
+    cleanups.push(async () => clearInterval(housekeeping));
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url, port, temporal: temporalAddress, embeddedPostgres: database.embedded !== null }, 'herald listening');

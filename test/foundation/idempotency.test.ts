@@ -237,4 +237,17 @@ describe('Idempotency-Key', () => {
     await post(a, null, { text: 'x' });
     assert.equal(executions, 2);
   });
+
+  it('is documented in the OpenAPI document of an idempotent route', async () => {
+    const doc = (await request(a.url, 'GET', '/api/v1/openapi.json')).body;
+    const operation = doc.paths['/api/v1/test/things'].post;
+    assert.deepEqual(
+      operation.parameters.map((p: { in: string; name: string; required?: boolean }) => [p.in, p.name, p.required ?? false]),
+      [['header', 'Idempotency-Key', false]],
+    );
+    assert.deepEqual(Object.keys(operation.responses).sort(), ['201', '400', '401', '403', '409', '422', '429', '500']);
+    assert.deepEqual(operation.responses['409'].content['application/json'].schema.properties.error.properties.code.enum, [
+      'idempotency_in_progress',
+    ]);
+  });
 });
