@@ -5,6 +5,7 @@ import type { Engine } from './engine';
 import { notFound, workflowCompleted } from './errors';
 import { duration, durationMs, RetryState, timestamp, TimeoutType, type Msg } from './proto';
 import type { ActivityState, Run } from './run';
+import { normaliseRetryPolicy, retryDecision } from './retry-policy';
 import type { PollRequest } from './task-queues';
 import { deliverEvent } from './workflow-tasks';
 
@@ -14,17 +15,6 @@ const TIMEOUT_NAMES: Record<number, string> = {
   [TimeoutType.SCHEDULE_TO_CLOSE!]: 'ScheduleToClose',
   [TimeoutType.HEARTBEAT!]: 'Heartbeat',
 };
-
-function normaliseRetryPolicy(p: Msg | undefined): Msg {
-  const initial = durationMs(p?.initialInterval) || 1000;
-  return {
-    initialInterval: duration(initial),
-    backoffCoefficient: p?.backoffCoefficient || 2,
-    maximumInterval: duration(durationMs(p?.maximumInterval) || 100 * initial),
-    maximumAttempts: p?.maximumAttempts ?? 0,
-    nonRetryableErrorTypes: p?.nonRetryableErrorTypes ?? [],
-  };
-}
 
 export function scheduleActivity(engine: Engine, run: Run, a: Msg, completedEventId: number): void {
   const now = engine.now();
@@ -167,25 +157,10 @@ function finish(engine: Engine, run: Run, act: ActivityState, type: string, attr
   });
 }
 
-/** Whether a failed attempt is retried, and after how long; mirrors the server's retry policy rules. */
-function retryDecision(engine: Engine, act: ActivityState, failure: Msg): { backoffMs: number } | { retryState: number } {
-  const p = act.attrs.retryPolicy;
-  const info = failure.applicationFailureInfo;
-  if (info?.nonRetryable || (info?.type && p.nonRetryableErrorTypes.includes(info.type))) {
-    return { retryState: RetryState.NON_RETRYABLE_FAILURE! };
-  }
-  if (p.maximumAttempts > 0 && act.attempt >= p.maximumAttempts) return { retryState: RetryState.MAXIMUM_ATTEMPTS_REACHED! };
-  const nextDelay = durationMs(info?.nextRetryDelay);
-  const backoffMs =
-    nextDelay ||
-    Math.min(durationMs(p.initialInterval) * Math.pow(p.backoffCoefficient, act.attempt - 1), durationMs(p.maximumInterval));
-  const scheduleToClose = durationMs(act.attrs.scheduleToCloseTimeout);
-  if (scheduleToClose && engine.now() + backoffMs >= act.scheduledTime + scheduleToClose) return { retryState: RetryState.TIMEOUT! };
-  return { backoffMs };
-}
-
 function retryOrFinish(engine: Engine, run: Run, act: ActivityState, failure: Msg, finalType: string, finalAttrs: Msg): void {
-  const decision = retryDecision(engine, act, failure);
+  const scheduleToClose = durationMs(act.attrs.scheduleToCloseTimeout);
+  const deadline = scheduleToClose ? act.scheduledTime + scheduleToClose : 0;
+  const decision = retryDecision(act.attrs.retryPolicy, act.attempt, failure, engine.now(), deadline);
   if ('retryState' in decision) {
     finish(engine, run, act, finalType, { ...finalAttrs, retryState: decision.retryState });
     return;

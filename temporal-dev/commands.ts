@@ -4,8 +4,8 @@
 import { requestCancelActivity, scheduleActivity } from './activities';
 import { initiateCancelExternal, initiateChild, initiateSignalExternal } from './children';
 import type { Engine } from './engine';
-import { closeRun, continueAsNew } from './executions';
-import { CommandType, RetryState, type Msg } from './proto';
+import { closeRun, continueAsNew, failRun } from './executions';
+import { CommandType, type Msg } from './proto';
 import type { Run, WorkflowTask } from './run';
 import { cancelTimer, startTimer } from './timers';
 import { applyUpdateMessage } from './updates';
@@ -52,11 +52,7 @@ export function handleCommands(
         });
         break;
       case CommandType.FAIL_WORKFLOW_EXECUTION:
-        closeRun(engine, run, 'WORKFLOW_EXECUTION_FAILED', {
-          failure: command.failWorkflowExecutionCommandAttributes?.failure,
-          retryState: RetryState.RETRY_POLICY_NOT_SET,
-          ...base,
-        });
+        failRun(engine, run, command.failWorkflowExecutionCommandAttributes?.failure ?? {}, completedEventId);
         break;
       case CommandType.CANCEL_WORKFLOW_EXECUTION:
         closeRun(engine, run, 'WORKFLOW_EXECUTION_CANCELED', {

@@ -17,6 +17,7 @@ import {
   WorkflowTaskFailedCause,
   type Msg,
 } from './proto';
+import { retryDecision } from './retry-policy';
 import { Run } from './run';
 import { wakeUpdateWaiters } from './updates';
 import { mergeSearchAttributes } from './visibility';
@@ -24,6 +25,8 @@ import { deliverEvent, dropWorkflowTask, scheduleWorkflowTask } from './workflow
 
 export interface RunLinks {
   parent?: Run['parent'];
+  attempt?: number;
+  initiator?: number;
   runId?: string;
   firstExecutionRunId?: string;
   continuedExecutionRunId?: string;
@@ -82,14 +85,14 @@ export function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLin
     workflowRunTimeout: runTimeoutMs ? duration(runTimeoutMs) : undefined,
     workflowTaskTimeout: duration(taskTimeoutMs),
     continuedExecutionRunId: links.continuedExecutionRunId,
-    initiator: links.continuedExecutionRunId ? 1 : undefined,
+    initiator: links.initiator,
     continuedFailure: req.continuedFailure ?? req.failure,
     lastCompletionResult: req.lastCompletionResult,
     originalExecutionRunId: runId,
     identity: req.identity ?? '',
     firstExecutionRunId,
     retryPolicy: req.retryPolicy,
-    attempt: 1,
+    attempt: links.attempt ?? 1,
     workflowExecutionExpirationTime: executionExpiry ? timestamp(executionExpiry) : undefined,
     firstWorkflowTaskBackoff: startDelayMs ? duration(startDelayMs) : undefined,
     memo: req.memo,
@@ -151,7 +154,8 @@ export function closeRun(engine: Engine, run: Run, type: string, attrs: Msg): vo
   dropActivities(engine, run);
   wakeUpdateWaiters(run);
   applyParentClosePolicy(engine, run);
-  if (type !== 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW') notifyParent(engine, run, type, attrs);
+  // A run that continues (as new, or as a retry) reports to the parent only when the chain ends.
+  if (type !== 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW' && !attrs.newExecutionRunId) notifyParent(engine, run, type, attrs);
   // Time-skipping tests jump days ahead; only the long-running real-clock server forgets old runs.
   if (!engine.clock.timeSkipping) engine.scheduler.after(RETENTION_MS, () => engine.forgetRun(run));
   engine.scheduler.poke();
@@ -162,7 +166,47 @@ export function terminateRun(engine: Engine, run: Run, reason: string, details: 
 }
 
 function timeOutRun(engine: Engine, run: Run): void {
-  closeRun(engine, run, 'WORKFLOW_EXECUTION_TIMED_OUT', { retryState: RetryState.TIMEOUT });
+  const failure = { message: 'workflow run timed out', timeoutFailureInfo: { timeoutType: 1 } };
+  const decision = retryWorkflow(engine, run, failure);
+  closeRun(engine, run, 'WORKFLOW_EXECUTION_TIMED_OUT', { retryState: decision.retryState, newExecutionRunId: decision.newRunId });
+  decision.startNext?.();
+}
+
+/** FailWorkflowExecution: with a retry policy the workflow is retried as a new run of the same execution. */
+export function failRun(engine: Engine, run: Run, failure: Msg, completedEventId: number): void {
+  const decision = retryWorkflow(engine, run, failure);
+  closeRun(engine, run, 'WORKFLOW_EXECUTION_FAILED', {
+    failure,
+    retryState: decision.retryState,
+    workflowTaskCompletedEventId: completedEventId,
+    newExecutionRunId: decision.newRunId,
+  });
+  decision.startNext?.();
+}
+
+function retryWorkflow(engine: Engine, run: Run, failure: Msg): { retryState: number; newRunId?: string; startNext?: () => void } {
+  const policy = run.started.retryPolicy;
+  if (!policy) return { retryState: RetryState.RETRY_POLICY_NOT_SET! };
+  const attempt: number = run.started.attempt ?? 1;
+  const decision = retryDecision(policy, attempt, failure, engine.now(), run.executionExpiry);
+  if ('retryState' in decision) return decision;
+  const newRunId = randomUUID();
+  const startNext = () =>
+    createRun(
+      engine,
+      engine.ns(run.namespace),
+      { ...run.started, namespace: run.namespace, workflowId: run.workflowId, backoffStartInterval: duration(decision.backoffMs), continuedFailure: failure },
+      {
+        parent: run.parent,
+        runId: newRunId,
+        firstExecutionRunId: run.firstExecutionRunId,
+        continuedExecutionRunId: run.runId,
+        executionExpiry: run.executionExpiry,
+        attempt: attempt + 1,
+        initiator: 2, // RETRY
+      },
+    );
+  return { retryState: RetryState.IN_PROGRESS!, newRunId, startNext };
 }
 
 export function signalRun(engine: Engine, run: Run, req: Msg): void {
@@ -247,6 +291,7 @@ export function continueAsNew(engine: Engine, run: Run, a: Msg, completedEventId
       firstExecutionRunId: run.firstExecutionRunId,
       continuedExecutionRunId: run.runId,
       executionExpiry: run.executionExpiry,
+      initiator: 1, // WORKFLOW
     },
   );
 }

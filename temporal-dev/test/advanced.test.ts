@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowUpdateFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, RetryState } from '@temporalio/common';
 import { useSuite } from './setup';
 import {
   accumulator,
@@ -18,6 +19,7 @@ import {
   incrementUpdate,
   parent,
   parentLeavingChild,
+  succeedsOnAttempt,
   totalQuery,
   upsertsSearchAttributes,
 } from './workflows';
@@ -137,6 +139,26 @@ describe('temporal-dev: signal-with-start, updates, children, continue-as-new, v
       assert.notEqual((await latest.describe()).runId, handle.firstExecutionRunId);
       await s.assertReplays(firstRun);
       await s.assertReplays(latest);
+    });
+  });
+
+  it('retries a failing workflow by its retry policy (new runs, backoff skipped) and stops at maximumAttempts', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const retry = { initialInterval: '1 minute', maximumAttempts: 3 };
+      const handle = await s.env.client.workflow.start(succeedsOnAttempt, { taskQueue, workflowId: `wfretry-${taskQueue}`, args: [3], retry });
+      assert.equal(await handle.result(), 3);
+      assert.equal(await statusOf(s.env.client.workflow.getHandle(handle.workflowId, handle.firstExecutionRunId)), 'FAILED');
+      await s.assertReplays(s.env.client.workflow.getHandle(handle.workflowId));
+
+      const exhausted = await s.env.client.workflow.start(succeedsOnAttempt, { taskQueue, workflowId: `wfretry2-${taskQueue}`, args: [5], retry });
+      await assert.rejects(exhausted.result(), (err: unknown) => {
+        assert.ok(err instanceof WorkflowFailedError);
+        assert.equal(err.retryState, RetryState.MAXIMUM_ATTEMPTS_REACHED);
+        assert.ok(err.cause instanceof ApplicationFailure);
+        assert.equal(err.cause.message, 'workflow attempt 3 failed');
+        return true;
+      });
     });
   });
 

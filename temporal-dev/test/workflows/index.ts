@@ -1,6 +1,7 @@
 // Workflows for the temporal-dev suite: one per behaviour under test.
 import {
   ActivityCancellationType,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -189,4 +190,11 @@ export async function failsItsWorkflowTask(): Promise<void> {
 export async function runsSleepy(ms: number, startToCloseMs: number): Promise<string> {
   const { sleepy } = proxyActivities<typeof activities>({ startToCloseTimeout: startToCloseMs, retry: { maximumAttempts: 1 } });
   return await sleepy(ms);
+}
+
+/** Fails (retryably) until the workflow's own attempt `succeedOn`; used with a workflow retry policy. */
+export async function succeedsOnAttempt(succeedOn: number): Promise<number> {
+  const { attempt } = workflowInfo();
+  if (attempt < succeedOn) throw ApplicationFailure.create({ message: `workflow attempt ${attempt} failed`, type: 'Transient' });
+  return attempt;
 }
