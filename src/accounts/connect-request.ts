@@ -11,17 +11,23 @@ import { platformSlugs } from '../platforms/types';
  * pipeline turns every zod issue into `bad_request`.
  */
 
+/** A type error with our wording, except for a missing field, which the route layer words as `<field> is required`. */
+const typeError = (message: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? undefined : message) });
+
 const secret = (name: string) =>
   z
-    .string({ error: `must be a string (the ${name})` })
+    .string(typeError(`must be a string (the ${name})`))
     .trim()
     .min(1, 'must not be empty')
     .max(4096, 'must be at most 4096 characters');
 
-const digits = (what: string) => z.string({ error: `must be a string of digits (the ${what})` }).trim().regex(/^\d{1,30}$/, `must be the numeric ${what}`);
+const digits = (what: string) => z.string(typeError(`must be a string of digits (the ${what})`)).trim().regex(/^\d{1,30}$/, `must be the numeric ${what}`);
+
+/** Numeric ids may come as JSON numbers; they are kept as text. */
+const numberAsText = (value: unknown) => (typeof value === 'number' ? String(value) : value);
 
 const timezone = z
-  .string({ error: 'must be a string' })
+  .string(typeError('must be a string'))
   .trim()
   .min(1, 'must not be empty')
   .optional()
@@ -60,11 +66,11 @@ const XConnect = z
 const BlueskyConnect = z
   .strictObject({
     platform: z.literal('bluesky'),
-    handle: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(253, 'must be at most 253 characters'),
+    handle: z.string(typeError('must be a string')).trim().min(1, 'must not be empty').max(253, 'must be at most 253 characters'),
     app_password: z
-      .string({ error: 'must be a string' })
+      .string(typeError('must be a string'))
       .meta({ description: 'An app password: four groups of four lowercase letters or digits joined by hyphens' }),
-    service_url: z.string({ error: 'must be a string' }).optional().meta({ description: 'Default https://bsky.social' }),
+    service_url: z.string(typeError('must be a string')).optional().meta({ description: 'Default https://bsky.social' }),
     timezone,
   })
   .meta({ id: 'ConnectBlueskyAccount' });
@@ -73,7 +79,7 @@ const MastodonConnect = z
   .strictObject({
     platform: z.literal('mastodon'),
     instance_url: z
-      .string({ error: 'must be a string' })
+      .string(typeError('must be a string'))
       .meta({ description: 'Server name, handle or profile URL (mastodon.social, @me@mastodon.social); only the server is kept' }),
     access_token: secret('access token'),
     timezone,
@@ -85,9 +91,13 @@ const TelegramConnect = z
     platform: z.literal('telegram'),
     bot_token: secret('bot token').regex(/^\d{1,20}:[A-Za-z0-9_-]{20,200}$/, 'must be a bot token as BotFather gives it (123456789:AA...)'),
     chat_id: z
-      .union([z.string(), z.number().int()], { error: 'must be @channelname or a numeric chat id' })
-      .transform((value) => String(value).trim())
-      .pipe(z.string().regex(/^(@[A-Za-z][A-Za-z0-9_]{3,31}|-?\d{1,20})$/, 'must be @channelname or a numeric chat id'))
+      .preprocess(
+        numberAsText,
+        z
+          .string(typeError('must be @channelname or a numeric chat id'))
+          .trim()
+          .regex(/^(@[A-Za-z][A-Za-z0-9_]{3,31}|-?\d{1,20})$/, 'must be @channelname or a numeric chat id'),
+      )
       .meta({ description: '@channelname or numeric chat id' }),
     timezone,
   })
@@ -106,7 +116,7 @@ const InstagramConnect = z
   .strictObject({
     platform: z.literal('instagram'),
     via: z
-      .enum(['instagram', 'facebook'], { error: 'must be instagram or facebook' })
+      .enum(['instagram', 'facebook'], typeError('must be instagram or facebook'))
       .default('instagram')
       .meta({ description: 'instagram: Instagram Login token; facebook: a Facebook Login token of the linked Page' }),
     access_token: secret('access token'),
@@ -132,9 +142,14 @@ const LinkedInConnect = z
     platform: z.literal('linkedin'),
     access_token: secret('access token'),
     organization_id: z
-      .union([z.string(), z.number().int().positive()], { error: 'must be the numeric organization id' })
-      .transform((value) => String(value).trim().replace(/^urn:li:organization:/, ''))
-      .pipe(z.string().regex(/^\d{1,30}$/, 'must be the numeric organization id (or urn:li:organization:<id>)'))
+      .preprocess(
+        numberAsText,
+        z
+          .string(typeError('must be the numeric organization id'))
+          .trim()
+          .transform((value) => value.replace(/^urn:li:organization:/, ''))
+          .pipe(z.string().regex(/^\d{1,30}$/, 'must be the numeric organization id (or urn:li:organization:<id>)')),
+      )
       .optional()
       .meta({ description: 'Post as this Page; without it, as the member' }),
     timezone,
@@ -176,11 +191,11 @@ export type ConnectAccountRequest = z.output<typeof connectSchemas>;
 
 export const UpdateAccountBody = z
   .strictObject({
-    active: z.boolean({ error: 'must be true or false' }).optional().meta({
+    active: z.boolean(typeError('must be true or false')).optional().meta({
       description: 'false switches the account off (its scheduled posts are cancelled); true switches it back on within the plan limit',
     }),
     timezone: z
-      .string({ error: 'must be a string or null' })
+      .string(typeError('must be a string or null'))
       .trim()
       .min(1, 'must not be empty; use null to clear it')
       .nullable()
