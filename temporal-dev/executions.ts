@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { dropActivities } from './activities';
 import { applyParentClosePolicy, notifyParent } from './children';
 import { RETENTION_MS, type Engine, type Namespace } from './engine';
-import { invalidArgument, workflowAlreadyStarted, workflowCompleted } from './errors';
+import { invalidArgument, unimplemented, workflowAlreadyStarted, workflowCompleted } from './errors';
 import {
   ConflictPolicy,
   duration,
@@ -40,6 +40,7 @@ export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}): {
   if (!workflowId) throw invalidArgument('WorkflowId is not set on request.');
   if (!req.workflowType?.name) throw invalidArgument('WorkflowType is not set on request.');
   if (!req.taskQueue?.name) throw invalidArgument('TaskQueue is not set on request.');
+  if (req.cronSchedule) throw unimplemented('cron schedules are not supported by temporal-dev');
   const existing = engine.currentRun(ns.name, workflowId);
   if (existing) {
     if (req.requestId && existing.requestIds.has(req.requestId)) return { run: existing, started: true };

@@ -6,6 +6,7 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, Term
 import { temporal } from '@temporalio/proto';
 import { useSuite } from './setup';
 import {
+  abandonsSlowActivity,
   accumulator,
   addSignal,
   exhaustsRetries,
@@ -19,6 +20,7 @@ import {
   throwsApplicationError,
   totalQuery,
   waitsADay,
+  waitsForSignalOrTimeout,
 } from './workflows';
 
 const DAY = 24 * 3600 * 1000;
@@ -118,6 +120,29 @@ describe('temporal-dev: core workflow lifecycle', function () {
       assert.ok(realMs < 1000, `24 h timer took ${realMs} ms of real time`);
       assert.ok(sleptMs >= DAY, `workflow saw ${sleptMs} ms pass`);
       assert.ok((await s.env.currentTimeMs()) - before >= DAY);
+      await s.assertReplays(handle);
+    });
+  });
+
+  it('waits for a signal or a deadline (condition with timeout), cancelling the timer when the signal wins', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const early = await s.env.client.workflow.start(waitsForSignalOrTimeout, { taskQueue, workflowId: `early-${taskQueue}`, args: [DAY] });
+      await early.signal(finishSignal);
+      assert.equal(await early.result(), 'signalled');
+      assert.ok((await early.fetchHistory()).events!.some((e) => e.timerCanceledEventAttributes), 'the deadline timer was cancelled');
+      await s.assertReplays(early);
+      const late = await s.env.client.workflow.start(waitsForSignalOrTimeout, { taskQueue, workflowId: `late-${taskQueue}`, args: [DAY] });
+      assert.equal(await late.result(), 'timed out');
+      await s.assertReplays(late);
+    });
+  });
+
+  it('lets a workflow give up on a running activity (TRY_CANCEL) and complete', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(abandonsSlowActivity, { taskQueue, workflowId: `abandon-${taskQueue}` });
+      assert.equal(await handle.result(), 'gave up');
       await s.assertReplays(handle);
     });
   });

@@ -198,3 +198,21 @@ export async function succeedsOnAttempt(succeedOn: number): Promise<number> {
   if (attempt < succeedOn) throw ApplicationFailure.create({ message: `workflow attempt ${attempt} failed`, type: 'Transient' });
   return attempt;
 }
+
+/** The timed wait Herald's workflows use: a signal or a deadline, whichever comes first. */
+export async function waitsForSignalOrTimeout(ms: number): Promise<string> {
+  let go = false;
+  setHandler(finishSignal, () => void (go = true));
+  return (await condition(() => go, ms)) ? 'signalled' : 'timed out';
+}
+
+/** Gives up on a slow activity after 200 ms (TRY_CANCEL: the workflow does not wait for the activity). */
+export async function abandonsSlowActivity(): Promise<string> {
+  const { sleepy } = proxyActivities<typeof activities>({ startToCloseTimeout: '10s' });
+  try {
+    await CancellationScope.withTimeout(200, () => sleepy(2000));
+    return 'finished';
+  } catch (err) {
+    return isCancellation(err) ? 'gave up' : `failed: ${(err as Error).message}`;
+  }
+}
