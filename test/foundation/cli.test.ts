@@ -4,6 +4,7 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
+import { migrations } from '../../migrations';
 import { startApi } from '../helpers/api';
 import { type TestDatabase, createTestDatabase } from '../helpers/db';
 
@@ -51,9 +52,7 @@ describe('herald operator command', function () {
   it('migrate applies every migration, then nothing', async () => {
     const first = await herald(['migrate'], env);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual(first.json, {
-      applied: ['0001_users', '0002_api_keys', '0003_idempotency_keys', '0004_rate_limits', '0010_accounts', '0020_posts'],
-    });
+    assert.deepEqual(first.json, { applied: Object.keys(migrations) });
     const second = await herald(['migrate'], env);
     assert.deepEqual(second.json, { applied: [] });
   });

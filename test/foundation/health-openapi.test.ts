@@ -66,7 +66,7 @@ describe('health, readiness, OpenAPI and docs', () => {
     assert.equal(res.status, 200);
     const doc = res.body;
     assert.equal(doc.openapi, '3.1.0');
-    assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/keys', '/api/v1/keys/{id}', '/api/v1/posts']);
+    for (const path of ['/api/v1/keys', '/api/v1/keys/{id}', '/api/v1/posts']) assert.ok(doc.paths[path], path);
     const list = doc.paths['/api/v1/posts'].get;
     assert.deepEqual(
       list.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`).sort(),

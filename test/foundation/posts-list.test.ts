@@ -61,7 +61,8 @@ describe('GET /api/v1/posts', () => {
         inactive_reason: inactiveReason,
         active: inactiveReason === null,
         timezone: null,
-        credentials_sealed: 'sealed',
+        // Disconnecting wipes the credentials (migration 0011).
+        credentials_sealed: inactiveReason === 'disconnected' ? null : 'sealed',
         settings: '{}',
       })
       .returning('id')
