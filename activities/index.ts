@@ -1,12 +1,16 @@
 import type { Config } from '../src/config';
 import type { Db } from '../src/db';
 import type { Logger } from '../src/logger';
+import { createPostsRuntime, type PostsRuntimeOverrides } from '../src/posts/runtime';
+import { createPostActivities } from './posts';
 
 /** What activities may use; built once by the worker process. Features add optional members. */
 export interface ActivityDeps {
   config: Config;
   db: Db;
   logger: Logger;
+  /** Posts: adapters, media store, clock... built from `config` when absent (tests pass stand-in adapters). */
+  posts?: PostsRuntimeOverrides;
 }
 
 /**
@@ -14,6 +18,7 @@ export interface ActivityDeps {
  * Features add their activities to the object returned here.
  */
 export function createActivities(deps: ActivityDeps) {
-  void deps;
-  return {};
+  return {
+    ...createPostActivities(createPostsRuntime(deps, deps.posts)),
+  };
 }

@@ -1,14 +1,17 @@
 import { z } from 'zod';
 import { ApiError } from '../src/errors';
+import { bodyErrorFromZod } from '../src/posts/rules/zod-error';
 
 /**
  * The one place a zod failure becomes a client error: 400 `bad_request` whose message names the field
  * (`limit: must be at most 100`, `Unknown field: scheduled_at`). `where` says which part of the request it was.
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path'): z.output<S> {
-  const result = schema.safeParse(value);
+  // Bodies keep each issue's input, so a missing field reads "is required" and a refused one (`scheduled_at`) says
+  // what to send instead; their messages come from the one body formatter (`bodyErrorFromZod`).
+  const result = schema.safeParse(value, { reportInput: where === 'body' });
   if (result.success) return result.data;
-  throw zodToApiError(result.error, where);
+  throw where === 'body' ? bodyErrorFromZod(result.error) : zodToApiError(result.error, where);
 }
 
 export function zodToApiError(error: z.ZodError, where: 'body' | 'query' | 'path'): ApiError {

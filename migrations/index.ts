@@ -6,6 +6,8 @@ import * as m0004 from './0004_rate_limits';
 import * as m0010 from './0010_accounts';
 import * as m0011 from './0011_accounts_disconnect';
 import * as m0020 from './0020_posts';
+import * as m0030 from './0030_media';
+import * as m0040 from './0040_post_publishing';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -19,4 +21,6 @@ export const migrations: Record<string, Migration> = {
   '0010_accounts': m0010,
   '0011_accounts_disconnect': m0011,
   '0020_posts': m0020,
+  '0030_media': m0030,
+  '0040_post_publishing': m0040,
 };

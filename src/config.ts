@@ -44,6 +44,7 @@ const envSchema = z.object({
   HERALD_THREADS_API_URL: httpUrl('https://graph.threads.net/v1.0'),
   HERALD_LINKEDIN_API_URL: httpUrl('https://api.linkedin.com'),
   HERALD_ALLOW_INSECURE_URLS: booleanFlag,
+  HERALD_PUBLIC_URL: optionalText.pipe(z.union([z.undefined(), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })])),
   HERALD_ENCRYPTION_KEY: optionalText,
   HERALD_COMING_SOON: z.string().default(defaultComingSoon),
   HERALD_BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must look like 512kb or 1mb').default('1mb'),
@@ -63,6 +64,8 @@ export interface Config {
   temporal: { address: string | null; namespace: string };
   platformUrls: { x: string; telegram: string; facebook: string; instagram: string; threads: string; linkedin: string };
   allowInsecureUrls: boolean;
+  /** HERALD_PUBLIC_URL: where platforms reach Herald (signed media URLs); default `http://127.0.0.1:<PORT>`. */
+  publicUrl: string;
   /** 32 bytes. Null only in production when unset (then `requireEncryptionKey` refuses to start). */
   encryptionKey: Buffer | null;
   /** Entries `platform` or `platform:feature`, lower-case. */
@@ -105,6 +108,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
       linkedin: e.HERALD_LINKEDIN_API_URL,
     },
     allowInsecureUrls: e.HERALD_ALLOW_INSECURE_URLS,
+    publicUrl: (e.HERALD_PUBLIC_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
     encryptionKey: e.HERALD_ENCRYPTION_KEY === undefined ? null : decodeEncryptionKey(e.HERALD_ENCRYPTION_KEY),
     comingSoon: new Set(
       e.HERALD_COMING_SOON.split(',')

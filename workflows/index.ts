@@ -1,3 +1,3 @@
 // Every workflow the `herald` task queue runs is exported from this file (the worker bundles it).
 // Workflow modules import only `@temporalio/workflow` and `import type` of activities.
-export {};
+export { publishPost } from './publish-post';

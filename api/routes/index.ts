@@ -1,7 +1,8 @@
 import type { AnyRoute } from '../route';
 import { accountsRoutes } from './accounts';
 import { keysRoutes } from './keys';
+import { postsRoutes } from './posts';
 import { postsListRoutes } from './posts-list';
 
 /** Every `/api/v1` route. A feature adds its routes by listing its module's array here. */
-export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...accountsRoutes, ...postsListRoutes];
+export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...accountsRoutes, ...postsListRoutes, ...postsRoutes];

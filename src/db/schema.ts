@@ -1,7 +1,9 @@
 import type { AccountsTables } from './tables/accounts';
 import type { ApiKeysTables } from './tables/api-keys';
 import type { IdempotencyTables } from './tables/idempotency';
+import type { MediaTables } from './tables/media';
 import type { PostsTables } from './tables/posts';
+import type { QuotaTables } from './tables/quota';
 import type { UsersTables } from './tables/users';
 
 /**
@@ -9,4 +11,4 @@ import type { UsersTables } from './tables/users';
  * exporting `interface <Feature>Tables { table_name: Table }` there and extending the list below.
  * Migrations never use this type (they are typed `Kysely<any>`, the schema as it was when they were written).
  */
-export interface Database extends UsersTables, ApiKeysTables, IdempotencyTables, AccountsTables, PostsTables {}
+export interface Database extends UsersTables, ApiKeysTables, IdempotencyTables, AccountsTables, PostsTables, MediaTables, QuotaTables {}

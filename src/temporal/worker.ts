@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
-import { createActivities } from '../../activities';
+import { createActivities, type ActivityDeps } from '../../activities';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import type { Logger } from '../logger';
@@ -41,7 +41,7 @@ export interface TemporalParts {
 export async function startTemporal(
   address: string,
   namespace: string,
-  deps: { config: Config; db: Db; logger: Logger },
+  deps: ActivityDeps,
   options: { shutdownGraceMs?: number } = {},
 ): Promise<TemporalParts> {
   installRuntime(deps.logger);

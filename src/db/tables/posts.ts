@@ -25,6 +25,8 @@ export interface PostsTable {
   first_comment_status: FirstCommentStatus | null;
   first_comment_comment_id: string | null;
   first_comment_error: string | null;
+  /** The platform's id of the posted first comment (migration 0040). */
+  first_comment_platform_id: string | null;
   configuration: Json<Record<string, unknown> | null>;
   platform_post_id: string | null;
   platform_post_url: string | null;

@@ -1,0 +1,206 @@
+import { sql } from 'kysely';
+import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
+import { cancelPosts } from '../src/posts/cancel';
+import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
+import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
+import type { PostsRuntime } from '../src/posts/runtime';
+import { refundQuota, spendQuota } from '../src/quota/quota';
+import { isPlatformFailure } from '../src/platforms/types';
+
+/**
+ * The activities of one post's publication (`workflows/publish-post.ts`). Each is one bounded step; the database row
+ * is the truth and every write is conditional on the status it expects, so a repeated activity changes nothing.
+ * Only `publishToPlatform` and `publishFirstComment` reach a platform; they run once per call (the workflow owns the
+ * retries) and report a platform refusal as a value, never as an activity failure.
+ */
+
+export type ClaimResult =
+  | { kind: 'gone' }
+  | { kind: 'wait'; until: number }
+  | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean };
+
+export type PublishAttempt =
+  | { ok: true; platformPostId: string; url: string | null }
+  | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null }
+  /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
+  | { ok: false; kind: 'not_publishing' };
+
+export function createPostActivities(rt: PostsRuntime) {
+  const { db } = rt;
+
+  async function loadRow(postId: string) {
+    return db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
+  }
+
+  return {
+    /**
+     * Decides the next step from the row: gone (deleted, cancelled, no row: the workflow ends), wait (until the
+     * scheduled time or the next retry), or publish (a scheduled post due now becomes `publishing` here).
+     * `now` is the workflow's clock, so timers and this check agree (also under time skipping).
+     */
+    async claimPost(input: { postId: string; now: number; notBefore: number }): Promise<ClaimResult> {
+      const row = await loadRow(input.postId);
+      if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
+      const hasFirstComment = row.first_comment_text !== null && row.first_comment_status === 'pending';
+      if (row.status === 'publishing') {
+        if (input.notBefore > input.now) return { kind: 'wait', until: input.notBefore };
+        return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
+      }
+      const due = Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
+      if (due > input.now) return { kind: 'wait', until: due };
+      const claimed = await db
+        .updateTable('posts')
+        .set({ status: 'publishing', updated_at: sql`now()` })
+        .where('id', '=', input.postId)
+        .where('status', '=', 'scheduled')
+        .executeTakeFirst();
+      if (claimed.numUpdatedRows === 0n) return { kind: 'gone' };
+      return { kind: 'publish', scheduled: true, hasFirstComment };
+    },
+
+    /** One create on the platform. Adapters make a repeated create safe (idempotency keys, lookups) or say `unknown_outcome`. */
+    async publishToPlatform(input: { postId: string }): Promise<PublishAttempt> {
+      const row = await loadRow(input.postId);
+      if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing' };
+      if (row.account_id === null) return { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
+      let context;
+      try {
+        context = await loadPlatformContext(db, rt.sealedBox, row.account_id);
+      } catch (err) {
+        if (err instanceof AccountNotConnectedError) {
+          return { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
+        }
+        throw err;
+      }
+      if (!context.account.active) {
+        return { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
+      }
+      const request = await publishRequestFor(rt, row);
+      try {
+        const published = await rt.adapters[row.platform].publish(context.ctx, request);
+        return { ok: true, platformPostId: published.platformPostId, url: published.url };
+      } catch (err) {
+        if (!isPlatformFailure(err)) throw err;
+        rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
+        return { ok: false, kind: err.kind, message: failureSentence(row.platform, err.kind, err.clientMessage), retryAfterSeconds: err.retryAfterSeconds ?? null };
+      }
+    },
+
+    /** The platform took it: `published`, quota spent. Idempotent (only a `publishing` row changes). */
+    async recordPublished(input: { postId: string; platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const updated = await trx
+          .updateTable('posts')
+          .set({
+            status: 'published',
+            platform_post_id: input.platformPostId,
+            platform_post_url: input.url,
+            published_at: new Date(input.publishedAt),
+            error_message: null,
+            updated_at: sql`now()`,
+          })
+          .where('id', '=', input.postId)
+          .where('status', '=', 'publishing')
+          .executeTakeFirst();
+        if (updated.numUpdatedRows > 0n) await spendQuota(trx, [input.postId], ['post', 'scheduled', 'x_link']);
+      });
+    },
+
+    /**
+     * A failed attempt: `retry_count` goes up. Final: `failed` with the sentence, every reservation refunded.
+     * Otherwise the post waits for its retry as `requeue` (`scheduled` for a scheduled post, as the spec shows it).
+     */
+    async recordFailedAttempt(input: { postId: string; message: string; final: boolean; requeue: 'scheduled' | 'publishing' }): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const updated = await trx
+          .updateTable('posts')
+          .set({
+            status: input.final ? 'failed' : input.requeue,
+            error_message: input.final ? input.message : null,
+            retry_count: sql`retry_count + 1`,
+            first_comment_status: input.final ? sql`case when first_comment_text is null then null else 'failed' end` : sql`first_comment_status`,
+            first_comment_error: input.final ? sql`case when first_comment_text is null then null else 'The post was not published, so its first comment was not sent' end` : sql`first_comment_error`,
+            updated_at: sql`now()`,
+          })
+          .where('id', '=', input.postId)
+          .where('status', '=', 'publishing')
+          .executeTakeFirst();
+        if (input.final && updated.numUpdatedRows > 0n) await refundQuota(trx, [input.postId]);
+      });
+    },
+
+    /**
+     * The platform no longer accepts the account's credential: the account becomes `connection_lost` and its
+     * scheduled posts are cancelled with that reason (this one too when it was scheduled). An immediate post fails
+     * with the platform's sentence.
+     */
+    async handleConnectionLost(input: { postId: string; scheduled: boolean; message: string }): Promise<void> {
+      const row = await loadRow(input.postId);
+      if (!row) return;
+      if (!input.scheduled) {
+        await createPostActivities(rt).recordFailedAttempt({ postId: input.postId, message: input.message, final: true, requeue: 'publishing' });
+      }
+      if (row.account_id === null) return;
+      await markConnectionLost(db, row.account_id);
+      await cancelPosts(rt, { accountId: row.account_id, reason: 'connection_lost' });
+    },
+
+    /** The first comment under the published post; a failure never touches the post. Quota: spent or refunded. */
+    async publishFirstComment(input: { postId: string }): Promise<'posted' | 'failed' | 'skipped'> {
+      const row = await loadRow(input.postId);
+      if (!row || row.status !== 'published' || row.first_comment_text === null || row.first_comment_status !== 'pending' || !row.platform_post_id) {
+        return 'skipped';
+      }
+      let outcome: { ok: true; id: string } | { ok: false; message: string };
+      try {
+        if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
+        const { ctx } = await loadPlatformContext(db, rt.sealedBox, row.account_id);
+        const published = await rt.adapters[row.platform].publish(ctx, {
+          postId: `${row.id}:first-comment`,
+          text: row.first_comment_text,
+          media: [],
+          replyTo: { platformPostId: row.platform_post_id, rootPlatformPostId: row.platform_post_id },
+        });
+        outcome = { ok: true, id: published.platformPostId };
+      } catch (err) {
+        if (isPlatformFailure(err)) outcome = { ok: false, message: failureSentence(row.platform, err.kind, err.clientMessage, 'first comment') };
+        else if (err instanceof AccountNotConnectedError) outcome = { ok: false, message: failureSentence(row.platform, 'account_inactive', '', 'first comment') };
+        else throw err;
+      }
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('posts')
+          .set(
+            outcome.ok
+              ? { first_comment_status: 'posted', first_comment_platform_id: outcome.id, first_comment_error: null, updated_at: sql`now()` }
+              : { first_comment_status: 'failed', first_comment_error: outcome.message, updated_at: sql`now()` },
+          )
+          .where('id', '=', row.id)
+          .where('first_comment_status', '=', 'pending')
+          .execute();
+        if (outcome.ok) await spendQuota(trx, [row.id], ['first_comment', 'x_link_first_comment']);
+        else await refundQuota(trx, [row.id], ['first_comment', 'x_link_first_comment']);
+      });
+      return outcome.ok ? 'posted' : 'failed';
+    },
+
+    /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them; uploads are kept. */
+    async cleanupPostMedia(input: { postId: string }): Promise<number> {
+      const row = await loadRow(input.postId);
+      if (!row) return 0;
+      const ids = mediaIdsOf(row);
+      if (ids.length === 0) return 0;
+      const stillNeeded = await db
+        .selectFrom('posts')
+        .select('media')
+        .where('id', '!=', row.id)
+        .where('status', 'in', ['scheduled', 'publishing', 'draft'])
+        .where((eb) => eb.or(ids.map((id) => sql<boolean>`${eb.ref('media')} @> ${JSON.stringify([{ media_id: id }])}::jsonb`)))
+        .execute();
+      const keep = new Set(stillNeeded.flatMap((other) => mediaIdsOf(other)));
+      return rt.mediaStore.deleteDownloadedCopies(ids.filter((id) => !keep.has(id)));
+    },
+  };
+}
+
+export type PostActivities = ReturnType<typeof createPostActivities>;

@@ -1,0 +1,34 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+
+export type ReservationKind = 'post' | 'scheduled' | 'first_comment' | 'x_link' | 'x_link_first_comment';
+export type ReservationState = 'reserved' | 'spent' | 'refunded';
+
+export interface UsageMonthsTable {
+  user_id: string;
+  /** `YYYY-MM`, UTC. */
+  month: string;
+  posts: Generated<number>;
+  scheduled: Generated<number>;
+  overage: Generated<number>;
+  x_link_posts: Generated<number>;
+}
+
+export interface QuotaReservationsTable {
+  id: Generated<string>;
+  user_id: string;
+  post_id: string;
+  month: string;
+  kind: ReservationKind;
+  state: Generated<ReservationState>;
+  overage: Generated<boolean>;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface QuotaTables {
+  usage_months: UsageMonthsTable;
+  quota_reservations: QuotaReservationsTable;
+}
+
+export type UsageMonthRow = Selectable<UsageMonthsTable>;
+export type QuotaReservationRow = Selectable<QuotaReservationsTable>;

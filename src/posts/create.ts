@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import type { AccountRow } from '../db/tables/accounts';
+import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
+import { ApiError } from '../errors';
+import { requireAvailablePlatform } from '../platforms/availability';
+import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
+import { loadPostingAccounts } from './accounts-port';
+import { prepareMedia } from './prepare-media';
+import { publishOutcomeResponse, type CreatedPost } from './respond';
+import { accountPrefix, validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
+import { checkCreatePostStructure } from './rules/structure';
+import type { PostsRuntime } from './runtime';
+import { scheduledTimesOf } from './schedule-times';
+import { awaitPublishResult, startPublishWorkflow } from './workflow-client';
+import type { RouteResult } from './route-result';
+
+/**
+ * `POST /api/v1/posts` (publishing-api.md "POST /api/v1/posts"): validate everything (every account of a fan-out)
+ * before anything is written; then one transaction reserves the quota and inserts the rows; then one `publishPost`
+ * workflow per row. An immediate post is answered once the platform answered (and its first comment was tried).
+ */
+export async function createPosts(rt: PostsRuntime, userId: string, body: CreatePostBody): Promise<RouteResult> {
+  const structure = checkCreatePostStructure(body)[0];
+  if (structure) throw new ApiError(structure.code, structure.message);
+  const fanOut = body.account_ids !== undefined;
+  const accounts = await loadPostingAccounts(rt.db, userId, body.account_ids ?? [body.account_id!], fanOut);
+  for (const account of accounts) {
+    try {
+      requireAvailablePlatform(account.platform, rt.config.comingSoon);
+    } catch (err) {
+      if (err instanceof ApiError) throw err.prefixed(accountPrefix(account, fanOut));
+      throw err;
+    }
+  }
+
+  const now = rt.now();
+  const limits = await loadLimits(rt.db, userId);
+  const validation = validatePostRequest(body, {
+    accounts,
+    plan: limits,
+    now,
+    scheduledTimes: await scheduledTimesOf(rt.db, accounts.map((a) => a.id)),
+  });
+  const draft = validation.mode === 'draft';
+  const media = await prepareMedia(rt, {
+    userId,
+    fanOut,
+    mode: validation.mode,
+    entries: validation.accounts.map((plan) => ({ account: plan.account, media: plan.body.media, spelling: plan.body.mediaSpelling, configuration: plan.body.configuration })),
+  });
+
+  const groupId = fanOut ? randomUUID() : null;
+  const rows = validation.accounts.map((plan) => newRow(plan, { userId, groupId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }));
+  try {
+    await rt.db.transaction().execute(async (trx) => {
+      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) });
+      await trx.insertInto('posts').values(rows).execute();
+    });
+  } catch (err) {
+    await rt.mediaStore.deleteDownloadedCopies(media.downloaded).catch(() => undefined);
+    throw err;
+  }
+
+  const warnings: WarningEntry[] = draft ? [...validation.warnings, ...media.warnings] : [];
+  const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
+  if (!draft) await runWorkflows(rt, created, rows.some((row) => row.status === 'publishing'));
+  return publishOutcomeResponse(rt, { created, fanOut, groupId, draft, warnings });
+}
+
+function newRow(
+  plan: AccountPlanOf<AccountBody>,
+  options: { userId: string; groupId: string | null; draft: boolean; timezone: string | null; media: StoredMediaRef[] },
+): NewPostRow & { id: string } {
+  const { account, body } = plan;
+  return {
+    id: randomUUID(),
+    user_id: options.userId,
+    account_id: account.id,
+    platform: account.platform,
+    text: body.text,
+    media: options.media.length ? JSON.stringify(options.media) : null,
+    first_comment_text: body.firstComment,
+    first_comment_status: body.firstComment === null ? null : 'pending',
+    configuration: body.configuration ? JSON.stringify(body.configuration) : null,
+    status: options.draft ? 'draft' : plan.scheduledAt ? 'scheduled' : 'publishing',
+    scheduled_at: plan.scheduledAt,
+    timezone: options.timezone,
+    group_id: options.groupId,
+  };
+}
+
+/** What one post reserves: itself, its scheduled slot, its first comment, and the x link charges of paid plans. */
+export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>, 'scheduledAt' | 'xLinkBilled' | 'body'>): Charge[] {
+  const charges: Charge[] = [{ postId, kind: 'post' }];
+  if (plan.scheduledAt) charges.push({ postId, kind: 'scheduled' });
+  if (plan.body.firstComment !== null) charges.push({ postId, kind: 'first_comment' });
+  for (const field of plan.xLinkBilled) charges.push({ postId, kind: field === 'first_comment' ? 'x_link_first_comment' : 'x_link' });
+  return charges;
+}
+
+/**
+ * Starts one workflow per post, in parallel. Immediate posts are awaited (the answer carries the platform's
+ * verdict); scheduled ones only started. A start that fails is left to the reconciler (the row says what it needs).
+ */
+export async function runWorkflows(rt: PostsRuntime, posts: ReadonlyArray<{ id: string }>, awaitResults: boolean): Promise<void> {
+  await Promise.all(
+    posts.map(async (post) => {
+      let handle;
+      try {
+        handle = await startPublishWorkflow(rt, post.id);
+      } catch (err) {
+        rt.logger.error({ err, postId: post.id }, 'could not start the publish workflow; the reconciler will');
+        return;
+      }
+      if (!awaitResults) return;
+      try {
+        await awaitPublishResult(handle);
+      } catch (err) {
+        rt.logger.error({ err, postId: post.id }, 'publish workflow failed');
+      }
+    }),
+  );
+}
+
+export type { AccountRow };

@@ -1,0 +1,114 @@
+import { sql } from 'kysely';
+import type { PostRow } from '../db/tables/posts';
+import { ApiError } from '../errors';
+import { deleteSupported } from '../platforms/capabilities';
+import { platformName } from '../platforms/availability';
+import { isPlatformFailure } from '../platforms/types';
+import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
+import { cancelPosts } from './cancel';
+import { findOwnPost, getPostView } from './read';
+import type { RouteResult } from './route-result';
+import type { PostsRuntime } from './runtime';
+
+/** Platforms whose link Herald cannot build and must ask for (publishing-api.md "platform_post_url shapes"). */
+const askedForUrl = new Set(['threads', 'instagram']);
+
+/**
+ * `GET /api/v1/posts/:id`: hidden and deleted posts are readable. A published threads/instagram post whose link
+ * could not be read at publish time asks the platform once more and stores the answer (a failure changes nothing).
+ */
+export async function getPost(rt: PostsRuntime, userId: string, postId: string): Promise<RouteResult> {
+  const row = await findOwnPost(rt.db, userId, postId);
+  if (row.status === 'published' && row.platform_post_url === null && row.platform_post_id && row.account_id && askedForUrl.has(row.platform)) {
+    await refreshUrl(rt, row).catch((err) => rt.logger.warn({ err, postId }, 'could not refresh a post link'));
+  }
+  return { status: 200, body: { data: await getPostView(rt.db, row.id) } };
+}
+
+async function refreshUrl(rt: PostsRuntime, row: PostRow): Promise<void> {
+  const adapter = rt.adapters[row.platform];
+  if (!adapter.resolveUrl || !row.account_id || !row.platform_post_id) return;
+  const { ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
+  const url = await adapter.resolveUrl(ctx, row.platform_post_id);
+  if (url) await rt.db.updateTable('posts').set({ platform_post_url: url }).where('id', '=', row.id).where('platform_post_url', 'is', null).execute();
+}
+
+/**
+ * `DELETE /api/v1/posts/:id` (publishing-api.md "DELETE"): a published post is deleted on the platform first and
+ * reported deleted only once the platform confirms (already gone counts); a refusal is 502 and changes nothing. A
+ * scheduled post is cancelled with its quota returned; a draft goes with its whole draft group. The record stays.
+ */
+export async function deletePost(rt: PostsRuntime, userId: string, postId: string): Promise<RouteResult> {
+  const row = await findOwnPost(rt.db, userId, postId);
+  const done = (extra: Record<string, unknown> = {}): RouteResult => ({ status: 200, body: { data: { id: row.id, deleted: true, ...extra } } });
+  switch (row.status) {
+    case 'deleted':
+      return done();
+    case 'draft': {
+      if (row.promoted_to_id !== null) throw new ApiError('post_not_editable', 'The draft was already promoted; delete the post it became');
+      let update = rt.db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('user_id', '=', userId).where('status', '=', 'draft').where('promoted_to_id', 'is', null);
+      update = row.group_id ? update.where('group_id', '=', row.group_id) : update.where('id', '=', row.id);
+      const deleted = await update.returning('id').execute();
+      return done({ deleted_ids: deleted.map((r) => r.id).sort() });
+    }
+    case 'scheduled': {
+      const cancelled = await cancelPosts(rt, { postIds: [row.id], reason: null });
+      if (cancelled.length === 0) return deletePost(rt, userId, postId); // it started publishing meanwhile
+      return done();
+    }
+    case 'publishing':
+      throw new ApiError('post_not_editable', 'The post is publishing right now; delete it once it has published');
+    case 'failed':
+      await rt.db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'failed').execute();
+      return done();
+    case 'published':
+      await deleteOnPlatform(rt, row);
+      await rt.db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'published').execute();
+      return done();
+  }
+}
+
+async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<void> {
+  const name = platformName(row.platform);
+  const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
+  let context;
+  try {
+    if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
+    context = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
+  } catch (err) {
+    if (!(err instanceof AccountNotConnectedError)) throw err;
+    throw new ApiError('upstream_error', `The ${name} account that published this post is disconnected; reconnect it to delete the post on ${name}`);
+  }
+  if (!deleteSupported(row.platform, { via: context.account.via ?? undefined, placement })) {
+    const why =
+      row.platform === 'instagram'
+        ? 'Instagram accounts connected with via: instagram cannot delete posts through the API; connect the account via facebook to delete'
+        : placement === 'story'
+          ? `${name} stories cannot be deleted through the API; they disappear after 24 hours`
+          : `${name} does not allow deleting this post through the API`;
+    throw new ApiError('delete_unsupported', `${why}. Nothing was changed.`);
+  }
+  try {
+    await rt.adapters[row.platform].delete(context.ctx, row.platform_post_id!, row.published_at ?? undefined);
+  } catch (err) {
+    if (isPlatformFailure(err)) {
+      if (err.kind === 'gone') return;
+      throw new ApiError('upstream_error', err.clientMessage);
+    }
+    throw err;
+  }
+}
+
+/**
+ * `POST /api/v1/posts/:id/hide|unhide`: the post and everything created with it by one request (its fan-out group,
+ * its thread) change together; nothing reaches a platform, nothing is charged.
+ */
+export async function setHidden(rt: PostsRuntime, userId: string, postId: string, hidden: boolean): Promise<RouteResult> {
+  const row = await findOwnPost(rt.db, userId, postId);
+  let update = rt.db.updateTable('posts').set({ hidden, updated_at: sql`now()` }).where('user_id', '=', userId);
+  if (row.group_id) update = update.where('group_id', '=', row.group_id);
+  else if (row.thread_id) update = update.where('thread_id', '=', row.thread_id);
+  else update = update.where('id', '=', row.id);
+  const changed = await update.returning('id').execute();
+  return { status: 200, body: { data: { id: row.id, hidden, hidden_ids: changed.map((r) => r.id).sort() } } };
+}

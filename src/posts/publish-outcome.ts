@@ -1,0 +1,19 @@
+import { platformName } from '../platforms/availability';
+import type { PlatformFailureKind, PlatformSlug } from '../platforms/types';
+
+/** Why an attempt did not publish: the adapter's taxonomy, plus an account that can no longer send. */
+export type PublishFailureKind = PlatformFailureKind | 'account_inactive';
+
+/**
+ * The sentence a failed post or first comment carries (`error_message`, the 502 message, a fan-out result's error):
+ * the adapter's client-safe sentence, except where Herald knows more. An `unknown_outcome` is never repeated blindly,
+ * so the user is told to look before resending.
+ */
+export function failureSentence(platform: PlatformSlug, kind: PublishFailureKind, clientMessage: string, what: 'post' | 'first comment' = 'post'): string {
+  const name = platformName(platform);
+  if (kind === 'unknown_outcome') {
+    return `${name} did not confirm whether the ${what} was published; check the account before sending it again.`;
+  }
+  if (kind === 'account_inactive') return `The ${name} account is no longer connected, so the ${what} was not sent.`;
+  return clientMessage;
+}

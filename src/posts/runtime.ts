@@ -1,0 +1,64 @@
+import type { Client } from '@temporalio/client';
+import type { Kysely } from 'kysely';
+import type { MediaTables } from '../db/tables/media';
+import type { Config } from '../config';
+import { createSealedBox, type SealedBox } from '../crypto/sealed-box';
+import type { Db } from '../db';
+import type { Logger } from '../logger';
+import { createMediaStore, createMediaUrlSigner, deriveMediaUrlKey, type MediaStore, type MediaUrlSigner } from '../media';
+import { createHttpClient, type HttpClient } from '../net/http';
+import { createPlatformAdapters, type PlatformAdapters } from '../platforms/registry';
+import type { AccountLifecycle } from '../accounts/lifecycle';
+
+/**
+ * Everything the posts service (API side) and the post activities (worker side) share, built once per process from
+ * configuration. Tests override parts: their own task queue, adapters with a fast `sleep`, a clock.
+ */
+export interface PostsRuntime {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  /** Absent in processes that never start workflows (the worker alone). */
+  temporal?: Client;
+  /** Task queue the post workflows run on (`herald`). */
+  taskQueue: string;
+  adapters: PlatformAdapters;
+  http: HttpClient;
+  mediaStore: MediaStore;
+  sealedBox: SealedBox;
+  mediaUrls: MediaUrlSigner;
+  now(): Date;
+  /** Retry waits of a failing scheduled post (ms), one per retry; default 1, 5 and 15 minutes. */
+  scheduledRetryDelaysMs: readonly number[];
+  /** Quick retries of an immediate post's transient failure (ms), inside the request; default 1 s and 3 s. */
+  immediateRetryDelaysMs: readonly number[];
+}
+
+export type PostsRuntimeOverrides = Partial<Omit<PostsRuntime, 'config' | 'db' | 'logger'>>;
+
+export const POSTS_TASK_QUEUE = 'herald';
+export const SCHEDULED_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 15 * 60_000] as const;
+export const IMMEDIATE_RETRY_DELAYS_MS = [1_000, 3_000] as const;
+
+export function createPostsRuntime(base: { config: Config; db: Db; logger: Logger; temporal?: Client }, overrides: PostsRuntimeOverrides = {}): PostsRuntime {
+  const { config } = base;
+  if (!config.encryptionKey) throw new Error('HERALD_ENCRYPTION_KEY is required to publish posts');
+  const http = overrides.http ?? createHttpClient({ allowInsecure: config.allowInsecureUrls });
+  return {
+    ...base,
+    temporal: overrides.temporal ?? base.temporal,
+    taskQueue: overrides.taskQueue ?? POSTS_TASK_QUEUE,
+    http,
+    adapters:
+      overrides.adapters ?? createPlatformAdapters({ http, platformUrls: config.platformUrls, allowInsecureUrls: config.allowInsecureUrls }),
+    mediaStore: overrides.mediaStore ?? createMediaStore(base.db as unknown as Kysely<MediaTables>),
+    sealedBox: overrides.sealedBox ?? createSealedBox(config.encryptionKey),
+    mediaUrls: overrides.mediaUrls ?? createMediaUrlSigner({ publicBaseUrl: config.publicUrl, key: deriveMediaUrlKey(config.encryptionKey) }),
+    now: overrides.now ?? (() => new Date()),
+    scheduledRetryDelaysMs: overrides.scheduledRetryDelaysMs ?? SCHEDULED_RETRY_DELAYS_MS,
+    immediateRetryDelaysMs: overrides.immediateRetryDelaysMs ?? IMMEDIATE_RETRY_DELAYS_MS,
+  };
+}
+
+/** The posts feature's side of the accounts lifecycle, for `AppDeps.accountLifecycle`. */
+export type { AccountLifecycle };

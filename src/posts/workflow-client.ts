@@ -1,0 +1,51 @@
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import type { PublishPostInput, PublishPostResult } from '../../workflows/publish-post';
+import type { PostsRuntime } from './runtime';
+
+/**
+ * How the API and the reconciler talk to post workflows: one `publishPost` per post, workflow id `post-<postId>`.
+ * The database row is the truth; a signal only makes a waiting workflow read it again now rather than at its timer.
+ */
+
+export const postWorkflowId = (postId: string) => `post-${postId}`;
+
+/** Signal names of `workflows/publish-post.ts` (kept as strings so this side never loads workflow code). */
+export const postSignals = { reschedule: 'reschedulePost', edit: 'postEdited', cancel: 'cancelPost' } as const;
+
+export function publishInput(rt: PostsRuntime, postId: string): PublishPostInput {
+  return { postId, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
+}
+
+function client(rt: PostsRuntime) {
+  if (!rt.temporal) throw new Error('Temporal client is not configured');
+  return rt.temporal;
+}
+
+/**
+ * Starts the post's workflow; when one with this id is already running it is used as is (the reconciler and the
+ * API may both ask), so a post never gets two.
+ */
+export async function startPublishWorkflow(rt: PostsRuntime, postId: string): Promise<WorkflowHandle> {
+  return client(rt).workflow.start('publishPost', {
+    workflowId: postWorkflowId(postId),
+    taskQueue: rt.taskQueue,
+    args: [publishInput(rt, postId)],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+export async function awaitPublishResult(handle: WorkflowHandle): Promise<PublishPostResult> {
+  return (await handle.result()) as PublishPostResult;
+}
+
+/** Best effort: a workflow that is gone needs no wake-up (its next read of the row would end it anyway). */
+export async function signalPost(rt: PostsRuntime, postId: string, signal: keyof typeof postSignals, arg?: string | null): Promise<void> {
+  if (!rt.temporal) return;
+  try {
+    const handle = rt.temporal.workflow.getHandle(postWorkflowId(postId));
+    await (arg === undefined ? handle.signal(postSignals[signal]) : handle.signal(postSignals[signal], arg));
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return;
+    rt.logger.warn({ err, postId, signal }, 'could not signal a post workflow');
+  }
+}

@@ -1,0 +1,178 @@
+import { DateTime } from 'luxon';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database, Db } from '../db';
+import type { ReservationKind } from '../db/tables/quota';
+import { ApiError } from '../errors';
+import { effectiveLimits, plans, type EffectiveLimits, type PlanName } from '../plans';
+
+/**
+ * Monthly quotas (decisions.md "Plans", publishing-api.md "Quota rules"). Every charge a post carries is a
+ * reservation row: reserved inside the transaction that creates the post, spent when the platform took it, refunded
+ * on any failure or cancellation. Counters per user and UTC month live in `usage_months`; reserving locks that one
+ * row, so concurrent requests of one user queue behind each other and the limit is never overshot.
+ *
+ * - `post` and `first_comment` count against the monthly post quota: hard on Free (429), overage on paid plans.
+ * - `scheduled` counts against the monthly scheduled-post quota, hard on every plan. A scheduled post also holds a
+ *   `post` charge (it will publish).
+ * - `x_link` / `x_link_first_comment`: the x link-post charge of paid plans, recorded, refunded if nothing went out.
+ */
+
+export interface Charge {
+  postId: string;
+  kind: ReservationKind;
+}
+
+const postKinds: ReadonlySet<ReservationKind> = new Set(['post', 'first_comment']);
+const xLinkKinds: ReadonlySet<ReservationKind> = new Set(['x_link', 'x_link_first_comment']);
+
+/** `YYYY-MM` of an instant, in UTC (usage resets on the 1st, UTC). */
+export function usageMonth(at: Date): string {
+  return at.toISOString().slice(0, 7);
+}
+
+function resetsOn(at: Date): string {
+  return DateTime.fromJSDate(at, { zone: 'utc' }).startOf('month').plus({ months: 1 }).toISODate() ?? '';
+}
+
+export async function loadLimits(db: Kysely<Database>, userId: string): Promise<EffectiveLimits & { planName: PlanName }> {
+  const user = await db
+    .selectFrom('users')
+    .select(['plan', 'post_quota', 'scheduled_quota', 'account_limit', 'comment_sync_quota', 'x_comment_read_quota'])
+    .where('id', '=', userId)
+    .executeTakeFirstOrThrow();
+  return { ...effectiveLimits(user.plan, user), planName: user.plan };
+}
+
+function plural(n: number, word: string): string {
+  return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * Reserves `charges` for `userId` in the month of `now`, or throws 429 `usage_limit_exceeded` (no Retry-After) with
+ * the arithmetic of the shortfall. Must run inside the transaction that inserts the posts.
+ */
+export async function reserveQuota(
+  trx: Transaction<Database>,
+  input: { userId: string; limits: EffectiveLimits & { planName: PlanName }; charges: readonly Charge[]; now: Date },
+): Promise<void> {
+  if (input.charges.length === 0) return;
+  const month = usageMonth(input.now);
+  await trx.insertInto('usage_months').values({ user_id: input.userId, month }).onConflict((oc) => oc.doNothing()).execute();
+  const usage = await trx
+    .selectFrom('usage_months')
+    .selectAll()
+    .where('user_id', '=', input.userId)
+    .where('month', '=', month)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+
+  const { limits } = input;
+  const planLabel = plans[limits.planName] ? `the ${limits.planName[0]!.toUpperCase()}${limits.planName.slice(1)} plan` : 'your plan';
+  const scheduledNeeded = input.charges.filter((c) => c.kind === 'scheduled').length;
+  if (scheduledNeeded > 0 && usage.scheduled + scheduledNeeded > limits.scheduledPerMonth) {
+    const left = Math.max(0, limits.scheduledPerMonth - usage.scheduled);
+    throw new ApiError(
+      'usage_limit_exceeded',
+      `Monthly scheduled-post quota reached: ${usage.scheduled} of ${plural(limits.scheduledPerMonth, 'scheduled post')} used this month on ${planLabel}; this request needs ${scheduledNeeded} and ${left} ${left === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
+    );
+  }
+  const postsNeeded = input.charges.filter((c) => postKinds.has(c.kind)).length;
+  const postsLeft = Math.max(0, limits.postsPerMonth - usage.posts);
+  if (limits.postQuotaHard && postsNeeded > postsLeft) {
+    throw new ApiError(
+      'usage_limit_exceeded',
+      `Monthly post quota reached: ${usage.posts} of ${plural(limits.postsPerMonth, 'post')} used this month on ${planLabel}; this request needs ${postsNeeded} (first comments count as posts) and ${postsLeft} ${postsLeft === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
+    );
+  }
+
+  let withinQuota = postsLeft;
+  const rows = input.charges.map((charge) => {
+    let overage = false;
+    if (postKinds.has(charge.kind)) {
+      if (withinQuota > 0) withinQuota -= 1;
+      else overage = true;
+    }
+    return { user_id: input.userId, post_id: charge.postId, month, kind: charge.kind, overage };
+  });
+  await trx.insertInto('quota_reservations').values(rows).execute();
+  await trx
+    .updateTable('usage_months')
+    .set({
+      posts: sql`posts + ${postsNeeded}`,
+      scheduled: sql`scheduled + ${scheduledNeeded}`,
+      overage: sql`overage + ${rows.filter((r) => r.overage).length}`,
+      x_link_posts: sql`x_link_posts + ${rows.filter((r) => xLinkKinds.has(r.kind)).length}`,
+    })
+    .where('user_id', '=', input.userId)
+    .where('month', '=', month)
+    .execute();
+}
+
+/**
+ * Returns what `postIds` still hold reserved (all kinds, or only `kinds`). Idempotent: a refunded or spent
+ * reservation is never touched again. Runs in its own transaction unless given one.
+ */
+export async function refundQuota(db: Db | Transaction<Database>, postIds: readonly string[], kinds?: readonly ReservationKind[]): Promise<number> {
+  if (postIds.length === 0) return 0;
+  const run = async (trx: Transaction<Database>) => {
+    let update = trx
+      .updateTable('quota_reservations')
+      .set({ state: 'refunded', updated_at: sql`now()` })
+      .where('post_id', 'in', postIds)
+      .where('state', '=', 'reserved');
+    if (kinds) update = update.where('kind', 'in', kinds);
+    const refunded = await update.returning(['user_id', 'month', 'kind', 'overage']).execute();
+    const byMonth = new Map<string, { userId: string; month: string; posts: number; scheduled: number; overage: number; xLinks: number }>();
+    for (const r of refunded) {
+      const key = `${r.user_id}/${r.month}`;
+      const entry = byMonth.get(key) ?? { userId: r.user_id, month: r.month, posts: 0, scheduled: 0, overage: 0, xLinks: 0 };
+      if (postKinds.has(r.kind)) entry.posts += 1;
+      if (r.kind === 'scheduled') entry.scheduled += 1;
+      if (r.overage) entry.overage += 1;
+      if (xLinkKinds.has(r.kind)) entry.xLinks += 1;
+      byMonth.set(key, entry);
+    }
+    for (const e of byMonth.values()) {
+      await trx
+        .updateTable('usage_months')
+        .set({
+          posts: sql`greatest(0, posts - ${e.posts})`,
+          scheduled: sql`greatest(0, scheduled - ${e.scheduled})`,
+          overage: sql`greatest(0, overage - ${e.overage})`,
+          x_link_posts: sql`greatest(0, x_link_posts - ${e.xLinks})`,
+        })
+        .where('user_id', '=', e.userId)
+        .where('month', '=', e.month)
+        .execute();
+    }
+    return refunded.length;
+  };
+  return 'isTransaction' in db && db.isTransaction ? run(db as Transaction<Database>) : (db as Db).transaction().execute(run);
+}
+
+/** The platform took it: the reservations of `postIds` (all kinds, or only `kinds`) are spent for good. */
+export async function spendQuota(db: Db | Transaction<Database>, postIds: readonly string[], kinds?: readonly ReservationKind[]): Promise<void> {
+  if (postIds.length === 0) return;
+  let update = db
+    .updateTable('quota_reservations')
+    .set({ state: 'spent', updated_at: sql`now()` })
+    .where('post_id', 'in', postIds)
+    .where('state', '=', 'reserved');
+  if (kinds) update = update.where('kind', 'in', kinds);
+  await update.execute();
+}
+
+export interface UsageSnapshot {
+  month: string;
+  posts: number;
+  scheduled: number;
+  overage: number;
+  x_link_posts: number;
+}
+
+/** The counters of one user for the month of `at` (zeros when nothing was used). */
+export async function usageFor(db: Db, userId: string, at: Date): Promise<UsageSnapshot> {
+  const month = usageMonth(at);
+  const row = await db.selectFrom('usage_months').selectAll().where('user_id', '=', userId).where('month', '=', month).executeTakeFirst();
+  return { month, posts: row?.posts ?? 0, scheduled: row?.scheduled ?? 0, overage: row?.overage ?? 0, x_link_posts: row?.x_link_posts ?? 0 };
+}

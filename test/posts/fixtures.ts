@@ -1,0 +1,52 @@
+/**
+ * Posts test fixtures: connected accounts inserted directly (credentials sealed as the accounts feature seals them,
+ * the user id as context), pointing at the platform stand-ins.
+ *
+ *   insertXAccount(db, userId, x, options?) → AccountRow   (a stand-in user with its bearer token)
+ *   insertMastodonAccount(db, userId, mastodon) → AccountRow
+ */
+import { randomUUID } from 'node:crypto';
+import { createSealedBox } from '../../src/crypto/sealed-box';
+import type { Db } from '../../src/db';
+import type { AccountRow, NewAccountRow } from '../../src/db/tables/accounts';
+import type { MastodonStandIn } from '../standins/mastodon';
+import type { XStandIn } from '../standins/x';
+import { testEncryptionKey } from '../helpers/api';
+
+export const testSealedBox = createSealedBox(Buffer.from(testEncryptionKey, 'hex'));
+
+export async function insertAccount(db: Db, userId: string, row: Omit<NewAccountRow, 'user_id' | 'credentials_sealed' | 'settings'> & { credentials: Record<string, string>; settings?: Record<string, string> }): Promise<AccountRow> {
+  const { credentials, settings, ...rest } = row;
+  return db
+    .insertInto('accounts')
+    .values({ ...rest, user_id: userId, credentials_sealed: testSealedBox.seal(JSON.stringify(credentials), userId), settings: JSON.stringify(settings ?? {}) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function insertXAccount(db: Db, userId: string, x: XStandIn, options: { premium?: boolean; ownCredentials?: boolean; timezone?: string } = {}): Promise<AccountRow> {
+  const token = `token-${randomUUID()}`;
+  const user = x.addUser({ username: `user${Math.floor(Math.random() * 1e9)}`, bearerToken: token });
+  return insertAccount(db, userId, {
+    platform: 'x',
+    platform_account_id: user.id,
+    username: user.username,
+    premium: options.premium ?? false,
+    own_credentials: options.ownCredentials ?? false,
+    timezone: options.timezone ?? null,
+    credentials: { access_token: token },
+    settings: { user_id: user.id, username: user.username },
+  });
+}
+
+export async function insertMastodonAccount(db: Db, userId: string, mastodon: MastodonStandIn): Promise<AccountRow> {
+  const token = `token-${randomUUID()}`;
+  const account = mastodon.addAccount(`user${Math.floor(Math.random() * 1e9)}`, { token });
+  return insertAccount(db, userId, {
+    platform: 'mastodon',
+    platform_account_id: account.id,
+    username: account.username,
+    credentials: { access_token: token },
+    settings: { instance_origin: mastodon.origin, account_id: account.id, username: account.username },
+  });
+}

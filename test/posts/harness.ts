@@ -1,0 +1,99 @@
+/**
+ * One posts test file's world: a time-skipping Temporal environment (temporal-dev), the eight platform stand-ins with
+ * the real adapters pointed at them, the real test database, one worker with the real activities on a task queue of
+ * its own, and the real API on top. The API's clock follows the environment's (time skipping moves it).
+ *
+ *   const h = await startPostsHarness({ plan })     (in `before`; `h.stop()` in `after`)
+ *   h.api.request(...), h.standIns.x, h.env, h.db
+ *   await h.syncClock()        before a request whose rules read "now" after time was skipped
+ *   await h.settle(postId)     waits for the post's workflow to end (time skips while waiting)
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { createActivities } from '../../activities';
+import { createLogger } from '../../src/logger';
+import type { PlanName } from '../../src/plans';
+import type { PostsRuntimeOverrides } from '../../src/posts/runtime';
+import { postWorkflowId } from '../../src/posts/workflow-client';
+import { startApi, testConfig, type TestApi } from '../helpers/api';
+import { testDatabase } from '../helpers/db';
+import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
+import { createTimeSkippingEnv } from '../helpers/temporal';
+import { testSealedBox } from './fixtures';
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** The workflow bundle, built once per mocha process. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quietBundlerLogger });
+  return bundle;
+}
+
+const quietBundlerLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: (message: string, meta?: unknown) => console.error(message, meta),
+  log: () => undefined,
+};
+
+export interface PostsHarness {
+  env: TestWorkflowEnvironment;
+  standIns: PlatformStandIns;
+  api: TestApi;
+  db: TestApi['deps']['db'];
+  taskQueue: string;
+  /** The time the API reads as now (the environment's, refreshed by `syncClock`). */
+  now(): Date;
+  syncClock(): Promise<void>;
+  settle(postId: string): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+export async function startPostsHarness(options: { plan?: PlanName; posts?: PostsRuntimeOverrides } = {}): Promise<PostsHarness> {
+  const env = await createTimeSkippingEnv();
+  const standIns = await startPlatformStandIns();
+  const database = await testDatabase();
+  const taskQueue = `posts-test-${randomUUID()}`;
+  let clock = await env.currentTimeMs();
+  const now = () => new Date(clock);
+  const posts: PostsRuntimeOverrides = { taskQueue, adapters: standIns.adapters, sealedBox: testSealedBox, now, ...options.posts };
+  const config = testConfig();
+  const logger = createLogger('silent');
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+    activities: createActivities({ config, db: database.db, logger, posts }),
+  });
+  const running = worker.run();
+  const api = await startApi({
+    database,
+    plan: options.plan ?? 'free',
+    deps: { temporal: env.client, adapters: standIns.adapters, sealedBox: testSealedBox, posts },
+  });
+  return {
+    env,
+    standIns,
+    api,
+    db: database.db,
+    taskQueue,
+    now,
+    syncClock: async () => {
+      clock = await env.currentTimeMs();
+    },
+    settle: async (postId) => {
+      const result = await env.client.workflow.getHandle(postWorkflowId(postId)).result();
+      clock = await env.currentTimeMs();
+      return result;
+    },
+    stop: async () => {
+      await api.close();
+      worker.shutdown();
+      await running;
+      await standIns.stop();
+      await env.teardown();
+    },
+  };
+}

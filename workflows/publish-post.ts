@@ -1,0 +1,103 @@
+import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+// Only the activity types: workflow code never loads activity code.
+import type { ClaimResult, PostActivities, PublishAttempt } from '../activities/posts';
+
+/**
+ * One post, from its row to `published` or `failed` (publishing-api.md "Post status"). Workflow id `post-<postId>`.
+ *
+ *   scheduled ── time reached ──▶ publishing ── platform took it ──▶ published ─▶ first comment ─▶ media cleaned up
+ *       ▲                              │
+ *       └── failed attempt, retry ─────┤ (retry_count + 1; 3 retries after 1, 5, 15 min or the platform's wait)
+ *                                      └── retries spent / not retryable ──▶ failed (quota refunded)
+ *
+ * The row is the truth: every loop reads it (`claimPost`), so a reschedule, an edit or a cancellation made by the
+ * API is seen at the next read, and signals only make that read happen now. An immediate post (`publishing` from
+ * the start) gets a couple of quick retries of transient failures while its request waits.
+ */
+
+export interface PublishPostInput {
+  postId: string;
+  /** Waits before each retry of a scheduled post (ms); their count is the number of retries (3). */
+  scheduledRetryDelaysMs: number[];
+  /** Quick retries of an immediate post's transient failure (ms), inside the API request. */
+  immediateRetryDelaysMs: number[];
+}
+
+export type PublishPostResult = { outcome: 'published'; firstComment: 'posted' | 'failed' | 'skipped' | null } | { outcome: 'failed' | 'gone' | 'cancelled' };
+
+export const reschedulePost = defineSignal('reschedulePost');
+export const postEdited = defineSignal('postEdited');
+export const cancelPost = defineSignal<[string | null]>('cancelPost');
+
+// Reaches a platform: never retried by Temporal. A repeated create is made safe by the adapters (idempotency keys,
+// lookups) or reported as `unknown_outcome`; the workflow decides on retries itself so retry_count stays visible.
+const platformCall = proxyActivities<PostActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 1 },
+});
+
+// Database bookkeeping: every write is conditional on the status it expects, so repeating one is harmless.
+const bookkeeping = proxyActivities<PostActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+
+export async function publishPost(input: PublishPostInput): Promise<PublishPostResult> {
+  let woken = false;
+  const wake = () => void (woken = true);
+  setHandler(reschedulePost, wake);
+  setHandler(postEdited, wake);
+  setHandler(cancelPost, wake);
+
+  let notBefore = 0;
+  let failures = 0;
+  for (;;) {
+    const claim: ClaimResult = await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore });
+    if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
+    if (claim.kind === 'wait') {
+      woken = false;
+      await condition(() => woken, Math.max(1, claim.until - Date.now()));
+      continue;
+    }
+
+    const attempt: PublishAttempt = await platformCall.publishToPlatform({ postId: input.postId });
+    if (attempt.ok) {
+      await bookkeeping.recordPublished({ postId: input.postId, platformPostId: attempt.platformPostId, url: attempt.url, publishedAt: Date.now() });
+      const firstComment = claim.hasFirstComment ? await platformCall.publishFirstComment({ postId: input.postId }) : null;
+      await bookkeeping.cleanupPostMedia({ postId: input.postId });
+      return { outcome: 'published', firstComment };
+    }
+    if (attempt.kind === 'not_publishing') return { outcome: 'gone' };
+    if (attempt.kind === 'reauthorize') {
+      await bookkeeping.handleConnectionLost({ postId: input.postId, scheduled: claim.scheduled, message: attempt.message });
+      await bookkeeping.cleanupPostMedia({ postId: input.postId });
+      return { outcome: claim.scheduled ? 'cancelled' : 'failed' };
+    }
+
+    const wait = retryWait(attempt, claim.scheduled ? input.scheduledRetryDelaysMs : input.immediateRetryDelaysMs, failures, claim.scheduled);
+    if (wait === null) {
+      await bookkeeping.recordFailedAttempt({ postId: input.postId, message: attempt.message, final: true, requeue: 'publishing' });
+      await bookkeeping.cleanupPostMedia({ postId: input.postId });
+      return { outcome: 'failed' };
+    }
+    failures += 1;
+    await bookkeeping.recordFailedAttempt({ postId: input.postId, message: attempt.message, final: false, requeue: claim.scheduled ? 'scheduled' : 'publishing' });
+    notBefore = Date.now() + wait;
+  }
+}
+
+/**
+ * How long to wait before the next attempt, or null to give up now. Never retried: an unknown outcome (it may be
+ * live), an account that can no longer send. A scheduled post retries any other refusal (the platform may accept it
+ * later); an immediate one only transient faults and short rate limits, since its request is waiting.
+ */
+function retryWait(attempt: Extract<PublishAttempt, { ok: false; message: string }>, delays: number[], failures: number, scheduled: boolean): number | null {
+  if (failures >= delays.length) return null;
+  if (attempt.kind === 'unknown_outcome' || attempt.kind === 'account_inactive' || attempt.kind === 'gone') return null;
+  const delay = delays[failures]!;
+  const named = (attempt.retryAfterSeconds ?? 0) * 1000;
+  if (scheduled) return Math.max(delay, named);
+  if (attempt.kind === 'retryable') return delay;
+  if (attempt.kind === 'rate_limited' && named <= delay) return delay;
+  return null;
+}
