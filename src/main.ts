@@ -6,8 +6,11 @@ import { deleteExpiredIdempotencyKeys } from '../api/idempotency';
 import type { AnyRoute } from '../api/route';
 import { startServer as startTemporalDevServer } from '../temporal-dev';
 import { ConfigError, type Config, loadConfig } from './config';
+import { createSealedBox } from './crypto/sealed-box';
 import { connectDatabase } from './db/connect';
 import { createLogger, type Logger } from './logger';
+import { createHttpClient } from './net/http';
+import { createPlatformAdapters } from './platforms/registry';
 import { startTemporal } from './temporal/worker';
 
 /**
@@ -40,6 +43,13 @@ export async function startHerald(
     const database = await connectDatabase(config, { logger, applicationName: 'herald-api' });
     cleanups.push(() => database.close());
 
+    // Platform adapters and the credentials box, built once; the API verifies connections with them.
+    if (!config.encryptionKey) throw new ConfigError('Invalid configuration: HERALD_ENCRYPTION_KEY is required');
+    const sealedBox = createSealedBox(config.encryptionKey);
+    const platformHttp = createHttpClient({ allowInsecure: config.allowInsecureUrls });
+    cleanups.push(() => platformHttp.close());
+    const adapters = createPlatformAdapters({ http: platformHttp, platformUrls: config.platformUrls, allowInsecureUrls: config.allowInsecureUrls });
+
     let temporalAddress = config.temporal.address;
     if (temporalAddress === null) {
       const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace });
@@ -67,7 +77,7 @@ export async function startHerald(
       },
     ];
     const app = createApp(
-      { config, db: database.handle.db, pool: database.handle.pool, logger, probes, temporal: temporal.client },
+      { config, db: database.handle.db, pool: database.handle.pool, logger, probes, temporal: temporal.client, adapters, sealedBox },
       options.routes,
     );
     const server: Server = await new Promise((resolve, reject) => {
