@@ -138,11 +138,13 @@ export function closeRun(engine: Engine, run: Run, type: string, attrs: Msg): vo
   if (run.wftRunning) {
     // Closed from outside while a worker holds a task: the task is failed, held-back events are kept.
     const wft = run.wft!;
-    run.append(
-      'WORKFLOW_TASK_FAILED',
-      { scheduledEventId: wft.scheduledEventId, startedEventId: wft.startedEventId, cause: WorkflowTaskFailedCause.FORCE_CLOSE_COMMAND },
-      now,
-    );
+    if (!wft.transient) {
+      run.append(
+        'WORKFLOW_TASK_FAILED',
+        { scheduledEventId: wft.scheduledEventId, startedEventId: wft.startedEventId, cause: WorkflowTaskFailedCause.FORCE_CLOSE_COMMAND },
+        now,
+      );
+    }
     for (const append of run.buffered) append();
   }
   dropWorkflowTask(engine, run);

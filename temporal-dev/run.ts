@@ -8,6 +8,9 @@ export interface WorkflowTask {
   scheduledEventId: number;
   startedEventId: number; // 0 until a worker picks it up
   attempt: number;
+  /** Retries after the first failure are transient: their events reach history only if the attempt completes. */
+  transient: boolean;
+  transientEvents: Msg[];
   scheduledTime: number;
   startedTime: number;
   timeout?: Scheduled;
@@ -111,16 +114,25 @@ export class Run {
     return this.wft !== null && this.wft.startedEventId !== 0;
   }
 
-  /** Appends an event; `type` is the short EventType name, e.g. 'TIMER_FIRED'. Returns the event id. */
-  append(type: string, attrs: Msg, now: number): number {
+  /** Builds an event with the next id without appending it (transient workflow tasks). */
+  makeEvent(type: string, attrs: Msg, now: number, eventId = this.events.length + 1): Msg {
     const eventType = EventType[type];
     if (eventType === undefined) throw new Error(`unknown event type ${type}`);
-    const eventId = this.events.length + 1;
     const field = `${type.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}EventAttributes`;
-    this.events.push({ eventId, eventTime: timestamp(now), eventType, taskId: eventId, [field]: attrs });
+    return { eventId, eventTime: timestamp(now), eventType, taskId: eventId, [field]: attrs };
+  }
+
+  /** Appends an event; `type` is the short EventType name, e.g. 'TIMER_FIRED'. Returns the event id. */
+  append(type: string, attrs: Msg, now: number): number {
+    return this.appendEvent(this.makeEvent(type, attrs, now));
+  }
+
+  appendEvent(event: Msg): number {
+    if (event.eventId !== this.events.length + 1) throw new Error(`event id ${event.eventId} out of order`);
+    this.events.push(event);
     this.historySizeBytes += 64;
     for (const listener of [...this.listeners]) listener();
-    return eventId;
+    return event.eventId;
   }
 
   lastEvent(): Msg {

@@ -26,36 +26,60 @@ export function scheduleWorkflowTask(engine: Engine, run: Run, attempt = 1): voi
     return;
   }
   const now = engine.now();
-  const scheduledEventId = run.append(
-    'WORKFLOW_TASK_SCHEDULED',
-    { taskQueue: { name: run.taskQueue, kind: TaskQueueKind.NORMAL }, startToCloseTimeout: duration(run.taskTimeoutMs), attempt },
-    now,
-  );
-  const wft: WorkflowTask = { scheduledEventId, startedEventId: 0, attempt, scheduledTime: now, startedTime: 0, deliveredUpdates: [] };
+  const transient = attempt > 1;
+  const scheduledEventId = transient ? 0 : run.append('WORKFLOW_TASK_SCHEDULED', scheduledAttrs(run, attempt), now);
+  const wft: WorkflowTask = {
+    scheduledEventId,
+    startedEventId: 0,
+    attempt,
+    transient,
+    transientEvents: [],
+    scheduledTime: now,
+    startedTime: 0,
+    deliveredUpdates: [],
+  };
   run.wft = wft;
   run.wftWanted = false;
   engine.workflowTasks.set(run, Date.now());
   engine.queues.offer(run.namespace, 'workflow', run.taskQueue, { take: (poll) => takeWorkflowTask(engine, run, wft, poll) });
 }
 
+function scheduledAttrs(run: Run, attempt: number): Msg {
+  return { taskQueue: { name: run.taskQueue, kind: TaskQueueKind.NORMAL }, startToCloseTimeout: duration(run.taskTimeoutMs), attempt };
+}
+
 function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: PollRequest): Msg | null {
   if (run.wft !== wft || wft.startedEventId !== 0 || !run.open) return null;
   const now = engine.now();
-  wft.startedEventId = run.append(
-    'WORKFLOW_TASK_STARTED',
-    { scheduledEventId: wft.scheduledEventId, identity: poll.identity, requestId: poll.requestId ?? '', historySizeBytes: run.historySizeBytes },
-    now,
-  );
+  const startedAttrs = (scheduledEventId: number) => ({
+    scheduledEventId,
+    identity: poll.identity,
+    requestId: poll.requestId ?? '',
+    historySizeBytes: run.historySizeBytes,
+  });
+  let history = run.events;
+  if (wft.transient) {
+    // Nothing is appended while the task runs (new events are held back), so these ids stay valid.
+    wft.scheduledEventId = run.nextEventId;
+    wft.startedEventId = wft.scheduledEventId + 1;
+    wft.transientEvents = [
+      run.makeEvent('WORKFLOW_TASK_SCHEDULED', scheduledAttrs(run, wft.attempt), wft.scheduledTime, wft.scheduledEventId),
+      run.makeEvent('WORKFLOW_TASK_STARTED', startedAttrs(wft.scheduledEventId), now, wft.startedEventId),
+    ];
+    history = run.events.concat(wft.transientEvents);
+  } else {
+    wft.startedEventId = run.append('WORKFLOW_TASK_STARTED', startedAttrs(wft.scheduledEventId), now);
+  }
   wft.startedTime = now;
   wft.timeout = engine.scheduler.after(run.taskTimeoutMs, () => timeOutWorkflowTask(engine, run, wft));
   return {
-    taskToken: engine.encodeToken({ k: 'w', ns: run.namespace, r: run.runId, s: wft.scheduledEventId }),
+    taskToken: engine.encodeToken({ k: 'w', ns: run.namespace, r: run.runId, s: wft.scheduledEventId, a: wft.attempt }),
     workflowExecution: run.execution,
     workflowType: { name: run.workflowType },
     previousStartedEventId: run.lastCompletedStartedEventId,
     startedEventId: wft.startedEventId,
     attempt: wft.attempt,
-    history: { events: run.events.slice() },
+    history: { events: history.slice() },
     workflowExecutionTaskQueue: { name: run.taskQueue, kind: TaskQueueKind.NORMAL },
     scheduledTime: timestamp(wft.scheduledTime),
     startedTime: timestamp(now),
@@ -68,7 +92,9 @@ function runningTask(engine: Engine, taskToken: Uint8Array): { run: Run; wft: Wo
   const token = engine.decodeToken(taskToken);
   const run = token.k === 'w' ? engine.namespaces.get(token.ns)?.runs.get(token.r) : undefined;
   const wft = run?.wft;
-  if (!run || !wft || wft.scheduledEventId !== token.s || wft.startedEventId === 0) throw notFound('Workflow task not found.');
+  if (!run || !wft || wft.scheduledEventId !== token.s || wft.attempt !== token.a || wft.startedEventId === 0) {
+    throw notFound('Workflow task not found.');
+  }
   return { run, wft };
 }
 
@@ -86,6 +112,7 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
     return {};
   }
   finishTask(engine, run, wft);
+  for (const event of wft.transientEvents) run.appendEvent(event);
   const completedEventId = run.append(
     'WORKFLOW_TASK_COMPLETED',
     {
@@ -129,9 +156,13 @@ function timeOutWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask): void 
 function endWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, type: string, attrs: Msg): void {
   finishTask(engine, run, wft);
   requeueDeliveredUpdates(run, wft);
-  run.append(type, { scheduledEventId: wft.scheduledEventId, startedEventId: wft.startedEventId, ...attrs }, engine.now());
+  if (!wft.transient) {
+    run.append(type, { scheduledEventId: wft.scheduledEventId, startedEventId: wft.startedEventId, ...attrs }, engine.now());
+  }
+  const newEvents = run.buffered.length > 0;
   flushBuffered(run);
-  scheduleWorkflowTask(engine, run, wft.attempt + 1);
+  // New events make the next task a regular one; otherwise the retry stays transient.
+  scheduleWorkflowTask(engine, run, newEvents ? 1 : wft.attempt + 1);
 }
 
 function finishTask(engine: Engine, run: Run, wft: WorkflowTask): void {

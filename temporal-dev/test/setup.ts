@@ -38,6 +38,7 @@ export function useSuite(create: () => Promise<TestWorkflowEnvironment> = create
       taskQueue,
       workflowBundle: suite.bundle,
       activities,
+      workflowThreadPoolSize: 1, // a 2-core machine; one thread starts faster
       ...options,
     });
     return await worker.runUntil(fn);
