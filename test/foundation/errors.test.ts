@@ -100,7 +100,7 @@ describe('error envelope', () => {
   it('answers a body-requiring route without a body', async () => {
     const res = await api.request('POST', '/api/v1/test/echo');
     assert.equal(res.status, 400);
-    assert.deepEqual(res.body, { error: { code: 'bad_request', message: 'A JSON body is required' } });
+    assert.deepEqual(res.body, { error: { code: 'bad_request', message: 'A JSON object body is required' } });
   });
 
   it('answers an unknown /api/v1 route with 404 not_found', async () => {
