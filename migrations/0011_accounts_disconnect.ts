@@ -6,6 +6,8 @@ import { sql, type Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('accounts').alterColumn('credentials_sealed', (c) => c.dropNotNull()).execute();
+  // Rows disconnected before this migration (or kept by its `down`) lose what is left of their credentials.
+  await sql`update accounts set credentials_sealed = null where inactive_reason = 'disconnected'`.execute(db);
   await db.schema
     .alterTable('accounts')
     .addCheckConstraint(
