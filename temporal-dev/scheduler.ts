@@ -76,7 +76,13 @@ export class Scheduler {
     const now = this.clock.now();
     while (this.heap.length && this.heap[0]!.at <= now) {
       const entry = this.pop()!;
-      if (!entry.cancelled) entry.fn();
+      if (entry.cancelled) continue;
+      try {
+        entry.fn();
+      } catch (err) {
+        // One broken timer must not take the server (or the `npm start` process hosting it) down.
+        process.stderr.write(`temporal-dev: scheduled task failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+      }
     }
     this.arm();
   }
