@@ -12,6 +12,8 @@ import { buildOpenApiDocument } from './openapi';
 import { requestAuth } from './request-auth';
 import type { AnyRoute, RouteResult } from './route';
 import { apiRoutes } from './routes';
+import { postsRuntimeOf } from './routes/posts';
+import { createMediaRouter, createPublicMediaRouter } from '../src/media';
 import { mountHealth } from './routes/health';
 import { parseInput } from './validation';
 
@@ -41,8 +43,21 @@ export function createApp(deps: AppDeps, routes: readonly AnyRoute[] = apiRoutes
   v1.use(authenticateRequests(deps.db));
   v1.use(burstRateLimit(deps.pool));
   for (const route of routes) v1[route.method](route.path, ...routeChain(route, deps));
+  // The media upload parses its own body (multipart or JSON); built on first use (it needs the encryption key).
+  const mediaRouter = lazy(() => {
+    const rt = postsRuntimeOf(deps);
+    return createMediaRouter({ store: rt.mediaStore, http: rt.http, allowInsecureUrls: deps.config.allowInsecureUrls, userIdOf: (req) => requestAuth(req).userId });
+  });
+  v1.use('/media', requireScope('posts:write'), (req, res, next) => mediaRouter()(req, res, next));
   v1.use(unknownRoute);
   app.use('/api/v1', v1);
+
+  // Signed public media URLs for the platforms that fetch media themselves (no API key).
+  const publicMedia = lazy(() => {
+    const rt = postsRuntimeOf(deps);
+    return createPublicMediaRouter({ store: rt.mediaStore, signer: rt.mediaUrls });
+  });
+  app.use((req, res, next) => (req.path.startsWith('/media/') ? publicMedia()(req, res, next) : next()));
 
   app.use((req) => {
     throw new ApiError('not_found', `No route ${req.method} ${req.path.slice(0, 200)}`);
@@ -82,6 +97,11 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
     else res.json(result.body);
   });
   return chain;
+}
+
+function lazy<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= build());
 }
 
 function noQuery(query: unknown): Record<string, never> {
