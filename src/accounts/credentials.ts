@@ -22,9 +22,11 @@ export interface PreparedConnection {
 }
 
 export function prepareConnection(request: ConnectAccountRequest, options: { allowInsecureUrls: boolean }): PreparedConnection {
-  const { platform, timezone, ...fields } = request;
+  const { timezone } = request;
   if (timezone !== undefined) assertTimezone(timezone);
-  const prepared: PreparedConnection = { credentials: { ...fields }, via: null, ownCredentials: false, timezone };
+  // Every other field of the request is a credential or addressing field the adapter reads.
+  const fields = Object.fromEntries(Object.entries(request).filter(([name]) => name !== 'platform' && name !== 'timezone'));
+  const prepared: PreparedConnection = { credentials: fields as AccountCredentials, via: null, ownCredentials: false, timezone };
   switch (request.platform) {
     case 'x':
       prepared.ownCredentials = request.api_key !== undefined;
@@ -53,7 +55,6 @@ export function prepareConnection(request: ConnectAccountRequest, options: { all
     default:
       break;
   }
-  void platform;
   return prepared;
 }
 

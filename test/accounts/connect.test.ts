@@ -140,6 +140,25 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
     assert.equal(row.platform_account_id, String(chat.id));
   });
 
+  it('telegram with a numeric chat id given as a JSON number', async () => {
+    const chat = platforms.telegram.addChat({ title: 'Private group', type: 'supergroup' });
+    const res = await api.request('POST', '/api/v1/accounts', { body: { platform: 'telegram', bot_token: TG_TOKEN, chat_id: chat.id } });
+    expectAccount(res, 201, { platform: 'telegram', username: 'Private group', display_name: 'Private group', profile_url: null });
+  });
+
+  it('Idempotency-Key: a repeated connect replays the first answer without asking the platform again', async () => {
+    platforms.x.addUser({ username: 'idem', bearerToken: 'x-idem' });
+    const headers = { 'idempotency-key': 'connect-idem-1' };
+    const first = await api.request('POST', '/api/v1/accounts', { body: { access_token: 'x-idem' }, headers });
+    const lookups = platforms.x.standIn.calls('GET', '/2/users/me').length;
+    const replay = await api.request('POST', '/api/v1/accounts', { body: { access_token: 'x-idem' }, headers });
+    assert.equal(first.status, 201);
+    assert.equal(replay.status, 201);
+    assert.equal(replay.headers.get('idempotent-replay'), 'true');
+    assert.deepEqual(replay.body, first.body);
+    assert.equal(platforms.x.standIn.calls('GET', '/2/users/me').length, lookups);
+  });
+
   it('facebook with a Page id and Page token → kind page', async () => {
     const { page } = platforms.facebook;
     const res = await api.request('POST', '/api/v1/accounts', { body: { platform: 'facebook', page_id: page.id, access_token: page.token } });
