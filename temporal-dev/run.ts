@@ -73,6 +73,8 @@ export class Run {
   readonly children = new Map<number, ChildState>();
   readonly updates = new Map<string, UpdateState>();
   readonly requestIds = new Set<string>();
+  /** Queries riding with the next workflow task (answered in its completion). */
+  readonly attachedQueries = new Set<string>();
   readonly signalRequestIds = new Set<string>();
   readonly runTimeouts: Scheduled[] = [];
   /** Called on every appended event (history long polls, query waits). */

@@ -6,6 +6,7 @@ import { notFound } from './errors';
 import { duration, TaskQueueKind, timestamp, WorkflowTaskFailedCause, type Msg } from './proto';
 import type { Run, WorkflowTask } from './run';
 import type { PollRequest } from './task-queues';
+import { answerAttachedQueries, attachedQueries, redispatchAttached } from './queries';
 import { pendingUpdateMessages, requeueDeliveredUpdates } from './updates';
 
 /** Adds an event that did not come from the workflow's own commands (signal, activity result, timer ...). */
@@ -84,6 +85,7 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
     scheduledTime: timestamp(wft.scheduledTime),
     startedTime: timestamp(now),
     messages: pendingUpdateMessages(run, wft),
+    queries: attachedQueries(engine, run),
   };
 }
 
@@ -127,12 +129,14 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
     engine.now(),
   );
   run.lastCompletedStartedEventId = wft.startedEventId;
+  answerAttachedQueries(engine, run, req.queryResults ?? {});
   const outcome = handleCommands(engine, run, commands, req.messages ?? [], completedEventId, wft);
   flushBuffered(run);
   if (run.open && (outcome.needsWorkflowTask || req.forceCreateNewWorkflowTask || run.wftWanted || hasUndelivered(run))) {
     scheduleWorkflowTask(engine, run);
   }
   for (const action of outcome.afterCommit) action();
+  if (!run.wft) redispatchAttached(engine, run);
   return {};
 }
 
@@ -188,4 +192,5 @@ function hasUndelivered(run: Run): boolean {
 export function dropWorkflowTask(engine: Engine, run: Run): void {
   if (run.wft) finishTask(engine, run, run.wft);
   run.buffered = [];
+  redispatchAttached(engine, run);
 }

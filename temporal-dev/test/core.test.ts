@@ -177,6 +177,21 @@ describe('temporal-dev: core workflow lifecycle', function () {
     });
   });
 
+  it('answers a query sent before any worker polled (it rides with the first workflow task)', async () => {
+    const taskQueue = s.taskQueue();
+    const handle = await s.env.client.workflow.start(accumulator, { taskQueue, workflowId: `earlyq-${taskQueue}` });
+    const answer = handle.query(totalQuery);
+    await new Promise((r) => setTimeout(r, 200));
+    await s.withWorker(taskQueue, async () => {
+      assert.equal(await answer, 0);
+      await handle.signal(addSignal, 4);
+      assert.equal(await handle.query(totalQuery), 4);
+      await handle.signal(finishSignal);
+      assert.equal(await handle.result(), 4);
+      await s.assertReplays(handle);
+    });
+  });
+
   it('rejects a second start with the same id (WorkflowExecutionAlreadyStartedError), dedups by request id', async () => {
     const taskQueue = s.taskQueue();
     const workflowId = `dup-${taskQueue}`;
