@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
 import { cancelPosts } from '../src/posts/cancel';
 import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
+import { sendFirstComment } from '../src/posts/first-comment';
+import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { refundQuota, spendQuota } from '../src/quota/quota';
@@ -139,6 +141,17 @@ export function createPostActivities(rt: PostsRuntime) {
       if (!row) return;
       if (!input.scheduled) {
         await createPostActivities(rt).recordFailedAttempt({ postId: input.postId, message: input.message, final: true, requeue: 'publishing' });
+      } else {
+        // This scheduled post was claimed (`publishing`) when the platform refused the credential: cancelled like the rest.
+        await db.transaction().execute(async (trx) => {
+          const cancelled = await trx
+            .updateTable('posts')
+            .set({ status: 'deleted', error_message: 'connection_lost', updated_at: sql`now()` })
+            .where('id', '=', input.postId)
+            .where('status', '=', 'publishing')
+            .executeTakeFirst();
+          if (cancelled.numUpdatedRows > 0n) await refundQuota(trx, [input.postId]);
+        });
       }
       if (row.account_id === null) return;
       await markConnectionLost(db, row.account_id);
@@ -147,58 +160,14 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /** The first comment under the published post; a failure never touches the post. Quota: spent or refunded. */
     async publishFirstComment(input: { postId: string }): Promise<'posted' | 'failed' | 'skipped'> {
-      const row = await loadRow(input.postId);
-      if (!row || row.status !== 'published' || row.first_comment_text === null || row.first_comment_status !== 'pending' || !row.platform_post_id) {
-        return 'skipped';
-      }
-      let outcome: { ok: true; id: string } | { ok: false; message: string };
-      try {
-        if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
-        const { ctx } = await loadPlatformContext(db, rt.sealedBox, row.account_id);
-        const published = await rt.adapters[row.platform].publish(ctx, {
-          postId: `${row.id}:first-comment`,
-          text: row.first_comment_text,
-          media: [],
-          replyTo: { platformPostId: row.platform_post_id, rootPlatformPostId: row.platform_post_id },
-        });
-        outcome = { ok: true, id: published.platformPostId };
-      } catch (err) {
-        if (isPlatformFailure(err)) outcome = { ok: false, message: failureSentence(row.platform, err.kind, err.clientMessage, 'first comment') };
-        else if (err instanceof AccountNotConnectedError) outcome = { ok: false, message: failureSentence(row.platform, 'account_inactive', '', 'first comment') };
-        else throw err;
-      }
-      await db.transaction().execute(async (trx) => {
-        await trx
-          .updateTable('posts')
-          .set(
-            outcome.ok
-              ? { first_comment_status: 'posted', first_comment_platform_id: outcome.id, first_comment_error: null, updated_at: sql`now()` }
-              : { first_comment_status: 'failed', first_comment_error: outcome.message, updated_at: sql`now()` },
-          )
-          .where('id', '=', row.id)
-          .where('first_comment_status', '=', 'pending')
-          .execute();
-        if (outcome.ok) await spendQuota(trx, [row.id], ['first_comment', 'x_link_first_comment']);
-        else await refundQuota(trx, [row.id], ['first_comment', 'x_link_first_comment']);
-      });
-      return outcome.ok ? 'posted' : 'failed';
+      return (await sendFirstComment(rt, input.postId)).status;
     },
 
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them; uploads are kept. */
     async cleanupPostMedia(input: { postId: string }): Promise<number> {
       const row = await loadRow(input.postId);
       if (!row) return 0;
-      const ids = mediaIdsOf(row);
-      if (ids.length === 0) return 0;
-      const stillNeeded = await db
-        .selectFrom('posts')
-        .select('media')
-        .where('id', '!=', row.id)
-        .where('status', 'in', ['scheduled', 'publishing', 'draft'])
-        .where((eb) => eb.or(ids.map((id) => sql<boolean>`${eb.ref('media')} @> ${JSON.stringify([{ media_id: id }])}::jsonb`)))
-        .execute();
-      const keep = new Set(stillNeeded.flatMap((other) => mediaIdsOf(other)));
-      return rt.mediaStore.deleteDownloadedCopies(ids.filter((id) => !keep.has(id)));
+      return removeUnusedCopies(rt, mediaIdsOf(row), row.id);
     },
   };
 }

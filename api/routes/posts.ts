@@ -2,7 +2,16 @@ import { z } from 'zod';
 import { createPosts } from '../../src/posts/create';
 import { deletePost, getPost, setHidden } from '../../src/posts/manage';
 import { PostSchema } from '../../src/posts/post-view';
-import { CreatePostBodySchema, DeletePostResponseSchema, FanOutResponseSchema, HidePostResponseSchema } from '../../src/posts/rules';
+import { retryFirstComment } from '../../src/posts/first-comment';
+import { updatePost } from '../../src/posts/update';
+import {
+  CreatePostBodySchema,
+  DeletePostResponseSchema,
+  FanOutResponseSchema,
+  HidePostResponseSchema,
+  UpdatedPostSchema,
+  UpdatePostBodySchema,
+} from '../../src/posts/rules';
 import { createPostsRuntime, type PostsRuntime } from '../../src/posts/runtime';
 import type { AppDeps } from '../deps';
 import { defineRoute } from '../route';
@@ -61,6 +70,43 @@ export const postsRoutes = [
     responses: { 200: { description: 'The post', schema: data(PostSchema) } },
     errors: ['not_found'],
     handler: async ({ params, auth, deps }) => getPost(postsRuntimeOf(deps), auth.userId, params.id),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/posts/:id',
+    summary: 'Edit a scheduled post or a draft; promote a draft',
+    description:
+      'Only what is sent changes. `schedule_at` moves a scheduled post; on a draft it promotes it (unless `draft: true`), as does `publish: true`: a new post with a new id and `promoted_from_draft_id`.',
+    tags: ['Posts'],
+    scope: 'posts:write',
+    params: idParams,
+    body: UpdatePostBodySchema,
+    responses: { 200: { description: 'The post after the change (the new post on promotion)', schema: data(UpdatedPostSchema) } },
+    errors: [
+      'not_found',
+      'post_not_editable',
+      'unsupported_media',
+      'first_comment_unsupported',
+      'configuration_unsupported',
+      'x_link_posts_require_paid_plan',
+      'media_not_found',
+      'usage_limit_exceeded',
+      'upstream_error',
+    ],
+    handler: async ({ params, body, auth, deps }) => updatePost(postsRuntimeOf(deps), auth.userId, params.id, body),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/posts/:id/first-comment',
+    summary: 'Retry a failed first comment',
+    description: 'Re-sends the stored text of a `failed` first comment on a published post. Costs one post of quota when it succeeds.',
+    tags: ['Posts'],
+    scope: 'posts:write',
+    params: idParams,
+    idempotent: true,
+    responses: { 200: { description: 'The post, first_comment.status posted', schema: data(PostSchema) } },
+    errors: ['not_found', 'first_comment_not_found', 'first_comment_not_retryable', 'first_comment_failed', 'first_comment_rate_limited', 'usage_limit_exceeded'],
+    handler: async ({ params, auth, deps }) => retryFirstComment(postsRuntimeOf(deps), auth.userId, params.id),
   }),
   defineRoute({
     method: 'delete',

@@ -14,6 +14,7 @@ import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@t
 import { createActivities } from '../../activities';
 import { createLogger } from '../../src/logger';
 import type { PlanName } from '../../src/plans';
+import { createPostsLifecycle } from '../../src/posts/cancel';
 import type { PostsRuntimeOverrides } from '../../src/posts/runtime';
 import { postWorkflowId } from '../../src/posts/workflow-client';
 import { startApi, testConfig, type TestApi } from '../helpers/api';
@@ -71,7 +72,13 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
   const api = await startApi({
     database,
     plan: options.plan ?? 'free',
-    deps: { temporal: env.client, adapters: standIns.adapters, sealedBox: testSealedBox, posts },
+    deps: {
+      temporal: env.client,
+      adapters: standIns.adapters,
+      sealedBox: testSealedBox,
+      posts,
+      accountLifecycle: createPostsLifecycle({ db: database.db, temporal: env.client, logger }),
+    },
   });
   return {
     env,

@@ -1,0 +1,107 @@
+import { sql } from 'kysely';
+import { ApiError } from '../errors';
+import { isPlatformFailure } from '../platforms/types';
+import { loadLimits, refundQuota, reserveQuota, type Charge } from '../quota/quota';
+import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
+import { failureSentence, type PublishFailureKind } from './publish-outcome';
+import { findOwnPost, getPostView } from './read';
+import type { RouteResult } from './route-result';
+import { xLinkOutcome } from './rules';
+import type { PostsRuntime } from './runtime';
+
+export type FirstCommentOutcome =
+  | { status: 'posted' }
+  | { status: 'failed'; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null }
+  | { status: 'skipped' };
+
+/**
+ * Publishes a post's pending first comment under it, once (publishing-api.md "First comment status"): `posted` with
+ * the platform's id and its reservations spent, or `failed` with a worded reason and its reservations refunded. The
+ * post itself is never touched. Only a `pending` comment on a published post is sent.
+ */
+export async function sendFirstComment(rt: PostsRuntime, postId: string): Promise<FirstCommentOutcome> {
+  const row = await rt.db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
+  if (!row || row.status !== 'published' || row.first_comment_text === null || row.first_comment_status !== 'pending' || !row.platform_post_id) {
+    return { status: 'skipped' };
+  }
+  let outcome: { ok: true; id: string } | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null };
+  try {
+    if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
+    const { ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
+    const published = await rt.adapters[row.platform].publish(ctx, {
+      postId: `${row.id}:first-comment`,
+      text: row.first_comment_text,
+      media: [],
+      replyTo: { platformPostId: row.platform_post_id, rootPlatformPostId: row.platform_post_id },
+    });
+    outcome = { ok: true, id: published.platformPostId };
+  } catch (err) {
+    if (isPlatformFailure(err)) {
+      outcome = { ok: false, kind: err.kind, message: failureSentence(row.platform, err.kind, err.clientMessage, 'first comment'), retryAfterSeconds: err.retryAfterSeconds ?? null };
+    } else if (err instanceof AccountNotConnectedError) {
+      outcome = { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', '', 'first comment'), retryAfterSeconds: null };
+    } else throw err;
+  }
+  await rt.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('posts')
+      .set(
+        outcome.ok
+          ? { first_comment_status: 'posted', first_comment_platform_id: outcome.id, first_comment_error: null, updated_at: sql`now()` }
+          : { first_comment_status: 'failed', first_comment_error: outcome.message, updated_at: sql`now()` },
+      )
+      .where('id', '=', row.id)
+      .where('first_comment_status', '=', 'pending')
+      .execute();
+    if (outcome.ok) {
+      await trx.updateTable('quota_reservations').set({ state: 'spent', updated_at: sql`now()` }).where('post_id', '=', row.id).where('kind', 'in', ['first_comment', 'x_link_first_comment']).where('state', '=', 'reserved').execute();
+    } else {
+      await refundQuota(trx, [row.id], ['first_comment', 'x_link_first_comment']);
+    }
+  });
+  return outcome.ok ? { status: 'posted' } : { status: 'failed', kind: outcome.kind, message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds };
+}
+
+/**
+ * `POST /api/v1/posts/:id/first-comment`: re-sends the stored text of a `failed` first comment on a published post.
+ * The attempt is claimed (`failed` → `pending`) with its quota reserved in one transaction, so two concurrent retries
+ * cannot both send. Platform refusal: 502 `first_comment_failed` (429 `first_comment_rate_limited` when throttled).
+ */
+export async function retryFirstComment(rt: PostsRuntime, userId: string, postId: string): Promise<RouteResult> {
+  const row = await findOwnPost(rt.db, userId, postId);
+  if (row.first_comment_text === null) throw new ApiError('first_comment_not_found', 'This post has no first comment to retry');
+  if (row.status !== 'published') throw new ApiError('first_comment_not_retryable', `The post is ${row.status}; a first comment can be retried only once the post is published`);
+  if (row.first_comment_status === 'posted') throw new ApiError('first_comment_not_retryable', 'The first comment is already posted');
+  if (row.first_comment_status !== 'failed') throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
+
+  const limits = await loadLimits(rt.db, userId);
+  const links = row.account_id ? await linkCharge(rt, row.account_id, limits, row.first_comment_text) : [];
+  await rt.db.transaction().execute(async (trx) => {
+    const claimed = await trx
+      .updateTable('posts')
+      .set({ first_comment_status: 'pending', first_comment_error: null, updated_at: sql`now()` })
+      .where('id', '=', row.id)
+      .where('first_comment_status', '=', 'failed')
+      .executeTakeFirst();
+    if (claimed.numUpdatedRows === 0n) throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
+    const charges: Charge[] = [{ postId: row.id, kind: 'first_comment' }, ...links.map(() => ({ postId: row.id, kind: 'x_link_first_comment' as const }))];
+    await reserveQuota(trx, { userId, limits, now: rt.now(), charges });
+  });
+  const outcome = await sendFirstComment(rt, row.id);
+  if (outcome.status === 'failed') {
+    if (outcome.kind === 'rate_limited') {
+      const headers: Record<string, string> = outcome.retryAfterSeconds ? { 'Retry-After': String(Math.ceil(outcome.retryAfterSeconds)) } : {};
+      throw new ApiError('first_comment_rate_limited', `${outcome.message} The post is unaffected; retry the first comment later.`, {}, headers);
+    }
+    throw new ApiError('first_comment_failed', outcome.message);
+  }
+  return { status: 200, body: { data: await getPostView(rt.db, row.id) } };
+}
+
+async function linkCharge(rt: PostsRuntime, accountId: string, limits: Awaited<ReturnType<typeof loadLimits>>, text: string): Promise<string[]> {
+  const account = await rt.db.selectFrom('accounts').select(['platform', 'own_credentials']).where('id', '=', accountId).executeTakeFirst();
+  if (!account) return [];
+  const outcome = xLinkOutcome(account, limits, [{ field: 'first_comment', text }]);
+  if (outcome.violations[0]) throw new ApiError(outcome.violations[0].code, outcome.violations[0].message);
+  return outcome.billed;
+}

@@ -1,0 +1,174 @@
+import assert from 'node:assert/strict';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { usageFor } from '../../src/quota/quota';
+import { insertXAccount } from './fixtures';
+import { startPostsHarness, type PostsHarness } from './harness';
+
+describe('PATCH, first comments and account lifecycle', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+  let x: AccountRow;
+
+  before(async () => {
+    h = await startPostsHarness({ plan: 'free' });
+    x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+  });
+  after(async () => h?.stop());
+  afterEach(() => h.standIns.x.standIn.clearFaults());
+
+  const inMinutes = (minutes: number) => new Date(h.now().getTime() + minutes * 60_000);
+  const row = (id: string) => h.db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const tweetsStartingWith = (text: string) => h.standIns.x.liveTweets().filter((t) => t.text.startsWith(text));
+
+  it('rescheduling later moves the timer: nothing at the old time, the edited text at the new one', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'draft wording', schedule_at: inMinutes(60).toISOString() } });
+    const id = res.body.data.id;
+    const later = inMinutes(120);
+    const patched = await h.api.request('PATCH', `/api/v1/posts/${id}`, { body: { text: 'final wording', schedule_at: later.toISOString() } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(
+      [patched.body.data.text, patched.body.data.scheduled_at, patched.body.data.status, patched.body.data.rescheduled_post_ids],
+      ['final wording', later.toISOString(), 'scheduled', [id]],
+    );
+    await h.env.sleep('61 minutes');
+    assert.equal((await row(id)).status, 'scheduled');
+    assert.equal(tweetsStartingWith('final wording').length + tweetsStartingWith('draft wording').length, 0);
+    await h.settle(id);
+    const published = await row(id);
+    assert.equal(published.status, 'published');
+    assert.ok(published.published_at!.getTime() >= later.getTime());
+    assert.equal(tweetsStartingWith('final wording').length, 1);
+  });
+
+  it('rescheduling earlier wakes the workflow: it publishes at the new, earlier time', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'moved up', schedule_at: inMinutes(180).toISOString() } });
+    const id = res.body.data.id;
+    const sooner = inMinutes(30);
+    const patched = await h.api.request('PATCH', `/api/v1/posts/${id}`, { body: { schedule_at: sooner.toISOString() } });
+    assert.equal(patched.status, 200, patched.text);
+    await h.settle(id);
+    const published = await row(id);
+    assert.ok(published.published_at!.getTime() >= sooner.getTime() && published.published_at!.getTime() < sooner.getTime() + 60_000);
+  });
+
+  it('answers 409 post_not_editable for a published post and 400 for an empty change', async () => {
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'done deal' } });
+    const published = await h.api.request('PATCH', `/api/v1/posts/${res.body.data.id}`, { body: { text: 'too late' } });
+    assert.deepEqual(published.body, { error: { code: 'post_not_editable', message: 'The post is published; only scheduled posts and drafts can be edited' } });
+    assert.equal(published.status, 409);
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'idle', draft: true } });
+    const empty = await h.api.request('PATCH', `/api/v1/posts/${draft.body.data.id}`, { body: {} });
+    assert.deepEqual(empty.body, { error: { code: 'bad_request', message: 'Nothing to change: send at least one field to update' } });
+  });
+
+  it('promotes a draft with publish: true into a new post; the draft then answers 409', async () => {
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'promote me', draft: true } });
+    const draftId = draft.body.data.id;
+    const edited = await h.api.request('PATCH', `/api/v1/posts/${draftId}`, { body: { text: 'promote me now' } });
+    assert.equal(edited.body.data.status, 'draft');
+    assert.deepEqual(edited.body.data.warnings, []);
+    const promoted = await h.api.request('PATCH', `/api/v1/posts/${draftId}`, { body: { publish: true } });
+    assert.equal(promoted.status, 200, promoted.text);
+    assert.notEqual(promoted.body.data.id, draftId);
+    assert.deepEqual([promoted.body.data.status, promoted.body.data.promoted_from_draft_id, promoted.body.data.text], ['published', draftId, 'promote me now']);
+    assert.equal(tweetsStartingWith('promote me now').length, 1);
+    const again = await h.api.request('PATCH', `/api/v1/posts/${draftId}`, { body: { publish: true } });
+    assert.deepEqual(again.body, { error: { code: 'post_not_editable', message: 'The draft was already promoted; edit the post it became' } });
+  });
+
+  it('a refused promotion leaves the draft unchanged and charges nothing', async () => {
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'see https://example.org', draft: true } });
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const refused = await h.api.request('PATCH', `/api/v1/posts/${draft.body.data.id}`, { body: { publish: true } });
+    assert.equal(refused.status, 402);
+    const after = await row(draft.body.data.id);
+    assert.deepEqual([after.status, after.promoted_to_id], ['draft', null]);
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+  });
+
+  it('promotes a draft with schedule_at into a scheduled post', async () => {
+    await h.syncClock();
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'for later', draft: true } });
+    const at = inMinutes(400);
+    const promoted = await h.api.request('PATCH', `/api/v1/posts/${draft.body.data.id}`, { body: { schedule_at: at.toISOString() } });
+    assert.equal(promoted.status, 200, promoted.text);
+    assert.deepEqual([promoted.body.data.status, promoted.body.data.scheduled_at, promoted.body.data.rescheduled_post_ids], ['scheduled', at.toISOString(), [promoted.body.data.id]]);
+    await h.api.request('DELETE', `/api/v1/posts/${promoted.body.data.id}`);
+  });
+
+  it('posts the first comment under the post and reports it; it counts as a post', async () => {
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'with a comment', first_comment: 'the comment' } });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.data.first_comment, { text: 'the comment', status: 'posted', comment_id: null, error: null });
+    const reply = tweetsStartingWith('the comment')[0];
+    assert.deepEqual(reply?.referenced_tweets, [{ type: 'replied_to', id: res.body.data.platform_post_id }]);
+    assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts - before.posts, 2);
+  });
+
+  it('a failed first comment never fails the post; the retry route re-sends it (Idempotency-Key replays)', async () => {
+    const first = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'same words twice' } });
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'a post', first_comment: 'same words twice' } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.status, 'published');
+    assert.equal(res.body.data.first_comment.status, 'failed');
+    assert.equal(res.body.data.first_comment.error, 'X refused the request: the account is not allowed to do this (X also answers so for a duplicate post).');
+    assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts - before.posts, 1, 'the failed comment was refunded');
+
+    const stillFailing = await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/first-comment`);
+    assert.deepEqual(stillFailing.body, { error: { code: 'first_comment_failed', message: 'X refused the request: the account is not allowed to do this (X also answers so for a duplicate post).' } });
+    assert.equal(stillFailing.status, 502);
+
+    await h.api.request('DELETE', `/api/v1/posts/${first.body.data.id}`);
+    const headers = { 'Idempotency-Key': `retry-${res.body.data.id}` };
+    const retried = await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/first-comment`, { headers });
+    assert.equal(retried.status, 200, retried.text);
+    assert.deepEqual(retried.body.data.first_comment, { text: 'same words twice', status: 'posted', comment_id: null, error: null });
+    const replayed = await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/first-comment`, { headers });
+    assert.equal(replayed.headers.get('idempotent-replay'), 'true');
+    assert.deepEqual(replayed.body, retried.body);
+    const posted = await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/first-comment`);
+    assert.deepEqual(posted.body, { error: { code: 'first_comment_not_retryable', message: 'The first comment is already posted' } });
+    const none = await h.api.request('POST', `/api/v1/posts/${first.body.data.id}/first-comment`);
+    assert.deepEqual(none.body, { error: { code: 'first_comment_not_found', message: 'This post has no first comment to retry' } });
+  });
+
+  it('deactivating an account cancels its scheduled posts with account_deactivated and returns their quota', async () => {
+    await h.syncClock();
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'will be cancelled', schedule_at: inMinutes(90).toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    const off = await h.api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: false } });
+    assert.equal(off.status, 200, off.text);
+    assert.deepEqual(await h.settle(res.body.data.id), { outcome: 'gone' });
+    const cancelled = await row(res.body.data.id);
+    assert.deepEqual([cancelled.status, cancelled.error_message], ['deleted', 'account_deactivated']);
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+  });
+
+  it('a credential the platform refuses at publish time marks the connection lost and cancels the account\'s scheduled posts', async () => {
+    await h.syncClock();
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const due = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'refused credential', schedule_at: inMinutes(20).toISOString() } });
+    const later = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'later one', schedule_at: inMinutes(300).toISOString() } });
+    h.standIns.x.standIn.inject(
+      { method: 'POST', path: '/2/tweets' },
+      { kind: 'reply', response: { status: 401, headers: { 'content-type': 'application/json' }, json: { title: 'Unauthorized', detail: 'Unauthorized', type: 'about:blank', status: 401 } } },
+      1,
+    );
+    assert.deepEqual(await h.settle(due.body.data.id), { outcome: 'cancelled' });
+    for (const id of [due.body.data.id, later.body.data.id]) {
+      const cancelled = await row(id);
+      assert.deepEqual([cancelled.status, cancelled.error_message], ['deleted', 'connection_lost']);
+    }
+    const state = await h.db.selectFrom('accounts').select(['active', 'inactive_reason']).where('id', '=', account.id).executeTakeFirstOrThrow();
+    assert.deepEqual(state, { active: false, inactive_reason: 'connection_lost' });
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+    assert.deepEqual(await h.settle(later.body.data.id), { outcome: 'gone' });
+  });
+});
