@@ -2,9 +2,11 @@
 // continue-as-new, workflow-id policies, memo and search attributes, list and count.
 import assert from 'node:assert/strict';
 import {
+  ServiceError,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
+  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -49,6 +51,10 @@ describe('temporal-dev: signal-with-start, updates, children, continue-as-new, v
       await first.signal(finishSignal);
       assert.equal(await first.result(), 10);
       await s.assertReplays(first);
+      const third = await s.env.client.workflow.signalWithStart(accumulator, { taskQueue, workflowId, signal: addSignal, signalArgs: [1] });
+      assert.notEqual(third.signaledRunId, first.signaledRunId, 'a closed workflow is started anew');
+      await third.signal(finishSignal);
+      assert.equal(await third.result(), 1);
     });
   });
 
@@ -69,6 +75,7 @@ describe('temporal-dev: signal-with-start, updates, children, continue-as-new, v
       assert.equal(await handle.query(totalQuery), 7);
       await handle.signal(finishSignal);
       assert.equal(await handle.result(), 7);
+      await assert.rejects(handle.executeUpdate(incrementUpdate, { args: [1] }), WorkflowNotFoundError);
       await s.assertReplays(handle);
     });
   });
@@ -229,6 +236,17 @@ describe('temporal-dev: signal-with-start, updates, children, continue-as-new, v
       assert.deepEqual(await ids(`${byQueue} AND StartTime < '${since}'`), []);
       assert.equal((await s.env.client.workflow.count(`${byQueue} AND ExecutionStatus = 'Completed'`)).count, 1);
       assert.equal((await s.env.client.workflow.count(byQueue)).count, 2);
+      assert.deepEqual(await ids(`${byQueue} AND WorkflowType IN ('greeting', 'nothing')`), [`list-done-${taskQueue}`]);
+      assert.deepEqual(
+        await ids(`${byQueue} AND (WorkflowType = 'greeting' OR ExecutionStatus = 'Running')`),
+        [`list-done-${taskQueue}`, `list-open-${taskQueue}`],
+      );
+      assert.deepEqual(await ids(`${byQueue} AND ExecutionStatus != 'Running' ORDER BY StartTime DESC`), [`list-done-${taskQueue}`]);
+      await assert.rejects(ids(`${byQueue} AND WorkflowType ~ 'x'`), (err: unknown) => {
+        assert.ok(err instanceof ServiceError);
+        assert.match(String((err.cause as { details?: string }).details), /invalid query/);
+        return true;
+      });
       await open.terminate('cleanup');
     });
   });
