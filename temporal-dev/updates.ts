@@ -94,7 +94,8 @@ export async function updateWorkflow(engine: Engine, run: Run, req: Msg, ctx: Po
 export async function pollUpdate(engine: Engine, req: Msg, ctx: PollContext): Promise<Msg> {
   const run = engine.findRun(req.namespace, req.updateRef?.workflowExecution);
   const u = run.updates.get(req.updateRef?.updateId ?? '');
-  if (!u || (u.stage === UpdateStage.COMPLETED && u.acceptedEventId === 0 && !u.outcome)) {
+  // A rejected update was never accepted and is not kept, as on the real server.
+  if (!u || (u.stage === UpdateStage.COMPLETED && u.acceptedEventId === 0)) {
     throw notFound(`update ${req.updateRef?.updateId ?? ''} not found`);
   }
   await waitForStage(run, u, req.waitPolicy?.lifecycleStage || UpdateStage.COMPLETED!, ctx);
