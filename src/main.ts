@@ -11,6 +11,9 @@ import { connectDatabase } from './db/connect';
 import { createLogger, type Logger } from './logger';
 import { createHttpClient } from './net/http';
 import { createPlatformAdapters } from './platforms/registry';
+import { createPostsLifecycle } from './posts/cancel';
+import { startReconciler } from './posts/reconcile';
+import { createPostsRuntime } from './posts/runtime';
 import { startTemporal } from './temporal/worker';
 
 /**
@@ -60,11 +63,16 @@ export async function startHerald(
     const temporal = await startTemporal(
       temporalAddress,
       config.temporal.namespace,
-      { config, db: database.handle.db, logger },
+      { config, db: database.handle.db, logger, posts: { adapters, sealedBox, http: platformHttp } },
       { shutdownGraceMs: Math.max(1_000, config.shutdownTimeoutMs - 5_000) },
     );
     cleanups.push(() => temporal.shutdown());
     temporal.running.catch((err) => logger.error({ err }, 'temporal worker failed'));
+
+    // Posts: one runtime for the API side; every post that needs a workflow gets one now and is watched every minute.
+    const posts = createPostsRuntime({ config, db: database.handle.db, logger, temporal: temporal.client }, { adapters, sealedBox, http: platformHttp });
+    const reconciler = startReconciler(posts);
+    cleanups.push(async () => reconciler.stop());
 
     const probes: ReadinessProbe[] = [
       { name: 'temporal', check: async () => void (await temporal.client.workflowService.getSystemInfo({})) },
@@ -77,7 +85,18 @@ export async function startHerald(
       },
     ];
     const app = createApp(
-      { config, db: database.handle.db, pool: database.handle.pool, logger, probes, temporal: temporal.client, adapters, sealedBox },
+      {
+        config,
+        db: database.handle.db,
+        pool: database.handle.pool,
+        logger,
+        probes,
+        temporal: temporal.client,
+        adapters,
+        sealedBox,
+        accountLifecycle: createPostsLifecycle(posts),
+        posts,
+      },
       options.routes,
     );
     const server: Server = await new Promise((resolve, reject) => {

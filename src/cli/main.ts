@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from '../config';
 import { connectDatabase, type Connected } from '../db/connect';
 import { MigrationError, migrateToLatest } from '../db/migrate';
 import { createLogger } from '../logger';
+import { findStuckPosts } from '../posts/reconcile';
 import { type CustomQuotas, planNames, plans } from '../plans';
 import { createUser, findUser, setPlan } from '../users/users';
 
@@ -23,6 +24,7 @@ const usage = `usage:
   herald keys create --user ID [--name NAME] [--scopes posts:read,posts:write] [--expires-at ISO]
   herald keys revoke --key-id ID
   herald migrate
+  herald posts stuck
   herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS]`;
 
 class UsageError extends Error {}
@@ -159,6 +161,24 @@ const commands: Record<string, Command> = {
       expiresAt: input['expires-at'] ?? null,
     });
     return { id: row.id, api_key: apiKey, scopes: row.scopes, expires_at: row.expires_at?.toISOString() ?? null };
+  },
+
+  'posts stuck': async (args, connect) => {
+    flags(args, []);
+    const { handle } = await connect();
+    const config = loadConfig();
+    if (config.temporal.address === null) {
+      // The embedded Temporal server lives inside the running service and cannot be asked from here.
+      return { temporal: 'not_configured', stuck: await findStuckPosts(handle.db, null) };
+    }
+    const { Client, Connection } = require('@temporalio/client') as typeof import('@temporalio/client');
+    const connection = await Connection.connect({ address: config.temporal.address });
+    try {
+      const client = new Client({ connection, namespace: config.temporal.namespace });
+      return { temporal: config.temporal.address, stuck: await findStuckPosts(handle.db, client) };
+    } finally {
+      await connection.close();
+    }
   },
 
   'keys revoke': async (args, connect) => {

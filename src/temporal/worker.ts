@@ -23,10 +23,15 @@ function installRuntime(logger: Logger): void {
     WARN: 'warn',
     ERROR: 'error',
   };
-  Runtime.install({
-    shutdownSignals: [],
-    logger: new DefaultLogger('WARN', (entry) => logger[toPino[entry.level]]({ temporal: entry.meta }, entry.message)),
-  });
+  try {
+    Runtime.install({
+      shutdownSignals: [],
+      logger: new DefaultLogger('WARN', (entry) => logger[toPino[entry.level]]({ temporal: entry.meta }, entry.message)),
+    });
+  } catch (err) {
+    // In a test process another suite may have installed the runtime first (one per process): keep that one.
+    if (!(err instanceof Error && /already been installed/.test(err.message))) throw err;
+  }
 }
 
 export interface TemporalParts {

@@ -1,0 +1,111 @@
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { sql } from 'kysely';
+import type { Db } from '../db';
+import type { PostsRuntime } from './runtime';
+import { postWorkflowId, startPublishWorkflow } from './workflow-client';
+
+/**
+ * Keeps Postgres and Temporal in agreement. Every post whose status needs a workflow (`scheduled`, `publishing`) gets
+ * its `publishPost` (started with conflict policy USE_EXISTING, so a running one is left alone and a post never gets
+ * two); a workflow whose post is gone ends by itself at its next read of the row. Run over every such post when the
+ * service starts (an embedded, memory-only Temporal forgets everything on restart: this is what keeps scheduled posts
+ * alive), and every minute over the posts that look neglected (created moments ago and maybe never started, overdue,
+ * or publishing for long).
+ */
+export interface ReconcileResult {
+  checked: number;
+  started: number;
+}
+
+export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all'): Promise<ReconcileResult> {
+  let query = rt.db.selectFrom('posts').select('id').where('status', 'in', ['scheduled', 'publishing']);
+  if (scope === 'recent') {
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', sql<Date>`now() - interval '10 minutes'`),
+        eb('updated_at', '>', sql<Date>`now() - interval '10 minutes'`),
+        eb('scheduled_at', '<', sql<Date>`now() - interval '1 minute'`),
+        eb.and([eb('status', '=', 'publishing'), eb('updated_at', '<', sql<Date>`now() - interval '10 minutes'`)]),
+      ]),
+    );
+  }
+  const rows = await query.orderBy('scheduled_at').execute();
+  let started = 0;
+  const queue = [...rows];
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      try {
+        if ((await workflowState(rt.temporal!, next.id)) === 'running') continue;
+        await startPublishWorkflow(rt, next.id);
+        started += 1;
+      } catch (err) {
+        rt.logger.error({ err, postId: next.id }, 'reconcile: could not start a post workflow');
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(8, rows.length) }, worker));
+  return { checked: rows.length, started };
+}
+
+/** Runs `reconcilePosts` now over everything, then every `intervalMs` over the recent and overdue. Returns a stopper. */
+export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first: Promise<ReconcileResult>; stop(): void } {
+  const first = reconcilePosts(rt, 'all').catch((err) => {
+    rt.logger.error({ err }, 'reconcile at start failed');
+    return { checked: 0, started: 0 };
+  });
+  const timer = setInterval(() => {
+    reconcilePosts(rt, 'recent').catch((err) => rt.logger.error({ err }, 'periodic reconcile failed'));
+  }, intervalMs);
+  timer.unref();
+  return { first, stop: () => clearInterval(timer) };
+}
+
+export interface StuckPost {
+  id: string;
+  status: string;
+  scheduled_at: string | null;
+  updated_at: string;
+  retry_count: number;
+  /** `missing` / `closed` when Temporal was asked; `unknown` when it could not be. */
+  workflow: 'running' | 'missing' | 'closed' | 'unknown';
+  reason: string;
+}
+
+/**
+ * `herald posts stuck`: posts whose database state and workflow state disagree. With a Temporal client, every
+ * `scheduled`/`publishing` post whose workflow is missing or closed. Without one (the embedded server of a running
+ * service is not reachable from outside), the posts that show it from the database alone: overdue by more than
+ * `graceMs` without a failed attempt, or publishing for longer than that.
+ */
+export async function findStuckPosts(db: Db, client: Client | null, now = new Date(), graceMs = 5 * 60_000): Promise<StuckPost[]> {
+  const rows = await db
+    .selectFrom('posts')
+    .select(['id', 'status', 'scheduled_at', 'updated_at', 'retry_count'])
+    .where('status', 'in', ['scheduled', 'publishing'])
+    .orderBy('scheduled_at')
+    .execute();
+  const out: StuckPost[] = [];
+  for (const row of rows) {
+    const base = { id: row.id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
+    if (client) {
+      const state = await workflowState(client, row.id);
+      if (state !== 'running') out.push({ ...base, workflow: state, reason: `the post is ${row.status} but its workflow is ${state}` });
+      continue;
+    }
+    const overdue = row.status === 'scheduled' && row.retry_count === 0 && row.scheduled_at !== null && now.getTime() - row.scheduled_at.getTime() > graceMs;
+    const longPublishing = row.status === 'publishing' && now.getTime() - row.updated_at.getTime() > graceMs;
+    if (overdue) out.push({ ...base, workflow: 'unknown', reason: 'scheduled time passed without an attempt' });
+    else if (longPublishing) out.push({ ...base, workflow: 'unknown', reason: 'publishing for longer than expected' });
+  }
+  return out;
+}
+
+async function workflowState(client: Client, postId: string): Promise<'running' | 'missing' | 'closed'> {
+  try {
+    const description = await client.workflow.getHandle(postWorkflowId(postId)).describe();
+    return description.status.name === 'RUNNING' ? 'running' : 'closed';
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return 'missing';
+    throw err;
+  }
+}
