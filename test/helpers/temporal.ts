@@ -1,7 +1,7 @@
 // The one way workflow tests get a Temporal server. By default our own temporal-dev server (temporal-dev/),
 // which needs no download; with TEMPORAL_TEST_SERVER=download, Temporal's real test server / dev server that
 // @temporalio/testing downloads, so the same suites compare the two on a machine with internet access.
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -29,6 +29,7 @@ export function temporalDevExecutable(): string {
     wrapperPath = join(dir, 'temporal-dev');
     writeFileSync(wrapperPath, `#!/bin/sh\nexec "${process.execPath}" "${temporalDevMainPath()}" "$@"\n`);
     chmodSync(wrapperPath, 0o755);
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   }
   return wrapperPath;
 }
