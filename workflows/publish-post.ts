@@ -52,10 +52,11 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
   let notBefore = 0;
   let failures = 0;
   for (;;) {
+    // Reset before reading: a change signalled while the row is being read still wakes the wait that follows.
+    woken = false;
     const claim: ClaimResult = await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore });
     if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
     if (claim.kind === 'wait') {
-      woken = false;
       await condition(() => woken, Math.max(1, claim.until - Date.now()));
       continue;
     }

@@ -116,10 +116,22 @@ export async function runWorkflows(rt: PostsRuntime, posts: ReadonlyArray<{ id: 
       try {
         await awaitPublishResult(handle);
       } catch (err) {
-        rt.logger.error({ err, postId: post.id }, 'publish workflow failed');
+        // The workflow may still be running (a dropped connection, a server hiccup): the row says when it is done.
+        rt.logger.warn({ err, postId: post.id }, 'could not read the publish result; watching the row instead');
+        await waitWhilePublishing(rt, post.id);
       }
     }),
   );
+}
+
+/** Polls the row until it leaves `publishing` (bounded: 60 s), for when the workflow result cannot be read. */
+async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const row = await rt.db.selectFrom('posts').select('status').where('id', '=', postId).executeTakeFirst();
+    if (!row || row.status !== 'publishing') return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 export type { AccountRow };

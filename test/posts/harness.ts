@@ -9,6 +9,7 @@
  *   await h.settle(postId)     waits for the post's workflow to end (time skips while waiting)
  */
 import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../../activities';
@@ -69,15 +70,18 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
     activities: createActivities({ config, db: database.db, logger, posts }),
   });
   const running = worker.run();
+  // The API gets a plain client: the time-skipping client's result() locks time skipping and cannot be awaited many
+  // times at once (parallel requests would unbalance it). Time skips only where a test says so (`settle`, `env.sleep`).
+  const apiClient = new Client({ connection: env.connection, namespace: env.namespace });
   const api = await startApi({
     database,
     plan: options.plan ?? 'free',
     deps: {
-      temporal: env.client,
+      temporal: apiClient,
       adapters: standIns.adapters,
       sealedBox: testSealedBox,
       posts,
-      accountLifecycle: createPostsLifecycle({ db: database.db, temporal: env.client, logger }),
+      accountLifecycle: createPostsLifecycle({ db: database.db, temporal: apiClient, logger }),
     },
   });
   return {
