@@ -4,7 +4,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, RetryState, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { useSuite } from './setup';
-import { activityWithTimeouts, cancelsActivity, runsSleepy, sleepsForever } from './workflows';
+import { activityWithTimeouts, cancelsActivity, greeting, runsSleepy, sleepsForever } from './workflows';
 
 function assertActivityTimeout(err: unknown, timeoutType: TimeoutType): TimeoutFailure {
   assert.ok(err instanceof WorkflowFailedError, `expected WorkflowFailedError, got ${String(err)}`);
@@ -121,6 +121,19 @@ describe('temporal-dev: timeouts, heartbeats and cancellation', function () {
       });
       assert.ok(Date.now() - t0 < 5000);
       assert.equal((await handle.describe()).status.name, 'TIMED_OUT');
+      await s.assertReplays(handle);
+    });
+  });
+
+  it('delays the first workflow task by startDelay (skipped in time-skipping mode)', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const before = await s.env.currentTimeMs();
+      const handle = await s.env.client.workflow.start(greeting, { taskQueue, workflowId: `delay-${taskQueue}`, args: ['later'], startDelay: '1 hour' });
+      assert.equal(await handle.result(), 'Hello, later!');
+      assert.ok((await s.env.currentTimeMs()) - before >= 3_600_000);
+      const description = await handle.describe();
+      assert.ok(description.executionTime!.getTime() - description.startTime.getTime() >= 3_600_000);
       await s.assertReplays(handle);
     });
   });
