@@ -1,5 +1,5 @@
 // Activities for the temporal-dev suite. Each is tiny and does exactly what one test needs.
-import { ApplicationFailure, CancelledFailure, Context, sleep } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, CompleteAsyncError, Context, sleep } from '@temporalio/activity';
 
 export async function greet(name: string): Promise<string> {
   return `Hello, ${name}!`;
@@ -47,4 +47,9 @@ export async function heartbeatOnceThenHang(): Promise<string> {
   ctx.heartbeat((previous ?? 0) + 1);
   await sleep(60_000);
   return 'never';
+}
+
+/** Leaves its completion to someone else (the test, through the client). */
+export async function completesLater(): Promise<string> {
+  throw new CompleteAsyncError();
 }

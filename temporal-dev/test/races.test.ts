@@ -3,9 +3,10 @@
 import assert from 'node:assert/strict';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, defaultPayloadConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { useSuite } from './setup';
-import { accumulator, addSignal, cancelsAnother, finishSignal, localGreeting, signalsAnother, waitsADay } from './workflows';
+import { accumulator, addSignal, awaitsAsyncActivity, cancelsAnother, finishSignal, localGreeting, signalsAnother, waitsADay } from './workflows';
 
 describe('temporal-dev: races and cross-workflow commands', function () {
   const s = useSuite();
@@ -36,6 +37,24 @@ describe('temporal-dev: races and cross-workflow commands', function () {
       for await (const replay of Worker.runReplayHistories({ workflowBundle: s.bundle }, histories)) {
         assert.equal(replay.error, undefined, `replay of ${replay.workflowId} failed: ${String(replay.error)}`);
       }
+    });
+  });
+
+  it('lets the client heartbeat and complete an activity asynchronously (by workflow and activity id)', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const handle = await s.env.client.workflow.start(awaitsAsyncActivity, { taskQueue, workflowId: `async-${taskQueue}` });
+      const deadline = Date.now() + 10_000;
+      while ((await handle.describe()).raw.pendingActivities?.[0]?.state !== temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED) {
+        if (Date.now() > deadline) assert.fail('the activity never started');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const activity = { workflowId: handle.workflowId, activityId: '1' };
+      await s.env.client.activity.heartbeat(activity, 'half way');
+      assert.deepEqual((await handle.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.length, 1);
+      await s.env.client.activity.complete(activity, 'done elsewhere');
+      assert.equal(await handle.result(), 'done elsewhere');
+      await s.assertReplays(handle);
     });
   });
 

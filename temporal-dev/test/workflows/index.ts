@@ -216,3 +216,8 @@ export async function abandonsSlowActivity(): Promise<string> {
     return isCancellation(err) ? 'gave up' : `failed: ${(err as Error).message}`;
   }
 }
+
+export async function awaitsAsyncActivity(): Promise<string> {
+  const { completesLater } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute' });
+  return await completesLater();
+}
