@@ -3,6 +3,7 @@ import type { Db } from '../src/db';
 import type { Logger } from '../src/logger';
 import { createPostsRuntime, type PostsRuntimeOverrides } from '../src/posts/runtime';
 import { createPostActivities } from './posts';
+import { createThreadActivities } from './threads';
 
 /** What activities may use; built once by the worker process. Features add optional members. */
 export interface ActivityDeps {
@@ -18,7 +19,9 @@ export interface ActivityDeps {
  * Features add their activities to the object returned here.
  */
 export function createActivities(deps: ActivityDeps) {
+  const postsRuntime = createPostsRuntime(deps, deps.posts);
   return {
-    ...createPostActivities(createPostsRuntime(deps, deps.posts)),
+    ...createPostActivities(postsRuntime),
+    ...createThreadActivities(postsRuntime),
   };
 }

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { CreateThreadBodySchema, ThreadFanOutResponseSchema, ThreadSchema } from '../../src/posts/rules';
+import { createThreads } from '../../src/threads/create';
+import { defineRoute } from '../route';
+import { postsRuntimeOf } from './posts';
+
+const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
+
+export const threadsRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/threads',
+    summary: 'Publish, schedule or draft a thread',
+    description:
+      'Parts publish in order as a reply chain (standalone posts where the platform has none), all or nothing: if a part fails, the published ones are deleted again and nothing is kept. The first comment goes under the last part. `account_ids` fans out (201 when every thread succeeded, 207 otherwise).',
+    tags: ['Threads'],
+    scope: 'posts:write',
+    body: CreateThreadBodySchema,
+    idempotent: true,
+    responses: {
+      201: { description: 'The thread (single account) or the fan-out result', schema: z.union([data(ThreadSchema), data(ThreadFanOutResponseSchema)]) },
+      207: { description: 'Fan-out where at least one account failed', schema: data(ThreadFanOutResponseSchema) },
+    },
+    errors: [
+      'unsupported_media',
+      'first_comment_unsupported',
+      'configuration_unsupported',
+      'x_link_posts_require_paid_plan',
+      'not_found',
+      'media_not_found',
+      'usage_limit_exceeded',
+      'platform_coming_soon',
+      'upstream_error',
+      'thread_rollback_incomplete',
+      'media_storage_failed',
+    ],
+    handler: async ({ body, auth, deps }) => createThreads(postsRuntimeOf(deps), auth.userId, body),
+  }),
+];

@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import type { AccountRow } from '../db/tables/accounts';
+import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
+import { ApiError } from '../errors';
+import { requireAvailablePlatform } from '../platforms/availability';
+import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
+import { loadPostingAccounts } from '../posts/accounts-port';
+import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
+import { accountPrefix, validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
+import { checkAccountSelection } from '../posts/rules/structure';
+import type { RouteResult } from '../posts/route-result';
+import type { PostsRuntime } from '../posts/runtime';
+import { scheduledTimesOf } from '../posts/schedule-times';
+import { threadOutcomeResponse, type CreatedThread, type ThreadOutcome } from './respond';
+import { awaitThreadResult, startThreadWorkflow } from './workflow-client';
+
+/**
+ * `POST /api/v1/threads` (publishing-api.md "POST /api/v1/threads", decisions.md "Threads"): every account is
+ * validated before anything is written; one transaction reserves the quota of every part and the first comment and
+ * inserts one row per part (`thread_id`, `thread_order` from 1); then one `publishThread` workflow per thread. An
+ * immediate thread is answered once it published whole or was rolled back.
+ */
+export async function createThreads(rt: PostsRuntime, userId: string, body: CreateThreadBody): Promise<RouteResult> {
+  const selection = checkAccountSelection(body)[0];
+  if (selection) throw new ApiError(selection.code, selection.message);
+  const fanOut = body.account_ids !== undefined;
+  const accounts = await loadPostingAccounts(rt.db, userId, body.account_ids ?? [body.account_id!], fanOut);
+  for (const account of accounts) {
+    try {
+      requireAvailablePlatform(account.platform, rt.config.comingSoon);
+    } catch (err) {
+      if (err instanceof ApiError) throw err.prefixed(accountPrefix(account, fanOut));
+      throw err;
+    }
+  }
+
+  const now = rt.now();
+  const limits = await loadLimits(rt.db, userId);
+  const validation = validateThreadRequest(body, { accounts, plan: limits, now, scheduledTimes: await scheduledTimesOf(rt.db, accounts.map((a) => a.id)) });
+  const draft = validation.mode === 'draft';
+  const media = await preparePartsMedia(rt, { userId, fanOut, mode: validation.mode, plans: validation.accounts });
+
+  const groupId = fanOut ? randomUUID() : null;
+  const threads = validation.accounts.map((plan) => {
+    const threadId = randomUUID();
+    const rows = plan.body.parts.map((part, index) => ({
+      id: randomUUID(),
+      user_id: userId,
+      account_id: plan.account.id,
+      platform: plan.account.platform,
+      text: part.text,
+      media: (media[index]?.refs.get(plan.account.id) ?? []).length ? JSON.stringify(media[index]!.refs.get(plan.account.id)) : null,
+      first_comment_text: index === plan.body.parts.length - 1 ? plan.body.firstComment : null,
+      first_comment_status: index === plan.body.parts.length - 1 && plan.body.firstComment !== null ? ('pending' as const) : null,
+      configuration: plan.body.configuration ? JSON.stringify(plan.body.configuration) : null,
+      status: draft ? ('draft' as const) : plan.scheduledAt ? ('scheduled' as const) : ('publishing' as const),
+      scheduled_at: plan.scheduledAt,
+      timezone: body.timezone ?? null,
+      group_id: groupId,
+      thread_id: threadId,
+      thread_order: index + 1,
+    })) satisfies Array<NewPostRow & { id: string }>;
+    return { threadId, plan, rows };
+  });
+
+  const downloaded = media.flatMap((m) => m.downloaded);
+  try {
+    await rt.db.transaction().execute(async (trx) => {
+      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: threads.flatMap(({ plan, rows }) => threadCharges(plan, rows.map((r) => r.id))) });
+      await trx.insertInto('posts').values(threads.flatMap((t) => t.rows)).execute();
+    });
+  } catch (err) {
+    await rt.mediaStore.deleteDownloadedCopies(downloaded).catch(() => undefined);
+    throw err;
+  }
+
+  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id) }));
+  const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, created, threads.some((t) => t.rows[0]!.status === 'publishing'));
+  const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
+  return threadOutcomeResponse(rt, { created, outcomes, fanOut, groupId, draft, warnings });
+}
+
+/**
+ * What one thread reserves: every part (and its scheduled slot), the first comment on the last part, and the x link
+ * charges the rules billed (`posts[i].text`, `first_comment`).
+ */
+export function threadCharges(plan: Pick<AccountPlanOf<AccountThreadBody>, 'scheduledAt' | 'xLinkBilled' | 'body'>, postIds: readonly string[]): Charge[] {
+  const billed = new Set(plan.xLinkBilled);
+  const lastId = postIds[postIds.length - 1]!;
+  const charges: Charge[] = postIds.flatMap((postId, index): Charge[] => [
+    { postId, kind: 'post' },
+    ...(plan.scheduledAt ? [{ postId, kind: 'scheduled' as const }] : []),
+    ...(billed.has(`posts[${index}].text`) ? [{ postId, kind: 'x_link' as const }] : []),
+  ]);
+  if (plan.body.firstComment !== null) {
+    charges.push({ postId: lastId, kind: 'first_comment' });
+    if (billed.has('first_comment')) charges.push({ postId: lastId, kind: 'x_link_first_comment' });
+  }
+  return charges;
+}
+
+/** The media of every part, part by part (one `prepareMedia` per part index, every account at once). */
+async function preparePartsMedia(
+  rt: PostsRuntime,
+  input: { userId: string; fanOut: boolean; mode: RuleMode; plans: ReadonlyArray<AccountPlanOf<AccountThreadBody>> },
+): Promise<PreparedMedia[]> {
+  const parts = Math.max(0, ...input.plans.map((p) => p.body.parts.length));
+  const prepared: PreparedMedia[] = [];
+  try {
+    for (let index = 0; index < parts; index += 1) {
+      prepared.push(
+        await prepareMedia(rt, {
+          userId: input.userId,
+          fanOut: input.fanOut,
+          mode: input.mode,
+          entries: input.plans.map((plan) => {
+            const part = plan.body.parts[index];
+            return { account: plan.account, media: part?.media ?? [], spelling: part?.mediaSpelling ?? null, configuration: plan.body.configuration };
+          }),
+        }),
+      );
+    }
+  } catch (err) {
+    await rt.mediaStore.deleteDownloadedCopies(prepared.flatMap((m) => m.downloaded)).catch(() => undefined);
+    throw err;
+  }
+  return prepared;
+}
+
+/**
+ * Starts one workflow per thread, in parallel. Immediate threads are awaited (their outcome is the answer); a start
+ * that fails is left to the reconciler.
+ */
+async function runThreadWorkflows(rt: PostsRuntime, threads: readonly CreatedThread[], awaitResults: boolean): Promise<Map<string, ThreadOutcome>> {
+  const outcomes = new Map<string, ThreadOutcome>();
+  await Promise.all(
+    threads.map(async (thread) => {
+      let handle;
+      try {
+        handle = await startThreadWorkflow(rt, thread.threadId);
+      } catch (err) {
+        rt.logger.error({ err, threadId: thread.threadId }, 'could not start the thread workflow; the reconciler will');
+        return;
+      }
+      if (!awaitResults) return;
+      try {
+        const result = await awaitThreadResult(handle);
+        if (result.outcome === 'failed') outcomes.set(thread.threadId, result);
+      } catch (err) {
+        rt.logger.warn({ err, threadId: thread.threadId }, 'could not read the thread result; watching the rows instead');
+        await waitWhilePublishing(rt, thread.threadId);
+      }
+    }),
+  );
+  return outcomes;
+}
+
+async function waitWhilePublishing(rt: PostsRuntime, threadId: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const row = await rt.db.selectFrom('posts').select('id').where('thread_id', '=', threadId).where('status', '=', 'publishing').executeTakeFirst();
+    if (!row) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+export type { AccountRow, StoredMediaRef };

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { usageFor } from '../../src/quota/quota';
+import { insertXAccount } from '../posts/fixtures';
+import { startPostsHarness, type PostsHarness } from '../posts/harness';
+
+/**
+ * POST /api/v1/threads, immediate, one account, against the X stand-in: the reply chain, the first comment under the
+ * last part, and the rollback (compensation) at every failing position, complete or not.
+ */
+describe('POST /api/v1/threads: immediate publication and rollback', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+  let x: AccountRow;
+
+  before(async function () {
+    h = await startPostsHarness({ plan: 'pro' });
+    x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+  });
+  after(async () => h?.stop());
+  afterEach(() => h.standIns.x.standIn.clearFaults());
+
+  const url = (id: string) => `https://x.com/${x.username}/status/${id}`;
+  const tweetByText = (text: string) => h.standIns.x.tweets().find((t) => t.text === text);
+  const threadRows = (texts: string[]) => h.db.selectFrom('posts').selectAll().where('text', 'in', texts).execute();
+
+  /** The `position`-th create (1-based) from now on is refused by X with a 403; the ones before go through. */
+  function refuseCreateAt(position: number) {
+    const tweets = { method: 'POST', path: '/2/tweets' };
+    if (position > 1) h.standIns.x.standIn.inject(tweets, { kind: 'delay', ms: 0 }, position - 1);
+    h.standIns.x.standIn.inject(tweets, {
+      kind: 'reply',
+      response: { status: 403, headers: { 'content-type': 'application/json' }, json: { title: 'Forbidden', detail: 'You are not permitted to perform this action.', type: 'about:blank', status: 403 } },
+    });
+  }
+
+  it('publishes the parts as a reply chain in order, the first comment under the last part, and answers 201 with the thread', async () => {
+    const texts = ['chain one', 'chain two', 'chain three'];
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: texts.map((text) => ({ text })), first_comment: 'chain comment' },
+    });
+    assert.equal(res.status, 201, res.text);
+    const [t1, t2, t3] = texts.map((t) => tweetByText(t)!);
+    assert.ok(t1 && t2 && t3);
+    assert.equal(t1.referenced_tweets, undefined);
+    assert.deepEqual(t2.referenced_tweets, [{ type: 'replied_to', id: t1.id }]);
+    assert.deepEqual(t3.referenced_tweets, [{ type: 'replied_to', id: t2.id }]);
+    const comment = tweetByText('chain comment')!;
+    assert.deepEqual(comment.referenced_tweets, [{ type: 'replied_to', id: t3.id }]);
+
+    const { thread_id, posts } = res.body.data;
+    assert.deepEqual(Object.keys(res.body.data).sort(), ['posts', 'thread_id']);
+    assert.equal(posts.length, 3);
+    posts.forEach((post: any, i: number) => {
+      const tweet = [t1, t2, t3][i]!;
+      assert.deepEqual(post, {
+        id: post.id,
+        platform: 'x',
+        account_id: x.id,
+        text: texts[i],
+        media_urls: null,
+        first_comment:
+          i === 2
+            ? { text: 'chain comment', status: 'posted', comment_id: post.first_comment.comment_id, error: null }
+            : null,
+        platform_post_id: tweet.id,
+        platform_post_url: url(tweet.id),
+        status: 'published',
+        scheduled_at: null,
+        published_at: post.published_at,
+        thread_id,
+        thread_order: i + 1,
+        group_id: null,
+        error_message: null,
+        retry_count: 0,
+        created_at: post.created_at,
+        hidden: false,
+      });
+    });
+  });
+
+  for (const [position, label] of [[1, 'the first part'], [2, 'a middle part'], [3, 'the last part']] as const) {
+    it(`a refusal of ${label}: every published part deleted in reverse order, no rows, quota back, 502 upstream_error`, async () => {
+      const before = await usageFor(h.db, h.api.userId, h.now());
+      const texts = [1, 2, 3].map((n) => `refused at ${position}, part ${n}`);
+      const deletesBefore = h.standIns.x.standIn.calls('DELETE').length;
+      refuseCreateAt(position);
+      const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: texts.map((text) => ({ text })), first_comment: 'never sent' } });
+      assert.equal(res.status, 502, res.text);
+      const published = texts.slice(0, position - 1).map((t) => tweetByText(t)!);
+      const deletes = h.standIns.x.standIn.calls('DELETE').slice(deletesBefore).map((r) => r.path);
+      assert.deepEqual(deletes, [...published].reverse().map((t) => `/2/tweets/${t.id}`), 'deleted last-published first');
+      assert.equal(h.standIns.x.liveTweets().filter((t) => texts.includes(t.text)).length, 0);
+      const sentence = res.body.error.message.split(' (part ')[0];
+      assert.deepEqual(res.body, {
+        error: {
+          code: 'upstream_error',
+          message:
+            position === 1
+              ? `${sentence} (part 1 of 3). Nothing was published.`
+              : `${sentence} (part ${position} of 3). The ${position - 1} published part${position === 2 ? ' was' : 's were'} deleted again.`,
+          thread_rollback: { platform: 'x', published: position - 1, rolled_back: [...published].reverse().map((t) => t.id), still_live: [], rollback_supported: true, quota_refunded: true },
+        },
+      });
+      assert.match(sentence, /^X /);
+      assert.deepEqual(await threadRows(texts), []);
+      assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+    });
+  }
+
+  it('a part X refuses to delete stays live: 502 thread_rollback_incomplete with the exact rollback object, no rows, quota back', async () => {
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const texts = [1, 2, 3, 4].map((n) => `incomplete part ${n}`);
+    refuseCreateAt(4);
+    // Rollback deletes part 3 first: X refuses that one delete, parts 2 and 1 go.
+    h.standIns.x.standIn.inject(
+      { method: 'DELETE', path: /^\/2\/tweets\// },
+      { kind: 'reply', response: { status: 403, headers: { 'content-type': 'application/json' }, json: { title: 'Forbidden', detail: 'You are not allowed to delete this Post.', type: 'about:blank', status: 403 } } },
+    );
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: texts.map((text) => ({ text })) } });
+    assert.equal(res.status, 502, res.text);
+    const [t1, t2, t3] = texts.slice(0, 3).map((t) => tweetByText(t)!);
+    const sentence = res.body.error.message.split(' (part ')[0];
+    assert.deepEqual(res.body, {
+      error: {
+        code: 'thread_rollback_incomplete',
+        message: `${sentence} (part 4 of 4). Part 3 is still live and could not be deleted; delete it on the platform before sending the thread again.`,
+        thread_rollback: {
+          platform: 'x',
+          published: 3,
+          rolled_back: [t2!.id, t1!.id],
+          still_live: [{ thread_order: 3, platform_post_id: t3!.id, platform_post_url: url(t3!.id) }],
+          rollback_supported: true,
+          quota_refunded: true,
+        },
+      },
+    });
+    assert.deepEqual(h.standIns.x.liveTweets().filter((t) => texts.includes(t.text)).map((t) => t.id), [t3!.id]);
+    assert.deepEqual(await threadRows(texts), []);
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+  });
+});

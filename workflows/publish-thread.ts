@@ -1,0 +1,180 @@
+import { condition, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
+// Only the activity types: workflow code never loads activity code.
+import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadPartRef } from '../activities/threads';
+import type { PostActivities } from '../activities/posts';
+
+/**
+ * One thread, all or nothing (publishing-api.md "States and transitions" rules 2-4, Guarantees 3-5). Workflow id
+ * `thread-<threadId>`.
+ *
+ *   scheduled ── shared time reached ──▶ publishing ── part 1, 2 … n (each replies to the previous) ──▶ published ─▶ first comment under part n
+ *                                              │
+ *                                              └── part k refused ──▶ compensation: parts k-1 … 1 deleted (LIFO)
+ *                                                     immediate ──▶ rows removed, quota refunded, outcome reported to the request
+ *                                                     scheduled ──▶ all removed: retry (retry_count + 1, 3 retries) then failed
+ *                                                                   some still live: failed at once (a retry would publish them twice)
+ */
+
+export interface PublishThreadInput {
+  threadId: string;
+  /** Waits before each retry of a scheduled thread (ms); their count is the number of retries (3). */
+  scheduledRetryDelaysMs: number[];
+}
+
+/** `error.thread_rollback` (publishing-api.md "Thread rollback object"). */
+export interface ThreadRollbackReport {
+  platform: string;
+  published: number;
+  rolled_back: string[];
+  still_live: Array<{ thread_order: number; platform_post_id: string; platform_post_url: string | null }>;
+  rollback_supported: boolean;
+  quota_refunded: boolean;
+}
+
+export type PublishThreadResult =
+  | { outcome: 'published'; firstComment: 'posted' | 'failed' | 'skipped' | null }
+  | { outcome: 'failed'; code: 'upstream_error' | 'thread_rollback_incomplete'; message: string; rollback: ThreadRollbackReport }
+  | { outcome: 'gone' };
+
+/** The rows changed (rescheduled, edited, cancelled): read them again now rather than at the timer. */
+export const threadChanged = defineSignal('threadChanged');
+
+// Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries).
+const platformCall = proxyActivities<ThreadActivities & Pick<PostActivities, 'publishFirstComment'>>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 1 },
+});
+
+// Deleting a post is idempotent (a post already gone counts as removed), so a crashed compensation may run again.
+const compensation = proxyActivities<ThreadActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
+});
+
+// Database bookkeeping: every write is conditional on the status it expects, so repeating one is harmless.
+const bookkeeping = proxyActivities<ThreadActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+
+interface PublishedPart {
+  postId: string;
+  threadOrder: number;
+  platformPostId: string;
+  url: string | null;
+}
+
+type Failure = Extract<PartAttempt, { ok: false }> & { threadOrder: number };
+
+export async function publishThread(input: PublishThreadInput): Promise<PublishThreadResult> {
+  let woken = false;
+  setHandler(threadChanged, () => void (woken = true));
+
+  let notBefore = 0;
+  let failures = 0;
+  for (;;) {
+    const claim: ThreadClaim = await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), notBefore });
+    if (claim.kind === 'gone') return { outcome: 'gone' };
+    if (claim.kind === 'wait') {
+      woken = false;
+      await condition(() => woken, Math.max(1, claim.until - Date.now()));
+      continue;
+    }
+
+    const attempt = await publishParts(claim.parts);
+    if (attempt.ok) {
+      await bookkeeping.recordThreadPublished({ threadId: input.threadId, parts: attempt.published, publishedAt: Date.now() });
+      const firstComment = claim.firstCommentPostId ? await platformCall.publishFirstComment({ postId: claim.firstCommentPostId }) : null;
+      await bookkeeping.cleanupThreadMedia({ threadId: input.threadId });
+      return { outcome: 'published', firstComment };
+    }
+    if (attempt.failure.kind === 'not_publishing' && attempt.published.length === 0) return { outcome: 'gone' };
+
+    const rollback = await rollBack(claim, attempt.published);
+    const live = rollback.still_live.length > 0;
+    const failed = (message: string): PublishThreadResult => ({
+      outcome: 'failed',
+      code: live ? 'thread_rollback_incomplete' : 'upstream_error',
+      message,
+      rollback,
+    });
+    const sentence = failureMessage(claim, attempt.failure, rollback);
+
+    if (!claim.scheduled) {
+      await bookkeeping.discardThread({ threadId: input.threadId });
+      return failed(sentence);
+    }
+    const wait = live ? null : retryWait(attempt.failure, input.scheduledRetryDelaysMs, failures);
+    if (wait === null) {
+      await bookkeeping.failThread({ threadId: input.threadId, message: sentence });
+      await bookkeeping.cleanupThreadMedia({ threadId: input.threadId });
+      return failed(sentence);
+    }
+    failures += 1;
+    await bookkeeping.requeueThread({ threadId: input.threadId });
+    notBefore = Date.now() + wait;
+  }
+}
+
+/** Publishes the parts in order, each replying to the previous one (root: the first); stops at the first refusal. */
+async function publishParts(parts: ThreadPartRef[]): Promise<{ ok: true; published: PublishedPart[] } | { ok: false; published: PublishedPart[]; failure: Failure }> {
+  const published: PublishedPart[] = [];
+  for (const part of parts) {
+    const previous = published[published.length - 1];
+    const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
+    const result = await platformCall.publishThreadPart({ postId: part.postId, replyTo });
+    if (!result.ok) return { ok: false, published, failure: { ...result, threadOrder: part.threadOrder } };
+    published.push({ postId: part.postId, threadOrder: part.threadOrder, platformPostId: result.platformPostId, url: result.url });
+  }
+  return { ok: true, published };
+}
+
+/**
+ * The compensation: each published part (registered only once it went out) is deleted in reverse order. A refusal
+ * or a failing activity leaves that part live and is logged; it never hides the refusal that started the rollback.
+ */
+async function rollBack(claim: Extract<ThreadClaim, { kind: 'publish' }>, published: PublishedPart[]): Promise<ThreadRollbackReport> {
+  const report: ThreadRollbackReport = {
+    platform: claim.platform,
+    published: published.length,
+    rolled_back: [],
+    still_live: [],
+    rollback_supported: claim.rollbackSupported,
+    quota_refunded: true,
+  };
+  const liveParts: PublishedPart[] = [];
+  for (const part of [...published].reverse()) {
+    let removal: PartRemoval = 'refused';
+    if (claim.rollbackSupported) {
+      try {
+        removal = await compensation.removeThreadPart({ postId: part.postId, platformPostId: part.platformPostId });
+      } catch (err) {
+        log.warn('could not delete a thread part during rollback', { postId: part.postId, error: String(err) });
+      }
+    }
+    if (removal === 'removed') report.rolled_back.push(part.platformPostId);
+    else liveParts.push(part);
+  }
+  report.still_live = liveParts
+    .sort((a, b) => a.threadOrder - b.threadOrder)
+    .map((p) => ({ thread_order: p.threadOrder, platform_post_id: p.platformPostId, platform_post_url: p.url }));
+  return report;
+}
+
+/** The refusal, which part it hit, and what the rollback left behind. */
+function failureMessage(claim: Extract<ThreadClaim, { kind: 'publish' }>, failure: Failure, rollback: ThreadRollbackReport): string {
+  const refusal = `${failure.message.replace(/\.$/, '')} (part ${failure.threadOrder} of ${claim.parts.length}).`;
+  if (rollback.still_live.length === 0) {
+    return rollback.published === 0 ? `${refusal} Nothing was published.` : `${refusal} The ${rollback.published} published part${rollback.published === 1 ? ' was' : 's were'} deleted again.`;
+  }
+  const parts = rollback.still_live.map((p) => p.thread_order).join(', ');
+  const why = rollback.rollback_supported ? 'could not be deleted' : 'cannot be deleted through the API for this account';
+  return `${refusal} Part${rollback.still_live.length === 1 ? '' : 's'} ${parts} ${rollback.still_live.length === 1 ? 'is' : 'are'} still live and ${why}; delete ${rollback.still_live.length === 1 ? 'it' : 'them'} on the platform before sending the thread again.`;
+}
+
+/** A scheduled thread whose attempt was fully undone retries any refusal, except when its outcome is unknown or the account can no longer send. */
+function retryWait(failure: Failure, delays: number[], failures: number): number | null {
+  if (failures >= delays.length) return null;
+  if (['unknown_outcome', 'account_inactive', 'reauthorize', 'gone', 'not_publishing'].includes(failure.kind)) return null;
+  return Math.max(delays[failures]!, (failure.retryAfterSeconds ?? 0) * 1000);
+}
