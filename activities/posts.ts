@@ -22,7 +22,8 @@ export type ClaimResult =
   | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean };
 
 export type PublishAttempt =
-  | { ok: true; platformPostId: string; url: string | null }
+  /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
+  | { ok: true; platformPostId: string; url: string | null; recorded: boolean; hasFirstComment: boolean; hasMedia: boolean }
   | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null }
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
@@ -32,6 +33,25 @@ export function createPostActivities(rt: PostsRuntime) {
 
   async function loadRow(postId: string) {
     return db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
+  }
+
+  async function recordPublished(postId: string, outcome: { platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
+    await db.transaction().execute(async (trx) => {
+      const updated = await trx
+        .updateTable('posts')
+        .set({
+          status: 'published',
+          platform_post_id: outcome.platformPostId,
+          platform_post_url: outcome.url,
+          published_at: new Date(outcome.publishedAt),
+          error_message: null,
+          updated_at: sql`now()`,
+        })
+        .where('id', '=', postId)
+        .where('status', '=', 'publishing')
+        .executeTakeFirst();
+      if (updated.numUpdatedRows > 0n) await spendQuota(trx, [postId], ['post', 'scheduled', 'x_link']);
+    });
   }
 
   return {
@@ -60,52 +80,56 @@ export function createPostActivities(rt: PostsRuntime) {
       return { kind: 'publish', scheduled: true, hasFirstComment };
     },
 
-    /** One create on the platform. Adapters make a repeated create safe (idempotency keys, lookups) or say `unknown_outcome`. */
-    async publishToPlatform(input: { postId: string }): Promise<PublishAttempt> {
+    /**
+     * One create on the platform, then the row is recorded `published` in the same activity (one round trip on the
+     * hot path). A recording that fails after the platform took the post is reported `recorded: false`, and the
+     * workflow records it with the retried `recordPublished`, so the platform is never asked twice.
+     * `now` is the workflow's clock at the attempt; `published_at` is that plus the time the call took.
+     */
+    async publishToPlatform(input: { postId: string; now: number }): Promise<PublishAttempt> {
+      const started = Date.now();
       const row = await loadRow(input.postId);
       if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing' };
-      if (row.account_id === null) return { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
+      const inactive = { ok: false as const, kind: 'account_inactive' as const, message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
+      if (row.account_id === null) return inactive;
       let context;
       try {
         context = await loadPlatformContext(db, rt.sealedBox, row.account_id);
       } catch (err) {
-        if (err instanceof AccountNotConnectedError) {
-          return { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
-        }
+        if (err instanceof AccountNotConnectedError) return inactive;
         throw err;
       }
-      if (!context.account.active) {
-        return { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
-      }
+      if (!context.account.active) return inactive;
       const request = await publishRequestFor(rt, row);
+      let published;
       try {
-        const published = await rt.adapters[row.platform].publish(context.ctx, request);
-        return { ok: true, platformPostId: published.platformPostId, url: published.url };
+        published = await rt.adapters[row.platform].publish(context.ctx, request);
       } catch (err) {
         if (!isPlatformFailure(err)) throw err;
         rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
         return { ok: false, kind: err.kind, message: failureSentence(row.platform, err.kind, err.clientMessage), retryAfterSeconds: err.retryAfterSeconds ?? null };
       }
+      const outcome = { platformPostId: published.platformPostId, url: published.url, publishedAt: input.now + (Date.now() - started) };
+      const recorded = await recordPublished(row.id, outcome).then(
+        () => true,
+        (err) => {
+          rt.logger.error({ err, postId: row.id }, 'published, but the row could not be recorded yet; the workflow records it');
+          return false;
+        },
+      );
+      return {
+        ok: true,
+        platformPostId: published.platformPostId,
+        url: published.url,
+        recorded,
+        hasFirstComment: row.first_comment_text !== null && row.first_comment_status === 'pending',
+        hasMedia: mediaIdsOf(row).length > 0,
+      };
     },
 
     /** The platform took it: `published`, quota spent. Idempotent (only a `publishing` row changes). */
     async recordPublished(input: { postId: string; platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
-      await db.transaction().execute(async (trx) => {
-        const updated = await trx
-          .updateTable('posts')
-          .set({
-            status: 'published',
-            platform_post_id: input.platformPostId,
-            platform_post_url: input.url,
-            published_at: new Date(input.publishedAt),
-            error_message: null,
-            updated_at: sql`now()`,
-          })
-          .where('id', '=', input.postId)
-          .where('status', '=', 'publishing')
-          .executeTakeFirst();
-        if (updated.numUpdatedRows > 0n) await spendQuota(trx, [input.postId], ['post', 'scheduled', 'x_link']);
-      });
+      await recordPublished(input.postId, input);
     },
 
     /**

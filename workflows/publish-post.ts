@@ -17,6 +17,8 @@ import type { ClaimResult, PostActivities, PublishAttempt } from '../activities/
 
 export interface PublishPostInput {
   postId: string;
+  /** The API created the row `publishing` and waits: publish straight away (no first read of the row). */
+  immediate?: boolean;
   /** Waits before each retry of a scheduled post (ms); their count is the number of retries (3). */
   scheduledRetryDelaysMs: number[];
   /** Quick retries of an immediate post's transient failure (ms), inside the API request. */
@@ -51,38 +53,47 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
 
   let notBefore = 0;
   let failures = 0;
+  let skipClaim = input.immediate === true;
   for (;;) {
     // Reset before reading: a change signalled while the row is being read still wakes the wait that follows.
     woken = false;
-    const claim: ClaimResult = await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore });
-    if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
-    if (claim.kind === 'wait') {
-      await condition(() => woken, Math.max(1, claim.until - Date.now()));
-      continue;
+    let scheduled = false;
+    if (skipClaim) {
+      skipClaim = false;
+    } else {
+      const claim: ClaimResult = await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore });
+      if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
+      if (claim.kind === 'wait') {
+        await condition(() => woken, Math.max(1, claim.until - Date.now()));
+        continue;
+      }
+      scheduled = claim.scheduled;
     }
 
-    const attempt: PublishAttempt = await platformCall.publishToPlatform({ postId: input.postId });
+    const attempt: PublishAttempt = await platformCall.publishToPlatform({ postId: input.postId, now: Date.now() });
     if (attempt.ok) {
-      await bookkeeping.recordPublished({ postId: input.postId, platformPostId: attempt.platformPostId, url: attempt.url, publishedAt: Date.now() });
-      const firstComment = claim.hasFirstComment ? await platformCall.publishFirstComment({ postId: input.postId }) : null;
-      await bookkeeping.cleanupPostMedia({ postId: input.postId });
+      if (!attempt.recorded) {
+        await bookkeeping.recordPublished({ postId: input.postId, platformPostId: attempt.platformPostId, url: attempt.url, publishedAt: Date.now() });
+      }
+      const firstComment = attempt.hasFirstComment ? await platformCall.publishFirstComment({ postId: input.postId }) : null;
+      if (attempt.hasMedia) await bookkeeping.cleanupPostMedia({ postId: input.postId });
       return { outcome: 'published', firstComment };
     }
     if (attempt.kind === 'not_publishing') return { outcome: 'gone' };
     if (attempt.kind === 'reauthorize') {
-      await bookkeeping.handleConnectionLost({ postId: input.postId, scheduled: claim.scheduled, message: attempt.message });
+      await bookkeeping.handleConnectionLost({ postId: input.postId, scheduled, message: attempt.message });
       await bookkeeping.cleanupPostMedia({ postId: input.postId });
-      return { outcome: claim.scheduled ? 'cancelled' : 'failed' };
+      return { outcome: scheduled ? 'cancelled' : 'failed' };
     }
 
-    const wait = retryWait(attempt, claim.scheduled ? input.scheduledRetryDelaysMs : input.immediateRetryDelaysMs, failures, claim.scheduled);
+    const wait = retryWait(attempt, scheduled ? input.scheduledRetryDelaysMs : input.immediateRetryDelaysMs, failures, scheduled);
     if (wait === null) {
       await bookkeeping.recordFailedAttempt({ postId: input.postId, message: attempt.message, final: true, requeue: 'publishing' });
       await bookkeeping.cleanupPostMedia({ postId: input.postId });
       return { outcome: 'failed' };
     }
     failures += 1;
-    await bookkeeping.recordFailedAttempt({ postId: input.postId, message: attempt.message, final: false, requeue: claim.scheduled ? 'scheduled' : 'publishing' });
+    await bookkeeping.recordFailedAttempt({ postId: input.postId, message: attempt.message, final: false, requeue: scheduled ? 'scheduled' : 'publishing' });
     notBefore = Date.now() + wait;
   }
 }

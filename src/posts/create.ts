@@ -107,7 +107,7 @@ export async function runWorkflows(rt: PostsRuntime, posts: ReadonlyArray<{ id: 
     posts.map(async (post) => {
       let handle;
       try {
-        handle = await startPublishWorkflow(rt, post.id);
+        handle = await startPublishWorkflow(rt, post.id, { immediate: awaitResults });
       } catch (err) {
         rt.logger.error({ err, postId: post.id }, 'could not start the publish workflow; the reconciler will');
         return;

@@ -12,8 +12,8 @@ export const postWorkflowId = (postId: string) => `post-${postId}`;
 /** Signal names of `workflows/publish-post.ts` (kept as strings so this side never loads workflow code). */
 export const postSignals = { reschedule: 'reschedulePost', edit: 'postEdited', cancel: 'cancelPost' } as const;
 
-export function publishInput(rt: PostsRuntime, postId: string): PublishPostInput {
-  return { postId, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
+export function publishInput(rt: PostsRuntime, postId: string, immediate = false): PublishPostInput {
+  return { postId, immediate, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
 }
 
 function client(rt: PostsRuntime) {
@@ -25,11 +25,11 @@ function client(rt: PostsRuntime) {
  * Starts the post's workflow; when one with this id is already running it is used as is (the reconciler and the
  * API may both ask), so a post never gets two.
  */
-export async function startPublishWorkflow(rt: PostsRuntime, postId: string): Promise<WorkflowHandle> {
+export async function startPublishWorkflow(rt: PostsRuntime, postId: string, options: { immediate?: boolean } = {}): Promise<WorkflowHandle> {
   return client(rt).workflow.start('publishPost', {
     workflowId: postWorkflowId(postId),
     taskQueue: rt.taskQueue,
-    args: [publishInput(rt, postId)],
+    args: [publishInput(rt, postId, options.immediate)],
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
 }

@@ -13,6 +13,7 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../../activities';
+import type { Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import type { PlanName } from '../../src/plans';
 import { createPostsLifecycle } from '../../src/posts/cancel';
@@ -53,7 +54,7 @@ export interface PostsHarness {
   stop(): Promise<void>;
 }
 
-export async function startPostsHarness(options: { plan?: PlanName; posts?: PostsRuntimeOverrides } = {}): Promise<PostsHarness> {
+export async function startPostsHarness(options: { plan?: PlanName; posts?: PostsRuntimeOverrides; config?: Config } = {}): Promise<PostsHarness> {
   const env = await createTimeSkippingEnv();
   const standIns = await startPlatformStandIns();
   const database = await testDatabase();
@@ -61,7 +62,7 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
   let clock = await env.currentTimeMs();
   const now = () => new Date(clock);
   const posts: PostsRuntimeOverrides = { taskQueue, adapters: standIns.adapters, sealedBox: testSealedBox, now, ...options.posts };
-  const config = testConfig();
+  const config = options.config ?? testConfig();
   const logger = createLogger('silent');
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -77,6 +78,7 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
     database,
     plan: options.plan ?? 'free',
     deps: {
+      config,
       temporal: apiClient,
       adapters: standIns.adapters,
       sealedBox: testSealedBox,

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { createLogger } from '../../src/logger';
+import { findStuckPosts, reconcilePosts } from '../../src/posts/reconcile';
+import { createPostsRuntime } from '../../src/posts/runtime';
+import { testConfig } from '../helpers/api';
+import { insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
+import { startPostsHarness, type PostsHarness } from './harness';
+
+describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retries, reconciliation', function () {
+  this.timeout(90_000);
+  let h: PostsHarness;
+  let x: AccountRow;
+
+  before(async () => {
+    h = await startPostsHarness({ plan: 'agent', config: testConfig({ HERALD_COMING_SOON: 'mastodon' }) });
+    x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+  });
+  after(async () => h?.stop());
+  afterEach(() => h.standIns.x.standIn.clearFaults());
+
+  const inMinutes = (minutes: number) => new Date(h.now().getTime() + minutes * 60_000);
+  const tweetCreates = () => h.standIns.x.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets').length;
+
+  it('the same Idempotency-Key and body replays the original answer and publishes once', async () => {
+    const headers = { 'Idempotency-Key': `create-${Date.now()}` };
+    const first = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'exactly once' }, headers });
+    assert.equal(first.status, 201, first.text);
+    const again = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'exactly once' }, headers });
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('idempotent-replay'), 'true');
+    assert.deepEqual(again.body, first.body);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'exactly once').length, 1);
+    const reused = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'something else' }, headers });
+    assert.equal(reused.status, 422);
+    assert.equal(reused.body.error.code, 'idempotency_key_reused');
+  });
+
+  it('a key without posts:write is 403 insufficient_scope', async () => {
+    const reader = await h.api.newUser('agent', ['posts:read']);
+    const res = await h.api.request('POST', '/api/v1/posts', { key: reader.apiKey, body: { account_id: x.id, text: 'no scope' } });
+    assert.equal(res.status, 403);
+    assert.equal(res.body.error.code, 'insufficient_scope');
+    assert.match(res.body.error.message, /posts:write/);
+  });
+
+  it('an account on a platform marked coming soon is 501 platform_coming_soon (prefixed in a fan-out)', async () => {
+    const m = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const single = await h.api.request('POST', '/api/v1/posts', { body: { account_id: m.id, text: 'soon' } });
+    assert.deepEqual(single.body, { error: { code: 'platform_coming_soon', message: 'Mastodon is coming soon and not yet available.' } });
+    assert.equal(single.status, 501);
+    const fan = await h.api.request('POST', '/api/v1/posts', { body: { account_ids: [x.id, m.id], text: 'soon' } });
+    assert.deepEqual(fan.body, { error: { code: 'platform_coming_soon', message: `Account ${m.id}: Mastodon is coming soon and not yet available.` } });
+  });
+
+  it('an unknown outcome is never repeated: failed with a sentence telling the user to check before resending', async () => {
+    const before = tweetCreates();
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset' }, 1);
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'lost answer' } });
+    assert.deepEqual(res.body, {
+      error: { code: 'upstream_error', message: 'X did not confirm whether the post was published; check the account before sending it again.' },
+    });
+    assert.equal(res.status, 502);
+    assert.equal(tweetCreates() - before, 1, 'one create, no blind repeat');
+    const row = await h.db.selectFrom('posts').select(['status', 'retry_count']).where('text', '=', 'lost answer').executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'failed', retry_count: 1 });
+  });
+
+  it('an immediate post retries a transient failure quickly inside the request', async () => {
+    h.standIns.x.standIn.inject(
+      { method: 'POST', path: '/2/tweets' },
+      { kind: 'reply', response: { status: 503, headers: { 'content-type': 'application/json' }, json: { title: 'Service Unavailable', status: 503, type: 'about:blank', detail: 'x' } } },
+      1,
+    );
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'second try' } });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual([res.body.data.status, res.body.data.retry_count], ['published', 1]);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'second try').length, 1);
+  });
+
+  it('a scheduled post with a first comment: both go out at the time, the post first; hiding does not stop it', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'later with comment', first_comment: 'later comment', schedule_at: inMinutes(45).toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(res.body.data.first_comment, { text: 'later comment', status: 'pending', comment_id: null, error: null });
+    await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/hide`);
+    assert.deepEqual(await h.settle(res.body.data.id), { outcome: 'published', firstComment: 'posted' });
+    const got = await h.api.request('GET', `/api/v1/posts/${res.body.data.id}`);
+    assert.deepEqual([got.body.data.status, got.body.data.hidden, got.body.data.first_comment.status], ['published', true, 'posted']);
+    const post = h.standIns.x.tweets().find((t) => t.text === 'later with comment')!;
+    const comment = h.standIns.x.tweets().find((t) => t.text === 'later comment')!;
+    assert.deepEqual(comment.referenced_tweets, [{ type: 'replied_to', id: post.id }]);
+  });
+
+  it('reconciliation gives a post that needs a workflow its workflow; herald posts stuck lists it until then', async () => {
+    await h.syncClock();
+    const orphan = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: 'orphan', status: 'scheduled', scheduled_at: inMinutes(500) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const rt = createPostsRuntime(
+      { config: testConfig(), db: h.db, logger: createLogger('silent'), temporal: h.env.client },
+      { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox },
+    );
+    const stuck = await findStuckPosts(h.db, h.env.client);
+    assert.deepEqual(
+      stuck.filter((p) => p.id === orphan.id).map((p) => [p.workflow, p.reason]),
+      [['missing', 'the post is scheduled but its workflow is missing']],
+    );
+    const first = await reconcilePosts(rt);
+    assert.ok(first.started >= 1);
+    assert.equal((await findStuckPosts(h.db, h.env.client)).filter((p) => p.id === orphan.id).length, 0);
+    const second = await reconcilePosts(rt);
+    assert.equal(second.started, 0, 'a running workflow is left alone');
+    await h.api.request('DELETE', `/api/v1/posts/${orphan.id}`);
+    assert.deepEqual(await h.settle(orphan.id), { outcome: 'gone' });
+  });
+});
