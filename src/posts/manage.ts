@@ -9,6 +9,7 @@ import { cancelPosts } from './cancel';
 import { findOwnPost, getPostView } from './read';
 import type { RouteResult } from './route-result';
 import type { PostsRuntime } from './runtime';
+import { signalThread } from '../threads/workflow-client';
 
 /** Platforms whose link Herald cannot build and must ask for (publishing-api.md "platform_post_url shapes"). */
 const askedForUrl = new Set(['threads', 'instagram']);
@@ -47,14 +48,17 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
     case 'draft': {
       if (row.promoted_to_id !== null) throw new ApiError('post_not_editable', 'The draft was already promoted; delete the post it became');
       let update = rt.db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('user_id', '=', userId).where('status', '=', 'draft').where('promoted_to_id', 'is', null);
-      update = row.group_id ? update.where('group_id', '=', row.group_id) : update.where('id', '=', row.id);
+      update = row.group_id ? update.where('group_id', '=', row.group_id) : row.thread_id ? update.where('thread_id', '=', row.thread_id) : update.where('id', '=', row.id);
       const deleted = await update.returning('id').execute();
       return done({ deleted_ids: deleted.map((r) => r.id).sort() });
     }
     case 'scheduled': {
-      const cancelled = await cancelPosts(rt, { postIds: [row.id], reason: null });
+      // Deleting any part of a scheduled thread cancels the whole thread (publishing-api.md "DELETE" rule 5).
+      const unit = row.thread_id ? await threadPartIds(rt, row.thread_id) : [row.id];
+      const cancelled = await cancelPosts(rt, { postIds: unit, reason: null });
       if (cancelled.length === 0) return deletePost(rt, userId, postId); // it started publishing meanwhile
-      return done();
+      if (row.thread_id) await signalThread(rt, row.thread_id);
+      return done(row.thread_id ? { cancelled_ids: [...cancelled].sort() } : {});
     }
     case 'publishing':
       throw new ApiError('post_not_editable', 'The post is publishing right now; delete it once it has published');
@@ -66,6 +70,10 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
       await rt.db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'published').execute();
       return done();
   }
+}
+
+async function threadPartIds(rt: PostsRuntime, threadId: string): Promise<string[]> {
+  return (await rt.db.selectFrom('posts').select('id').where('thread_id', '=', threadId).execute()).map((r) => r.id);
 }
 
 async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<void> {

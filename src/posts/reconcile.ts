@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db';
 import type { PostsRuntime } from './runtime';
 import { postWorkflowId, startPublishWorkflow } from './workflow-client';
+import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
 
 /**
  * Keeps Postgres and Temporal in agreement. Every post whose status needs a workflow (`scheduled`, `publishing`) gets
@@ -18,7 +19,7 @@ export interface ReconcileResult {
 }
 
 export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all'): Promise<ReconcileResult> {
-  let query = rt.db.selectFrom('posts').select('id').where('status', 'in', ['scheduled', 'publishing']);
+  let query = rt.db.selectFrom('posts').select(['id', 'thread_id']).where('status', 'in', ['scheduled', 'publishing']);
   if (scope === 'recent') {
     query = query.where((eb) =>
       eb.or([
@@ -31,12 +32,13 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
   }
   const rows = await query.orderBy('scheduled_at').execute();
   let started = 0;
-  const queue = [...rows];
+  // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone).
+  const queue = [...new Map(rows.map((row) => [row.thread_id ?? row.id, row])).values()];
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
       try {
-        if ((await workflowState(rt.temporal!, next.id)) === 'running') continue;
-        await startPublishWorkflow(rt, next.id);
+        if ((await workflowState(rt.temporal!, unitWorkflowId(next))) === 'running') continue;
+        await (next.thread_id ? startThreadWorkflow(rt, next.thread_id) : startPublishWorkflow(rt, next.id));
         started += 1;
       } catch (err) {
         rt.logger.error({ err, postId: next.id }, 'reconcile: could not start a post workflow');
@@ -80,7 +82,7 @@ export interface StuckPost {
 export async function findStuckPosts(db: Db, client: Client | null, now = new Date(), graceMs = 5 * 60_000): Promise<StuckPost[]> {
   const rows = await db
     .selectFrom('posts')
-    .select(['id', 'status', 'scheduled_at', 'updated_at', 'retry_count'])
+    .select(['id', 'thread_id', 'status', 'scheduled_at', 'updated_at', 'retry_count'])
     .where('status', 'in', ['scheduled', 'publishing'])
     .orderBy('scheduled_at')
     .execute();
@@ -88,7 +90,7 @@ export async function findStuckPosts(db: Db, client: Client | null, now = new Da
   for (const row of rows) {
     const base = { id: row.id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
     if (client) {
-      const state = await workflowState(client, row.id);
+      const state = await workflowState(client, unitWorkflowId(row));
       if (state !== 'running') out.push({ ...base, workflow: state, reason: `the post is ${row.status} but its workflow is ${state}` });
       continue;
     }
@@ -100,9 +102,14 @@ export async function findStuckPosts(db: Db, client: Client | null, now = new Da
   return out;
 }
 
-async function workflowState(client: Client, postId: string): Promise<'running' | 'missing' | 'closed'> {
+/** The workflow that publishes a post: its thread's, or its own. */
+function unitWorkflowId(row: { id: string; thread_id: string | null }): string {
+  return row.thread_id ? threadWorkflowId(row.thread_id) : postWorkflowId(row.id);
+}
+
+async function workflowState(client: Client, workflowId: string): Promise<'running' | 'missing' | 'closed'> {
   try {
-    const description = await client.workflow.getHandle(postWorkflowId(postId)).describe();
+    const description = await client.workflow.getHandle(workflowId).describe();
     return description.status.name === 'RUNNING' ? 'running' : 'closed';
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return 'missing';

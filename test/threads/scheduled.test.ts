@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { usageFor } from '../../src/quota/quota';
+import { threadWorkflowId } from '../../src/threads/workflow-client';
+import { insertXAccount } from '../posts/fixtures';
+import { startPostsHarness, type PostsHarness } from '../posts/harness';
+
+/** Scheduled threads: one shared time on a durable timer, three retries on every part, or failure at once when parts stayed live. */
+describe('Scheduled threads: shared time, retries, rollback left live, cancellation', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+  let x: AccountRow;
+
+  before(async function () {
+    h = await startPostsHarness({ plan: 'pro' });
+    x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+  });
+  after(async () => h?.stop());
+  afterEach(() => h.standIns.x.standIn.clearFaults());
+
+  const inMinutes = (minutes: number) => new Date(h.now().getTime() + minutes * 60_000);
+  const rows = (threadId: string) => h.db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).orderBy('thread_order').execute();
+  const settle = async (threadId: string) => {
+    const result = await h.env.client.workflow.getHandle(threadWorkflowId(threadId)).result();
+    await h.syncClock();
+    return result;
+  };
+  const liveWithText = (text: string) => h.standIns.x.liveTweets().filter((t) => t.text === text);
+  /** X refuses duplicate content: a live post with this text makes every later create of it fail with 403. */
+  const occupy = async (text: string) => {
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text } });
+    assert.equal(res.status, 201, res.text);
+  };
+
+  it('waits for the shared time, then publishes the whole chain at that instant', async () => {
+    await h.syncClock();
+    const at = inMinutes(60);
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'later one' }, { text: 'later two' }], first_comment: 'later comment', schedule_at: at.toISOString() },
+    });
+    assert.equal(res.status, 201, res.text);
+    const { thread_id, posts } = res.body.data;
+    assert.deepEqual(
+      posts.map((p: any) => [p.status, p.scheduled_at, p.thread_id, p.thread_order, p.platform_post_id]),
+      [['scheduled', at.toISOString(), thread_id, 1, null], ['scheduled', at.toISOString(), thread_id, 2, null]],
+    );
+    await h.env.sleep('59 minutes');
+    assert.equal(liveWithText('later one').length, 0, 'not before its time');
+    assert.deepEqual(await settle(thread_id), { outcome: 'published', firstComment: 'posted' });
+    const [one] = liveWithText('later one');
+    const [two] = liveWithText('later two');
+    assert.deepEqual(two!.referenced_tweets, [{ type: 'replied_to', id: one!.id }]);
+    const stored = await rows(thread_id);
+    assert.deepEqual(stored.map((r) => [r.status, r.platform_post_id, r.published_at!.getTime() >= at.getTime()]), [['published', one!.id, true], ['published', two!.id, true]]);
+  });
+
+  it('a refused part is rolled back and the thread retried three times (retry_count on every part), then failed with the quota returned', async () => {
+    await occupy('always refused part');
+    await h.syncClock();
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'retry head' }, { text: 'always refused part' }], schedule_at: inMinutes(10).toISOString() },
+    });
+    assert.equal(res.status, 201, res.text);
+    const { thread_id } = res.body.data;
+    await h.env.sleep(10.5 * 60_000);
+    const waiting = await rows(thread_id);
+    assert.deepEqual(waiting.map((r) => [r.status, r.retry_count, r.platform_post_id]), [['scheduled', 1, null], ['scheduled', 1, null]]);
+    assert.equal(liveWithText('retry head').length, 0, 'the head was deleted again');
+
+    const result = (await settle(thread_id)) as any;
+    assert.equal(result.outcome, 'failed');
+    assert.equal(result.code, 'upstream_error');
+    const failed = await rows(thread_id);
+    assert.deepEqual(failed.map((r) => [r.status, r.retry_count]), [['failed', 4], ['failed', 4]]);
+    assert.equal(failed[0]!.error_message, result.message);
+    assert.match(result.message, /^X .*\(part 2 of 2\)\. The 1 published part was deleted again\.$/);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'retry head').length, 4, 'four attempts');
+    assert.equal(liveWithText('retry head').length, 0);
+    const after = await usageFor(h.db, h.api.userId, h.now());
+    assert.equal(after.scheduled, before.scheduled);
+    assert.equal(after.posts, before.posts);
+  });
+
+  it('a rollback that leaves a part live fails the thread at once, with no retry, naming the live part', async () => {
+    await occupy('refused after a live head');
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'stuck head' }, { text: 'refused after a live head' }], schedule_at: inMinutes(10).toISOString() },
+    });
+    assert.equal(res.status, 201, res.text);
+    h.standIns.x.standIn.inject(
+      { method: 'DELETE', path: /^\/2\/tweets\// },
+      { kind: 'reply', response: { status: 403, headers: { 'content-type': 'application/json' }, json: { title: 'Forbidden', detail: 'You are not allowed to delete this Post.', type: 'about:blank', status: 403 } } },
+    );
+    const result = (await settle(res.body.data.thread_id)) as any;
+    const [head] = liveWithText('stuck head');
+    assert.ok(head);
+    assert.equal(result.code, 'thread_rollback_incomplete');
+    assert.deepEqual(result.rollback, {
+      platform: 'x',
+      published: 1,
+      rolled_back: [],
+      still_live: [{ thread_order: 1, platform_post_id: head.id, platform_post_url: `https://x.com/${x.username}/status/${head.id}` }],
+      rollback_supported: true,
+      quota_refunded: true,
+    });
+    const failed = await rows(res.body.data.thread_id);
+    assert.deepEqual(failed.map((r) => [r.status, r.retry_count]), [['failed', 1], ['failed', 1]]);
+    assert.match(failed[0]!.error_message!, /\(part 2 of 2\)\. Part 1 is still live and could not be deleted; delete it on the platform before sending the thread again\.$/);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'stuck head').length, 1, 'no retry');
+  });
+
+  it('DELETE of any part cancels the whole scheduled thread (cancelled_ids), quota returned, nothing published', async () => {
+    await h.syncClock();
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'cancel one' }, { text: 'cancel two' }, { text: 'cancel three' }], schedule_at: inMinutes(30).toISOString() },
+    });
+    const { thread_id, posts } = res.body.data;
+    const ids = posts.map((p: any) => p.id);
+    const del = await h.api.request('DELETE', `/api/v1/posts/${ids[1]}`);
+    assert.equal(del.status, 200, del.text);
+    assert.deepEqual(del.body, { data: { id: ids[1], deleted: true, cancelled_ids: [...ids].sort() } });
+    assert.deepEqual((await rows(thread_id)).map((r) => r.status), ['deleted', 'deleted', 'deleted']);
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+    assert.deepEqual(await settle(thread_id), { outcome: 'gone' });
+    assert.equal(liveWithText('cancel one').length, 0);
+  });
+});
