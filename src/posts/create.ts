@@ -39,7 +39,8 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
     accounts,
     plan: limits,
     now,
-    scheduledTimes: await scheduledTimesOf(rt.db, accounts.map((a) => a.id)),
+    // Only a time can collide with the account's other scheduled posts (drafts included, which warn about it).
+    scheduledTimes: body.schedule_at === undefined ? {} : await scheduledTimesOf(rt.db, accounts.map((a) => a.id)),
   });
   const draft = validation.mode === 'draft';
   const media = await prepareMedia(rt, {

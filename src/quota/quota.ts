@@ -57,13 +57,13 @@ export async function reserveQuota(
 ): Promise<void> {
   if (input.charges.length === 0) return;
   const month = usageMonth(input.now);
-  await trx.insertInto('usage_months').values({ user_id: input.userId, month }).onConflict((oc) => oc.doNothing()).execute();
+  // One statement creates the month's row if needed and locks it (the no-op update takes the row lock), so every
+  // concurrent request of this user waits here and reads the counters the previous one committed.
   const usage = await trx
-    .selectFrom('usage_months')
-    .selectAll()
-    .where('user_id', '=', input.userId)
-    .where('month', '=', month)
-    .forUpdate()
+    .insertInto('usage_months')
+    .values({ user_id: input.userId, month })
+    .onConflict((oc) => oc.columns(['user_id', 'month']).doUpdateSet({ posts: sql`usage_months.posts` }))
+    .returningAll()
     .executeTakeFirstOrThrow();
 
   const { limits } = input;
