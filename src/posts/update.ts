@@ -15,6 +15,8 @@ import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type Accou
 import type { PostsRuntime } from './runtime';
 import { scheduledTimesOf } from './schedule-times';
 import { signalPost } from './workflow-client';
+import { promoteDraftThread } from '../threads/promote';
+import { signalThread } from '../threads/workflow-client';
 
 /** The stored post in the shape the rules read (a stored file is named by its media id, a draft's URL by its URL). */
 export function accountBodyOf(row: PostRow): AccountBody {
@@ -41,8 +43,13 @@ export function accountBodyOf(row: PostRow): AccountBody {
  */
 export async function updatePost(rt: PostsRuntime, userId: string, postId: string, body: UpdatePostBody): Promise<RouteResult> {
   const row = await findOwnPost(rt.db, userId, postId);
-  const early = checkUpdateRequest(body, { status: row.status, promoted: row.promoted_to_id !== null }).violations[0];
+  const checked = checkUpdateRequest(body, { status: row.status, promoted: row.promoted_to_id !== null });
+  const early = checked.violations[0];
   if (early) throw new ApiError(early.code, early.message);
+  // A draft thread is promoted whole (publishing-api.md "States and transitions" rule 3).
+  if (row.thread_id !== null && row.status === 'draft' && checked.intent !== 'edit') return promoteDraftThread(rt, userId, row, body);
+  // A thread shares one time: its other parts move with this one and never count against its spacing.
+  const unit = row.thread_id === null ? [row.id] : (await rt.db.selectFrom('posts').select('id').where('thread_id', '=', row.thread_id).execute()).map((r) => r.id);
   if (row.account_id === null) throw new ApiError('not_found', 'The account of this post was disconnected; the post can no longer change');
   const [account] = await loadPostingAccounts(rt.db, userId, [row.account_id], false);
   requireAvailablePlatform(account!.platform, rt.config.comingSoon);
@@ -56,7 +63,7 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
     now,
     current: accountBodyOf(row),
     currentScheduledAt: row.scheduled_at,
-    otherScheduledTimes: (await scheduledTimesOf(rt.db, [account!.id], [row.id]))[account!.id] ?? [],
+    otherScheduledTimes: (await scheduledTimesOf(rt.db, [account!.id], unit))[account!.id] ?? [],
   });
   const promoting = validation.intent !== 'edit';
   const staysDraft = row.status === 'draft' && !promoting;
@@ -99,6 +106,9 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
           .where('promoted_to_id', 'is', null)
           .executeTakeFirst();
         if (changed.numUpdatedRows === 0n) throw new ApiError('post_not_editable', 'The post changed state while it was being edited (it may be publishing); read it again');
+        if (row.thread_id !== null && body.schedule_at !== undefined) {
+          await trx.updateTable('posts').set({ scheduled_at: content.scheduled_at, timezone: content.timezone, updated_at: sql`now()` }).where('id', 'in', unit).where('status', '=', row.status).execute();
+        }
         if (row.status === 'scheduled') {
           // Editing is free, but the charges that depend on content follow it: a first comment counts as a post and
           // x links are billed, so those reservations are replaced by what the edited post now needs.
@@ -139,12 +149,13 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
 
   if (row.status === 'scheduled') {
     if (mediaChanged) await dropUnusedCopies(rt, row, refs);
-    await signalPost(rt, row.id, validation.rescheduled ? 'reschedule' : 'edit');
+    if (row.thread_id !== null) await signalThread(rt, row.thread_id);
+    else await signalPost(rt, row.id, validation.rescheduled ? 'reschedule' : 'edit');
   }
   const view = await getPostView(rt.db, row.id);
   const data: Record<string, unknown> = { ...view };
   if (staysDraft) data.warnings = warnings;
-  if (body.schedule_at !== undefined) data.rescheduled_post_ids = [row.id];
+  if (body.schedule_at !== undefined) data.rescheduled_post_ids = [...unit].sort();
   return { status: 200, body: { data } };
 }
 

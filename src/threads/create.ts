@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { sql, type Transaction } from 'kysely';
+import type { Database } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
@@ -20,7 +22,12 @@ import { awaitThreadResult, startThreadWorkflow } from './workflow-client';
  * inserts one row per part (`thread_id`, `thread_order` from 1); then one `publishThread` workflow per thread. An
  * immediate thread is answered once it published whole or was rolled back.
  */
-export async function createThreads(rt: PostsRuntime, userId: string, body: CreateThreadBody): Promise<RouteResult> {
+export interface ThreadPromotion {
+  /** The draft parts, in `thread_order`: each new part carries its draft's id, and the drafts are marked promoted in the same transaction. */
+  draftIds: readonly string[];
+}
+
+export async function createThreads(rt: PostsRuntime, userId: string, body: CreateThreadBody, promotion?: ThreadPromotion): Promise<RouteResult> {
   const selection = checkAccountSelection(body)[0];
   if (selection) throw new ApiError(selection.code, selection.message);
   const fanOut = body.account_ids !== undefined;
@@ -59,6 +66,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
       group_id: groupId,
       thread_id: threadId,
       thread_order: index + 1,
+      promoted_from_draft_id: promotion?.draftIds[index] ?? null,
     })) satisfies Array<NewPostRow & { id: string }>;
     return { threadId, plan, rows };
   });
@@ -68,6 +76,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
     await rt.db.transaction().execute(async (trx) => {
       if (!draft) await reserveQuota(trx, { userId, limits, now, charges: threads.flatMap(({ plan, rows }) => threadCharges(plan, rows.map((r) => r.id))) });
       await trx.insertInto('posts').values(threads.flatMap((t) => t.rows)).execute();
+      if (promotion) await markPromoted(trx, threads[0]!.rows);
     });
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(downloaded).catch(() => undefined);
@@ -78,6 +87,20 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, created, threads.some((t) => t.rows[0]!.status === 'publishing'));
   const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
   return threadOutcomeResponse(rt, { created, outcomes, fanOut, groupId, draft, warnings });
+}
+
+/** Each draft part points at the part it became; a draft promoted meanwhile refuses the whole promotion. */
+async function markPromoted(trx: Transaction<Database>, rows: ReadonlyArray<{ id: string; promoted_from_draft_id: string | null }>): Promise<void> {
+  for (const row of rows) {
+    const marked = await trx
+      .updateTable('posts')
+      .set({ promoted_to_id: row.id, updated_at: sql`now()` })
+      .where('id', '=', row.promoted_from_draft_id!)
+      .where('status', '=', 'draft')
+      .where('promoted_to_id', 'is', null)
+      .executeTakeFirst();
+    if (marked.numUpdatedRows === 0n) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the thread it became');
+  }
 }
 
 /**

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { usageFor } from '../../src/quota/quota';
+import { threadWorkflowId } from '../../src/threads/workflow-client';
+import { insertXAccount } from '../posts/fixtures';
+import { startPostsHarness, type PostsHarness } from '../posts/harness';
+
+/** Thread-wide edits through the posts routes: rescheduling moves every part, a draft thread is promoted whole. */
+describe('Threads: rescheduling and promotion as one unit', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+  let x: AccountRow;
+
+  before(async function () {
+    h = await startPostsHarness({ plan: 'pro' });
+    x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+  });
+  after(async () => h?.stop());
+
+  const inMinutes = (minutes: number) => new Date(h.now().getTime() + minutes * 60_000);
+  const rows = (threadId: string) => h.db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).orderBy('thread_order').execute();
+  const settle = async (threadId: string) => {
+    const result = await h.env.client.workflow.getHandle(threadWorkflowId(threadId)).result();
+    await h.syncClock();
+    return result;
+  };
+
+  it('rescheduling one part moves the whole thread (rescheduled_post_ids); text applies only to that part; it publishes at the new time', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'move one' }, { text: 'move two' }, { text: 'move three' }], schedule_at: inMinutes(60).toISOString() },
+    });
+    const { thread_id, posts } = res.body.data;
+    const ids: string[] = posts.map((p: any) => p.id);
+    const to = inMinutes(120);
+    const patched = await h.api.request('PATCH', `/api/v1/posts/${ids[2]}`, { body: { schedule_at: to.toISOString(), text: 'move three, edited' } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(patched.body.data.rescheduled_post_ids, [...ids].sort());
+    assert.equal(patched.body.data.text, 'move three, edited');
+    const stored = await rows(thread_id);
+    assert.deepEqual(stored.map((r) => [r.text, r.scheduled_at!.toISOString(), r.status]), [
+      ['move one', to.toISOString(), 'scheduled'],
+      ['move two', to.toISOString(), 'scheduled'],
+      ['move three, edited', to.toISOString(), 'scheduled'],
+    ]);
+    await h.env.sleep('61 minutes');
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'move one').length, 0, 'not at the old time');
+    assert.deepEqual(await settle(thread_id), { outcome: 'published', firstComment: null });
+    assert.ok(h.now().getTime() >= to.getTime());
+    assert.deepEqual((await rows(thread_id)).map((r) => r.status), ['published', 'published', 'published']);
+  });
+
+  it('promoting any part of a draft thread with publish: true publishes all of it; new parts carry promoted_from_draft_id; quota spent', async () => {
+    const draft = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'promo one' }, { text: 'promo two' }], first_comment: 'promo comment', draft: true } });
+    const draftIds: string[] = draft.body.data.posts.map((p: any) => p.id);
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const res = await h.api.request('PATCH', `/api/v1/posts/${draftIds[1]}`, { body: { publish: true } });
+    assert.equal(res.status, 200, res.text);
+    const data = res.body.data;
+    assert.deepEqual(data.promoted_from_draft_ids, draftIds);
+    assert.equal(data.promoted_from_draft_id, draftIds[1]);
+    assert.equal(data.status, 'published');
+    assert.equal(data.text, 'promo two');
+    assert.equal(data.first_comment.status, 'posted');
+    const parts = await rows(data.thread_id);
+    assert.deepEqual(parts.map((r) => [r.text, r.status, r.promoted_from_draft_id]), [
+      ['promo one', 'published', draftIds[0]],
+      ['promo two', 'published', draftIds[1]],
+    ]);
+    const [one, two] = ['promo one', 'promo two'].map((t) => h.standIns.x.liveTweets().find((tw) => tw.text === t)!);
+    assert.deepEqual(two!.referenced_tweets, [{ type: 'replied_to', id: one!.id }]);
+    assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts, before.posts + 3, 'two parts and the first comment');
+    const again = await h.api.request('PATCH', `/api/v1/posts/${draftIds[0]}`, { body: { publish: true } });
+    assert.equal(again.status, 409);
+    assert.equal(again.body.error.code, 'post_not_editable');
+  });
+
+  it('promoting with schedule_at queues the whole thread at that time (rescheduled_post_ids lists the new parts)', async () => {
+    await h.syncClock();
+    const draft = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'later promo one' }, { text: 'later promo two' }], draft: true } });
+    const draftIds: string[] = draft.body.data.posts.map((p: any) => p.id);
+    const at = inMinutes(300);
+    const res = await h.api.request('PATCH', `/api/v1/posts/${draftIds[0]}`, { body: { schedule_at: at.toISOString() } });
+    assert.equal(res.status, 200, res.text);
+    const parts = await rows(res.body.data.thread_id);
+    assert.deepEqual(res.body.data.rescheduled_post_ids, parts.map((p) => p.id));
+    assert.deepEqual(parts.map((p) => [p.status, p.scheduled_at!.toISOString()]), [['scheduled', at.toISOString()], ['scheduled', at.toISOString()]]);
+  });
+
+  it('a one-part draft thread cannot be promoted: 400 with the two-part rule, the draft unchanged, nothing charged', async () => {
+    const draft = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'lonely' }], draft: true } });
+    const id = draft.body.data.posts[0].id;
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const res = await h.api.request('PATCH', `/api/v1/posts/${id}`, { body: { publish: true } });
+    assert.deepEqual(res.body, { error: { code: 'bad_request', message: 'A thread needs at least two parts; got 1' } });
+    assert.equal(res.status, 400);
+    const row = await h.db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    assert.deepEqual([row.status, row.promoted_to_id], ['draft', null]);
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+  });
+});
