@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim } from '../../activities/threads';
+import type { PublishThreadResult } from '../../workflows/publish-thread';
+import { workflowBundle } from '../posts/harness';
+import { createTimeSkippingEnv } from '../helpers/temporal';
+
+/**
+ * The publishThread saga alone, with hand-written activities of the real type: an account that cannot delete
+ * (rollback_supported false) is never asked to, a compensation that crashes is logged and leaves that part live
+ * without hiding the refusal, and compensations run last-registered first.
+ */
+describe('publishThread workflow: compensation rules', function () {
+  this.timeout(60_000);
+  let env: TestWorkflowEnvironment;
+
+  before(async () => {
+    env = await createTimeSkippingEnv();
+  });
+  after(async () => env?.teardown());
+
+  interface Script {
+    rollbackSupported: boolean;
+    refuseAt: number;
+    removal: (platformPostId: string) => PartRemoval;
+  }
+
+  async function run(script: Script, parts = 3): Promise<{ result: PublishThreadResult; calls: string[] }> {
+    const calls: string[] = [];
+    let claimed = false;
+    const activities: Partial<ThreadActivities> = {
+      async claimThread(): Promise<ThreadClaim> {
+        if (claimed) return { kind: 'gone' };
+        claimed = true;
+        return {
+          kind: 'publish',
+          scheduled: false,
+          platform: 'instagram',
+          parts: Array.from({ length: parts }, (_, i) => ({ postId: `p${i + 1}`, threadOrder: i + 1 })),
+          firstCommentPostId: null,
+          rollbackSupported: script.rollbackSupported,
+        };
+      },
+      async publishThreadPart(input): Promise<PartAttempt> {
+        calls.push(`publish ${input.postId} replyTo=${input.replyTo?.platformPostId ?? '-'} root=${input.replyTo?.rootPlatformPostId ?? '-'}`);
+        const n = Number(input.postId.slice(1));
+        if (n === script.refuseAt) return { ok: false, kind: 'permanent', message: 'Instagram refused the post.', retryAfterSeconds: null };
+        return { ok: true, platformPostId: `ig-${n}`, url: `https://www.instagram.com/p/ig${n}/` };
+      },
+      async removeThreadPart(input): Promise<PartRemoval> {
+        calls.push(`remove ${input.platformPostId}`);
+        return script.removal(input.platformPostId);
+      },
+      async discardThread() {
+        calls.push('discard');
+      },
+    };
+    const taskQueue = `threads-wf-${randomUUID()}`;
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+    const result = await worker.runUntil(
+      env.client.workflow.execute('publishThread', { taskQueue, workflowId: `thread-${randomUUID()}`, args: [{ threadId: 't', scheduledRetryDelaysMs: [60_000] }] }),
+    );
+    return { result: result as PublishThreadResult, calls };
+  }
+
+  it('parts reply to the previous one with the first as root; compensation runs in reverse order', async () => {
+    const { result, calls } = await run({ rollbackSupported: true, refuseAt: 4, removal: () => 'removed' }, 4);
+    assert.deepEqual(calls, [
+      'publish p1 replyTo=- root=-',
+      'publish p2 replyTo=ig-1 root=ig-1',
+      'publish p3 replyTo=ig-2 root=ig-1',
+      'publish p4 replyTo=ig-3 root=ig-1',
+      'remove ig-3',
+      'remove ig-2',
+      'remove ig-1',
+      'discard',
+    ]);
+    assert.deepEqual(result, {
+      outcome: 'failed',
+      code: 'upstream_error',
+      message: 'Instagram refused the post (part 4 of 4). The 3 published parts were deleted again.',
+      rollback: { platform: 'instagram', published: 3, rolled_back: ['ig-3', 'ig-2', 'ig-1'], still_live: [], rollback_supported: true, quota_refunded: true },
+    });
+  });
+
+  it('an account that cannot delete: nothing is attempted, every published part is reported live, rollback_supported false', async () => {
+    const { result, calls } = await run({ rollbackSupported: false, refuseAt: 3, removal: () => assert.fail('no delete may be tried') });
+    assert.deepEqual(calls, ['publish p1 replyTo=- root=-', 'publish p2 replyTo=ig-1 root=ig-1', 'publish p3 replyTo=ig-2 root=ig-1', 'discard']);
+    assert.deepEqual(result, {
+      outcome: 'failed',
+      code: 'thread_rollback_incomplete',
+      message: 'Instagram refused the post (part 3 of 3). Parts 1, 2 are still live and cannot be deleted through the API for this account; delete them on the platform before sending the thread again.',
+      rollback: {
+        platform: 'instagram',
+        published: 2,
+        rolled_back: [],
+        still_live: [
+          { thread_order: 1, platform_post_id: 'ig-1', platform_post_url: 'https://www.instagram.com/p/ig1/' },
+          { thread_order: 2, platform_post_id: 'ig-2', platform_post_url: 'https://www.instagram.com/p/ig2/' },
+        ],
+        rollback_supported: false,
+        quota_refunded: true,
+      },
+    });
+  });
+
+  it('a compensation that crashes is logged, leaves that part live and does not mask the refusal; the others still run', async () => {
+    const { result, calls } = await run({
+      rollbackSupported: true,
+      refuseAt: 3,
+      removal: (id) => {
+        if (id === 'ig-2') throw new Error('database went away');
+        return 'removed';
+      },
+    });
+    // The crashing delete is retried by its preset (3 attempts), then given up on; part 1 is still removed.
+    assert.deepEqual(calls.filter((c) => c.startsWith('remove')), ['remove ig-2', 'remove ig-2', 'remove ig-2', 'remove ig-1']);
+    assert.equal(result.outcome, 'failed');
+    assert.deepEqual(result.outcome === 'failed' && [result.code, result.message, result.rollback.rolled_back, result.rollback.still_live], [
+      'thread_rollback_incomplete',
+      'Instagram refused the post (part 3 of 3). Part 2 is still live and could not be deleted; delete it on the platform before sending the thread again.',
+      ['ig-1'],
+      [{ thread_order: 2, platform_post_id: 'ig-2', platform_post_url: 'https://www.instagram.com/p/ig2/' }],
+    ]);
+  });
+});
