@@ -19,7 +19,8 @@ import { isPlatformFailure } from '../src/platforms/types';
 export type ClaimResult =
   | { kind: 'gone' }
   | { kind: 'wait'; until: number }
-  | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean };
+  /** `resumed`: the row was already `publishing` (a workflow restarted by the reconciler): look before publishing. */
+  | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean; resumed: boolean };
 
 export type PublishAttempt =
   /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
@@ -66,7 +67,7 @@ export function createPostActivities(rt: PostsRuntime) {
       const hasFirstComment = row.first_comment_text !== null && row.first_comment_status === 'pending';
       if (row.status === 'publishing') {
         if (input.notBefore > input.now) return { kind: 'wait', until: input.notBefore };
-        return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
+        return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment, resumed: true };
       }
       const due = Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
       if (due > input.now) return { kind: 'wait', until: due };
@@ -77,7 +78,7 @@ export function createPostActivities(rt: PostsRuntime) {
         .where('status', '=', 'scheduled')
         .executeTakeFirst();
       if (claimed.numUpdatedRows === 0n) return { kind: 'gone' };
-      return { kind: 'publish', scheduled: true, hasFirstComment };
+      return { kind: 'publish', scheduled: true, hasFirstComment, resumed: false };
     },
 
     /**
@@ -86,7 +87,7 @@ export function createPostActivities(rt: PostsRuntime) {
      * workflow records it with the retried `recordPublished`, so the platform is never asked twice.
      * `now` is the workflow's clock at the attempt; `published_at` is that plus the time the call took.
      */
-    async publishToPlatform(input: { postId: string; now: number }): Promise<PublishAttempt> {
+    async publishToPlatform(input: { postId: string; now: number; lookFirst?: boolean }): Promise<PublishAttempt> {
       const started = Date.now();
       const row = await loadRow(input.postId);
       if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing' };
@@ -101,9 +102,13 @@ export function createPostActivities(rt: PostsRuntime) {
       }
       if (!context.account.active) return inactive;
       const request = await publishRequestFor(rt, row);
+      const adapter = rt.adapters[row.platform];
       let published;
       try {
-        published = await rt.adapters[row.platform].publish(context.ctx, request);
+        // A post found `publishing` by a restarted workflow may already be live (the process stopped between the
+        // platform's answer and the write): ask the platform before creating it again.
+        const found = input.lookFirst && adapter.findPublished ? await adapter.findPublished(context.ctx, request) : null;
+        published = found ?? (await adapter.publish(context.ctx, request));
       } catch (err) {
         if (!isPlatformFailure(err)) throw err;
         rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');

@@ -58,6 +58,7 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
     // Reset before reading: a change signalled while the row is being read still wakes the wait that follows.
     woken = false;
     let scheduled = false;
+    let resumed = false;
     if (skipClaim) {
       skipClaim = false;
     } else {
@@ -68,9 +69,10 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
         continue;
       }
       scheduled = claim.scheduled;
+      resumed = claim.resumed && failures === 0;
     }
 
-    const attempt: PublishAttempt = await platformCall.publishToPlatform({ postId: input.postId, now: Date.now() });
+    const attempt: PublishAttempt = await platformCall.publishToPlatform({ postId: input.postId, now: Date.now(), lookFirst: resumed });
     if (attempt.ok) {
       if (!attempt.recorded) {
         await bookkeeping.recordPublished({ postId: input.postId, platformPostId: attempt.platformPostId, url: attempt.url, publishedAt: Date.now() });

@@ -88,7 +88,9 @@ export function toPostView(row: PostRow, account: PostAccountState): PostView {
 
 function mediaUrls(row: PostRow): string[] | null {
   if (row.media === null || row.media.length === 0) return null;
-  return row.media.map((item) => item.url).filter((url): url is string => typeof url === 'string');
+  // Uploads (media ids) have no URL of the client's to echo: a post with only uploads shows null.
+  const urls = row.media.map((item) => item.url).filter((url): url is string => typeof url === 'string');
+  return urls.length === 0 ? null : urls;
 }
 
 function iso(value: Date | null): string | null {

@@ -116,4 +116,20 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     await h.api.request('DELETE', `/api/v1/posts/${orphan.id}`);
     assert.deepEqual(await h.settle(orphan.id), { outcome: 'gone' });
   });
+
+  it('a post found publishing after a restart is looked up on the platform before anything is sent again', async () => {
+    const live = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'landed before the crash' } });
+    assert.equal(live.status, 201);
+    // The process stopped after the platform took it and before the row said so.
+    await h.db.updateTable('posts').set({ status: 'publishing', platform_post_id: null, platform_post_url: null, published_at: null }).where('id', '=', live.body.data.id).execute();
+    const rt = createPostsRuntime(
+      { config: testConfig(), db: h.db, logger: createLogger('silent'), temporal: h.env.client },
+      { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox },
+    );
+    await reconcilePosts(rt);
+    assert.deepEqual(await h.settle(live.body.data.id), { outcome: 'published', firstComment: null });
+    const got = await h.api.request('GET', `/api/v1/posts/${live.body.data.id}`);
+    assert.deepEqual([got.body.data.status, got.body.data.platform_post_id], ['published', live.body.data.platform_post_id]);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'landed before the crash').length, 1);
+  });
 });
