@@ -24,7 +24,7 @@ const usage = `usage:
   herald keys create --user ID [--name NAME] [--scopes posts:read,posts:write] [--expires-at ISO]
   herald keys revoke --key-id ID
   herald migrate
-  herald posts stuck
+  herald posts stuck [--older-than SECONDS]   (overdue by more than this without Temporal; default 300)
   herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS]`;
 
 class UsageError extends Error {}
@@ -164,12 +164,13 @@ const commands: Record<string, Command> = {
   },
 
   'posts stuck': async (args, connect) => {
-    flags(args, []);
+    const f = flags(args, ['older-than']);
+    const graceMs = f['older-than'] === undefined ? undefined : parse(count('--older-than'), f['older-than'])! * 1000;
     const { handle } = await connect();
     const config = loadConfig();
     if (config.temporal.address === null) {
       // The embedded Temporal server lives inside the running service and cannot be asked from here.
-      return { temporal: 'not_configured', stuck: await findStuckPosts(handle.db, null) };
+      return { temporal: 'not_configured', stuck: await findStuckPosts(handle.db, null, new Date(), graceMs) };
     }
     const { Client, Connection } = require('@temporalio/client') as typeof import('@temporalio/client');
     const connection = await Connection.connect({ address: config.temporal.address });

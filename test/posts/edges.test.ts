@@ -4,7 +4,7 @@ import { createLogger } from '../../src/logger';
 import { findStuckPosts, reconcilePosts } from '../../src/posts/reconcile';
 import { createPostsRuntime } from '../../src/posts/runtime';
 import { testConfig } from '../helpers/api';
-import { insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
+import { insertAccount, insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retries, reconciliation', function () {
@@ -131,5 +131,28 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     const got = await h.api.request('GET', `/api/v1/posts/${live.body.data.id}`);
     assert.deepEqual([got.body.data.status, got.body.data.platform_post_id], ['published', live.body.data.platform_post_id]);
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'landed before the crash').length, 1);
+  });
+
+  it('GET asks threads once more for a link it could not read at publish time and stores it', async () => {
+    const threads = h.standIns.threads;
+    const account = await insertAccount(h.db, h.api.userId, {
+      platform: 'threads',
+      platform_account_id: threads.user.id,
+      username: threads.user.username,
+      credentials: { access_token: threads.user.token },
+      settings: { threadsUserId: threads.user.id },
+    });
+    threads.state.withholdPermalinks = true;
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'link later' } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.platform_post_url, null);
+    const listed = await h.api.request('GET', '/api/v1/posts?limit=100');
+    assert.equal(listed.body.data.find((p: any) => p.id === res.body.data.id).platform_post_url, null, 'listings never ask the platform');
+    threads.state.withholdPermalinks = false;
+    const got = await h.api.request('GET', `/api/v1/posts/${res.body.data.id}`);
+    const post = threads.posts.get(res.body.data.platform_post_id)!;
+    assert.equal(got.body.data.platform_post_url, threads.permalinkOf(post));
+    const stored = await h.db.selectFrom('posts').select('platform_post_url').where('id', '=', res.body.data.id).executeTakeFirstOrThrow();
+    assert.equal(stored.platform_post_url, threads.permalinkOf(post));
   });
 });

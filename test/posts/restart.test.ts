@@ -5,13 +5,35 @@ import path from 'node:path';
 import { createLogger } from '../../src/logger';
 import { startHerald, type RunningHerald } from '../../src/main';
 import { findStuckPosts } from '../../src/posts/reconcile';
-import { createUserWithKey, request, testConfig } from '../helpers/api';
+import { runHerald } from '../../src/cli/main';
+import { createUserWithKey, request, testConfig, testEncryptionKey } from '../helpers/api';
 import { testDatabase, type TestDatabase } from '../helpers/db';
 import { silenceSdkLogs } from '../helpers/temporal';
 import { startXStandIn, type XStandIn } from '../standins/x';
 import { insertXAccount } from './fixtures';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `herald <args>` in this process with `env` set for the call; its stdout. */
+async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string }> {
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  const write = process.stdout.write.bind(process.stdout);
+  let stdout = '';
+  process.stdout.write = ((chunk: string | Uint8Array) => {
+    stdout += chunk.toString();
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    return { code: await runHerald(args), stdout };
+  } finally {
+    process.stdout.write = write;
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
 
 describe('Scheduled posts survive a restart of the service (embedded, memory-only Temporal)', function () {
   this.timeout(90_000);
@@ -57,6 +79,15 @@ describe('Scheduled posts survive a restart of the service (embedded, memory-onl
       'while the service is down the post is overdue',
     );
     assert.equal(x.tweets().filter((t) => t.text === 'across a restart').length, 0);
+    const cli = await runCli(['posts', 'stuck', '--older-than', '0'], { DATABASE_URL: database.url, HERALD_DATA_DIR: dataDir, HERALD_ENCRYPTION_KEY: testEncryptionKey, TEMPORAL_ADDRESS: '' });
+    assert.equal(cli.code, 0, cli.stdout);
+    const listed = JSON.parse(cli.stdout) as { temporal: string; stuck: Array<{ id: string; status: string; workflow: string }> };
+    assert.equal(listed.temporal, 'not_configured');
+    assert.deepEqual(
+      listed.stuck.filter((p) => p.id === id).map((p) => [p.status, p.workflow]),
+      [['scheduled', 'unknown']],
+      'herald posts stuck shows it too',
+    );
 
     herald = await start();
     let post: { status: string } | undefined;
