@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageFor } from '../../src/quota/quota';
-import { insertXAccount } from '../posts/fixtures';
+import { insertAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 
 /**
@@ -107,6 +107,39 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
       assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
     });
   }
+
+  it('a platform without a reply chain (telegram) publishes each part standalone, and rolls them back the same way', async () => {
+    const token = '7000001:telegram-thread-token';
+    const bot = h.standIns.telegram.addBot(token);
+    const chat = h.standIns.telegram.addChat({ username: 'heraldthreads' });
+    const telegram = await insertAccount(h.db, h.api.userId, {
+      platform: 'telegram',
+      platform_account_id: String(chat.id),
+      username: 'heraldthreads',
+      credentials: { bot_token: token },
+      settings: { chat_id: String(chat.id), chat_username: 'heraldthreads', bot_id: String(bot.id), bot_username: bot.username },
+    });
+    const ok = await h.api.request('POST', '/api/v1/threads', { body: { account_id: telegram.id, posts: [{ text: 'tg one' }, { text: 'tg two' }] } });
+    assert.equal(ok.status, 201, ok.text);
+    const sent = h.standIns.telegram.messages(chat.id);
+    assert.deepEqual(sent.map((m) => [m.text, m.deleted]), [['tg one', false], ['tg two', false]]);
+    const sends = h.standIns.telegram.standIn.calls('POST', /\/sendMessage$/);
+    assert.ok(sends.every((r) => r.json?.reply_parameters === undefined && r.json?.reply_to_message_id === undefined), 'no part replies to another');
+    assert.deepEqual(ok.body.data.posts.map((p: any) => [p.thread_order, p.platform_post_url]), [
+      [1, `https://t.me/heraldthreads/${sent[0]!.message_id}`],
+      [2, `https://t.me/heraldthreads/${sent[1]!.message_id}`],
+    ]);
+
+    h.standIns.telegram.standIn.inject({ method: 'POST', path: /\/sendMessage$/ }, { kind: 'delay', ms: 0 }, 1);
+    h.standIns.telegram.standIn.inject({ method: 'POST', path: /\/sendMessage$/ }, { kind: 'reply', response: { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: message is too long' } } });
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: telegram.id, posts: [{ text: 'tg three' }, { text: 'tg four' }] } });
+    assert.equal(res.status, 502, res.text);
+    assert.equal(res.body.error.code, 'upstream_error');
+    const head = h.standIns.telegram.messages(chat.id).find((m) => m.text === 'tg three')!;
+    assert.equal(head.deleted, true);
+    assert.deepEqual(res.body.error.thread_rollback, { platform: 'telegram', published: 1, rolled_back: [String(head.message_id)], still_live: [], rollback_supported: true, quota_refunded: true });
+    h.standIns.telegram.standIn.clearFaults();
+  });
 
   it('a part X refuses to delete stays live: 502 thread_rollback_incomplete with the exact rollback object, no rows, quota back', async () => {
     const before = await usageFor(h.db, h.api.userId, h.now());
