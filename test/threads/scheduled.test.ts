@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageFor } from '../../src/quota/quota';
+import { Client, WorkflowNotFoundError } from '@temporalio/client';
+import { createLogger } from '../../src/logger';
+import { reconcilePosts } from '../../src/posts/reconcile';
+import { createPostsRuntime } from '../../src/posts/runtime';
+import { postWorkflowId } from '../../src/posts/workflow-client';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
+import { testConfig } from '../helpers/api';
+import { testSealedBox } from '../posts/fixtures';
 import { insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 
@@ -126,5 +133,27 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
     assert.deepEqual(await settle(thread_id), { outcome: 'gone' });
     assert.equal(liveWithText('cancel one').length, 0);
+  });
+
+  it('the reconciler gives a scheduled thread whose workflow is gone one thread workflow (never a post workflow per part)', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'orphan one' }, { text: 'orphan two' }], schedule_at: inMinutes(45).toISOString() },
+    });
+    const { thread_id, posts } = res.body.data;
+    const client = new Client({ connection: h.env.connection, namespace: h.env.namespace });
+    await client.workflow.getHandle(threadWorkflowId(thread_id)).terminate('lost, as after a restart of the embedded server');
+    const rt = createPostsRuntime({ config: testConfig(), db: h.db, logger: createLogger('silent'), temporal: client }, { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox, now: h.now });
+    await reconcilePosts(rt, 'all');
+    const description = await client.workflow.getHandle(threadWorkflowId(thread_id)).describe();
+    assert.equal(description.status.name, 'RUNNING');
+    for (const post of posts) {
+      await assert.rejects(client.workflow.getHandle(postWorkflowId(post.id)).describe(), WorkflowNotFoundError);
+    }
+    const again = await reconcilePosts(rt, 'all');
+    assert.equal(again.started, 0, 'a running thread workflow is left alone');
+    assert.deepEqual(await settle(thread_id), { outcome: 'published', firstComment: null });
+    assert.deepEqual((await rows(thread_id)).map((r) => r.status), ['published', 'published']);
+    assert.equal(liveWithText('orphan one').length, 1);
   });
 });
