@@ -6,7 +6,7 @@ import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
-import { refundQuota, spendQuota } from '../src/quota/quota';
+import { refundQuota } from '../src/quota/quota';
 import { isPlatformFailure } from '../src/platforms/types';
 
 /**
@@ -36,23 +36,30 @@ export function createPostActivities(rt: PostsRuntime) {
     return db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
   }
 
+  /** One statement (atomic without a transaction): the row becomes `published` and its reservations are spent. */
   async function recordPublished(postId: string, outcome: { platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
-    await db.transaction().execute(async (trx) => {
-      const updated = await trx
-        .updateTable('posts')
-        .set({
-          status: 'published',
-          platform_post_id: outcome.platformPostId,
-          platform_post_url: outcome.url,
-          published_at: new Date(outcome.publishedAt),
-          error_message: null,
-          updated_at: sql`now()`,
-        })
-        .where('id', '=', postId)
-        .where('status', '=', 'publishing')
-        .executeTakeFirst();
-      if (updated.numUpdatedRows > 0n) await spendQuota(trx, [postId], ['post', 'scheduled', 'x_link']);
-    });
+    await db
+      .with('published', (qb) =>
+        qb
+          .updateTable('posts')
+          .set({
+            status: 'published',
+            platform_post_id: outcome.platformPostId,
+            platform_post_url: outcome.url,
+            published_at: new Date(outcome.publishedAt),
+            error_message: null,
+            updated_at: sql`now()`,
+          })
+          .where('id', '=', postId)
+          .where('status', '=', 'publishing')
+          .returning('id'),
+      )
+      .updateTable('quota_reservations')
+      .set({ state: 'spent', updated_at: sql`now()` })
+      .where('post_id', 'in', (qb) => qb.selectFrom('published').select('id'))
+      .where('kind', 'in', ['post', 'scheduled', 'x_link'])
+      .where('state', '=', 'reserved')
+      .execute();
   }
 
   return {

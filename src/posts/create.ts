@@ -23,7 +23,7 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   const structure = checkCreatePostStructure(body)[0];
   if (structure) throw new ApiError(structure.code, structure.message);
   const fanOut = body.account_ids !== undefined;
-  const accounts = await loadPostingAccounts(rt.db, userId, body.account_ids ?? [body.account_id!], fanOut);
+  const [accounts, limits] = await Promise.all([loadPostingAccounts(rt.db, userId, body.account_ids ?? [body.account_id!], fanOut), loadLimits(rt.db, userId)]);
   for (const account of accounts) {
     try {
       requireAvailablePlatform(account.platform, rt.config.comingSoon);
@@ -34,7 +34,6 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   }
 
   const now = rt.now();
-  const limits = await loadLimits(rt.db, userId);
   const validation = validatePostRequest(body, {
     accounts,
     plan: limits,
