@@ -48,6 +48,8 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
   if (early) throw new ApiError(early.code, early.message);
   // A draft thread is promoted whole (publishing-api.md "States and transitions" rule 3).
   if (row.thread_id !== null && row.status === 'draft' && checked.intent !== 'edit') return promoteDraftThread(rt, userId, row, body);
+  const redirected = await firstCommentOnLastPart(rt, userId, row, body);
+  if (redirected) return redirected;
   // A thread shares one time: its other parts move with this one and never count against its spacing.
   const unit = row.thread_id === null ? [row.id] : (await rt.db.selectFrom('posts').select('id').where('thread_id', '=', row.thread_id).execute()).map((r) => r.id);
   if (row.account_id === null) throw new ApiError('not_found', 'The account of this post was disconnected; the post can no longer change');
@@ -157,6 +159,20 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
   if (staysDraft) data.warnings = warnings;
   if (body.schedule_at !== undefined) data.rescheduled_post_ids = [...unit].sort();
   return { status: 200, body: { data } };
+}
+
+/**
+ * A thread's single first comment lives on its last part (it is published under it): sent on another part it is
+ * applied there, then the rest of the request to the named part. Answers when nothing else was asked.
+ */
+async function firstCommentOnLastPart(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<RouteResult | null> {
+  if (row.thread_id === null || body.first_comment === undefined) return null;
+  const last = await rt.db.selectFrom('posts').select('id').where('thread_id', '=', row.thread_id).orderBy('thread_order', 'desc').executeTakeFirstOrThrow();
+  if (last.id === row.id) return null;
+  const { first_comment, ...rest } = body;
+  await updatePost(rt, userId, last.id, { first_comment });
+  if (Object.values(rest).some((value) => value !== undefined)) return updatePost(rt, userId, row.id, rest);
+  return { status: 200, body: { data: await getPostView(rt.db, row.id) } };
 }
 
 /** Media replaced on a scheduled post: the copies downloaded for the old list are no longer needed. */

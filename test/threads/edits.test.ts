@@ -98,4 +98,24 @@ describe('Threads: rescheduling and promotion as one unit', function () {
     assert.deepEqual([row.status, row.promoted_to_id], ['draft', null]);
     assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
   });
+
+  it('a first comment sent on any part of a scheduled thread applies to the thread: it lives on the last part and is published under it', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'fc one' }, { text: 'fc two' }], schedule_at: inMinutes(400).toISOString() },
+    });
+    const { thread_id, posts } = res.body.data;
+    const patched = await h.api.request('PATCH', `/api/v1/posts/${posts[0].id}`, { body: { first_comment: 'fc comment', text: 'fc one, edited' } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual([patched.body.data.text, patched.body.data.first_comment], ['fc one, edited', null]);
+    const stored = await rows(thread_id);
+    assert.deepEqual(stored.map((r) => [r.text, r.first_comment_text, r.first_comment_status]), [
+      ['fc one, edited', null, null],
+      ['fc two', 'fc comment', 'pending'],
+    ]);
+    await h.env.sleep('400 minutes');
+    assert.deepEqual(await settle(thread_id), { outcome: 'published', firstComment: 'posted' });
+    const two = h.standIns.x.liveTweets().find((t) => t.text === 'fc two')!;
+    assert.deepEqual(h.standIns.x.liveTweets().find((t) => t.text === 'fc comment')!.referenced_tweets, [{ type: 'replied_to', id: two.id }]);
+  });
 });
