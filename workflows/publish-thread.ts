@@ -1,4 +1,4 @@
-import { condition, defineSignal, log, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, log, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadPartRef } from '../activities/threads';
 import type { PostActivities } from '../activities/posts';
@@ -19,6 +19,8 @@ export interface PublishThreadInput {
   threadId: string;
   /** Waits before each retry of a scheduled thread (ms); their count is the number of retries (3). */
   scheduledRetryDelaysMs: number[];
+  /** Quick retries of one part's transient failure (ms) before the thread is given up and rolled back. */
+  partRetryDelaysMs: number[];
 }
 
 /** `error.thread_rollback` (publishing-api.md "Thread rollback object"). */
@@ -81,7 +83,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       continue;
     }
 
-    const attempt = await publishParts(claim.parts);
+    const attempt = await publishParts(claim.parts, input.partRetryDelaysMs);
     if (attempt.ok) {
       await bookkeeping.recordThreadPublished({ threadId: input.threadId, parts: attempt.published, publishedAt: Date.now() });
       const firstComment = claim.firstCommentPostId ? await platformCall.publishFirstComment({ postId: claim.firstCommentPostId }) : null;
@@ -117,12 +119,17 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
 }
 
 /** Publishes the parts in order, each replying to the previous one (root: the first); stops at the first refusal. */
-async function publishParts(parts: ThreadPartRef[]): Promise<{ ok: true; published: PublishedPart[] } | { ok: false; published: PublishedPart[]; failure: Failure }> {
+async function publishParts(parts: ThreadPartRef[], retryDelaysMs: number[]): Promise<{ ok: true; published: PublishedPart[] } | { ok: false; published: PublishedPart[]; failure: Failure }> {
   const published: PublishedPart[] = [];
   for (const part of parts) {
     const previous = published[published.length - 1];
     const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
-    const result = await platformCall.publishThreadPart({ postId: part.postId, replyTo });
+    let result = await platformCall.publishThreadPart({ postId: part.postId, replyTo });
+    // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo the thread.
+    for (let retry = 0; !result.ok && retry < retryDelaysMs.length && quickRetry(result, retryDelaysMs[retry]!); retry += 1) {
+      await sleep(retryDelaysMs[retry]!);
+      result = await platformCall.publishThreadPart({ postId: part.postId, replyTo });
+    }
     if (!result.ok) return { ok: false, published, failure: { ...result, threadOrder: part.threadOrder } };
     published.push({ postId: part.postId, threadOrder: part.threadOrder, platformPostId: result.platformPostId, url: result.url });
   }
@@ -170,6 +177,11 @@ function failureMessage(claim: Extract<ThreadClaim, { kind: 'publish' }>, failur
   const parts = rollback.still_live.map((p) => p.thread_order).join(', ');
   const why = rollback.rollback_supported ? 'could not be deleted' : 'cannot be deleted through the API for this account';
   return `${refusal} Part${rollback.still_live.length === 1 ? '' : 's'} ${parts} ${rollback.still_live.length === 1 ? 'is' : 'are'} still live and ${why}; delete ${rollback.still_live.length === 1 ? 'it' : 'them'} on the platform before sending the thread again.`;
+}
+
+function quickRetry(failure: Extract<PartAttempt, { ok: false }>, delayMs: number): boolean {
+  if (failure.kind === 'retryable') return true;
+  return failure.kind === 'rate_limited' && (failure.retryAfterSeconds ?? 0) * 1000 <= delayMs;
 }
 
 /** A scheduled thread whose attempt was fully undone retries any refusal, except when its outcome is unknown or the account can no longer send. */

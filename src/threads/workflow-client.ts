@@ -13,7 +13,7 @@ export const threadWorkflowId = (threadId: string) => `thread-${threadId}`;
 const threadChangedSignal = 'threadChanged';
 
 export function publishThreadInput(rt: PostsRuntime, threadId: string): PublishThreadInput {
-  return { threadId, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs] };
+  return { threadId, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs], partRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
 }
 
 function client(rt: PostsRuntime) {

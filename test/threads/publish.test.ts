@@ -141,6 +141,22 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
     h.standIns.telegram.standIn.clearFaults();
   });
 
+  it('a transient fault on a part is retried on that part; the thread goes out whole and nothing is deleted', async () => {
+    const texts = ['hiccup one', 'hiccup two'];
+    const deletesBefore = h.standIns.x.standIn.calls('DELETE').length;
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'delay', ms: 0 }, 1);
+    h.standIns.x.standIn.inject(
+      { method: 'POST', path: '/2/tweets' },
+      { kind: 'reply', response: { status: 503, headers: { 'content-type': 'application/json' }, json: { title: 'Service Unavailable', detail: 'Service Unavailable', type: 'about:blank', status: 503 } } },
+    );
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: texts.map((text) => ({ text })) } });
+    assert.equal(res.status, 201, res.text);
+    const [one, two] = texts.map((t) => tweetByText(t)!);
+    assert.deepEqual(two!.referenced_tweets, [{ type: 'replied_to', id: one!.id }]);
+    assert.equal(h.standIns.x.standIn.calls('DELETE').length, deletesBefore);
+    assert.deepEqual(res.body.data.posts.map((p: any) => [p.status, p.retry_count]), [['published', 0], ['published', 0]]);
+  });
+
   it('a part X refuses to delete stays live: 502 thread_rollback_incomplete with the exact rollback object, no rows, quota back', async () => {
     const before = await usageFor(h.db, h.api.userId, h.now());
     const texts = [1, 2, 3, 4].map((n) => `incomplete part ${n}`);

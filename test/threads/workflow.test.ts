@@ -60,7 +60,7 @@ describe('publishThread workflow: compensation rules', function () {
     const taskQueue = `threads-wf-${randomUUID()}`;
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
     const result = await worker.runUntil(
-      env.client.workflow.execute('publishThread', { taskQueue, workflowId: `thread-${randomUUID()}`, args: [{ threadId: 't', scheduledRetryDelaysMs: [60_000] }] }),
+      env.client.workflow.execute('publishThread', { taskQueue, workflowId: `thread-${randomUUID()}`, args: [{ threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [] }] }),
     );
     return { result: result as PublishThreadResult, calls };
   }
