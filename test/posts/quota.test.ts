@@ -69,4 +69,31 @@ describe('Monthly post quota', function () {
     const reservations = await h.db.selectFrom('quota_reservations').select('id').where('user_id', '=', user.userId).execute();
     assert.equal(reservations.length, 10);
   });
+
+  it('Free: a fan-out that does not fit is refused whole (429), nothing published', async () => {
+    const user = await userWithUsage('free', 29);
+    const second = await insertXAccount(h.db, user.userId, h.standIns.x);
+    const res = await h.api.request('POST', '/api/v1/posts', { key: user.apiKey, body: { account_ids: [user.account.id, second.id], text: 'two of us' } });
+    assert.equal(res.status, 429);
+    assert.match(res.body.error.message, /this request needs 2 \(first comments count as posts\) and 1 is left/);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'two of us').length, 0);
+  });
+
+  it('adding a first comment to a scheduled post reserves it; removing it returns it', async () => {
+    await h.syncClock();
+    const user = await userWithUsage('free', 0);
+    const at = new Date(h.now().getTime() + 3 * 3_600_000).toISOString();
+    const res = await h.api.request('POST', '/api/v1/posts', { key: user.apiKey, body: { account_id: user.account.id, text: 'edit me', schedule_at: at } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal((await usageFor(h.db, user.userId, h.now())).posts, 1);
+    const added = await h.api.request('PATCH', `/api/v1/posts/${res.body.data.id}`, { key: user.apiKey, body: { first_comment: 'now with a comment' } });
+    assert.equal(added.status, 200, added.text);
+    assert.deepEqual(added.body.data.first_comment, { text: 'now with a comment', status: 'pending', comment_id: null, error: null });
+    assert.equal((await usageFor(h.db, user.userId, h.now())).posts, 2);
+    const removed = await h.api.request('PATCH', `/api/v1/posts/${res.body.data.id}`, { key: user.apiKey, body: { first_comment: '' } });
+    assert.equal(removed.body.data.first_comment, null);
+    assert.equal((await usageFor(h.db, user.userId, h.now())).posts, 1);
+    await h.api.request('DELETE', `/api/v1/posts/${res.body.data.id}`, { key: user.apiKey });
+    assert.deepEqual(await usageFor(h.db, user.userId, h.now()), { month: (await usageFor(h.db, user.userId, h.now())).month, posts: 0, scheduled: 0, overage: 0, x_link_posts: 0 });
+  });
 });
