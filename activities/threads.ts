@@ -5,6 +5,7 @@ import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
+import { platformName } from '../src/platforms/availability';
 import { capabilities, deleteSupported } from '../src/platforms/capabilities';
 import { isPlatformFailure, type PlatformSlug } from '../src/platforms/types';
 import { refundQuota, spendQuota } from '../src/quota/quota';
@@ -28,6 +29,8 @@ export type ThreadClaim =
       kind: 'publish';
       scheduled: boolean;
       platform: PlatformSlug;
+      /** The platform's name for messages (`X`, `Bluesky`...). */
+      platformName: string;
       parts: ThreadPartRef[];
       /** The last part, when the thread carries a first comment (published under it). */
       firstCommentPostId: string | null;
@@ -76,6 +79,7 @@ export function createThreadActivities(rt: PostsRuntime) {
           kind: 'publish',
           scheduled: first.scheduled_at !== null,
           platform: first.platform,
+          platformName: platformName(first.platform),
           parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
           firstCommentPostId: last.first_comment_text !== null && last.first_comment_status === 'pending' ? last.id : null,
           rollbackSupported: await rollbackSupportedFor(first),

@@ -1,6 +1,6 @@
 import { condition, defineSignal, log, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
-import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadPartRef } from '../activities/threads';
+import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim } from '../activities/threads';
 import type { PostActivities } from '../activities/posts';
 
 /**
@@ -83,10 +83,10 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       continue;
     }
 
-    const attempt = await publishParts(claim.parts, input.partRetryDelaysMs);
+    const attempt = await publishParts(claim, input.partRetryDelaysMs);
     if (attempt.ok) {
       await bookkeeping.recordThreadPublished({ threadId: input.threadId, parts: attempt.published, publishedAt: Date.now() });
-      const firstComment = claim.firstCommentPostId ? await platformCall.publishFirstComment({ postId: claim.firstCommentPostId }) : null;
+      const firstComment = claim.firstCommentPostId ? await publishFirstComment(claim.firstCommentPostId) : null;
       await bookkeeping.cleanupThreadMedia({ threadId: input.threadId });
       return { outcome: 'published', firstComment };
     }
@@ -118,17 +118,36 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
   }
 }
 
+/** The thread is live whatever happens to its first comment; a crash leaves the comment `pending` (retryable by the user). */
+async function publishFirstComment(postId: string): Promise<'posted' | 'failed' | 'skipped'> {
+  try {
+    return await platformCall.publishFirstComment({ postId });
+  } catch (err) {
+    log.warn('the first comment of a thread could not be sent', { postId, error: String(err) });
+    return 'failed';
+  }
+}
+
 /** Publishes the parts in order, each replying to the previous one (root: the first); stops at the first refusal. */
-async function publishParts(parts: ThreadPartRef[], retryDelaysMs: number[]): Promise<{ ok: true; published: PublishedPart[] } | { ok: false; published: PublishedPart[]; failure: Failure }> {
+async function publishParts(claim: Extract<ThreadClaim, { kind: 'publish' }>, retryDelaysMs: number[]): Promise<{ ok: true; published: PublishedPart[] } | { ok: false; published: PublishedPart[]; failure: Failure }> {
   const published: PublishedPart[] = [];
-  for (const part of parts) {
+  // An activity that crashed or timed out may have published: its outcome is unknown, and the thread is rolled back.
+  const call = async (input: Parameters<ThreadActivities['publishThreadPart']>[0]): Promise<PartAttempt> => {
+    try {
+      return await platformCall.publishThreadPart(input);
+    } catch (err) {
+      log.warn('a thread part could not be confirmed', { postId: input.postId, error: String(err) });
+      return { ok: false, kind: 'unknown_outcome', message: `${claim.platformName} did not confirm whether the post was published; check the account before sending it again.`, retryAfterSeconds: null };
+    }
+  };
+  for (const part of claim.parts) {
     const previous = published[published.length - 1];
     const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
-    let result = await platformCall.publishThreadPart({ postId: part.postId, replyTo });
+    let result = await call({ postId: part.postId, replyTo });
     // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo the thread.
     for (let retry = 0; !result.ok && retry < retryDelaysMs.length && quickRetry(result, retryDelaysMs[retry]!); retry += 1) {
       await sleep(retryDelaysMs[retry]!);
-      result = await platformCall.publishThreadPart({ postId: part.postId, replyTo });
+      result = await call({ postId: part.postId, replyTo });
     }
     if (!result.ok) return { ok: false, published, failure: { ...result, threadOrder: part.threadOrder } };
     published.push({ postId: part.postId, threadOrder: part.threadOrder, platformPostId: result.platformPostId, url: result.url });

@@ -25,6 +25,8 @@ describe('publishThread workflow: compensation rules', function () {
     rollbackSupported: boolean;
     refuseAt: number;
     removal: (platformPostId: string) => PartRemoval;
+    /** This part's activity throws (a crash, not a platform answer). */
+    crashAt?: number;
   }
 
   async function run(script: Script, parts = 3): Promise<{ result: PublishThreadResult; calls: string[] }> {
@@ -38,6 +40,7 @@ describe('publishThread workflow: compensation rules', function () {
           kind: 'publish',
           scheduled: false,
           platform: 'instagram',
+          platformName: 'Instagram',
           parts: Array.from({ length: parts }, (_, i) => ({ postId: `p${i + 1}`, threadOrder: i + 1 })),
           firstCommentPostId: null,
           rollbackSupported: script.rollbackSupported,
@@ -46,6 +49,7 @@ describe('publishThread workflow: compensation rules', function () {
       async publishThreadPart(input): Promise<PartAttempt> {
         calls.push(`publish ${input.postId} replyTo=${input.replyTo?.platformPostId ?? '-'} root=${input.replyTo?.rootPlatformPostId ?? '-'}`);
         const n = Number(input.postId.slice(1));
+        if (n === script.crashAt) throw new Error('worker lost');
         if (n === script.refuseAt) return { ok: false, kind: 'permanent', message: 'Instagram refused the post.', retryAfterSeconds: null };
         return { ok: true, platformPostId: `ig-${n}`, url: `https://www.instagram.com/p/ig${n}/` };
       },
@@ -124,5 +128,16 @@ describe('publishThread workflow: compensation rules', function () {
       ['ig-1'],
       [{ thread_order: 2, platform_post_id: 'ig-2', platform_post_url: 'https://www.instagram.com/p/ig2/' }],
     ]);
+  });
+
+  it('a part whose activity crashes (outcome unknown) rolls back what was published instead of failing the workflow', async () => {
+    const { result, calls } = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', crashAt: 2 });
+    assert.deepEqual(calls, ['publish p1 replyTo=- root=-', 'publish p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'discard']);
+    assert.deepEqual(result, {
+      outcome: 'failed',
+      code: 'upstream_error',
+      message: 'Instagram did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.',
+      rollback: { platform: 'instagram', published: 1, rolled_back: ['ig-1'], still_live: [], rollback_supported: true, quota_refunded: true },
+    });
   });
 });
