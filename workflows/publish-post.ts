@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { ClaimResult, PostActivities, PublishAttempt } from '../activities/posts';
 
@@ -23,7 +23,14 @@ export interface PublishPostInput {
   scheduledRetryDelaysMs: number[];
   /** Quick retries of an immediate post's transient failure (ms), inside the API request. */
   immediateRetryDelaysMs: number[];
+  /** Carried over by continue-as-new: attempts already failed and the earliest next attempt (workflow time, ms). */
+  carried?: { failures: number; notBefore: number };
+  /** History length after which a waiting workflow continues as new (default 2,000; tests make it small). */
+  historyLimit?: number;
 }
+
+/** A post edited or rescheduled many times starts a fresh history rather than growing one without bound. */
+const HISTORY_LIMIT = 2_000;
 
 export type PublishPostResult = { outcome: 'published'; firstComment: 'posted' | 'failed' | 'skipped' | null } | { outcome: 'failed' | 'gone' | 'cancelled' };
 
@@ -51,8 +58,8 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
   setHandler(postEdited, wake);
   setHandler(cancelPost, wake);
 
-  let notBefore = 0;
-  let failures = 0;
+  let notBefore = input.carried?.notBefore ?? 0;
+  let failures = input.carried?.failures ?? 0;
   let skipClaim = input.immediate === true;
   for (;;) {
     // Reset before reading: a change signalled while the row is being read still wakes the wait that follows.
@@ -66,6 +73,9 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
       if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
       if (claim.kind === 'wait') {
         await condition(() => woken, Math.max(1, claim.until - Date.now()));
+        if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT)) {
+          await continueAsNew<typeof publishPost>({ ...input, immediate: false, carried: { failures, notBefore } });
+        }
         continue;
       }
       scheduled = claim.scheduled;

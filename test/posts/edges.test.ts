@@ -155,4 +155,27 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     const stored = await h.db.selectFrom('posts').select('platform_post_url').where('id', '=', res.body.data.id).executeTakeFirstOrThrow();
     assert.equal(stored.platform_post_url, threads.permalinkOf(post));
   });
+
+  it('a post edited many times while it waits continues as new and still publishes once', async () => {
+    await h.syncClock();
+    const row = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: 'many edits', status: 'scheduled', scheduled_at: inMinutes(600) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const handle = await h.env.client.workflow.start('publishPost', {
+      taskQueue: h.taskQueue,
+      workflowId: `post-${row.id}`,
+      args: [{ postId: row.id, scheduledRetryDelaysMs: [60_000], immediateRetryDelaysMs: [], historyLimit: 12 }],
+    });
+    for (let i = 0; i < 8; i++) {
+      await h.db.updateTable('posts').set({ text: `many edits ${i}` }).where('id', '=', row.id).execute();
+      await handle.signal('postEdited');
+      await h.env.sleep(100);
+    }
+    const first = await h.env.client.workflow.getHandle(`post-${row.id}`, handle.firstExecutionRunId).describe();
+    assert.equal(first.status.name, 'CONTINUED_AS_NEW');
+    assert.deepEqual(await h.settle(row.id), { outcome: 'published', firstComment: null });
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('many edits')).map((t) => t.text).join(), 'many edits 7');
+  });
 });
