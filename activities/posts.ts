@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
+import { markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
 import { cancelPosts } from '../src/posts/cancel';
 import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { sendFirstComment } from '../src/posts/first-comment';
@@ -99,23 +99,16 @@ export function createPostActivities(rt: PostsRuntime) {
       const row = await loadRow(input.postId);
       if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing' };
       const inactive = { ok: false as const, kind: 'account_inactive' as const, message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
-      if (row.account_id === null) return inactive;
-      let context;
-      try {
-        context = await loadPlatformContext(db, rt.sealedBox, row.account_id);
-      } catch (err) {
-        if (err instanceof AccountNotConnectedError) return inactive;
-        throw err;
-      }
-      if (!context.account.active) return inactive;
+      const ctx = await publishingContextOf(rt, row);
+      if (!ctx) return inactive;
       const request = await publishRequestFor(rt, row);
       const adapter = rt.adapters[row.platform];
       let published;
       try {
         // A post found `publishing` by a restarted workflow may already be live (the process stopped between the
         // platform's answer and the write): ask the platform before creating it again.
-        const found = input.lookFirst && adapter.findPublished ? await adapter.findPublished(context.ctx, request) : null;
-        published = found ?? (await adapter.publish(context.ctx, request));
+        const found = input.lookFirst && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
+        published = found ?? (await adapter.publish(ctx, request));
       } catch (err) {
         if (!isPlatformFailure(err)) throw err;
         rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { PostRow } from '../src/db/tables/posts';
-import { AccountNotConnectedError, loadPlatformContext } from '../src/posts/accounts-port';
+import { AccountNotConnectedError, loadPlatformContext, publishingContextOf } from '../src/posts/accounts-port';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
@@ -96,19 +96,12 @@ export function createThreadActivities(rt: PostsRuntime) {
       const row = await db.selectFrom('posts').selectAll().where('id', '=', input.postId).executeTakeFirst();
       if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null };
       const inactive: PartAttempt = { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
-      if (row.account_id === null) return inactive;
-      let context;
-      try {
-        context = await loadPlatformContext(db, rt.sealedBox, row.account_id);
-      } catch (err) {
-        if (err instanceof AccountNotConnectedError) return inactive;
-        throw err;
-      }
-      if (!context.account.active) return inactive;
+      const ctx = await publishingContextOf(rt, row);
+      if (!ctx) return inactive;
       const request = await publishRequestFor(rt, row);
       if (input.replyTo && capabilities[row.platform].nativeThreads) request.replyTo = input.replyTo;
       try {
-        const published = await rt.adapters[row.platform].publish(context.ctx, request);
+        const published = await rt.adapters[row.platform].publish(ctx, request);
         await db
           .updateTable('posts')
           .set({ platform_post_id: published.platformPostId, platform_post_url: published.url, updated_at: sql`now()` })

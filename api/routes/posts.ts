@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ErrorCode } from '../../src/errors';
 import { createPosts } from '../../src/posts/create';
 import { deletePost, getPost, setHidden } from '../../src/posts/manage';
 import { PostSchema } from '../../src/posts/post-view';
@@ -31,6 +32,21 @@ export function postsRuntimeOf(deps: AppDeps): PostsRuntime {
 const idParams = z.strictObject({ id: z.string() });
 const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 
+
+/** What creating a post or a thread may answer besides the errors every route may. */
+export const creationErrors: ErrorCode[] = [
+  'unsupported_media',
+  'first_comment_unsupported',
+  'configuration_unsupported',
+  'x_link_posts_require_paid_plan',
+  'not_found',
+  'media_not_found',
+  'usage_limit_exceeded',
+  'platform_coming_soon',
+  'upstream_error',
+  'media_storage_failed',
+];
+
 export const postsRoutes = [
   defineRoute({
     method: 'post',
@@ -46,18 +62,7 @@ export const postsRoutes = [
       201: { description: 'The post (single account) or the fan-out result', schema: z.union([data(PostSchema), data(FanOutResponseSchema)]) },
       207: { description: 'Fan-out where at least one account failed', schema: data(FanOutResponseSchema) },
     },
-    errors: [
-      'unsupported_media',
-      'first_comment_unsupported',
-      'configuration_unsupported',
-      'x_link_posts_require_paid_plan',
-      'not_found',
-      'media_not_found',
-      'usage_limit_exceeded',
-      'platform_coming_soon',
-      'upstream_error',
-      'media_storage_failed',
-    ],
+    errors: creationErrors,
     handler: async ({ body, auth, deps }) => createPosts(postsRuntimeOf(deps), auth.userId, body),
   }),
   defineRoute({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { CreateThreadBodySchema, ThreadFanOutResponseSchema, ThreadSchema } from '../../src/posts/rules';
 import { createThreads } from '../../src/threads/create';
 import { defineRoute } from '../route';
-import { postsRuntimeOf } from './posts';
+import { creationErrors, postsRuntimeOf } from './posts';
 
 const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 
@@ -21,19 +21,7 @@ export const threadsRoutes = [
       201: { description: 'The thread (single account) or the fan-out result', schema: z.union([data(ThreadSchema), data(ThreadFanOutResponseSchema)]) },
       207: { description: 'Fan-out where at least one account failed', schema: data(ThreadFanOutResponseSchema) },
     },
-    errors: [
-      'unsupported_media',
-      'first_comment_unsupported',
-      'configuration_unsupported',
-      'x_link_posts_require_paid_plan',
-      'not_found',
-      'media_not_found',
-      'usage_limit_exceeded',
-      'platform_coming_soon',
-      'upstream_error',
-      'thread_rollback_incomplete',
-      'media_storage_failed',
-    ],
+    errors: [...creationErrors, 'thread_rollback_incomplete'],
     handler: async ({ body, auth, deps }) => createThreads(postsRuntimeOf(deps), auth.userId, body),
   }),
 ];

@@ -1,6 +1,12 @@
+import { AccountNotConnectedError, loadPlatformContext } from '../accounts/platform-context';
 import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
+import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
+import { requireAvailablePlatform } from '../platforms/availability';
+import type { PlatformContext } from '../platforms/types';
+import { accountPrefix } from './rules';
+import type { PostsRuntime } from './runtime';
 
 /**
  * What the posts feature needs from accounts, in one file: the active accounts a request names (404 otherwise), and
@@ -21,6 +27,35 @@ export async function loadPostingAccounts(db: Db, userId: string, ids: readonly 
   });
 }
 
-export { loadPlatformContext, AccountNotConnectedError } from '../accounts/platform-context';
+/** `loadPostingAccounts`, then each account's platform must be open for posting (501 otherwise, prefixed in a fan-out). */
+export async function loadPublishableAccounts(rt: PostsRuntime, userId: string, ids: readonly string[], fanOut: boolean): Promise<AccountRow[]> {
+  const accounts = await loadPostingAccounts(rt.db, userId, ids, fanOut);
+  for (const account of accounts) {
+    try {
+      requireAvailablePlatform(account.platform, rt.config.comingSoon);
+    } catch (err) {
+      if (err instanceof ApiError) throw err.prefixed(accountPrefix(account, fanOut));
+      throw err;
+    }
+  }
+  return accounts;
+}
+
+/**
+ * The credentials a publish activity sends with, or null when the post's account can no longer send (disconnected,
+ * deactivated, connection lost): the caller reports `account_inactive` and sends nothing.
+ */
+export async function publishingContextOf(rt: PostsRuntime, row: PostRow): Promise<PlatformContext | null> {
+  if (row.account_id === null) return null;
+  try {
+    const { account, ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
+    return account.active ? ctx : null;
+  } catch (err) {
+    if (err instanceof AccountNotConnectedError) return null;
+    throw err;
+  }
+}
+
+export { loadPlatformContext, AccountNotConnectedError };
 export { markConnectionLost } from '../accounts/lifecycle';
 export type { AccountLifecycle, AccountInactiveReason } from '../accounts/lifecycle';

@@ -2,12 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { requireAvailablePlatform } from '../platforms/availability';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
-import { loadPostingAccounts } from './accounts-port';
+import { loadPublishableAccounts } from './accounts-port';
 import { prepareMedia } from './prepare-media';
 import { publishOutcomeResponse, type CreatedPost } from './respond';
-import { accountPrefix, validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
+import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { scheduledTimesOf } from './schedule-times';
@@ -23,15 +22,7 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   const structure = checkCreatePostStructure(body)[0];
   if (structure) throw new ApiError(structure.code, structure.message);
   const fanOut = body.account_ids !== undefined;
-  const [accounts, limits] = await Promise.all([loadPostingAccounts(rt.db, userId, body.account_ids ?? [body.account_id!], fanOut), loadLimits(rt.db, userId)]);
-  for (const account of accounts) {
-    try {
-      requireAvailablePlatform(account.platform, rt.config.comingSoon);
-    } catch (err) {
-      if (err instanceof ApiError) throw err.prefixed(accountPrefix(account, fanOut));
-      throw err;
-    }
-  }
+  const [accounts, limits] = await Promise.all([loadPublishableAccounts(rt, userId, body.account_ids ?? [body.account_id!], fanOut), loadLimits(rt.db, userId)]);
 
   const now = rt.now();
   const validation = validatePostRequest(body, {

@@ -4,11 +4,10 @@ import type { Database } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { requireAvailablePlatform } from '../platforms/availability';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
-import { loadPostingAccounts } from '../posts/accounts-port';
+import { loadPublishableAccounts } from '../posts/accounts-port';
 import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
-import { accountPrefix, validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
+import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
 import type { RouteResult } from '../posts/route-result';
 import type { PostsRuntime } from '../posts/runtime';
@@ -31,15 +30,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   const selection = checkAccountSelection(body)[0];
   if (selection) throw new ApiError(selection.code, selection.message);
   const fanOut = body.account_ids !== undefined;
-  const accounts = await loadPostingAccounts(rt.db, userId, body.account_ids ?? [body.account_id!], fanOut);
-  for (const account of accounts) {
-    try {
-      requireAvailablePlatform(account.platform, rt.config.comingSoon);
-    } catch (err) {
-      if (err instanceof ApiError) throw err.prefixed(accountPrefix(account, fanOut));
-      throw err;
-    }
-  }
+  const accounts = await loadPublishableAccounts(rt, userId, body.account_ids ?? [body.account_id!], fanOut);
 
   const now = rt.now();
   const limits = await loadLimits(rt.db, userId);
