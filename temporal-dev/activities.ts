@@ -16,7 +16,12 @@ const TIMEOUT_NAMES: Record<number, string> = {
   [TimeoutType.HEARTBEAT!]: 'Heartbeat',
 };
 
-export function scheduleActivity(engine: Engine, run: Run, a: Msg, completedEventId: number): void {
+/**
+ * Schedules an activity. With `eager` (the completing worker asked for eager execution and polls the activity's
+ * task queue), the task is started for that worker at once and returned, to go out in the completion response as
+ * the real server does; otherwise it is queued for pollers and null is returned.
+ */
+export function scheduleActivity(engine: Engine, run: Run, a: Msg, completedEventId: number, eager?: PollRequest): Msg | null {
   const now = engine.now();
   const scheduleToClose = durationMs(a.scheduleToCloseTimeout);
   const startToClose = durationMs(a.startToCloseTimeout) || scheduleToClose;
@@ -57,15 +62,25 @@ export function scheduleActivity(engine: Engine, run: Run, a: Msg, completedEven
   if (scheduleToClose) {
     act.scheduleToClose = engine.scheduler.after(scheduleToClose, () => timeOut(engine, run, act, TimeoutType.SCHEDULE_TO_CLOSE!));
   }
+  if (eager && attrs.taskQueue.name === run.taskQueue) {
+    markQueued(engine, run, act);
+    const task = take(engine, run, act, act.attempt, eager);
+    if (task) return task;
+  }
   enqueue(engine, run, act);
+  return null;
 }
 
-function enqueue(engine: Engine, run: Run, act: ActivityState): void {
-  if (!run.open || run.activities.get(act.scheduledEventId) !== act) return;
+function markQueued(engine: Engine, run: Run, act: ActivityState): void {
   act.state = 'scheduled';
   act.attemptScheduledTime = engine.now();
   clearDeadlines(act);
   engine.liveActivities.set(act, { run, queuedAt: Date.now() });
+}
+
+function enqueue(engine: Engine, run: Run, act: ActivityState): void {
+  if (!run.open || run.activities.get(act.scheduledEventId) !== act) return;
+  markQueued(engine, run, act);
   const scheduleToStart = durationMs(act.attrs.scheduleToStartTimeout);
   if (scheduleToStart) {
     act.deadlines.push(engine.scheduler.after(scheduleToStart, () => timeOut(engine, run, act, TimeoutType.SCHEDULE_TO_START!)));

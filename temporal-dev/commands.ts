@@ -14,6 +14,8 @@ import { mergeSearchAttributes } from './visibility';
 export interface CommandOutcome {
   needsWorkflowTask: boolean;
   afterCommit: Array<() => void>;
+  /** Activity tasks started for the completing worker (eager execution), returned in the completion response. */
+  eagerActivityTasks: Msg[];
 }
 
 export function handleCommands(
@@ -23,17 +25,22 @@ export function handleCommands(
   messages: Msg[],
   completedEventId: number,
   _wft: WorkflowTask,
+  worker?: { identity: string },
 ): CommandOutcome {
-  const outcome: CommandOutcome = { needsWorkflowTask: false, afterCommit: [] };
+  const outcome: CommandOutcome = { needsWorkflowTask: false, afterCommit: [], eagerActivityTasks: [] };
   const pendingMessages = new Map<string, Msg>(messages.map((m) => [m.id as string, m]));
   const now = engine.now();
   const base = { workflowTaskCompletedEventId: completedEventId };
   for (const command of commands) {
     if (!run.open) break;
     switch (command.commandType) {
-      case CommandType.SCHEDULE_ACTIVITY_TASK:
-        scheduleActivity(engine, run, command.scheduleActivityTaskCommandAttributes ?? {}, completedEventId);
+      case CommandType.SCHEDULE_ACTIVITY_TASK: {
+        const a = command.scheduleActivityTaskCommandAttributes ?? {};
+        // The worker reserved a slot for each activity it asks to run eagerly (sdk-core only asks for its own queue).
+        const task = scheduleActivity(engine, run, a, completedEventId, worker && a.requestEagerExecution ? worker : undefined);
+        if (task) outcome.eagerActivityTasks.push(task);
         break;
+      }
       case CommandType.REQUEST_CANCEL_ACTIVITY_TASK:
         if (requestCancelActivity(engine, run, command.requestCancelActivityTaskCommandAttributes ?? {}, completedEventId)) {
           outcome.needsWorkflowTask = true;

@@ -130,14 +130,15 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
   );
   run.lastCompletedStartedEventId = wft.startedEventId;
   answerAttachedQueries(engine, run, req.queryResults ?? {});
-  const outcome = handleCommands(engine, run, commands, req.messages ?? [], completedEventId, wft);
+  const outcome = handleCommands(engine, run, commands, req.messages ?? [], completedEventId, wft, { identity: req.identity ?? '' });
   flushBuffered(run);
   if (run.open && (outcome.needsWorkflowTask || req.forceCreateNewWorkflowTask || run.wftWanted || hasUndelivered(run))) {
     scheduleWorkflowTask(engine, run);
   }
   for (const action of outcome.afterCommit) action();
   if (!run.wft) redispatchAttached(engine, run);
-  return {};
+  // A run closed by the same completion has already dropped its activities: their tasks would only fail.
+  return run.open && outcome.eagerActivityTasks.length ? { activityTasks: outcome.eagerActivityTasks } : {};
 }
 
 export function failWorkflowTask(engine: Engine, req: Msg): Msg {

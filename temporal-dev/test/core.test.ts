@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, QueryNotRegisteredError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState, TerminatedFailure } from '@temporalio/common';
+import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
 import { useSuite } from './setup';
 import {
@@ -237,6 +238,54 @@ describe('temporal-dev: core workflow lifecycle', function () {
       assert.equal((await handle.describe()).status.name, 'RUNNING');
       await handle.terminate('cleanup');
     });
+  });
+
+  it('hands an activity the completing worker asked to run eagerly back in the completion (same task queue only)', async () => {
+    const taskQueue = s.taskQueue();
+    const service = s.env.client.workflowService;
+    const workflowId = `eager-${taskQueue}`;
+    await service.startWorkflowExecution({
+      namespace: 'default',
+      workflowId,
+      workflowType: { name: 'accumulator' },
+      taskQueue: { name: taskQueue },
+      requestId: `eager-${taskQueue}`,
+      identity: 'test',
+    });
+    const task = await service.pollWorkflowTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, identity: 'raw-worker' });
+    const schedule = (activityId: string, queue: string, requestEagerExecution: boolean) => ({
+      commandType: temporal.api.enums.v1.CommandType.COMMAND_TYPE_SCHEDULE_ACTIVITY_TASK,
+      scheduleActivityTaskCommandAttributes: {
+        activityId,
+        activityType: { name: 'echo' },
+        taskQueue: { name: queue },
+        startToCloseTimeout: msToTs('1 minute'),
+        requestEagerExecution,
+      },
+    });
+    const completed: temporal.api.workflowservice.v1.IRespondWorkflowTaskCompletedResponse = await service.respondWorkflowTaskCompleted({
+      namespace: 'default',
+      taskToken: task.taskToken,
+      identity: 'raw-worker',
+      commands: [schedule('eager', taskQueue, true), schedule('queued', taskQueue, false), schedule('elsewhere', `${taskQueue}-other`, true)],
+    });
+    assert.deepEqual(completed.activityTasks?.map((t) => [t.activityId, t.attempt]), [['eager', 1]]);
+    const pending = (await s.env.client.workflow.getHandle(workflowId).describe()).raw.pendingActivities ?? [];
+    assert.deepEqual(
+      pending.map((a) => [a.activityId, a.state]),
+      [
+        ['eager', temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED],
+        ['queued', temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED],
+        ['elsewhere', temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED],
+      ],
+    );
+    // The eager task is a started attempt like a polled one: its token completes it.
+    await service.respondActivityTaskCompleted({ namespace: 'default', taskToken: completed.activityTasks![0]!.taskToken, identity: 'raw-worker' });
+    const events = (await s.env.client.workflow.getHandle(workflowId).fetchHistory()).events!;
+    const started = events.find((e) => e.activityTaskStartedEventAttributes);
+    assert.equal(started?.activityTaskStartedEventAttributes?.identity, 'raw-worker');
+    assert.ok(events.some((e) => e.activityTaskCompletedEventAttributes));
+    await s.env.client.workflow.getHandle(workflowId).terminate('cleanup');
   });
 
   it('long-polls history for new events', async () => {
