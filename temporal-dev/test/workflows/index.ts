@@ -141,9 +141,16 @@ export async function parent(name: string): Promise<string> {
   return await executeChild(child, { args: [name], workflowId: `${workflowInfo().workflowId}-child` });
 }
 
+/** Runs until cancelled or terminated: no timer, so time skipping can never end it on its own. */
+export async function waitsUntilStopped(): Promise<never> {
+  await condition(() => false);
+  throw new Error('unreachable');
+}
+
 /** Starts a long-running child with the given parent-close policy and returns at once. */
 export async function parentLeavingChild(policy: 'ABANDON' | 'TERMINATE' | 'REQUEST_CANCEL'): Promise<string> {
-  const handle = await startChild(waitsADay, {
+  // The child waits on no timer: a sleeping child could be run out by time skipping before the test looks at it.
+  const handle = await startChild(waitsUntilStopped, {
     workflowId: `${workflowInfo().workflowId}-child`,
     parentClosePolicy: ParentClosePolicy[`PARENT_CLOSE_POLICY_${policy}`],
   });
