@@ -49,16 +49,33 @@ export function checkDraftTexts(texts: ReadonlyArray<{ field: string; text: stri
   });
 }
 
+/** The request-level fields posts and threads share. */
+export interface SharedRequestFields {
+  mode: RuleMode;
+  fanOut: boolean;
+  configuration?: CreatePostBody['configuration'];
+  scheduleAt?: string;
+  timezone?: string;
+}
+
 /**
- * Shared by posts and threads. Accounts are checked in the order named; a send throws the first violation of the
- * first failing account. Request-level violations (a `configuration` key) refuse a send before any account, and are
- * reported against every account in a draft.
+ * Shared by posts and threads, after their own structure checks: the timezone, then the accounts in the order named;
+ * a send throws the first violation of the first failing account. Request-level violations (a `configuration` key)
+ * refuse a send before any account, and are reported against every account in a draft.
  */
 export function runAccounts<B>(
-  options: { mode: RuleMode; fanOut: boolean; requestViolations: Violation[]; schedule: { scheduleAt?: string; timezone?: string } },
+  request: SharedRequestFields,
   context: RequestContext,
   perAccount: (account: RuleAccount) => { body: B; findings: AccountFindings },
 ): RequestValidation<B> {
+  if (request.timezone !== undefined) throwFirst([checkTimezone(request.timezone)].filter((v): v is Violation => v !== null));
+  const used = new Set<PlatformSlug>(context.accounts.map((a) => a.platform));
+  const options = {
+    mode: request.mode,
+    fanOut: request.fanOut,
+    requestViolations: checkConfigurationPlatforms(request.configuration, used),
+    schedule: { scheduleAt: request.scheduleAt, timezone: request.timezone },
+  };
   if (options.mode === 'send') throwFirst(options.requestViolations);
   const accounts: AccountPlanOf<B>[] = [];
   const warnings: WarningEntry[] = [];
@@ -93,10 +110,8 @@ export function validatePostRequest(body: CreatePostBody, context: RequestContex
       ]),
     );
   }
-  if (body.timezone !== undefined) throwFirst([checkTimezone(body.timezone)].filter((v): v is Violation => v !== null));
-  const used = new Set<PlatformSlug>(context.accounts.map((a) => a.platform));
   return runAccounts(
-    { mode, fanOut: body.account_ids !== undefined, requestViolations: checkConfigurationPlatforms(body.configuration, used), schedule: { scheduleAt: body.schedule_at, timezone: body.timezone } },
+    { mode, fanOut: body.account_ids !== undefined, configuration: body.configuration, scheduleAt: body.schedule_at, timezone: body.timezone },
     context,
     (account) => {
       const accountBody = resolveAccountBody(body, account);

@@ -1,11 +1,7 @@
-import type { PlatformSlug } from '../../platforms/types';
 import { checkAccountThread } from './account-rules';
-import { checkConfigurationPlatforms } from './configuration';
 import type { AccountThreadBody, RuleMode } from './inputs';
-import type { Violation } from './violation';
 import type { CreateThreadBody } from './request-schemas';
 import { resolveAccountThread } from './resolve-account-body';
-import { checkTimezone } from './schedule';
 import { checkCreateThreadStructure } from './structure';
 import { throwFirst } from './violation';
 import { checkDraftTexts, runAccounts, type RequestContext, type RequestValidation } from './validate-post';
@@ -19,10 +15,8 @@ export function validateThreadRequest(body: CreateThreadBody, context: RequestCo
   const mode: RuleMode = body.draft === true ? 'draft' : 'send';
   throwFirst(checkCreateThreadStructure(body));
   if (mode === 'draft') throwFirst(checkDraftTexts(body.posts.map((part, i) => ({ field: `posts[${i}].text`, text: part.text }))));
-  if (body.timezone !== undefined) throwFirst([checkTimezone(body.timezone)].filter((v): v is Violation => v !== null));
-  const used = new Set<PlatformSlug>(context.accounts.map((a) => a.platform));
   return runAccounts(
-    { mode, fanOut: body.account_ids !== undefined, requestViolations: checkConfigurationPlatforms(body.configuration, used), schedule: { scheduleAt: body.schedule_at, timezone: body.timezone } },
+    { mode, fanOut: body.account_ids !== undefined, configuration: body.configuration, scheduleAt: body.schedule_at, timezone: body.timezone },
     context,
     (account) => {
       const thread = resolveAccountThread(body, account);
