@@ -21,7 +21,7 @@ import { retryDecision } from './retry-policy';
 import { Run } from './run';
 import { wakeUpdateWaiters } from './updates';
 import { mergeSearchAttributes } from './visibility';
-import { deliverEvent, dropWorkflowTask, scheduleWorkflowTask } from './workflow-tasks';
+import { deliverEvent, dropWorkflowTask, scheduleWorkflowTask, startScheduledWorkflowTask } from './workflow-tasks';
 
 export interface RunLinks {
   parent?: Run['parent'];
@@ -33,8 +33,21 @@ export interface RunLinks {
   executionExpiry?: number;
 }
 
-/** StartWorkflowExecution semantics. `started` is false when an existing run is returned. */
-export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}): { run: Run; started: boolean } {
+export interface StartOutcome {
+  run: Run;
+  /** False when an existing run is returned. */
+  started: boolean;
+  /** The new run's first workflow task, already started for the caller (eager workflow start). */
+  eagerWorkflowTask?: Msg;
+}
+
+/**
+ * StartWorkflowExecution semantics. With `allowEager` (plain StartWorkflowExecution only, as on the real server)
+ * and `request_eager_execution`, a new run without a start delay gets its first workflow task started for the
+ * caller and returned instead of queued; sdk-core asks for that only when it has reserved a slot on a worker of
+ * the task queue, and routes the task to that worker. A returned existing run (dedup, USE_EXISTING) is never eager.
+ */
+export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}, { allowEager = false } = {}): StartOutcome {
   const ns = engine.ns(req.namespace);
   const workflowId: string = req.workflowId ?? '';
   if (!workflowId) throw invalidArgument('WorkflowId is not set on request.');
@@ -61,10 +74,14 @@ export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}): {
       throw workflowAlreadyStarted(workflowId, firstRequestId, existing.runId);
     }
   }
-  return { run: createRun(engine, ns, req, links), started: true };
+  const eager = allowEager && req.requestEagerExecution === true && !durationMs(req.workflowStartDelay);
+  const run = createRun(engine, ns, req, links, { dispatchFirstTask: !eager });
+  if (!eager) return { run, started: true };
+  const starter = { identity: req.identity ?? '', requestId: req.requestId ?? '' };
+  return { run, started: true, eagerWorkflowTask: startScheduledWorkflowTask(engine, run, starter, 'full') ?? undefined };
 }
 
-export function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks): Run {
+export function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { dispatchFirstTask = true } = {}): Run {
   const now = engine.now();
   const runId = links.runId ?? randomUUID();
   const firstExecutionRunId = links.firstExecutionRunId ?? runId;
@@ -119,7 +136,7 @@ export function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLin
     run.runTimeouts.push(engine.scheduler.at(executionExpiry, () => timeOutRun(engine, run)));
   }
   if (startDelayMs) engine.scheduler.after(startDelayMs, () => scheduleWorkflowTask(engine, run));
-  else scheduleWorkflowTask(engine, run);
+  else scheduleWorkflowTask(engine, run, 1, { dispatch: dispatchFirstTask });
   return run;
 }
 

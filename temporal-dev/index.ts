@@ -70,16 +70,20 @@ export function parseArgs(argv: string[]): StartServerOptions {
 /** Runs in the foreground until SIGINT/SIGTERM. Resolves with the running server (for tests). */
 export async function runCli(argv: string[]): Promise<RunningServer> {
   const options = parseArgs(argv);
-  const server = await startServer(options);
-  const mode = options.timeSkipping ? 'time-skipping' : 'real clock';
-  // Launched by @temporalio/testing (bare port argument): stay quiet, its output lands in test logs.
-  if (!(argv.length === 1 && /^\d+$/.test(argv[0]!))) process.stderr.write(`temporal-dev listening on ${server.address} (${mode}, namespace ${options.namespace ?? 'default'})\n`);
-  if (argv.length === 1) exitWithParent();
+  // Handlers before the port opens: whoever sees us listening may signal at once, and a signal without a handler
+  // kills the process (exit by signal, not 0) instead of closing the server.
+  let server: RunningServer | undefined;
   const stop = () => {
+    if (!server) process.exit(0);
     void server.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  if (argv.length === 1) exitWithParent();
+  server = await startServer(options);
+  const mode = options.timeSkipping ? 'time-skipping' : 'real clock';
+  // Launched by @temporalio/testing (bare port argument): stay quiet, its output lands in test logs.
+  if (!(argv.length === 1 && /^\d+$/.test(argv[0]!))) process.stderr.write(`temporal-dev listening on ${server.address} (${mode}, namespace ${options.namespace ?? 'default'})\n`);
   return server;
 }
 

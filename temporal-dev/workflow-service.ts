@@ -32,8 +32,8 @@ function namespaceInfo(engine: Engine, name: string): Msg {
   };
 }
 
-function startResponse(run: { runId: string; status: number }, started: boolean): Msg {
-  return { runId: run.runId, started, status: run.status };
+function startResponse(run: { runId: string; status: number }, started: boolean, eagerWorkflowTask?: Msg): Msg {
+  return { runId: run.runId, started, status: run.status, eagerWorkflowTask };
 }
 
 export function workflowServiceHandlers(engine: Engine): Record<string, Handler> {
@@ -51,7 +51,7 @@ export function workflowServiceHandlers(engine: Engine): Record<string, Handler>
         encodedFailureAttributes: true,
         buildIdBasedVersioning: false,
         upsertMemo: true,
-        eagerWorkflowStart: false,
+        eagerWorkflowStart: true,
         sdkMetadata: true,
         countGroupByExecutionStatus: true,
         nexus: false,
@@ -83,8 +83,8 @@ export function workflowServiceHandlers(engine: Engine): Record<string, Handler>
     GetSearchAttributes: () => ({ keys: BUILTIN_SEARCH_ATTRIBUTES }),
 
     StartWorkflowExecution: (req) => {
-      const { run, started } = startWorkflow(engine, req);
-      return startResponse(run, started);
+      const { run, started, eagerWorkflowTask } = startWorkflow(engine, req, {}, { allowEager: true });
+      return startResponse(run, started, eagerWorkflowTask);
     },
     SignalWithStartWorkflowExecution: (req) => {
       const current = engine.currentRun(engine.ns(req.namespace).name, req.workflowId);

@@ -20,7 +20,11 @@ export function deliverEvent(engine: Engine, run: Run, append: () => void): void
   scheduleWorkflowTask(engine, run);
 }
 
-export function scheduleWorkflowTask(engine: Engine, run: Run, attempt = 1): void {
+/**
+ * Schedules the run's next workflow task and queues it for pollers. With `dispatch: false` the task is not queued:
+ * the caller starts it at once for a known worker (see startScheduledWorkflowTask).
+ */
+export function scheduleWorkflowTask(engine: Engine, run: Run, attempt = 1, { dispatch = true } = {}): void {
   if (!run.open) return;
   if (run.wft) {
     if (run.wftRunning) run.wftWanted = true;
@@ -42,14 +46,28 @@ export function scheduleWorkflowTask(engine: Engine, run: Run, attempt = 1): voi
   run.wft = wft;
   run.wftWanted = false;
   engine.workflowTasks.set(run, Date.now());
-  engine.queues.offer(run.namespace, 'workflow', run.taskQueue, { take: (poll) => takeWorkflowTask(engine, run, wft, poll) });
+  if (dispatch) {
+    engine.queues.offer(run.namespace, 'workflow', run.taskQueue, { take: (poll) => takeWorkflowTask(engine, run, wft, poll) });
+  }
+}
+
+/**
+ * Starts the run's scheduled workflow task for `worker` without a poll, as the real server does for eager workflow
+ * start and for `return_new_workflow_task`. A queued offer of the same task becomes a no-op (takeWorkflowTask
+ * refuses a started task). `sinceLastCompleted` sends only the events after the last completed task's started
+ * event, as the real server does when the worker has the run cached. Null when no task is waiting to start.
+ */
+export function startScheduledWorkflowTask(engine: Engine, run: Run, worker: PollRequest, history: 'full' | 'sinceLastCompleted'): Msg | null {
+  const wft = run.wft;
+  if (!wft || wft.startedEventId !== 0) return null;
+  return takeWorkflowTask(engine, run, wft, worker, history);
 }
 
 function scheduledAttrs(run: Run, attempt: number): Msg {
   return { taskQueue: { name: run.taskQueue, kind: TaskQueueKind.NORMAL }, startToCloseTimeout: duration(run.taskTimeoutMs), attempt };
 }
 
-function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: PollRequest): Msg | null {
+function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: PollRequest, history: 'full' | 'sinceLastCompleted' = 'full'): Msg | null {
   if (run.wft !== wft || wft.startedEventId !== 0 || !run.open) return null;
   const now = engine.now();
   const startedAttrs = (scheduledEventId: number) => ({
@@ -58,7 +76,7 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
     requestId: poll.requestId ?? '',
     historySizeBytes: run.historySizeBytes,
   });
-  let history = run.events;
+  let events = run.events;
   if (wft.transient) {
     // Nothing is appended while the task runs (new events are held back), so these ids stay valid.
     wft.scheduledEventId = run.nextEventId;
@@ -67,11 +85,13 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
       run.makeEvent('WORKFLOW_TASK_SCHEDULED', scheduledAttrs(run, wft.attempt), wft.scheduledTime, wft.scheduledEventId),
       run.makeEvent('WORKFLOW_TASK_STARTED', startedAttrs(wft.scheduledEventId), now, wft.startedEventId),
     ];
-    history = run.events.concat(wft.transientEvents);
+    events = run.events.concat(wft.transientEvents);
   } else {
     wft.startedEventId = run.append('WORKFLOW_TASK_STARTED', startedAttrs(wft.scheduledEventId), now);
   }
   wft.startedTime = now;
+  // Event ids start at 1, so the events after the last completed task's started event begin at that index.
+  const firstIndex = history === 'sinceLastCompleted' ? run.lastCompletedStartedEventId : 0;
   wft.timeout = engine.scheduler.after(run.taskTimeoutMs, () => timeOutWorkflowTask(engine, run, wft));
   return {
     taskToken: engine.encodeToken({ k: 'w', ns: run.namespace, r: run.runId, s: wft.scheduledEventId, a: wft.attempt }),
@@ -80,7 +100,7 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
     previousStartedEventId: run.lastCompletedStartedEventId,
     startedEventId: wft.startedEventId,
     attempt: wft.attempt,
-    history: { events: history.slice() },
+    history: { events: events.slice(firstIndex) },
     workflowExecutionTaskQueue: { name: run.taskQueue, kind: TaskQueueKind.NORMAL },
     scheduledTime: timestamp(wft.scheduledTime),
     startedTime: timestamp(now),
@@ -130,15 +150,27 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
   );
   run.lastCompletedStartedEventId = wft.startedEventId;
   answerAttachedQueries(engine, run, req.queryResults ?? {});
-  const outcome = handleCommands(engine, run, commands, req.messages ?? [], completedEventId, wft, { identity: req.identity ?? '' });
+  const worker = { identity: req.identity ?? '' };
+  const outcome = handleCommands(engine, run, commands, req.messages ?? [], completedEventId, wft, worker);
   flushBuffered(run);
+  // As the real server: asked to return the next task (sdk-core asks whenever it caches the run), a task this
+  // completion creates is started for the same worker right away and returned, never queued. That is also how
+  // sdk-core heartbeats a workflow task while a local activity runs (force_create_new_workflow_task).
+  const returnNewTask = req.returnNewWorkflowTask === true;
   if (run.open && (outcome.needsWorkflowTask || req.forceCreateNewWorkflowTask || run.wftWanted || hasUndelivered(run))) {
-    scheduleWorkflowTask(engine, run);
+    scheduleWorkflowTask(engine, run, 1, { dispatch: !returnNewTask });
   }
+  // The worker has the run cached (that is when sdk-core asks), so it gets the history since its last task only.
+  const sameWorker = { ...worker, requestId: 'request-from-RespondWorkflowTaskCompleted' }; // the real server's
+  const newTask = returnNewTask && run.open ? startScheduledWorkflowTask(engine, run, sameWorker, 'sinceLastCompleted') : null;
+  // Effects on other runs follow the commit; any that come back to this run are held back by the started task.
   for (const action of outcome.afterCommit) action();
   if (!run.wft) redispatchAttached(engine, run);
+  const response: Msg = {};
+  if (newTask) response.workflowTask = newTask;
   // A run closed by the same completion has already dropped its activities: their tasks would only fail.
-  return run.open && outcome.eagerActivityTasks.length ? { activityTasks: outcome.eagerActivityTasks } : {};
+  if (run.open && outcome.eagerActivityTasks.length) response.activityTasks = outcome.eagerActivityTasks;
+  return response;
 }
 
 export function failWorkflowTask(engine: Engine, req: Msg): Msg {

@@ -50,6 +50,30 @@ describe('temporal-dev: command line', function () {
       child.kill('SIGKILL');
     }
   });
+
+  it('closes cleanly (exit 0) on SIGTERM sent as soon as it says it is listening', async () => {
+    const child = spawn(process.execPath, [temporalDevMainPath(), '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    try {
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+        child.once('exit', (code, signal) => resolve({ code, signal }));
+      });
+      let stderr = '';
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no "listening" within 5 s: ${stderr}`)), 5000);
+        child.stderr!.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          if (stderr.includes('listening')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      });
+      child.kill('SIGTERM');
+      assert.deepEqual(await exited, { code: 0, signal: null });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
 });
 
 describe('temporal-dev: real-clock mode', function () {
@@ -83,6 +107,7 @@ describe('temporal-dev: real-clock mode', function () {
     assert.equal(info.capabilities?.supportsSchedules, false);
     assert.equal(info.capabilities?.nexus, false);
     assert.equal(info.capabilities?.sdkMetadata, true);
+    assert.equal(info.capabilities?.eagerWorkflowStart, true);
     await assert.rejects(
       s.env.connection.workflowService.listSchedules({ namespace: 'default' }),
       (err: { code?: number }) => err.code === status.UNIMPLEMENTED,

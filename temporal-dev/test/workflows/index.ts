@@ -228,3 +228,18 @@ export async function awaitsAsyncActivity(): Promise<string> {
   const { completesLater } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute' });
   return await completesLater();
 }
+
+/** A local activity that outlives the workflow task timeout: sdk-core heartbeats the workflow task meanwhile. */
+export async function slowLocalActivity(ms: number): Promise<string> {
+  const { sleepy } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '1 minute' });
+  return await sleepy(ms);
+}
+
+/** A local activity retried by its retry policy (short backoff, so sdk-core retries it in the worker). */
+export async function retriedLocalActivity(succeedOnAttempt: number): Promise<number> {
+  const { flaky: localFlaky } = proxyLocalActivities<typeof activities>({
+    startToCloseTimeout: '5s',
+    retry: { initialInterval: '100ms', backoffCoefficient: 1, maximumAttempts: 5 },
+  });
+  return await localFlaky(succeedOnAttempt);
+}
