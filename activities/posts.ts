@@ -19,8 +19,7 @@ import { isPlatformFailure } from '../src/platforms/types';
 export type ClaimResult =
   | { kind: 'gone' }
   | { kind: 'wait'; until: number }
-  /** `resumed`: the row was already `publishing` (a workflow restarted by the reconciler): look before publishing. */
-  | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean; resumed: boolean };
+  | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean };
 
 export type PublishAttempt =
   /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
@@ -34,6 +33,26 @@ export function createPostActivities(rt: PostsRuntime) {
 
   async function loadRow(postId: string) {
     return db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
+  }
+
+  /**
+   * Marks a platform call as begun and returns the `publishing` row, with whether an earlier call never reported
+   * back (its marker still set). One statement: the subquery reads the row as it was before this update.
+   */
+  async function beginAttempt(postId: string) {
+    return db
+      .updateTable('posts')
+      .set({ publish_attempt_started_at: sql`now()` })
+      .where('id', '=', postId)
+      .where('status', '=', 'publishing')
+      .returningAll()
+      .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
+      .executeTakeFirst();
+  }
+
+  /** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */
+  async function endAttempt(postId: string): Promise<void> {
+    await db.updateTable('posts').set({ publish_attempt_started_at: null }).where('id', '=', postId).execute();
   }
 
   /** One statement (atomic without a transaction): the row becomes `published` and its reservations are spent. */
@@ -74,7 +93,7 @@ export function createPostActivities(rt: PostsRuntime) {
       const hasFirstComment = row.first_comment_text !== null && row.first_comment_status === 'pending';
       if (row.status === 'publishing') {
         if (input.notBefore > input.now) return { kind: 'wait', until: input.notBefore };
-        return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment, resumed: true };
+        return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
       }
       const due = Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
       if (due > input.now) return { kind: 'wait', until: due };
@@ -85,34 +104,41 @@ export function createPostActivities(rt: PostsRuntime) {
         .where('status', '=', 'scheduled')
         .executeTakeFirst();
       if (claimed.numUpdatedRows === 0n) return { kind: 'gone' };
-      return { kind: 'publish', scheduled: true, hasFirstComment, resumed: false };
+      return { kind: 'publish', scheduled: true, hasFirstComment };
     },
 
     /**
      * One create on the platform, then the row is recorded `published` in the same activity (one round trip on the
      * hot path). A recording that fails after the platform took the post is reported `recorded: false`, and the
      * workflow records it with the retried `recordPublished`, so the platform is never asked twice.
+     * An earlier call that never reported back (see migration 0050) may have published: the platform is asked first
+     * where it can be; where it cannot and a repeat could duplicate, the outcome is reported unknown, never resent.
      * `now` is the workflow's clock at the attempt; `published_at` is that plus the time the call took.
      */
-    async publishToPlatform(input: { postId: string; now: number; lookFirst?: boolean }): Promise<PublishAttempt> {
+    async publishToPlatform(input: { postId: string; now: number }): Promise<PublishAttempt> {
       const started = Date.now();
-      const row = await loadRow(input.postId);
-      if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing' };
-      const inactive = { ok: false as const, kind: 'account_inactive' as const, message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
+      const row = await beginAttempt(input.postId);
+      if (!row) return { ok: false, kind: 'not_publishing' };
+      const refusal = (kind: PublishFailureKind, clientMessage: string, retryAfterSeconds: number | null = null) => ({
+        ok: false as const,
+        kind,
+        message: failureSentence(row.platform, kind, clientMessage),
+        retryAfterSeconds,
+      });
       const ctx = await publishingContextOf(rt, row);
-      if (!ctx) return inactive;
+      if (!ctx) return refusal('account_inactive', '');
       const request = await publishRequestFor(rt, row);
       const adapter = rt.adapters[row.platform];
       let published;
       try {
-        // A post found `publishing` by a restarted workflow may already be live (the process stopped between the
-        // platform's answer and the write): ask the platform before creating it again.
-        const found = input.lookFirst && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
+        if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return refusal('unknown_outcome', '');
+        const found = row.earlier_attempt_open && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
         published = found ?? (await adapter.publish(ctx, request));
       } catch (err) {
         if (!isPlatformFailure(err)) throw err;
         rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
-        return { ok: false, kind: err.kind, message: failureSentence(row.platform, err.kind, err.clientMessage), retryAfterSeconds: err.retryAfterSeconds ?? null };
+        if (err.kind !== 'unknown_outcome') await endAttempt(row.id);
+        return refusal(err.kind, err.clientMessage, err.retryAfterSeconds ?? null);
       }
       const outcome = { platformPostId: published.platformPostId, url: published.url, publishedAt: input.now + (Date.now() - started) };
       const recorded = await recordPublished(row.id, outcome).then(
@@ -149,6 +175,7 @@ export function createPostActivities(rt: PostsRuntime) {
             status: input.final ? 'failed' : input.requeue,
             error_message: input.final ? input.message : null,
             retry_count: sql`retry_count + 1`,
+            publish_attempt_started_at: null,
             first_comment_status: input.final ? sql`case when first_comment_text is null then null else 'failed' end` : sql`first_comment_status`,
             first_comment_error: input.final ? sql`case when first_comment_text is null then null else 'The post was not published, so its first comment was not sent' end` : sql`first_comment_error`,
             updated_at: sql`now()`,

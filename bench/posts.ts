@@ -11,7 +11,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { createApp } from '../api/app';
@@ -21,6 +21,7 @@ import { createLogger } from '../src/logger';
 import { createHttpClient } from '../src/net/http';
 import { createPlatformAdapters } from '../src/platforms/registry';
 import { loadPlatformContext } from '../src/posts/accounts-port';
+import { startPostChangeFeed } from '../src/posts/change-feed';
 import { createUser } from '../src/users/users';
 import { createTestDatabase, stopTestCluster } from '../test/helpers/db';
 import { insertXAccount, testSealedBox } from '../test/posts/fixtures';
@@ -106,11 +107,12 @@ async function main(): Promise<void> {
   const platformHttp = createHttpClient({ allowInsecure: true, timeoutMs: 10_000 });
   const adapters = createPlatformAdapters({ http: platformHttp, platformUrls: config.platformUrls, allowInsecureUrls: true });
   const taskQueue = 'bench-posts';
-  const posts = { adapters, sealedBox: testSealedBox, http: platformHttp, taskQueue };
+  const changes = startPostChangeFeed(database.url, logger);
+  const posts = { adapters, sealedBox: testSealedBox, http: platformHttp, taskQueue, changes };
 
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
+  // As in production (src/temporal/worker.ts): the API's client shares the worker's connection (eager start).
   const nativeConnection = await NativeConnection.connect({ address });
+  const client = new Client({ connection: nativeConnection });
   const worker = await Worker.create({
     connection: nativeConnection,
     taskQueue,
@@ -215,9 +217,9 @@ async function main(): Promise<void> {
   await new Promise<void>((done) => bare.close(() => done()));
   worker.shutdown();
   await running;
-  await connection.close();
   await nativeConnection.close();
   temporalDev.kill('SIGTERM');
+  await changes.close();
   await x.stop();
   await platformHttp.close();
   await database.close();

@@ -8,6 +8,8 @@ import * as m0011 from './0011_accounts_disconnect';
 import * as m0020 from './0020_posts';
 import * as m0030 from './0030_media';
 import * as m0040 from './0040_post_publishing';
+import * as m0050 from './0050_publish_attempts';
+import * as m0051 from './0051_post_change_notifications';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -23,4 +25,6 @@ export const migrations: Record<string, Migration> = {
   '0020_posts': m0020,
   '0030_media': m0030,
   '0040_post_publishing': m0040,
+  '0050_publish_attempts': m0050,
+  '0051_post_change_notifications': m0051,
 };

@@ -12,6 +12,7 @@ import { createLogger, type Logger } from './logger';
 import { createHttpClient } from './net/http';
 import { createPlatformAdapters } from './platforms/registry';
 import { createPostsLifecycle } from './posts/cancel';
+import { startPostChangeFeed } from './posts/change-feed';
 import { startReconciler } from './posts/reconcile';
 import { createPostsRuntime } from './posts/runtime';
 import { startTemporal } from './temporal/worker';
@@ -70,7 +71,9 @@ export async function startHerald(
     temporal.running.catch((err) => logger.error({ err }, 'temporal worker failed'));
 
     // Posts: one runtime for the API side; every post that needs a workflow gets one now and is watched every minute.
-    const posts = createPostsRuntime({ config, db: database.handle.db, logger, temporal: temporal.client }, { adapters, sealedBox, http: platformHttp });
+    const changes = startPostChangeFeed(database.handle.url, logger);
+    cleanups.push(() => changes.close());
+    const posts = createPostsRuntime({ config, db: database.handle.db, logger, temporal: temporal.client }, { adapters, sealedBox, http: platformHttp, changes });
     const reconciler = startReconciler(posts);
     cleanups.push(async () => reconciler.stop());
 

@@ -1,4 +1,4 @@
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, defineSignal, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { ClaimResult, PostActivities, PublishAttempt } from '../activities/posts';
 
@@ -38,15 +38,20 @@ export const reschedulePost = defineSignal('reschedulePost');
 export const postEdited = defineSignal('postEdited');
 export const cancelPost = defineSignal<[string | null]>('cancelPost');
 
+// Every step is a local activity: it runs in the worker that holds the workflow task, so an immediate post takes
+// one workflow task from start to result instead of a server round trip per step. A local activity can run again
+// if its workflow task is lost; the steps are written for that (conditional writes; the platform call marks its
+// attempt in the row and asks the platform before sending again, see migration 0050).
+
 // Reaches a platform: never retried by Temporal. A repeated create is made safe by the adapters (idempotency keys,
 // lookups) or reported as `unknown_outcome`; the workflow decides on retries itself so retry_count stays visible.
-const platformCall = proxyActivities<PostActivities>({
+const platformCall = proxyLocalActivities<PostActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { maximumAttempts: 1 },
 });
 
 // Database bookkeeping: every write is conditional on the status it expects, so repeating one is harmless.
-const bookkeeping = proxyActivities<PostActivities>({
+const bookkeeping = proxyLocalActivities<PostActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 });
@@ -65,7 +70,6 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
     // Reset before reading: a change signalled while the row is being read still wakes the wait that follows.
     woken = false;
     let scheduled = false;
-    let resumed = false;
     if (skipClaim) {
       skipClaim = false;
     } else {
@@ -79,10 +83,9 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
         continue;
       }
       scheduled = claim.scheduled;
-      resumed = claim.resumed && failures === 0;
     }
 
-    const attempt: PublishAttempt = await platformCall.publishToPlatform({ postId: input.postId, now: Date.now(), lookFirst: resumed });
+    const attempt: PublishAttempt = await platformCall.publishToPlatform({ postId: input.postId, now: Date.now() });
     if (attempt.ok) {
       if (!attempt.recorded) {
         await bookkeeping.recordPublished({ postId: input.postId, platformPostId: attempt.platformPostId, url: attempt.url, publishedAt: Date.now() });

@@ -9,6 +9,8 @@ export interface DatabaseHandle {
   db: Kysely<Database>;
   /** The same pool Kysely uses; shared with the rate limiter. */
   pool: pg.Pool;
+  /** For connections outside the pool (the post change feed's LISTEN). */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ export function openDatabase(url: string, options: { max?: number; applicationNa
   return {
     db,
     pool,
+    url,
     close: () => (closed ??= db.destroy()),
   };
 }

@@ -86,6 +86,8 @@ export interface PlatformAdapter {
   readonly platform: PlatformSlug;
   verify(ctx: PlatformContext): Promise<AccountIdentity>;
   publish(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost>;
+  /** Sending the same post id twice cannot make two posts (Mastodon: Idempotency-Key), so a lost call may be repeated. */
+  readonly repeatedCreatesAreSafe?: boolean;
   /** A create whose outcome was unknown: find the post Herald may already have made (null when surely absent). */
   findPublished?(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost | null>;
   /** Resolves when the post is gone, including when the platform says it never existed or is already gone. */

@@ -91,25 +91,31 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
 
 /**
  * Starts one workflow per post, in parallel. Immediate posts are awaited (the answer carries the platform's
- * verdict); scheduled ones only started. A start that fails is left to the reconciler (the row says what it needs).
+ * verdict): the change feed reports the settled row as soon as it commits, the workflow's result is the fallback.
+ * Scheduled ones are only started. A start that fails is left to the reconciler (the row says what it needs).
  */
 export async function runWorkflows(rt: PostsRuntime, posts: ReadonlyArray<{ id: string }>, awaitResults: boolean): Promise<void> {
   await Promise.all(
     posts.map(async (post) => {
-      let handle;
+      const watch = awaitResults ? rt.changes?.watch(post.id) : undefined;
       try {
-        handle = await startPublishWorkflow(rt, post.id, { immediate: awaitResults });
-      } catch (err) {
-        rt.logger.error({ err, postId: post.id }, 'could not start the publish workflow; the reconciler will');
-        return;
-      }
-      if (!awaitResults) return;
-      try {
-        await awaitPublishResult(handle);
-      } catch (err) {
-        // The workflow may still be running (a dropped connection, a server hiccup): the row says when it is done.
-        rt.logger.warn({ err, postId: post.id }, 'could not read the publish result; watching the row instead');
-        await waitWhilePublishing(rt, post.id);
+        let handle;
+        try {
+          handle = await startPublishWorkflow(rt, post.id, { immediate: awaitResults });
+        } catch (err) {
+          rt.logger.error({ err, postId: post.id }, 'could not start the publish workflow; the reconciler will');
+          return;
+        }
+        if (!awaitResults) return;
+        try {
+          await Promise.race([awaitPublishResult(handle), ...(watch ? [watch.settled] : [])]);
+        } catch (err) {
+          // The workflow may still be running (a dropped connection, a server hiccup): the row says when it is done.
+          rt.logger.warn({ err, postId: post.id }, 'could not read the publish result; watching the row instead');
+          await waitWhilePublishing(rt, post.id);
+        }
+      } finally {
+        watch?.stop();
       }
     }),
   );

@@ -9,6 +9,7 @@ import { createMediaStore, createMediaUrlSigner, deriveMediaUrlKey, type MediaSt
 import { createHttpClient, type HttpClient } from '../net/http';
 import { createPlatformAdapters, type PlatformAdapters } from '../platforms/registry';
 import type { AccountLifecycle } from '../accounts/lifecycle';
+import type { PostChangeFeed } from './change-feed';
 
 /**
  * Everything the posts service (API side) and the post activities (worker side) share, built once per process from
@@ -20,6 +21,8 @@ export interface PostsRuntime {
   logger: Logger;
   /** Absent in processes that never start workflows (the worker alone). */
   temporal?: Client;
+  /** API side: tells a waiting immediate publish that its row settled, ahead of the workflow's result. */
+  changes?: PostChangeFeed;
   /** Task queue the post workflows run on (`herald`). */
   taskQueue: string;
   adapters: PlatformAdapters;
@@ -47,6 +50,7 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
   return {
     ...base,
     temporal: overrides.temporal ?? base.temporal,
+    changes: overrides.changes,
     taskQueue: overrides.taskQueue ?? POSTS_TASK_QUEUE,
     http,
     adapters:

@@ -1,4 +1,4 @@
-import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { InternalConnectionLikeSymbol, WorkflowNotFoundError, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
 import type { PublishPostInput, PublishPostResult } from '../../workflows/publish-post';
 import type { PostsRuntime } from './runtime';
 
@@ -22,15 +22,26 @@ function client(rt: PostsRuntime) {
 }
 
 /**
+ * Eager start hands the first workflow task straight back to this process's worker in the start response (no trip
+ * through the task queue). The SDK allows it only on a client built on the worker's NativeConnection, and the server
+ * falls back to the queue when the worker has no free slot.
+ */
+function canStartEagerly(temporal: Client): boolean {
+  return (temporal.connection as InternalConnectionLike)[InternalConnectionLikeSymbol]?.supportsEagerStart === true;
+}
+
+/**
  * Starts the post's workflow; when one with this id is already running it is used as is (the reconciler and the
- * API may both ask), so a post never gets two.
+ * API may both ask), so a post never gets two. An immediate post, whose request waits, starts eagerly where it can.
  */
 export async function startPublishWorkflow(rt: PostsRuntime, postId: string, options: { immediate?: boolean } = {}): Promise<WorkflowHandle> {
-  return client(rt).workflow.start('publishPost', {
+  const temporal = client(rt);
+  return temporal.workflow.start('publishPost', {
     workflowId: postWorkflowId(postId),
     taskQueue: rt.taskQueue,
     args: [publishInput(rt, postId, options.immediate)],
     workflowIdConflictPolicy: 'USE_EXISTING',
+    requestEagerStart: options.immediate === true && canStartEagerly(temporal),
   });
 }
 

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import type { Config } from '../config';
@@ -50,9 +50,9 @@ export async function startTemporal(
   options: { shutdownGraceMs?: number } = {},
 ): Promise<TemporalParts> {
   installRuntime(deps.logger);
-  const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace });
+  // One connection for the worker and the API's client: eager workflow start needs the client on the worker's own.
   const nativeConnection = await NativeConnection.connect({ address });
+  const client = new Client({ connection: nativeConnection, namespace });
   let worker: Worker;
   try {
     worker = await Worker.create({
@@ -65,7 +65,6 @@ export async function startTemporal(
     });
   } catch (err) {
     await nativeConnection.close().catch(() => undefined);
-    await connection.close().catch(() => undefined);
     throw err;
   }
   const running = worker.run();
@@ -79,7 +78,6 @@ export async function startTemporal(
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running.catch((err) => deps.logger.error({ err }, 'temporal worker stopped with an error'));
         await nativeConnection.close().catch(() => undefined);
-        await connection.close().catch(() => undefined);
       })()),
   };
 }

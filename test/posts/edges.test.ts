@@ -120,8 +120,14 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
   it('a post found publishing after a restart is looked up on the platform before anything is sent again', async () => {
     const live = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'landed before the crash' } });
     assert.equal(live.status, 201);
-    // The process stopped after the platform took it and before the row said so.
-    await h.db.updateTable('posts').set({ status: 'publishing', platform_post_id: null, platform_post_url: null, published_at: null }).where('id', '=', live.body.data.id).execute();
+    // The answer can precede the workflow's close: let it end before pretending it never did.
+    await h.settle(live.body.data.id);
+    // The process stopped after the platform took it and before the row said so (its attempt marker still set).
+    await h.db
+      .updateTable('posts')
+      .set({ status: 'publishing', platform_post_id: null, platform_post_url: null, published_at: null, publish_attempt_started_at: new Date() })
+      .where('id', '=', live.body.data.id)
+      .execute();
     const rt = createPostsRuntime(
       { config: testConfig(), db: h.db, logger: createLogger('silent'), temporal: h.env.client },
       { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox },

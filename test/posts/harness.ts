@@ -17,6 +17,7 @@ import type { Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import type { PlanName } from '../../src/plans';
 import { createPostsLifecycle } from '../../src/posts/cancel';
+import { startPostChangeFeed } from '../../src/posts/change-feed';
 import type { PostsRuntimeOverrides } from '../../src/posts/runtime';
 import { postWorkflowId } from '../../src/posts/workflow-client';
 import { startApi, testConfig, type TestApi } from '../helpers/api';
@@ -61,9 +62,10 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
   const taskQueue = `posts-test-${randomUUID()}`;
   let clock = await env.currentTimeMs();
   const now = () => new Date(clock);
-  const posts: PostsRuntimeOverrides = { taskQueue, adapters: standIns.adapters, sealedBox: testSealedBox, now, ...options.posts };
   const config = options.config ?? testConfig();
   const logger = createLogger('silent');
+  const changes = startPostChangeFeed(database.url, logger);
+  const posts: PostsRuntimeOverrides = { taskQueue, adapters: standIns.adapters, sealedBox: testSealedBox, now, changes, ...options.posts };
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
@@ -73,7 +75,8 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
   const running = worker.run();
   // The API gets a plain client: the time-skipping client's result() locks time skipping and cannot be awaited many
   // times at once (parallel requests would unbalance it). Time skips only where a test says so (`settle`, `env.sleep`).
-  const apiClient = new Client({ connection: env.connection, namespace: env.namespace });
+  // Built on the worker's connection, as in production, so immediate posts start eagerly.
+  const apiClient = new Client({ connection: env.nativeConnection, namespace: env.namespace });
   const api = await startApi({
     database,
     plan: options.plan ?? 'free',
@@ -103,6 +106,7 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
     },
     stop: async () => {
       await api.close();
+      await changes.close();
       worker.shutdown();
       await running;
       await standIns.stop();

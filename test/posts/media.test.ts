@@ -48,6 +48,8 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
     assert.deepEqual(res.body.data.media_urls, [url]);
     const tweet = h.standIns.x.liveTweets().find((t) => t.text.startsWith('a cat '));
     assert.equal(tweet?.media_ids?.length, 1);
+    // The answer comes once the platform answered; the cleanup is the workflow's last step.
+    await h.settle(res.body.data.id);
     assert.deepEqual(await mediaRows(), []);
   });
 

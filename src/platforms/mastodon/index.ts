@@ -69,6 +69,8 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
 
   return {
     platform: 'mastodon',
+    // Every create carries an Idempotency-Key derived from the post id (see `createStatus`).
+    repeatedCreatesAreSafe: true,
 
     async verify(ctx): Promise<AccountIdentity> {
       const { origin, token } = account(ctx);

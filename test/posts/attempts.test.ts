@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { createActivities } from '../../activities';
+import { startPostChangeFeed, isSettled } from '../../src/posts/change-feed';
+import { createLogger } from '../../src/logger';
+import { testConfig } from '../helpers/api';
+import { testDatabase } from '../helpers/db';
+import { insertAccount, insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
+import { startPostsHarness, type PostsHarness } from './harness';
+
+/**
+ * A platform call that never reported back (a worker stopped mid-call, a local activity run again after its workflow
+ * task was lost) leaves `publish_attempt_started_at` set; the next attempt must not blindly send again. And the
+ * change feed that lets an immediate publish answer as soon as its row settles.
+ */
+describe('Posts: interrupted platform calls and the change feed', function () {
+  let h: PostsHarness;
+  let activities: ReturnType<typeof createActivities>;
+  before(async () => {
+    h = await startPostsHarness({ plan: 'agent' });
+    activities = createActivities({
+      config: testConfig(),
+      db: h.db,
+      logger: createLogger('silent'),
+      posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, now: h.now },
+    });
+  });
+  after(async () => h?.stop());
+
+  async function publishingRow(accountId: string, platform: 'x' | 'mastodon' | 'telegram', text: string, interrupted: boolean) {
+    return h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: accountId, platform, text, status: 'publishing', publish_attempt_started_at: interrupted ? new Date() : null })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+  }
+
+  async function telegramAccount() {
+    const token = `7000002:attempts-${Date.now()}`;
+    const bot = h.standIns.telegram.addBot(token);
+    const chat = h.standIns.telegram.addChat({ username: `attempts${Date.now()}` });
+    const account = await insertAccount(h.db, h.api.userId, {
+      platform: 'telegram',
+      platform_account_id: String(chat.id),
+      username: chat.username!,
+      credentials: { bot_token: token },
+      settings: { chat_id: String(chat.id), chat_username: chat.username!, bot_id: String(bot.id), bot_username: bot.username },
+    });
+    return { account, chat };
+  }
+
+  it('marks the attempt, and a first attempt sends at once', async () => {
+    const { account, chat } = await telegramAccount();
+    const row = await publishingRow(account.id, 'telegram', 'first try', false);
+    const attempt = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.equal(attempt.ok, true);
+    assert.deepEqual(h.standIns.telegram.messages(chat.id).map((m) => m.text), ['first try']);
+    const stored = await h.db.selectFrom('posts').select(['status', 'publish_attempt_started_at']).where('id', '=', row.id).executeTakeFirstOrThrow();
+    assert.equal(stored.status, 'published');
+    assert.ok(stored.publish_attempt_started_at instanceof Date);
+  });
+
+  it('an interrupted attempt on a platform that can neither be searched nor repeated safely (telegram) is reported, not resent', async () => {
+    const { account, chat } = await telegramAccount();
+    const row = await publishingRow(account.id, 'telegram', 'maybe sent', true);
+    const attempt = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.deepEqual(attempt.ok === false && 'message' in attempt ? [attempt.kind, attempt.message] : attempt, [
+      'unknown_outcome',
+      'Telegram did not confirm whether the post was published; check the account before sending it again.',
+    ]);
+    assert.deepEqual(h.standIns.telegram.messages(chat.id), []);
+  });
+
+  it('an interrupted attempt on x is looked up first: found, it is recorded without a second create', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const row = await publishingRow(x.id, 'x', 'landed, then the worker stopped', false);
+    assert.equal((await activities.publishToPlatform({ postId: row.id, now: Date.now() })).ok, true);
+    // Back to the state of a worker that stopped between the platform's answer and the write.
+    await h.db.updateTable('posts').set({ status: 'publishing', platform_post_id: null }).where('id', '=', row.id).execute();
+    const again = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.equal(again.ok, true);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'landed, then the worker stopped').length, 1);
+  });
+
+  it('an interrupted attempt on mastodon is repeated under the same Idempotency-Key: still one status', async () => {
+    const m = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const row = await publishingRow(m.id, 'mastodon', 'idempotent toot', false);
+    const first = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    await h.db.updateTable('posts').set({ status: 'publishing', platform_post_id: null }).where('id', '=', row.id).execute();
+    const second = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.ok(first.ok && second.ok);
+    assert.equal(second.platformPostId, first.platformPostId);
+  });
+
+  it('a refusal clears the mark: the retry that follows is a plain first attempt', async () => {
+    const { account, chat } = await telegramAccount();
+    const row = await publishingRow(account.id, 'telegram', 'refused once', false);
+    h.standIns.telegram.standIn.inject({ method: 'POST', path: /\/sendMessage$/ }, { kind: 'reply', response: { status: 500, json: { ok: false, error_code: 500, description: 'Internal Server Error' } } });
+    const refused = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.equal(refused.ok, false);
+    const marker = await h.db.selectFrom('posts').select('publish_attempt_started_at').where('id', '=', row.id).executeTakeFirstOrThrow();
+    assert.equal(marker.publish_attempt_started_at, null);
+    assert.equal((await activities.publishToPlatform({ postId: row.id, now: Date.now() })).ok, true);
+    assert.deepEqual(h.standIns.telegram.messages(chat.id).map((m) => m.text), ['refused once']);
+  });
+
+  it('the change feed settles a watch on the committed change that answers the request, not before', async () => {
+    const feed = startPostChangeFeed((await testDatabase()).url, createLogger('silent'));
+    try {
+      const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+      const row = await h.db
+        .insertInto('posts')
+        .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: 'watched', status: 'publishing', first_comment_text: 'under it', first_comment_status: 'pending' })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      let settled = false;
+      const watch = feed.watch(row.id);
+      void watch.settled.then(() => (settled = true));
+      // The feed connects in the background; a change committed before its LISTEN would be missed.
+      await feed.ready;
+      await h.db.updateTable('posts').set({ status: 'published' }).where('id', '=', row.id).execute();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(settled, false, 'published with its first comment still pending is not the answer yet');
+      await h.db.updateTable('posts').set({ first_comment_status: 'posted' }).where('id', '=', row.id).execute();
+      await watch.settled;
+      watch.stop();
+    } finally {
+      await feed.close();
+    }
+  });
+
+  it('isSettled: what an immediate publish waits for', () => {
+    assert.equal(isSettled({ status: 'publishing', firstCommentStatus: null }), false);
+    assert.equal(isSettled({ status: 'published', firstCommentStatus: 'pending' }), false);
+    assert.equal(isSettled({ status: 'published', firstCommentStatus: null }), true);
+    assert.equal(isSettled({ status: 'published', firstCommentStatus: 'failed' }), true);
+    assert.equal(isSettled({ status: 'failed', firstCommentStatus: 'failed' }), true);
+    assert.equal(isSettled({ status: 'deleted', firstCommentStatus: null }), true);
+  });
+});
