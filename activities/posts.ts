@@ -81,7 +81,7 @@ export function createPostActivities(rt: PostsRuntime) {
       .execute();
   }
 
-  return {
+  const activities = {
     /**
      * Decides the next step from the row: gone (deleted, cancelled, no row: the workflow ends), wait (until the
      * scheduled time or the next retry), or publish (a scheduled post due now becomes `publishing` here).
@@ -158,6 +158,23 @@ export function createPostActivities(rt: PostsRuntime) {
       };
     },
 
+    /**
+     * The first attempt of every post of an immediate fan-out, in one activity (one dispatch instead of 25). A post
+     * whose attempt failed outside the platform (a database error) is reported `error`, and the workflow attempts it
+     * again on its own; its mark in the row keeps that second attempt from sending blindly.
+     */
+    async publishGroupToPlatforms(input: { postIds: string[]; now: number }): Promise<Record<string, PublishAttempt | { ok: false; kind: 'error' }>> {
+      const attempts = await Promise.allSettled(input.postIds.map((postId) => activities.publishToPlatform({ postId, now: input.now })));
+      return Object.fromEntries(
+        input.postIds.map((postId, i) => {
+          const settled = attempts[i]!;
+          if (settled.status === 'fulfilled') return [postId, settled.value];
+          rt.logger.error({ err: settled.reason, postId }, 'a first attempt of a group failed outside the platform; it is attempted again alone');
+          return [postId, { ok: false as const, kind: 'error' as const }];
+        }),
+      );
+    },
+
     /** The platform took it: `published`, quota spent. Idempotent (only a `publishing` row changes). */
     async recordPublished(input: { postId: string; platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
       await recordPublished(input.postId, input);
@@ -196,7 +213,7 @@ export function createPostActivities(rt: PostsRuntime) {
       const row = await loadRow(input.postId);
       if (!row) return;
       if (!input.scheduled) {
-        await createPostActivities(rt).recordFailedAttempt({ postId: input.postId, message: input.message, final: true, requeue: 'publishing' });
+        await activities.recordFailedAttempt({ postId: input.postId, message: input.message, final: true, requeue: 'publishing' });
       } else {
         // This scheduled post was claimed (`publishing`) when the platform refused the credential: cancelled like the rest.
         await db.transaction().execute(async (trx) => {
@@ -226,6 +243,7 @@ export function createPostActivities(rt: PostsRuntime) {
       return removeUnusedCopies(rt, mediaIdsOf(row), row.id);
     },
   };
+  return activities;
 }
 
 export type PostActivities = ReturnType<typeof createPostActivities>;

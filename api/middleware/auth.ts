@@ -8,10 +8,7 @@ import { maybeRequestAuth, setRequestAuth } from '../request-auth';
 /** `Authorization: Bearer <API_KEY>` on every `/api/v1` route; sets `requestAuth(req)`. */
 export function authenticateRequests(db: Db): RequestHandler {
   return async (req, _res, next) => {
-    const key = await authenticate(db, req.headers.authorization);
-    const user = await db.selectFrom('users').select(['plan']).where('id', '=', key.userId).executeTakeFirst();
-    if (!user) throw new ApiError('unauthorized', 'Invalid API key');
-    setRequestAuth(req, { ...key, plan: user.plan });
+    setRequestAuth(req, await authenticate(db, req.headers.authorization));
     next();
   };
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors';
 import type { Db } from '../db';
 import type { ApiKeyRow } from '../db/tables/api-keys';
+import type { PlanName } from '../plans';
 import type { ScopeList } from './scopes';
 
 /**
@@ -34,6 +35,7 @@ export interface AuthenticatedKey {
   keyId: string;
   userId: string;
   scopes: ScopeList;
+  plan: PlanName;
 }
 
 /** Accepts only an exact `Bearer <key>` header. The 401 messages say which of missing/invalid/revoked/expired. */
@@ -48,10 +50,13 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   const secret = match[1];
   if (!keyShape.test(secret)) throw invalidKey();
   const hash = Buffer.from(hashSecret(secret), 'hex');
+  // The owner's plan comes with the key: one round trip authenticates a request and says which limits apply.
   const candidates = await db
     .selectFrom('api_keys')
-    .selectAll()
-    .where('prefix', '=', secret.slice(0, displayPrefixLength))
+    .innerJoin('users', 'users.id', 'api_keys.user_id')
+    .selectAll('api_keys')
+    .select('users.plan')
+    .where('api_keys.prefix', '=', secret.slice(0, displayPrefixLength))
     .execute();
   const row = candidates.find((candidate) => timingSafeEqual(Buffer.from(candidate.key_hash, 'hex'), hash));
   if (!row) throw invalidKey();
@@ -61,14 +66,17 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) {
     throw new ApiError('unauthorized', `This API key expired on ${row.expires_at.toISOString()}; create a new key`);
   }
-  // Recorded at most once a minute per key, so busy keys do not write on every request.
-  await db
-    .updateTable('api_keys')
-    .set({ last_used_at: now })
-    .where('id', '=', row.id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', new Date(now.getTime() - 60_000))]))
-    .execute();
-  return { keyId: row.id, userId: row.user_id, scopes: row.scopes };
+  // Recorded at most once a minute per key, so busy keys neither write nor wait on every request.
+  const staleBefore = new Date(now.getTime() - 60_000);
+  if (row.last_used_at === null || row.last_used_at < staleBefore) {
+    await db
+      .updateTable('api_keys')
+      .set({ last_used_at: now })
+      .where('id', '=', row.id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', staleBefore)]))
+      .execute();
+  }
+  return { keyId: row.id, userId: row.user_id, scopes: row.scopes, plan: row.plan };
 }
 
 function invalidKey(): ApiError {

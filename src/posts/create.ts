@@ -10,7 +10,8 @@ import { validatePostRequest, type CreatePostBody, type AccountBody, type Accoun
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { scheduledTimesOf } from './schedule-times';
-import { awaitPublishResult, startPublishWorkflow } from './workflow-client';
+import type { WorkflowHandle } from '@temporalio/client';
+import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import type { RouteResult } from './route-result';
 
 /**
@@ -41,7 +42,12 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   });
 
   const groupId = fanOut ? randomUUID() : null;
-  const rows = validation.accounts.map((plan) => newRow(plan, { userId, groupId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }));
+  const immediate = !draft && validation.accounts.some((plan) => plan.scheduledAt === null);
+  // An immediate fan-out is published by one workflow for the group; everything else by one per post.
+  const workflowId = groupId !== null && immediate ? groupWorkflowId(groupId) : null;
+  const rows = validation.accounts.map((plan) =>
+    newRow(plan, { userId, groupId, workflowId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }),
+  );
   try {
     await rt.db.transaction().execute(async (trx) => {
       if (!draft) await reserveQuota(trx, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) });
@@ -54,13 +60,18 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
 
   const warnings: WarningEntry[] = draft ? [...validation.warnings, ...media.warnings] : [];
   const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
-  if (!draft) await runWorkflows(rt, created, rows.some((row) => row.status === 'publishing'));
+  if (workflowId !== null) {
+    const postIds = rows.map((row) => row.id);
+    await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds), true);
+  } else if (!draft) {
+    await runWorkflows(rt, created, immediate);
+  }
   return publishOutcomeResponse(rt, { created, fanOut, groupId, draft, warnings });
 }
 
 function newRow(
   plan: AccountPlanOf<AccountBody>,
-  options: { userId: string; groupId: string | null; draft: boolean; timezone: string | null; media: StoredMediaRef[] },
+  options: { userId: string; groupId: string | null; workflowId: string | null; draft: boolean; timezone: string | null; media: StoredMediaRef[] },
 ): NewPostRow & { id: string } {
   const { account, body } = plan;
   return {
@@ -77,6 +88,7 @@ function newRow(
     scheduled_at: plan.scheduledAt,
     timezone: options.timezone,
     group_id: options.groupId,
+    workflow_id: options.workflowId,
   };
 }
 
@@ -89,36 +101,38 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
   return charges;
 }
 
-/**
- * Starts one workflow per post, in parallel. Immediate posts are awaited (the answer carries the platform's
- * verdict): the change feed reports the settled row as soon as it commits, the workflow's result is the fallback.
- * Scheduled ones are only started. A start that fails is left to the reconciler (the row says what it needs).
- */
+/** Starts one `publishPost` per post, in parallel; immediate posts are awaited (see `startAndAwait`). */
 export async function runWorkflows(rt: PostsRuntime, posts: ReadonlyArray<{ id: string }>, awaitResults: boolean): Promise<void> {
-  await Promise.all(
-    posts.map(async (post) => {
-      const watch = awaitResults ? rt.changes?.watch(post.id) : undefined;
-      try {
-        let handle;
-        try {
-          handle = await startPublishWorkflow(rt, post.id, { immediate: awaitResults });
-        } catch (err) {
-          rt.logger.error({ err, postId: post.id }, 'could not start the publish workflow; the reconciler will');
-          return;
-        }
-        if (!awaitResults) return;
-        try {
-          await Promise.race([awaitPublishResult(handle), ...(watch ? [watch.settled] : [])]);
-        } catch (err) {
-          // The workflow may still be running (a dropped connection, a server hiccup): the row says when it is done.
-          rt.logger.warn({ err, postId: post.id }, 'could not read the publish result; watching the row instead');
-          await waitWhilePublishing(rt, post.id);
-        }
-      } finally {
-        watch?.stop();
-      }
-    }),
-  );
+  await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults }), awaitResults)));
+}
+
+/**
+ * Starts the workflow that publishes `postIds` and, when the request waits for the platform's verdict, returns once
+ * every one of them settled: the change feed reports each row as its change commits, the workflow's result is the
+ * fallback. A start that fails is left to the reconciler (the rows say what they need).
+ */
+async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start: () => Promise<WorkflowHandle>, awaitResults: boolean): Promise<void> {
+  const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
+  try {
+    let handle;
+    try {
+      handle = await start();
+    } catch (err) {
+      rt.logger.error({ err, postIds }, 'could not start the publish workflow; the reconciler will');
+      return;
+    }
+    if (!awaitResults) return;
+    try {
+      const allSettled = watches.length ? [Promise.all(watches.map((watch) => watch.settled))] : [];
+      await Promise.race([handle.result(), ...allSettled]);
+    } catch (err) {
+      // The workflow may still be running (a dropped connection, a server hiccup): the rows say when it is done.
+      rt.logger.warn({ err, postIds }, 'could not read the publish result; watching the rows instead');
+      await Promise.all(postIds.map((id) => waitWhilePublishing(rt, id)));
+    }
+  } finally {
+    for (const watch of watches) watch.stop();
+  }
 }
 
 /** Polls the row until it leaves `publishing` (bounded: 60 s), for when the workflow result cannot be read. */

@@ -2,7 +2,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { sql } from 'kysely';
 import type { Db } from '../db';
 import type { PostsRuntime } from './runtime';
-import { postWorkflowId, startPublishWorkflow } from './workflow-client';
+import { postWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
 
 /**
@@ -19,7 +19,7 @@ export interface ReconcileResult {
 }
 
 export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all'): Promise<ReconcileResult> {
-  let query = rt.db.selectFrom('posts').select(['id', 'thread_id']).where('status', 'in', ['scheduled', 'publishing']);
+  let query = rt.db.selectFrom('posts').select(['id', 'thread_id', 'group_id', 'workflow_id']).where('status', 'in', ['scheduled', 'publishing']);
   if (scope === 'recent') {
     query = query.where((eb) =>
       eb.or([
@@ -32,20 +32,31 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
   }
   const rows = await query.orderBy('scheduled_at').execute();
   let started = 0;
-  // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone).
-  const queue = [...new Map(rows.map((row) => [row.thread_id ?? row.id, row])).values()];
+  // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone); the
+  // posts of an immediate fan-out by their group's, restarted with those still publishing.
+  const units = new Map<string, { row: (typeof rows)[number]; postIds: string[] }>();
+  for (const row of rows) {
+    const id = unitWorkflowId(row);
+    const unit = units.get(id) ?? { row, postIds: [] };
+    unit.postIds.push(row.id);
+    units.set(id, unit);
+  }
+  const queue = [...units.entries()];
   const worker = async () => {
     for (let next = queue.shift(); next; next = queue.shift()) {
+      const [workflowId, { row, postIds }] = next;
       try {
-        if ((await workflowState(rt.temporal!, unitWorkflowId(next))) === 'running') continue;
-        await (next.thread_id ? startThreadWorkflow(rt, next.thread_id) : startPublishWorkflow(rt, next.id));
+        if ((await workflowState(rt.temporal!, workflowId)) === 'running') continue;
+        if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
+        else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds);
+        else await startPublishWorkflow(rt, row.id);
         started += 1;
       } catch (err) {
-        rt.logger.error({ err, postId: next.id }, 'reconcile: could not start a post workflow');
+        rt.logger.error({ err, workflowId, postIds }, 'reconcile: could not start a post workflow');
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(8, rows.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
   return { checked: rows.length, started };
 }
 
@@ -82,7 +93,7 @@ export interface StuckPost {
 export async function findStuckPosts(db: Db, client: Client | null, now = new Date(), graceMs = 5 * 60_000): Promise<StuckPost[]> {
   const rows = await db
     .selectFrom('posts')
-    .select(['id', 'thread_id', 'status', 'scheduled_at', 'updated_at', 'retry_count'])
+    .select(['id', 'thread_id', 'workflow_id', 'status', 'scheduled_at', 'updated_at', 'retry_count'])
     .where('status', 'in', ['scheduled', 'publishing'])
     .orderBy('scheduled_at')
     .execute();
@@ -102,9 +113,9 @@ export async function findStuckPosts(db: Db, client: Client | null, now = new Da
   return out;
 }
 
-/** The workflow that publishes a post: its thread's, or its own. */
-function unitWorkflowId(row: { id: string; thread_id: string | null }): string {
-  return row.thread_id ? threadWorkflowId(row.thread_id) : postWorkflowId(row.id);
+/** The workflow that publishes a post: its thread's, the one recorded on it (its group's), or its own. */
+function unitWorkflowId(row: { id: string; thread_id: string | null; workflow_id: string | null }): string {
+  return row.thread_id ? threadWorkflowId(row.thread_id) : (row.workflow_id ?? postWorkflowId(row.id));
 }
 
 async function workflowState(client: Client, workflowId: string): Promise<'running' | 'missing' | 'closed'> {

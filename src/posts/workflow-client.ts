@@ -1,5 +1,6 @@
 import { InternalConnectionLikeSymbol, WorkflowNotFoundError, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
-import type { PublishPostInput, PublishPostResult } from '../../workflows/publish-post';
+import type { PublishGroupInput } from '../../workflows/publish-group';
+import type { PublishPostInput } from '../../workflows/publish-post';
 import type { PostsRuntime } from './runtime';
 
 /**
@@ -8,6 +9,8 @@ import type { PostsRuntime } from './runtime';
  */
 
 export const postWorkflowId = (postId: string) => `post-${postId}`;
+/** The one workflow of an immediate fan-out (`workflows/publish-group.ts`), recorded in its rows' `workflow_id`. */
+export const groupWorkflowId = (groupId: string) => `group-${groupId}`;
 
 /** Signal names of `workflows/publish-post.ts` (kept as strings so this side never loads workflow code). */
 export const postSignals = { reschedule: 'reschedulePost', edit: 'postEdited', cancel: 'cancelPost' } as const;
@@ -45,8 +48,20 @@ export async function startPublishWorkflow(rt: PostsRuntime, postId: string, opt
   });
 }
 
-export async function awaitPublishResult(handle: WorkflowHandle): Promise<PublishPostResult> {
-  return (await handle.result()) as PublishPostResult;
+/**
+ * Starts the workflow that publishes an immediate fan-out's posts together (same reuse rule as a post's). The
+ * reconciler restarts it with the posts still `publishing`; each attempt looks before it sends again.
+ */
+export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, postIds: readonly string[]): Promise<WorkflowHandle> {
+  const temporal = client(rt);
+  const input: PublishGroupInput = { groupId, postIds: [...postIds], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
+  return temporal.workflow.start('publishGroup', {
+    workflowId: groupWorkflowId(groupId),
+    taskQueue: rt.taskQueue,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    requestEagerStart: canStartEagerly(temporal),
+  });
 }
 
 /** Best effort: a workflow that is gone needs no wake-up (its next read of the row would end it anyway). */

@@ -94,8 +94,9 @@ export async function reserveQuota(
     }
     return { user_id: input.userId, post_id: charge.postId, month, kind: charge.kind, overage };
   });
-  await trx.insertInto('quota_reservations').values(rows).execute();
+  // One statement: the reservations and the counters they add to.
   await trx
+    .with('reserved', (qb) => qb.insertInto('quota_reservations').values(rows))
     .updateTable('usage_months')
     .set({
       posts: sql`posts + ${postsNeeded}`,

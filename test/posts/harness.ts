@@ -6,7 +6,7 @@
  *   const h = await startPostsHarness({ plan })     (in `before`; `h.stop()` in `after`)
  *   h.api.request(...), h.standIns.x, h.env, h.db
  *   await h.syncClock()        before a request whose rules read "now" after time was skipped
- *   await h.settle(postId)     waits for the post's workflow to end (time skips while waiting)
+ *   await h.settle(postId)     waits for the post's workflow (or its group's) to end (time skips while waiting)
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
@@ -100,9 +100,11 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
       clock = await env.currentTimeMs();
     },
     settle: async (postId) => {
-      const result = await env.client.workflow.getHandle(postWorkflowId(postId)).result();
+      // An immediate fan-out's posts share their group's workflow, whose result holds each post's outcome.
+      const row = await database.db.selectFrom('posts').select('workflow_id').where('id', '=', postId).executeTakeFirst();
+      const result = await env.client.workflow.getHandle(row?.workflow_id ?? postWorkflowId(postId)).result();
       clock = await env.currentTimeMs();
-      return result;
+      return row?.workflow_id ? (result as Record<string, unknown>)[postId] : result;
     },
     stop: async () => {
       await api.close();

@@ -27,6 +27,8 @@ export interface PostsTable {
   first_comment_error: string | null;
   /** The platform's id of the posted first comment (migration 0040). */
   first_comment_platform_id: string | null;
+  /** The workflow publishing this row when not its own or its thread's: `group-<groupId>` (migration 0052). */
+  workflow_id: string | null;
   /** A platform call began and has not reported back (migration 0050): look before sending again. */
   publish_attempt_started_at: Date | null;
   configuration: Json<Record<string, unknown> | null>;

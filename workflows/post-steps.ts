@@ -1,0 +1,95 @@
+import { proxyLocalActivities, sleep } from '@temporalio/workflow';
+// Only the activity types: workflow code never loads activity code.
+import type { PostActivities, PublishAttempt } from '../activities/posts';
+
+/**
+ * The steps one post's publication is made of, shared by `publishPost` (one post) and `publishGroup` (an immediate
+ * fan-out). Every step is a local activity: it runs in the worker that holds the workflow task, so an immediate post
+ * takes one workflow task from start to result instead of a server round trip per step. A local activity can run
+ * again if its workflow task is lost; the steps are written for that (conditional writes; the platform call marks
+ * its attempt in the row and asks the platform before sending again, see migration 0050).
+ */
+
+export type PublishPostResult = { outcome: 'published'; firstComment: 'posted' | 'failed' | 'skipped' | null } | { outcome: 'failed' | 'gone' | 'cancelled' };
+
+// Reaches a platform: never retried by Temporal. A repeated create is made safe by the adapters (idempotency keys,
+// lookups) or reported as `unknown_outcome`; the workflow decides on retries itself so retry_count stays visible.
+export const platformCall = proxyLocalActivities<PostActivities>({
+  startToCloseTimeout: '10 minutes',
+  retry: { maximumAttempts: 1 },
+});
+
+// Database bookkeeping: every write is conditional on the status it expects, so repeating one is harmless.
+export const bookkeeping = proxyLocalActivities<PostActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+});
+
+type Refusal = Extract<PublishAttempt, { ok: false; message: string }>;
+
+/**
+ * An immediate post, its request waiting: published now, or refused for good, with quick retries of transient faults
+ * (`delaysMs`) in between. Its row is `publishing` throughout, which the API refuses to edit or delete, so there is
+ * nothing to re-read between attempts; the attempt itself reports a row that is no longer `publishing`.
+ * `firstAttempt`: made already (a group's first attempts go out in one activity).
+ */
+export async function publishNow(postId: string, delaysMs: readonly number[], firstAttempt?: PublishAttempt): Promise<PublishPostResult> {
+  for (let failures = 0; ; failures++) {
+    const attempt = failures === 0 && firstAttempt ? firstAttempt : await platformCall.publishToPlatform({ postId, now: Date.now() });
+    if (attempt.ok) return afterPublished(postId, attempt);
+    if (attempt.kind === 'not_publishing') return { outcome: 'gone' };
+    const next = await afterRefusal(postId, attempt, { scheduled: false, delaysMs, failures });
+    if ('done' in next) return next.done;
+    await sleep(next.retryInMs);
+  }
+}
+
+/** The platform took the post: record it if the attempt could not, then the first comment, then media cleanup. */
+export async function afterPublished(postId: string, attempt: Extract<PublishAttempt, { ok: true }>): Promise<PublishPostResult> {
+  if (!attempt.recorded) {
+    await bookkeeping.recordPublished({ postId, platformPostId: attempt.platformPostId, url: attempt.url, publishedAt: Date.now() });
+  }
+  const firstComment = attempt.hasFirstComment ? await platformCall.publishFirstComment({ postId }) : null;
+  if (attempt.hasMedia) await bookkeeping.cleanupPostMedia({ postId });
+  return { outcome: 'published', firstComment };
+}
+
+/**
+ * The platform refused: either the post is finished (failed, or cancelled with its account) or it waits `retryInMs`
+ * for another attempt, its `retry_count` already raised and its status `requeue`d.
+ */
+export async function afterRefusal(
+  postId: string,
+  attempt: Refusal,
+  retry: { scheduled: boolean; delaysMs: readonly number[]; failures: number },
+): Promise<{ done: PublishPostResult } | { retryInMs: number }> {
+  if (attempt.kind === 'reauthorize') {
+    await bookkeeping.handleConnectionLost({ postId, scheduled: retry.scheduled, message: attempt.message });
+    await bookkeeping.cleanupPostMedia({ postId });
+    return { done: { outcome: retry.scheduled ? 'cancelled' : 'failed' } };
+  }
+  const wait = retryWait(attempt, retry.delaysMs, retry.failures, retry.scheduled);
+  if (wait === null) {
+    await bookkeeping.recordFailedAttempt({ postId, message: attempt.message, final: true, requeue: 'publishing' });
+    await bookkeeping.cleanupPostMedia({ postId });
+    return { done: { outcome: 'failed' } };
+  }
+  await bookkeeping.recordFailedAttempt({ postId, message: attempt.message, final: false, requeue: retry.scheduled ? 'scheduled' : 'publishing' });
+  return { retryInMs: wait };
+}
+
+/**
+ * How long to wait before the next attempt, or null to give up now. Never retried: an unknown outcome (it may be
+ * live), an account that can no longer send. A scheduled post retries any other refusal (the platform may accept it
+ * later); an immediate one only transient faults and short rate limits, since its request is waiting.
+ */
+function retryWait(attempt: Refusal, delays: readonly number[], failures: number, scheduled: boolean): number | null {
+  if (failures >= delays.length) return null;
+  if (attempt.kind === 'unknown_outcome' || attempt.kind === 'account_inactive' || attempt.kind === 'gone') return null;
+  const delay = delays[failures]!;
+  const named = (attempt.retryAfterSeconds ?? 0) * 1000;
+  if (scheduled) return Math.max(delay, named);
+  if (attempt.kind === 'retryable') return delay;
+  if (attempt.kind === 'rate_limited' && named <= delay) return delay;
+  return null;
+}
