@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { PostRow } from '../src/db/tables/posts';
-import { AccountNotConnectedError, loadPlatformContext, publishingContextOf } from '../src/posts/accounts-port';
+import { AccountNotConnectedError, loadPlatformContext, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
+import { cancelPosts } from '../src/posts/cancel';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
@@ -202,6 +203,18 @@ export function createThreadActivities(rt: PostsRuntime) {
           .execute();
         await refundQuota(trx, failed.map((r) => r.id));
       });
+    },
+
+    /**
+     * The platform refused the account's credential while publishing the thread: as for a post, the account becomes
+     * `connection_lost` and its scheduled posts and threads are cancelled with that reason. The thread itself fails
+     * (or is discarded) as any refused thread does, since its rollback may have left parts live.
+     */
+    async handleThreadConnectionLost(input: { threadId: string }): Promise<void> {
+      const part = await db.selectFrom('posts').select('account_id').where('thread_id', '=', input.threadId).executeTakeFirst();
+      if (!part?.account_id) return;
+      await markConnectionLost(db, part.account_id);
+      await cancelPosts(rt, { accountId: part.account_id, reason: 'connection_lost' });
     },
 
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them. */

@@ -101,6 +101,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       rollback,
     });
     const sentence = failureMessage(claim, attempt.failure, rollback);
+    if (attempt.failure.kind === 'reauthorize') await bookkeeping.handleThreadConnectionLost({ threadId: input.threadId });
 
     if (!claim.scheduled) {
       await bookkeeping.discardThread({ threadId: input.threadId });

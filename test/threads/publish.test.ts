@@ -188,4 +188,24 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
     assert.deepEqual(await threadRows(texts), []);
     assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
   });
+
+  it('a credential X refuses mid-thread marks the account connection_lost and cancels its scheduled posts', async () => {
+    await h.syncClock();
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const at = new Date(h.now().getTime() + 5 * 3_600_000).toISOString();
+    const scheduled = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'waits for later', schedule_at: at } });
+    assert.equal(scheduled.status, 201, scheduled.text);
+    const tweets = { method: 'POST', path: '/2/tweets' };
+    h.standIns.x.standIn.inject(tweets, { kind: 'delay', ms: 0 }, 1);
+    h.standIns.x.standIn.inject(tweets, {
+      kind: 'reply',
+      response: { status: 401, headers: { 'content-type': 'application/json' }, json: { title: 'Unauthorized', detail: 'Unauthorized', type: 'about:blank', status: 401 } },
+    });
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: account.id, posts: [{ text: 'cred one' }, { text: 'cred two' }] } });
+    assert.equal(res.status, 502, res.text);
+    const state = await h.db.selectFrom('accounts').select(['active', 'inactive_reason']).where('id', '=', account.id).executeTakeFirstOrThrow();
+    assert.deepEqual(state, { active: false, inactive_reason: 'connection_lost' });
+    const cancelled = await h.db.selectFrom('posts').select(['status', 'error_message']).where('id', '=', scheduled.body.data.id).executeTakeFirstOrThrow();
+    assert.deepEqual(cancelled, { status: 'deleted', error_message: 'connection_lost' });
+  });
 });
