@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
@@ -10,7 +11,6 @@ import { validatePostRequest, type CreatePostBody, type AccountBody, type Accoun
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { scheduledTimesOf } from './schedule-times';
-import type { WorkflowHandle } from '@temporalio/client';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import type { RouteResult } from './route-result';
 
