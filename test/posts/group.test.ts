@@ -6,7 +6,7 @@ import { reconcilePosts } from '../../src/posts/reconcile';
 import { createPostsRuntime } from '../../src/posts/runtime';
 import { groupWorkflowId, postWorkflowId } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
-import { insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
+import { insertAccount, insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 /** An immediate fan-out is published by one `publishGroup` workflow; scheduled fan-outs keep one workflow per post. */
@@ -95,5 +95,24 @@ describe('Fan-out: one workflow for an immediate group', function () {
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'lost group').length, 1, 'x was looked up, not sent again');
     const statusesAfter = h.standIns.mastodon.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/statuses').length;
     assert.equal(statusesAfter - statusesBefore, 1);
+  });
+
+  it('first comments go out under each published post of the group, on x and on threads', async () => {
+    const threads = h.standIns.threads;
+    const t = await insertAccount(h.db, h.api.userId, {
+      platform: 'threads',
+      platform_account_id: threads.user.id,
+      username: threads.user.username,
+      credentials: { access_token: threads.user.token },
+      settings: { threadsUserId: threads.user.id },
+    });
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_ids: [x.id, t.id], text: 'with comments', first_comment: 'see below' } });
+    assert.equal(res.status, 201, res.text);
+    const [onX, onThreads] = res.body.data.results;
+    assert.deepEqual([onX.post.first_comment.status, onThreads.post.first_comment.status], ['posted', 'posted']);
+    const tweet = h.standIns.x.tweets().find((tw) => tw.text === 'see below');
+    assert.deepEqual(tweet?.referenced_tweets, [{ type: 'replied_to', id: onX.post.platform_post_id }]);
+    const reply = [...threads.posts.values()].find((p) => p.text === 'see below');
+    assert.equal(reply?.replyToId, onThreads.post.platform_post_id);
   });
 });
