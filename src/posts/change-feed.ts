@@ -73,12 +73,16 @@ export function startPostChangeFeed(connectionString: string, logger: Logger): P
   async function connect(): Promise<void> {
     const candidate = new pg.Client({ connectionString, application_name: 'herald-post-changes' });
     candidate.on('notification', onNotification);
-    candidate.on('error', (err) => {
+    const lost = (err?: Error) => {
+      if (closed || client !== candidate) return;
       logger.warn({ err }, 'post change feed lost its connection; reconnecting');
-      if (client === candidate) client = null;
+      client = null;
       candidate.end().catch(() => undefined);
       reconnectLater();
-    });
+    };
+    // A cut connection errors and then ends; a server that closes it cleanly only ends it.
+    candidate.on('error', lost);
+    candidate.on('end', () => lost());
     try {
       await candidate.connect();
       await candidate.query(`LISTEN ${POST_CHANGES_CHANNEL}`);

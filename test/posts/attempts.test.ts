@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { createActivities } from '../../activities';
 import { startPostChangeFeed, isSettled } from '../../src/posts/change-feed';
 import { createLogger } from '../../src/logger';
@@ -121,6 +122,34 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(settled, false, 'published with its first comment still pending is not the answer yet');
       await h.db.updateTable('posts').set({ first_comment_status: 'posted' }).where('id', '=', row.id).execute();
+      await watch.settled;
+      watch.stop();
+    } finally {
+      await feed.close();
+    }
+  });
+
+  it('the change feed listens again after its connection is cut, and the watches made meanwhile still settle', async () => {
+    const feed = startPostChangeFeed((await testDatabase()).url, createLogger('silent'));
+    try {
+      await feed.ready;
+      const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+      const row = await h.db
+        .insertInto('posts')
+        .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: 'after the cut', status: 'publishing' })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const watch = feed.watch(row.id);
+      const listeners = () =>
+        sql<{ pid: number }>`select pid from pg_stat_activity where application_name = 'herald-post-changes' and query like 'LISTEN%'`.execute(h.db);
+      const before = (await listeners()).rows.map((r) => r.pid);
+      await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'herald-post-changes'`.execute(h.db);
+      // Every feed listening in this process was cut (the harness's too); wait until as many listen again.
+      for (let i = 0; (await listeners()).rows.filter((r) => !before.includes(r.pid)).length < before.length; i++) {
+        if (i > 200) throw new Error('the change feed did not listen again');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await h.db.updateTable('posts').set({ status: 'failed' }).where('id', '=', row.id).execute();
       await watch.settled;
       watch.stop();
     } finally {
