@@ -2,10 +2,10 @@ import { platformCall, publishNow, type PublishPostResult } from './post-steps';
 
 /**
  * An immediate fan-out (publishing-api.md "Fan-out"): every account's post published at once, in parallel, each
- * exactly as an immediate single post is (`publishNow`), the first attempts together in one local activity. Workflow id `group-<groupId>`. One workflow for the whole
- * request rather than one per account: starting and running 25 workflows costs the worker far more than 25 local
- * activities in one (measured in README "Figures"). Scheduled fan-outs keep one `publishPost` per post, since each
- * post is then rescheduled, edited and cancelled on its own.
+ * exactly as an immediate single post is (`publishNow`), the first attempts together in one local activity.
+ * Workflow id `group-<groupId>`. One workflow for the whole request rather than one per account: starting and
+ * running 25 workflows costs the worker far more than 25 local activities in one (README "Figures"). Scheduled
+ * fan-outs keep one `publishPost` per post, since each post is then rescheduled, edited and cancelled on its own.
  */
 
 export interface PublishGroupInput {

@@ -9,6 +9,8 @@ import type { RouteResult } from './route-result';
 import { xLinkOutcome } from './rules';
 import type { PostsRuntime } from './runtime';
 
+class InterruptedAttempt extends Error {}
+
 export type FirstCommentOutcome =
   | { status: 'posted' }
   | { status: 'failed'; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null }
@@ -20,13 +22,24 @@ export type FirstCommentOutcome =
  * post itself is never touched. Only a `pending` comment on a published post is sent.
  */
 export async function sendFirstComment(rt: PostsRuntime, postId: string): Promise<FirstCommentOutcome> {
-  const row = await rt.db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
-  if (!row || row.status !== 'published' || row.first_comment_text === null || row.first_comment_status !== 'pending' || !row.platform_post_id) {
-    return { status: 'skipped' };
-  }
+  // Marks the attempt and reads the row in one statement; the subquery sees the mark as it was before (migration 0053).
+  const row = await rt.db
+    .updateTable('posts')
+    .set({ first_comment_attempt_started_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', 'published')
+    .where('first_comment_status', '=', 'pending')
+    .where('first_comment_text', 'is not', null)
+    .where('platform_post_id', 'is not', null)
+    .returningAll()
+    .returning(sql<boolean>`(select earlier.first_comment_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
+    .executeTakeFirst();
+  if (!row || row.first_comment_text === null || !row.platform_post_id) return { status: 'skipped' };
   let outcome: { ok: true; id: string } | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null };
   try {
     if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
+    // An earlier call never reported back: it may have posted, and comments cannot be looked up the way posts are.
+    if (row.earlier_attempt_open) throw new InterruptedAttempt();
     const { ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
     const published = await rt.adapters[row.platform].publish(ctx, {
       postId: `${row.id}:first-comment`,
@@ -38,6 +51,8 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
   } catch (err) {
     if (isPlatformFailure(err)) {
       outcome = { ok: false, kind: err.kind, message: failureSentence(row.platform, err.kind, err.clientMessage, 'first comment'), retryAfterSeconds: err.retryAfterSeconds ?? null };
+    } else if (err instanceof InterruptedAttempt) {
+      outcome = { ok: false, kind: 'unknown_outcome', message: failureSentence(row.platform, 'unknown_outcome', '', 'first comment'), retryAfterSeconds: null };
     } else if (err instanceof AccountNotConnectedError) {
       outcome = { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', '', 'first comment'), retryAfterSeconds: null };
     } else throw err;
@@ -79,7 +94,7 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   await rt.db.transaction().execute(async (trx) => {
     const claimed = await trx
       .updateTable('posts')
-      .set({ first_comment_status: 'pending', first_comment_error: null, updated_at: sql`now()` })
+      .set({ first_comment_status: 'pending', first_comment_error: null, first_comment_attempt_started_at: null, updated_at: sql`now()` })
       .where('id', '=', row.id)
       .where('first_comment_status', '=', 'failed')
       .executeTakeFirst();

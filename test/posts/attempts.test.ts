@@ -104,6 +104,28 @@ describe('Posts: interrupted platform calls and the change feed', function () {
     assert.deepEqual(h.standIns.telegram.messages(chat.id).map((m) => m.text), ['refused once']);
   });
 
+  it('a first comment whose earlier call never reported back is reported unconfirmed, not sent twice; a user retry sends it', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const row = await publishingRow(x.id, 'x', 'commented on', false);
+    assert.equal((await activities.publishToPlatform({ postId: row.id, now: Date.now() })).ok, true);
+    await h.db
+      .updateTable('posts')
+      .set({ first_comment_text: 'maybe posted already', first_comment_status: 'pending', first_comment_attempt_started_at: new Date() })
+      .where('id', '=', row.id)
+      .execute();
+    assert.equal(await activities.publishFirstComment({ postId: row.id }), 'failed');
+    const stored = await h.db.selectFrom('posts').select(['first_comment_status', 'first_comment_error']).where('id', '=', row.id).executeTakeFirstOrThrow();
+    assert.deepEqual(stored, {
+      first_comment_status: 'failed',
+      first_comment_error: 'X did not confirm whether the first comment was published; check the account before sending it again.',
+    });
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'maybe posted already').length, 0);
+    const retried = await h.api.request('POST', `/api/v1/posts/${row.id}/first-comment`);
+    assert.equal(retried.status, 200, retried.text);
+    assert.equal(retried.body.data.first_comment.status, 'posted');
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'maybe posted already').length, 1);
+  });
+
   it('the change feed settles a watch on the committed change that answers the request, not before', async () => {
     const feed = startPostChangeFeed((await testDatabase()).url, createLogger('silent'));
     try {

@@ -29,6 +29,8 @@ export interface PostsTable {
   first_comment_platform_id: string | null;
   /** The workflow publishing this row when not its own or its thread's: `group-<groupId>` (migration 0052). */
   workflow_id: string | null;
+  /** The first comment's platform call began and has not reported back (migration 0053). */
+  first_comment_attempt_started_at: Date | null;
   /** A platform call began and has not reported back (migration 0050): look before sending again. */
   publish_attempt_started_at: Date | null;
   configuration: Json<Record<string, unknown> | null>;
