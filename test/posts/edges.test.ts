@@ -4,7 +4,7 @@ import { createLogger } from '../../src/logger';
 import { findStuckPosts, reconcilePosts } from '../../src/posts/reconcile';
 import { createPostsRuntime } from '../../src/posts/runtime';
 import { testConfig } from '../helpers/api';
-import { insertAccount, insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
+import { insertMastodonAccount, insertThreadsAccount, insertXAccount, testSealedBox } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retries, reconciliation', function () {
@@ -141,13 +141,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
 
   it('GET asks threads once more for a link it could not read at publish time and stores it', async () => {
     const threads = h.standIns.threads;
-    const account = await insertAccount(h.db, h.api.userId, {
-      platform: 'threads',
-      platform_account_id: threads.user.id,
-      username: threads.user.username,
-      credentials: { access_token: threads.user.token },
-      settings: { threadsUserId: threads.user.id },
-    });
+    const account = await insertThreadsAccount(h.db, h.api.userId, threads);
     threads.state.withholdPermalinks = true;
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'link later' } });
     assert.equal(res.status, 201, res.text);

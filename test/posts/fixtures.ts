@@ -50,3 +50,14 @@ export async function insertMastodonAccount(db: Db, userId: string, mastodon: Ma
     settings: { instance_origin: mastodon.origin, account_id: account.id, username: account.username },
   });
 }
+
+/** The threads stand-in's own user, connected as an account of `userId`. */
+export async function insertThreadsAccount(db: Db, userId: string, threads: { user: { id: string; username: string; token: string } }): Promise<AccountRow> {
+  return insertAccount(db, userId, {
+    platform: 'threads',
+    platform_account_id: threads.user.id,
+    username: threads.user.username,
+    credentials: { access_token: threads.user.token },
+    settings: { threadsUserId: threads.user.id },
+  });
+}

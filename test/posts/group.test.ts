@@ -6,7 +6,7 @@ import { reconcilePosts } from '../../src/posts/reconcile';
 import { createPostsRuntime } from '../../src/posts/runtime';
 import { groupWorkflowId, postWorkflowId } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
-import { insertAccount, insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
+import { insertMastodonAccount, insertThreadsAccount, insertXAccount, testSealedBox } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 /** An immediate fan-out is published by one `publishGroup` workflow; scheduled fan-outs keep one workflow per post. */
@@ -99,13 +99,7 @@ describe('Fan-out: one workflow for an immediate group', function () {
 
   it('first comments go out under each published post of the group, on x and on threads', async () => {
     const threads = h.standIns.threads;
-    const t = await insertAccount(h.db, h.api.userId, {
-      platform: 'threads',
-      platform_account_id: threads.user.id,
-      username: threads.user.username,
-      credentials: { access_token: threads.user.token },
-      settings: { threadsUserId: threads.user.id },
-    });
+    const t = await insertThreadsAccount(h.db, h.api.userId, threads);
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_ids: [x.id, t.id], text: 'with comments', first_comment: 'see below' } });
     assert.equal(res.status, 201, res.text);
     const [onX, onThreads] = res.body.data.results;
