@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
-import { createLogger } from '../../src/logger';
 import { findStuckPosts, reconcilePosts } from '../../src/posts/reconcile';
-import { createPostsRuntime } from '../../src/posts/runtime';
 import { testConfig } from '../helpers/api';
-import { insertMastodonAccount, insertThreadsAccount, insertXAccount, testSealedBox } from './fixtures';
+import { insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retries, reconciliation', function () {
@@ -99,10 +97,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
       .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: 'orphan', status: 'scheduled', scheduled_at: inMinutes(500) })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const rt = createPostsRuntime(
-      { config: testConfig(), db: h.db, logger: createLogger('silent'), temporal: h.env.client },
-      { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox },
-    );
+    const rt = h.reconcilerRuntime();
     const stuck = await findStuckPosts(h.db, h.env.client);
     assert.deepEqual(
       stuck.filter((p) => p.id === orphan.id).map((p) => [p.workflow, p.reason]),
@@ -128,10 +123,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
       .set({ status: 'publishing', platform_post_id: null, platform_post_url: null, published_at: null, publish_attempt_started_at: new Date() })
       .where('id', '=', live.body.data.id)
       .execute();
-    const rt = createPostsRuntime(
-      { config: testConfig(), db: h.db, logger: createLogger('silent'), temporal: h.env.client },
-      { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox },
-    );
+    const rt = h.reconcilerRuntime();
     await reconcilePosts(rt);
     assert.deepEqual(await h.settle(live.body.data.id), { outcome: 'published', firstComment: null });
     const got = await h.api.request('GET', `/api/v1/posts/${live.body.data.id}`);

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { AccountRow } from '../../src/db/tables/accounts';
-import { createLogger } from '../../src/logger';
 import { reconcilePosts } from '../../src/posts/reconcile';
-import { createPostsRuntime } from '../../src/posts/runtime';
 import { groupWorkflowId, postWorkflowId } from '../../src/posts/workflow-client';
-import { testConfig } from '../helpers/api';
-import { insertMastodonAccount, insertThreadsAccount, insertXAccount, testSealedBox } from './fixtures';
+import { insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 /** An immediate fan-out is published by one `publishGroup` workflow; scheduled fan-outs keep one workflow per post. */
@@ -80,10 +77,7 @@ describe('Fan-out: one workflow for an immediate group', function () {
     await h.env.client.workflow.getHandle(groupWorkflowId(group_id)).terminate('simulated loss').catch(() => undefined);
     const statusesBefore = h.standIns.mastodon.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/api/v1/statuses').length;
 
-    const rt = createPostsRuntime(
-      { config: testConfig(), db: h.db, logger: createLogger('silent'), temporal: h.env.client },
-      { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox },
-    );
+    const rt = h.reconcilerRuntime();
     // The database is shared with other suites: count only what this group got.
     await reconcilePosts(rt);
     assert.equal(await describeWorkflow(postWorkflowId(xPost)), 'missing', 'no workflow of its own');

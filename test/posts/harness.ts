@@ -18,7 +18,7 @@ import { createLogger } from '../../src/logger';
 import type { PlanName } from '../../src/plans';
 import { createPostsLifecycle } from '../../src/posts/cancel';
 import { startPostChangeFeed } from '../../src/posts/change-feed';
-import type { PostsRuntimeOverrides } from '../../src/posts/runtime';
+import { createPostsRuntime, type PostsRuntime, type PostsRuntimeOverrides } from '../../src/posts/runtime';
 import { postWorkflowId } from '../../src/posts/workflow-client';
 import { startApi, testConfig, type TestApi } from '../helpers/api';
 import { testDatabase } from '../helpers/db';
@@ -52,6 +52,8 @@ export interface PostsHarness {
   now(): Date;
   syncClock(): Promise<void>;
   settle(postId: string): Promise<unknown>;
+  /** A posts runtime as the reconciler of a restarted process has it: the test client, no change feed. */
+  reconcilerRuntime(): PostsRuntime;
   stop(): Promise<void>;
 }
 
@@ -99,6 +101,11 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
     syncClock: async () => {
       clock = await env.currentTimeMs();
     },
+    reconcilerRuntime: () =>
+      createPostsRuntime(
+        { config: testConfig(), db: database.db, logger: createLogger('silent'), temporal: env.client },
+        { taskQueue, adapters: standIns.adapters, sealedBox: testSealedBox },
+      ),
     settle: async (postId) => {
       // An immediate fan-out's posts share their group's workflow, whose result holds each post's outcome.
       const row = await database.db.selectFrom('posts').select('workflow_id').where('id', '=', postId).executeTakeFirst();
