@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { AtpAgent } from '@atproto/api';
 import type { HttpClient } from '../../net/http';
+import { transportCause } from '../transport';
 import { PlatformFailure, type PlatformContext } from '../types';
 import { checkServiceUrl } from './account';
-import { classify, isSessionError, transportCause } from './errors';
+import { classify, isSessionError } from './errors';
 import { fetchVia } from './fetch';
 
 /**

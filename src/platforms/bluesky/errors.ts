@@ -1,5 +1,5 @@
 import { XRPCError } from '@atproto/api';
-import { TransportError } from '../../net/http';
+import { classifyTransportFailure, transportCause, type TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind } from '../types';
 
 /**
@@ -60,13 +60,6 @@ export function xrpcErrorName(err: unknown): string | undefined {
   return err instanceof XRPCError ? err.error : undefined;
 }
 
-export function transportCause(err: unknown): TransportError | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth += 1) {
-    if (e instanceof TransportError) return e;
-  }
-  return undefined;
-}
-
 /** True for answers meaning "this session is no longer good" (refresh or log in again, then repeat). */
 export function isSessionError(err: unknown): boolean {
   if (!(err instanceof XRPCError)) return false;
@@ -83,8 +76,7 @@ function retryAfterSeconds(headers: Readonly<Record<string, string | undefined>>
 /** Classifies anything the library or the HTTP client threw into a `PlatformFailure` (rethrows programming errors). */
 export function classify(err: unknown, now: Date): PlatformFailure {
   if (err instanceof PlatformFailure) return err;
-  const transport = transportCause(err);
-  if (transport) return transportFailure(transport);
+  if (transportCause(err)) return classifyTransportFailure(blueskyTransport, err, 'other');
   if (!(err instanceof XRPCError)) throw err;
   const status = Number(err.status);
   if (status < 100) {
@@ -100,17 +92,20 @@ export function classify(err: unknown, now: Date): PlatformFailure {
   return new PlatformFailure('bluesky', row.kind, row.message, wait, { status, body: truncate(`${err.error}: ${err.message}`) });
 }
 
-export function transportFailure(err: TransportError): PlatformFailure {
-  if (err.blocked) {
-    return new PlatformFailure('bluesky', 'permanent', 'The Bluesky server address of this account is not allowed.', undefined, { body: err.message });
-  }
-  if (err.phase === 'not_sent') {
-    return new PlatformFailure('bluesky', 'retryable', 'Bluesky could not be reached; nothing was sent.', undefined, { body: err.message });
-  }
-  return new PlatformFailure('bluesky', 'unknown_outcome', 'Bluesky did not answer in time; the request may or may not have taken effect.', undefined, {
-    body: err.message,
-  });
-}
+/**
+ * Every lost answer is an unknown outcome on Bluesky: the adapter then reads the record back under its key (the rkey
+ * derived from the post id) and decides itself whether sending again is safe.
+ */
+const blueskyTransport: TransportPolicy = {
+  platform: 'bluesky',
+  safeToRepeat: { creates: false, other: false },
+  messages: {
+    blocked: 'The Bluesky server address of this account is not allowed.',
+    notSent: 'Bluesky could not be reached; nothing was sent.',
+    lostRepeatable: 'Bluesky did not answer in time; try again.',
+    mayHaveTakenEffect: 'Bluesky did not answer in time; the request may or may not have taken effect.',
+  },
+};
 
 function truncate(text: string): string {
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;

@@ -9,9 +9,10 @@ import {
   type PlatformContext,
   type PublishedPost,
 } from '../types';
+import { transportCause } from '../transport';
 import { BLUESKY_DEFAULT_SERVICE, checkServiceUrl } from './account';
 import { createBlueskyClient, type BlueskySession } from './client';
-import { isSessionError, transportCause, xrpcErrorName } from './errors';
+import { isSessionError, xrpcErrorName } from './errors';
 import { uploadImages } from './media';
 import {
   commentsOfThread,

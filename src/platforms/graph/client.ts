@@ -1,6 +1,7 @@
-import { FormData, TransportError, type HttpClient, type HttpResponse } from '../../net/http';
-import { PlatformFailure, type PlatformSlug } from '../types';
-import { classifyGraphResponse, isGraphSuccess, platformNames, type GraphAction } from './errors';
+import { FormData, type HttpClient, type HttpResponse } from '../../net/http';
+import { classifyTransportFailure } from '../transport';
+import type { PlatformSlug } from '../types';
+import { classifyGraphResponse, graphTransport, isGraphSuccess, type GraphAction } from './errors';
 
 /**
  * HTTP for the three Graph APIs (Facebook, Instagram, Threads): one origin with its version prefix, the access token
@@ -29,27 +30,17 @@ export function graphPath(...segments: string[]): string {
 
 export function createGraphClient(opts: GraphClientOptions): GraphClient {
   const base = opts.origin.replace(/\/+$/, '');
-  const name = platformNames[opts.platform];
+  const transport = graphTransport(opts.platform);
 
   async function send(action: GraphAction, creates: boolean, run: () => Promise<HttpResponse>): Promise<unknown> {
     let res: HttpResponse;
     try {
       res = await run();
     } catch (err) {
-      throw transportFailure(err, action, creates);
+      throw classifyTransportFailure(transport, err, creates ? 'creates' : 'other', action === 'reply' ? 'reply' : 'post');
     }
     if (!isGraphSuccess(res)) throw classifyGraphResponse(opts.platform, res, action);
     return res.json;
-  }
-
-  function transportFailure(err: unknown, action: GraphAction, creates: boolean): PlatformFailure {
-    if (!(err instanceof TransportError)) throw err;
-    const detail = { body: err.message };
-    if (err.blocked) return new PlatformFailure(opts.platform, 'permanent', `${name} could not be reached: its address is not allowed.`, undefined, detail);
-    if (err.phase === 'unknown' && creates) {
-      return new PlatformFailure(opts.platform, 'unknown_outcome', `${name} did not answer in time; it may have published the ${action === 'reply' ? 'reply' : 'post'}.`, undefined, detail);
-    }
-    return new PlatformFailure(opts.platform, 'retryable', `${name} could not be reached; nothing was changed.`, undefined, detail);
   }
 
   const compact = (fields: Record<string, string | number | undefined>) =>

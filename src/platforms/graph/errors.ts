@@ -1,4 +1,5 @@
 import type { HttpResponse } from '../../net/http';
+import type { TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind, type PlatformSlug } from '../types';
 import { graphRateLimitWaitSeconds } from './usage';
 
@@ -123,6 +124,21 @@ export function classifyGraphResponse(platform: PlatformSlug, res: HttpResponse,
   const message = `${name} ${subject[action]}: ${row.reason.replaceAll('{P}', name)}.`;
   const wait = row.kind === 'rate_limited' ? graphRateLimitWaitSeconds(res.headers) : undefined;
   return new GraphFailure(platform, row.kind, message, wait, { status: res.status, body: res.text.slice(0, 2000) }, error?.code);
+}
+
+/** A create whose answer was lost may have published; everything else Graph does is safe to send again. */
+export function graphTransport(platform: PlatformSlug): TransportPolicy {
+  const name = platformNames[platform];
+  return {
+    platform,
+    safeToRepeat: { creates: false, other: true },
+    messages: {
+      blocked: `${name} could not be reached: its address is not allowed.`,
+      notSent: `${name} could not be reached; nothing was changed.`,
+      lostRepeatable: `${name} could not be reached; nothing was changed.`,
+      mayHaveTakenEffect: `${name} did not answer in time; it may have published the {what}.`,
+    },
+  };
 }
 
 /** Deleting something already gone is a success (adapters brief: `delete` resolves when the post is gone). */

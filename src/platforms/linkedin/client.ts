@@ -1,6 +1,6 @@
-import { TransportError, type HttpClient, type HttpResponse } from '../../net/http';
-import { PlatformFailure } from '../types';
-import { classifyLinkedInResponse, isLinkedInSuccess, type LinkedInAction } from './errors';
+import type { HttpClient, HttpResponse } from '../../net/http';
+import { classifyTransportFailure } from '../transport';
+import { classifyLinkedInResponse, isLinkedInSuccess, linkedInTransport, type LinkedInAction } from './errors';
 
 /**
  * HTTP for LinkedIn's REST API: bearer token, `LinkedIn-Version` and `X-Restli-Protocol-Version: 2.0.0` on every
@@ -47,11 +47,7 @@ export function createLinkedInClient(opts: { http: HttpClient; origin: string; a
       try {
         res = await opts.http.request({ method: req.method, url: req.url ?? base + req.path, query: req.query, json: req.json, body: req.body, headers });
       } catch (err) {
-        if (!(err instanceof TransportError)) throw err;
-        const detail = { body: err.message };
-        if (err.blocked) throw new PlatformFailure('linkedin', 'permanent', 'LinkedIn could not be reached: its address is not allowed.', undefined, detail);
-        if (err.phase === 'unknown' && req.creates) throw new PlatformFailure('linkedin', 'unknown_outcome', 'LinkedIn did not answer in time; it may have published the post.', undefined, detail);
-        throw new PlatformFailure('linkedin', 'retryable', 'LinkedIn could not be reached; nothing was changed.', undefined, detail);
+        throw classifyTransportFailure(linkedInTransport, err, req.creates ? 'creates' : 'other');
       }
       if (!isLinkedInSuccess(res)) throw classifyLinkedInResponse(res, req.action, opts.now());
       return res;

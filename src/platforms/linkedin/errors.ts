@@ -1,4 +1,5 @@
 import type { HttpResponse } from '../../net/http';
+import type { TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind } from '../types';
 
 /**
@@ -38,6 +39,18 @@ const subject: Record<LinkedInAction, string> = {
 export function isLinkedInSuccess(res: HttpResponse): boolean {
   return res.status >= 200 && res.status < 300;
 }
+
+/** A create whose answer was lost may have published; everything else Herald sends LinkedIn is safe to repeat. */
+export const linkedInTransport: TransportPolicy = {
+  platform: 'linkedin',
+  safeToRepeat: { creates: false, other: true },
+  messages: {
+    blocked: 'LinkedIn could not be reached: its address is not allowed.',
+    notSent: 'LinkedIn could not be reached; nothing was changed.',
+    lostRepeatable: 'LinkedIn could not be reached; nothing was changed.',
+    mayHaveTakenEffect: 'LinkedIn did not answer in time; it may have published the {what}.',
+  },
+};
 
 /** Seconds until the next 00:00 UTC, when LinkedIn's daily quotas reset. */
 export function secondsUntilUtcMidnight(now: Date): number {

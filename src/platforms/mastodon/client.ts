@@ -1,5 +1,6 @@
 import type { FormData, HttpClient } from '../../net/http';
-import { failureFor, transportFailure, type MastodonScope } from './errors';
+import { classifyTransportFailure } from '../transport';
+import { failureFor, mastodonTransport, type MastodonScope } from './errors';
 
 export interface MastodonRequest {
   method: 'GET' | 'POST' | 'DELETE';
@@ -33,7 +34,7 @@ export function createMastodonClient(http: HttpClient, now: () => Date): Mastodo
           multipart: req.multipart,
         });
       } catch (err) {
-        throw transportFailure(err);
+        throw classifyTransportFailure(mastodonTransport, err, req.method === 'POST' ? 'creates' : 'other');
       }
       if (res.status >= 200 && res.status < 300) return { status: res.status, body: res.json as T };
       throw failureFor(res, req.scope ?? 'default', now().getTime());

@@ -1,4 +1,5 @@
-import { TransportError, type HttpResponse } from '../../net/http';
+import type { HttpResponse } from '../../net/http';
+import type { TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind } from '../types';
 
 /**
@@ -51,15 +52,16 @@ export function failureFor(res: HttpResponse, scope: MastodonScope, nowMs: numbe
 }
 
 /**
- * No answer came. Status creates carry an Idempotency-Key and media uploads are harmless to repeat, so every lost
- * answer is retryable on Mastodon; an address the SSRF guard refuses stays refused.
+ * Status creates carry an Idempotency-Key and media uploads are harmless to repeat, so every lost answer is
+ * retryable on Mastodon.
  */
-export function transportFailure(err: unknown): PlatformFailure {
-  if (!(err instanceof TransportError)) throw err;
-  if (err.blocked) {
-    return new PlatformFailure('mastodon', 'permanent', 'The Mastodon server address is refused: it is not a public https address.', undefined, { body: err.message });
-  }
-  const message =
-    err.phase === 'not_sent' ? 'The Mastodon server could not be reached; nothing was sent.' : 'The Mastodon server did not answer in time; try again.';
-  return new PlatformFailure('mastodon', 'retryable', message, undefined, { body: err.message });
-}
+export const mastodonTransport: TransportPolicy = {
+  platform: 'mastodon',
+  safeToRepeat: { creates: true, other: true },
+  messages: {
+    blocked: 'The Mastodon server address is refused: it is not a public https address.',
+    notSent: 'The Mastodon server could not be reached; nothing was sent.',
+    lostRepeatable: 'The Mastodon server did not answer in time; try again.',
+    mayHaveTakenEffect: 'The Mastodon server did not answer in time; the {what} may or may not have been published.',
+  },
+};

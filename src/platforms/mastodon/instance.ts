@@ -23,6 +23,8 @@ export function parseMastodonInstance(input: string, options: { allowInsecure?: 
   const raw = input.trim();
   if (!raw) invalid(`instance_url must name a Mastodon server, ${EXAMPLES}.`);
   const handle = /^@?[^@\s/:]+@([^@\s/]+)$/.exec(raw);
+  // "@alice" alone names a person, not a server; read as a URL it would become the host "alice".
+  if (!handle && raw.startsWith('@')) invalid(`instance_url "${raw}" is a handle without a server; add its server, ${EXAMPLES}.`);
   const candidate = handle ? `https://${handle[1]}` : /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `https://${raw}`;
   let url: URL;
   try {

@@ -1,5 +1,6 @@
 import type { FormData, HttpClient } from '../../net/http';
-import { resultOf, transportFailure } from './errors';
+import { classifyTransportFailure } from '../transport';
+import { resultOf, telegramTransport } from './errors';
 
 export const TELEGRAM_DEFAULT_ORIGIN = 'https://api.telegram.org';
 
@@ -20,7 +21,7 @@ export function createTelegramClient(http: HttpClient, origin: string): Telegram
       try {
         res = await http.request({ method: 'POST', url, ...body });
       } catch (err) {
-        throw transportFailure(err, isCreate);
+        throw classifyTransportFailure(telegramTransport, err, isCreate ? 'creates' : 'other');
       }
       return resultOf<T>(res);
     },

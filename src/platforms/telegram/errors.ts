@@ -1,4 +1,5 @@
-import { TransportError, type HttpResponse } from '../../net/http';
+import type { HttpResponse } from '../../net/http';
+import type { TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind } from '../types';
 
 /**
@@ -70,18 +71,16 @@ export function resultOf<T>(res: HttpResponse): T {
 }
 
 /**
- * No answer came. A message send is not idempotent on Telegram and there is no history to look in, so a send that
- * may have reached Telegram is reported as `unknown_outcome`, never repeated.
+ * A message send is not idempotent on Telegram and there is no history to look in, so a send that may have reached
+ * Telegram is reported as `unknown_outcome`, never repeated.
  */
-export function transportFailure(err: unknown, isCreate: boolean): PlatformFailure {
-  if (!(err instanceof TransportError)) throw err;
-  if (err.blocked) {
-    return new PlatformFailure('telegram', 'permanent', 'The Telegram Bot API address is refused: it is not a public https address.', undefined, { body: err.message });
-  }
-  if (err.phase === 'not_sent') {
-    return new PlatformFailure('telegram', 'retryable', 'Telegram could not be reached; nothing was sent.', undefined, { body: err.message });
-  }
-  return isCreate
-    ? new PlatformFailure('telegram', 'unknown_outcome', 'Telegram did not answer in time; the message may or may not have been posted.', undefined, { body: err.message })
-    : new PlatformFailure('telegram', 'retryable', 'Telegram did not answer in time; try again.', undefined, { body: err.message });
-}
+export const telegramTransport: TransportPolicy = {
+  platform: 'telegram',
+  safeToRepeat: { creates: false, other: true },
+  messages: {
+    blocked: 'The Telegram Bot API address is refused: it is not a public https address.',
+    notSent: 'Telegram could not be reached; nothing was sent.',
+    lostRepeatable: 'Telegram did not answer in time; try again.',
+    mayHaveTakenEffect: 'Telegram did not answer in time; the message may or may not have been posted.',
+  },
+};

@@ -1,6 +1,7 @@
 import type { FormData, HttpClient } from '../../net/http';
 import { PlatformFailure, type AccountCredentials } from '../types';
-import { bodyOf, transportFailure, type XScope } from './errors';
+import { classifyTransportFailure } from '../transport';
+import { bodyOf, xTransport, type XScope } from './errors';
 import { oauth1Header, type OAuth1Credentials } from './oauth1';
 
 export const X_DEFAULT_ORIGIN = 'https://api.x.com';
@@ -46,7 +47,7 @@ export function createXClient(http: HttpClient, origin: string, now: () => Date)
       try {
         res = await http.request({ method: req.method, url, headers, json: req.json, multipart: req.multipart });
       } catch (err) {
-        throw transportFailure(err, req.isCreate ?? false);
+        throw classifyTransportFailure(xTransport, err, req.isCreate ? 'creates' : 'other');
       }
       return bodyOf<T>(res, req.scope ?? 'default', now().getTime());
     },

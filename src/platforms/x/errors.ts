@@ -1,4 +1,5 @@
-import { TransportError, type HttpResponse } from '../../net/http';
+import type { HttpResponse } from '../../net/http';
+import type { TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind } from '../types';
 
 /**
@@ -80,12 +81,14 @@ export function bodyOf<T>(res: HttpResponse, scope: XScope, nowMs: number): T {
   throw new PlatformFailure('x', row.kind, row.message, wait, detail);
 }
 
-/** No answer came. X has no idempotency key, so a create that may have landed is `unknown_outcome` (the adapter then looks). */
-export function transportFailure(err: unknown, isCreate: boolean): PlatformFailure {
-  if (!(err instanceof TransportError)) throw err;
-  if (err.blocked) return new PlatformFailure('x', 'permanent', 'The X API address is refused: it is not a public https address.', undefined, { body: err.message });
-  if (err.phase === 'not_sent') return new PlatformFailure('x', 'retryable', 'X could not be reached; nothing was sent.', undefined, { body: err.message });
-  return isCreate
-    ? new PlatformFailure('x', 'unknown_outcome', 'X did not answer in time; the post may or may not have been published.', undefined, { body: err.message })
-    : new PlatformFailure('x', 'retryable', 'X did not answer in time; try again.', undefined, { body: err.message });
-}
+/** X has no idempotency key, so a create that may have landed is `unknown_outcome` (the adapter then looks). */
+export const xTransport: TransportPolicy = {
+  platform: 'x',
+  safeToRepeat: { creates: false, other: true },
+  messages: {
+    blocked: 'The X API address is refused: it is not a public https address.',
+    notSent: 'X could not be reached; nothing was sent.',
+    lostRepeatable: 'X did not answer in time; try again.',
+    mayHaveTakenEffect: 'X did not answer in time; the {what} may or may not have been published.',
+  },
+};
