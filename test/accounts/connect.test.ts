@@ -346,6 +346,7 @@ describe('POST /api/v1/accounts: refused shapes', function () {
     ['bluesky uppercase app password', { platform: 'bluesky', handle: 'a.test', app_password: 'ABCD-EFGH-IJKL-MNOP' }, 400, 'bluesky_app_password_required', /^app_password must be a Bluesky app password/],
     ['bluesky service_url with a path', { platform: 'bluesky', handle: 'a.test', app_password: 'abcd-efgh-ijkl-mnop', service_url: 'https://pds.example.com/xrpc' }, 400, 'bad_request', 'service_url must be a server address only, with no path or query.'],
     ['mastodon instance that names no server', { platform: 'mastodon', instance_url: 'not a server', access_token: 't' }, 400, 'mastodon_instance_invalid', /^instance_url "not a server" is not a server name/],
+    ['mastodon handle with no server', { platform: 'mastodon', instance_url: '@alice', access_token: 't' }, 400, 'mastodon_instance_invalid', /^instance_url "@alice" is a handle without a server; add its server, like mastodon.social/],
     ['mastodon ftp instance', { platform: 'mastodon', instance_url: 'ftp://mastodon.social', access_token: 't' }, 400, 'mastodon_instance_invalid', /^instance_url must be an https address/],
     ['telegram bot token shape', { platform: 'telegram', bot_token: '../../evil', chat_id: '@chan12' }, 400, 'bad_request', /^bot_token: must be a bot token/],
     ['telegram chat id shape', { platform: 'telegram', bot_token: TG_TOKEN, chat_id: 'chan' }, 400, 'bad_request', 'chat_id: must be @channelname or a numeric chat id'],
