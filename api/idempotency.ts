@@ -116,7 +116,7 @@ export async function runIdempotent(
     }
     if (row.state === 'completed') {
       return {
-        response: { status: row.response_status!, body: row.response_body, headers: row.response_headers ?? {} },
+        response: { status: row.response_status!, body: storedBody(row.response_body), headers: row.response_headers ?? {} },
         replayed: true,
       };
     }
@@ -128,6 +128,14 @@ export async function runIdempotent(
     }
     await sleep(opts.pollMs);
   }
+}
+
+/**
+ * The stored body, parsed from the JSON text first sent. Serialising what `JSON.parse` gives back yields that same
+ * text (same key order, same numbers and escapes), so the replay answers byte for byte what the first request did.
+ */
+function storedBody(text: string | null): unknown {
+  return text === null ? undefined : JSON.parse(text);
 }
 
 /** True when this request now owns the key. */
@@ -216,7 +224,7 @@ async function executeClaimed(
     .set({
       state: 'completed',
       response_status: response.status,
-      response_body: JSON.stringify(response.body ?? null),
+      response_body: response.body === undefined ? null : JSON.stringify(response.body),
       response_headers: JSON.stringify(response.headers ?? {}),
     })
     .execute();

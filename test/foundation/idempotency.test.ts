@@ -80,6 +80,22 @@ describe('Idempotency-Key', () => {
     assert.equal(executions, 1);
   });
 
+  it('replays the exact bytes first sent, key order included (a client error too)', async () => {
+    // Postgres jsonb would store {"serial","text"} as {"text","serial"} (shorter keys first).
+    const first = await post(a, 'k-bytes', { text: 'héllo "quoted" 1e21' });
+    assert.equal(first.text, '{"data":{"serial":1,"text":"héllo \\"quoted\\" 1e21"}}');
+    const replay = await post(b, 'k-bytes', { text: 'héllo "quoted" 1e21' });
+    assert.equal(replay.headers.get('idempotent-replay'), 'true');
+    assert.equal(replay.text, first.text);
+
+    failNext = 'not_found';
+    const refused = await post(a, 'k-bytes-404', { text: 'x' });
+    const refusedReplay = await post(b, 'k-bytes-404', { text: 'x' });
+    assert.equal(refusedReplay.headers.get('idempotent-replay'), 'true');
+    assert.equal(refusedReplay.text, refused.text);
+    assert.equal(executions, 2);
+  });
+
   it('treats a reordered but equal JSON body as the same request', async () => {
     const first = await request(a.url, 'POST', '/api/v1/test/things', {
       key: a.apiKey,

@@ -12,7 +12,8 @@ export interface IdempotencyKeysTable {
   /** Renewed while the first request runs; another request may take over an in-progress row whose lease ran out. */
   locked_until: Date;
   response_status: number | null;
-  response_body: ColumnType<unknown, string | null | undefined, string | null>;
+  /** The JSON body exactly as first sent (text, so its key order survives); null for a response without a body. */
+  response_body: string | null;
   response_headers: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   created_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
