@@ -78,6 +78,22 @@ describe('health, readiness, OpenAPI and docs', () => {
     assert.deepEqual(Object.keys(doc.paths['/api/v1/keys/{id}'].delete.responses).sort(), ['200', '400', '401', '403', '404', '429', '500']);
   });
 
+  it('documents the media upload (POST /api/v1/media, an Express router of its own) in the OpenAPI document', async () => {
+    const doc = (await request(api.url, 'GET', '/api/v1/openapi.json')).body;
+    const upload = doc.paths['/api/v1/media']?.post;
+    assert.ok(upload, 'POST /api/v1/media is documented');
+    assert.deepEqual(upload.security, [{ bearerAuth: [] }]);
+    assert.match(upload.description, /Scope: `posts:write`/);
+    const bodies = upload.requestBody.content;
+    assert.deepEqual(Object.keys(bodies).sort(), ['application/json', 'multipart/form-data']);
+    assert.deepEqual(bodies['multipart/form-data'].schema.properties.file, { type: 'string', format: 'binary', description: 'The image or video file' });
+    assert.deepEqual(bodies['application/json'].schema.required, ['url']);
+    assert.deepEqual(Object.keys(upload.responses).sort(), ['201', '400', '401', '403', '429', '500', '503']);
+    assert.deepEqual(upload.responses['400'].content['application/json'].schema.properties.error.properties.code.enum, ['bad_request', 'unsupported_media']);
+    const created = upload.responses['201'].content['application/json'].schema.properties.data;
+    assert.deepEqual(Object.keys(created.properties), ['id', 'mime_type', 'size', 'width', 'height', 'duration_ms', 'created_at']);
+  });
+
   it('serves the human-readable reference at /docs from local files (no CDN)', async () => {
     const page = await request(api.url, 'GET', '/docs/');
     assert.equal(page.status, 200);
