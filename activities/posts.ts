@@ -1,19 +1,17 @@
-import { sql } from 'kysely';
 import { markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
-import { cancelPosts } from '../src/posts/cancel';
-import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
+import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
+import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
-import { refundQuota } from '../src/quota/quota';
 import { isPlatformFailure } from '../src/platforms/types';
 
 /**
- * The activities of one post's publication (`workflows/publish-post.ts`). Each is one bounded step; the database row
- * is the truth and every write is conditional on the status it expects, so a repeated activity changes nothing.
- * Only `publishToPlatform` and `publishFirstComment` reach a platform; they run once per call (the workflow owns the
- * retries) and report a platform refusal as a value, never as an activity failure.
+ * The activities of one post's publication (`workflows/publish-post.ts`): each is a call of `src/posts/repository.ts`
+ * (every write conditional on the status it expects, so a repeated activity changes nothing) and, for
+ * `publishToPlatform` and `publishFirstComment` only, one adapter call. Those run once per call (the workflow owns
+ * the retries) and report a platform refusal as a value, never as an activity failure.
  */
 
 export type ClaimResult =
@@ -24,62 +22,12 @@ export type ClaimResult =
 export type PublishAttempt =
   /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
   | { ok: true; platformPostId: string; url: string | null; recorded: boolean; hasFirstComment: boolean; hasMedia: boolean }
-  | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null }
+  | Refusal
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
 
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
-
-  async function loadRow(postId: string) {
-    return db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
-  }
-
-  /**
-   * Marks a platform call as begun and returns the `publishing` row, with whether an earlier call never reported
-   * back (its marker still set). One statement: the subquery reads the row as it was before this update.
-   */
-  async function beginAttempt(postId: string) {
-    return db
-      .updateTable('posts')
-      .set({ publish_attempt_started_at: sql`now()` })
-      .where('id', '=', postId)
-      .where('status', '=', 'publishing')
-      .returningAll()
-      .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
-      .executeTakeFirst();
-  }
-
-  /** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */
-  async function endAttempt(postId: string): Promise<void> {
-    await db.updateTable('posts').set({ publish_attempt_started_at: null }).where('id', '=', postId).execute();
-  }
-
-  /** One statement (atomic without a transaction): the row becomes `published` and its reservations are spent. */
-  async function recordPublished(postId: string, outcome: { platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
-    await db
-      .with('published', (qb) =>
-        qb
-          .updateTable('posts')
-          .set({
-            status: 'published',
-            platform_post_id: outcome.platformPostId,
-            platform_post_url: outcome.url,
-            published_at: new Date(outcome.publishedAt),
-            error_message: null,
-            updated_at: sql`now()`,
-          })
-          .where('id', '=', postId)
-          .where('status', '=', 'publishing')
-          .returning('id'),
-      )
-      .updateTable('quota_reservations')
-      .set({ state: 'spent', updated_at: sql`now()` })
-      .where('post_id', 'in', (qb) => qb.selectFrom('published').select('id'))
-      .where('kind', 'in', ['post', 'scheduled', 'x_link'])
-      .where('state', '=', 'reserved')
-      .execute();
-  }
 
   const activities = {
     /**
@@ -88,22 +36,13 @@ export function createPostActivities(rt: PostsRuntime) {
      * `now` is the workflow's clock, so timers and this check agree (also under time skipping).
      */
     async claimPost(input: { postId: string; now: number; notBefore: number }): Promise<ClaimResult> {
-      const row = await loadRow(input.postId);
+      const row = await posts.findPost(db, input.postId);
       if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
       const hasFirstComment = row.first_comment_text !== null && row.first_comment_status === 'pending';
-      if (row.status === 'publishing') {
-        if (input.notBefore > input.now) return { kind: 'wait', until: input.notBefore };
-        return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
-      }
-      const due = Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
+      const due = row.status === 'publishing' ? input.notBefore : Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
       if (due > input.now) return { kind: 'wait', until: due };
-      const claimed = await db
-        .updateTable('posts')
-        .set({ status: 'publishing', updated_at: sql`now()` })
-        .where('id', '=', input.postId)
-        .where('status', '=', 'scheduled')
-        .executeTakeFirst();
-      if (claimed.numUpdatedRows === 0n) return { kind: 'gone' };
+      if (row.status === 'publishing') return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
+      if (!(await posts.claimScheduled(db, input.postId))) return { kind: 'gone' };
       return { kind: 'publish', scheduled: true, hasFirstComment };
     },
 
@@ -117,31 +56,25 @@ export function createPostActivities(rt: PostsRuntime) {
      */
     async publishToPlatform(input: { postId: string; now: number }): Promise<PublishAttempt> {
       const started = Date.now();
-      const row = await beginAttempt(input.postId);
+      const row = await posts.beginPublishAttempt(db, input.postId);
       if (!row) return { ok: false, kind: 'not_publishing' };
-      const refusal = (kind: PublishFailureKind, clientMessage: string, retryAfterSeconds: number | null = null) => ({
-        ok: false as const,
-        kind,
-        message: failureSentence(row.platform, kind, clientMessage),
-        retryAfterSeconds,
-      });
       const ctx = await publishingContextOf(rt, row);
-      if (!ctx) return refusal('account_inactive', '');
+      if (!ctx) return refusalOf(row.platform, 'account_inactive');
       const request = await publishRequestFor(rt, row);
       const adapter = rt.adapters[row.platform];
       let published;
       try {
-        if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return refusal('unknown_outcome', '');
+        if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return refusalOf(row.platform, 'unknown_outcome');
         const found = row.earlier_attempt_open && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
         published = found ?? (await adapter.publish(ctx, request));
       } catch (err) {
         if (!isPlatformFailure(err)) throw err;
         rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
-        if (err.kind !== 'unknown_outcome') await endAttempt(row.id);
-        return refusal(err.kind, err.clientMessage, err.retryAfterSeconds ?? null);
+        if (err.kind !== 'unknown_outcome') await posts.clearPublishAttempt(db, row.id);
+        return refusalFromFailure(row.platform, err);
       }
       const outcome = { platformPostId: published.platformPostId, url: published.url, publishedAt: input.now + (Date.now() - started) };
-      const recorded = await recordPublished(row.id, outcome).then(
+      const recorded = await posts.recordPublished(db, row.id, outcome).then(
         () => true,
         (err) => {
           rt.logger.error({ err, postId: row.id }, 'published, but the row could not be recorded yet; the workflow records it');
@@ -177,7 +110,7 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /** The platform took it: `published`, quota spent. Idempotent (only a `publishing` row changes). */
     async recordPublished(input: { postId: string; platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
-      await recordPublished(input.postId, input);
+      await posts.recordPublished(db, input.postId, input);
     },
 
     /**
@@ -185,50 +118,22 @@ export function createPostActivities(rt: PostsRuntime) {
      * Otherwise the post waits for its retry as `requeue` (`scheduled` for a scheduled post, as the spec shows it).
      */
     async recordFailedAttempt(input: { postId: string; message: string; final: boolean; requeue: 'scheduled' | 'publishing' }): Promise<void> {
-      await db.transaction().execute(async (trx) => {
-        const updated = await trx
-          .updateTable('posts')
-          .set({
-            status: input.final ? 'failed' : input.requeue,
-            error_message: input.final ? input.message : null,
-            retry_count: sql`retry_count + 1`,
-            publish_attempt_started_at: null,
-            first_comment_status: input.final ? sql`case when first_comment_text is null then null else 'failed' end` : sql`first_comment_status`,
-            first_comment_error: input.final ? sql`case when first_comment_text is null then null else 'The post was not published, so its first comment was not sent' end` : sql`first_comment_error`,
-            updated_at: sql`now()`,
-          })
-          .where('id', '=', input.postId)
-          .where('status', '=', 'publishing')
-          .executeTakeFirst();
-        if (input.final && updated.numUpdatedRows > 0n) await refundQuota(trx, [input.postId]);
-      });
+      await posts.recordFailedAttempt(db, input.postId, input);
     },
 
     /**
      * The platform no longer accepts the account's credential: the account becomes `connection_lost` and its
-     * scheduled posts are cancelled with that reason (this one too when it was scheduled). An immediate post fails
-     * with the platform's sentence.
+     * scheduled posts are cancelled with that reason (this one too when it was scheduled and claimed). An immediate
+     * post fails with the platform's sentence. The cancelled posts' workflows end at their next read of the row.
      */
     async handleConnectionLost(input: { postId: string; scheduled: boolean; message: string }): Promise<void> {
-      const row = await loadRow(input.postId);
+      const row = await posts.findPost(db, input.postId);
       if (!row) return;
-      if (!input.scheduled) {
-        await activities.recordFailedAttempt({ postId: input.postId, message: input.message, final: true, requeue: 'publishing' });
-      } else {
-        // This scheduled post was claimed (`publishing`) when the platform refused the credential: cancelled like the rest.
-        await db.transaction().execute(async (trx) => {
-          const cancelled = await trx
-            .updateTable('posts')
-            .set({ status: 'deleted', error_message: 'connection_lost', updated_at: sql`now()` })
-            .where('id', '=', input.postId)
-            .where('status', '=', 'publishing')
-            .executeTakeFirst();
-          if (cancelled.numUpdatedRows > 0n) await refundQuota(trx, [input.postId]);
-        });
-      }
+      if (input.scheduled) await posts.cancelClaimed(db, input.postId, 'connection_lost');
+      else await posts.recordFailedAttempt(db, input.postId, { message: input.message, final: true, requeue: 'publishing' });
       if (row.account_id === null) return;
       await markConnectionLost(db, row.account_id);
-      await cancelPosts(rt, { accountId: row.account_id, reason: 'connection_lost' });
+      await posts.cancelScheduled(db, { accountId: row.account_id, reason: 'connection_lost' });
     },
 
     /** The first comment under the published post; a failure never touches the post. Quota: spent or refunded. */
@@ -238,7 +143,7 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them; uploads are kept. */
     async cleanupPostMedia(input: { postId: string }): Promise<number> {
-      const row = await loadRow(input.postId);
+      const row = await posts.findPost(db, input.postId);
       if (!row) return 0;
       return removeUnusedCopies(rt, mediaIdsOf(row), row.id);
     },

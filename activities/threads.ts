@@ -1,21 +1,20 @@
-import { sql } from 'kysely';
 import type { PostRow } from '../src/db/tables/posts';
 import { AccountNotConnectedError, loadPlatformContext, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
-import { cancelPosts } from '../src/posts/cancel';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
-import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
+import { refusalFromFailure, refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
+import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
+import * as threads from '../src/threads/repository';
 import { platformName } from '../src/platforms/availability';
 import { capabilities, deleteSupported } from '../src/platforms/capabilities';
 import { isPlatformFailure, type PlatformSlug } from '../src/platforms/types';
-import { refundQuota, spendQuota } from '../src/quota/quota';
 
 /**
- * The activities of one thread's publication (`workflows/publish-thread.ts`). The thread's rows (one per part,
- * `thread_id` + `thread_order`) are the truth; every write is conditional on the status it expects, so a repeated
- * activity changes nothing. Only `publishThreadPart` and `removeThreadPart` reach a platform and report a platform
- * refusal as a value.
+ * The activities of one thread's publication (`workflows/publish-thread.ts`): each is a call of
+ * `src/threads/repository.ts` (the thread's rows are the truth; every write is conditional on the status it expects,
+ * so a repeated activity changes nothing) and, for `publishThreadPart` and `removeThreadPart` only, one adapter call,
+ * whose refusal is reported as a value.
  */
 
 export interface ThreadPartRef {
@@ -49,8 +48,6 @@ export type PartRemoval = 'removed' | 'refused';
 export function createThreadActivities(rt: PostsRuntime) {
   const { db } = rt;
 
-  const loadParts = (threadId: string) => db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).orderBy('thread_order').execute();
-
   async function rollbackSupportedFor(row: PostRow): Promise<boolean> {
     const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
     const account = row.account_id ? await db.selectFrom('accounts').select('via').where('id', '=', row.account_id).executeTakeFirst() : undefined;
@@ -65,16 +62,14 @@ export function createThreadActivities(rt: PostsRuntime) {
      */
     async claimThread(input: { threadId: string; now: number; notBefore: number }): Promise<ThreadClaim> {
       return db.transaction().execute(async (trx): Promise<ThreadClaim> => {
-        const rows = await trx.selectFrom('posts').selectAll().where('thread_id', '=', input.threadId).orderBy('thread_order').forUpdate().execute();
+        const rows = await threads.loadThreadParts(trx, input.threadId, { lock: true });
         if (rows.length === 0 || rows.some((r) => r.status !== rows[0]!.status) || (rows[0]!.status !== 'scheduled' && rows[0]!.status !== 'publishing')) {
           return { kind: 'gone' };
         }
         const first = rows[0]!;
         const due = Math.max(first.status === 'scheduled' ? (first.scheduled_at?.getTime() ?? 0) : 0, input.notBefore);
         if (due > input.now) return { kind: 'wait', until: due };
-        if (first.status === 'scheduled') {
-          await trx.updateTable('posts').set({ status: 'publishing', updated_at: sql`now()` }).where('thread_id', '=', input.threadId).where('status', '=', 'scheduled').execute();
-        }
+        if (first.status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
         const last = rows[rows.length - 1]!;
         return {
           kind: 'publish',
@@ -94,32 +89,26 @@ export function createThreadActivities(rt: PostsRuntime) {
      * the workflow's memory.
      */
     async publishThreadPart(input: { postId: string; replyTo: { platformPostId: string; rootPlatformPostId: string } | null }): Promise<PartAttempt> {
-      const row = await db.selectFrom('posts').selectAll().where('id', '=', input.postId).executeTakeFirst();
+      const row = await posts.findPost(db, input.postId);
       if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null };
-      const inactive: PartAttempt = { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', ''), retryAfterSeconds: null };
       const ctx = await publishingContextOf(rt, row);
-      if (!ctx) return inactive;
+      if (!ctx) return refusalOf(row.platform, 'account_inactive');
       const request = await publishRequestFor(rt, row);
       if (input.replyTo && capabilities[row.platform].nativeThreads) request.replyTo = input.replyTo;
       try {
         const published = await rt.adapters[row.platform].publish(ctx, request);
-        await db
-          .updateTable('posts')
-          .set({ platform_post_id: published.platformPostId, platform_post_url: published.url, updated_at: sql`now()` })
-          .where('id', '=', row.id)
-          .where('status', '=', 'publishing')
-          .execute();
+        await threads.recordPartPublished(db, row.id, published);
         return { ok: true, platformPostId: published.platformPostId, url: published.url };
       } catch (err) {
         if (!isPlatformFailure(err)) throw err;
         rt.logger.warn({ postId: row.id, threadId: row.thread_id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a thread part');
-        return { ok: false, kind: err.kind, message: failureSentence(row.platform, err.kind, err.clientMessage), retryAfterSeconds: err.retryAfterSeconds ?? null };
+        return refusalFromFailure(row.platform, err);
       }
     },
 
     /** Compensation: deletes one published part. A post the platform no longer has counts as removed. */
     async removeThreadPart(input: { postId: string; platformPostId: string }): Promise<PartRemoval> {
-      const row = await db.selectFrom('posts').selectAll().where('id', '=', input.postId).executeTakeFirst();
+      const row = await posts.findPost(db, input.postId);
       if (!row?.account_id) return 'refused';
       let context;
       try {
@@ -141,19 +130,7 @@ export function createThreadActivities(rt: PostsRuntime) {
 
     /** Every part went out: `published`, with their ids, and the thread's reservations spent (first comment aside). */
     async recordThreadPublished(input: { threadId: string; parts: Array<{ postId: string; platformPostId: string; url: string | null }>; publishedAt: number }): Promise<void> {
-      await db.transaction().execute(async (trx) => {
-        const ids: string[] = [];
-        for (const part of input.parts) {
-          const updated = await trx
-            .updateTable('posts')
-            .set({ status: 'published', platform_post_id: part.platformPostId, platform_post_url: part.url, published_at: new Date(input.publishedAt), error_message: null, updated_at: sql`now()` })
-            .where('id', '=', part.postId)
-            .where('status', '=', 'publishing')
-            .executeTakeFirst();
-          if (updated.numUpdatedRows > 0n) ids.push(part.postId);
-        }
-        await spendQuota(trx, ids, ['post', 'scheduled', 'x_link']);
-      });
+      await threads.recordThreadPublished(db, input.parts, input.publishedAt);
     },
 
     /**
@@ -161,24 +138,15 @@ export function createThreadActivities(rt: PostsRuntime) {
      * reservation is refunded first, downloaded media copies go, then the rows.
      */
     async discardThread(input: { threadId: string }): Promise<void> {
-      const rows = await loadParts(input.threadId);
+      const rows = await threads.loadThreadParts(db, input.threadId);
       if (rows.length === 0) return;
-      const ids = rows.map((r) => r.id);
-      await db.transaction().execute(async (trx) => {
-        await refundQuota(trx, ids);
-        await trx.deleteFrom('posts').where('thread_id', '=', input.threadId).where('status', '=', 'publishing').execute();
-      });
+      await threads.discardThread(db, input.threadId, rows.map((r) => r.id));
       for (const row of rows) await removeUnusedCopies(rt, mediaIdsOf(row), row.id);
     },
 
     /** A scheduled thread whose attempt failed and was fully rolled back waits for its retry: `scheduled` again, retry_count + 1 on every part. */
     async requeueThread(input: { threadId: string }): Promise<void> {
-      await db
-        .updateTable('posts')
-        .set({ status: 'scheduled', retry_count: sql`retry_count + 1`, platform_post_id: null, platform_post_url: null, updated_at: sql`now()` })
-        .where('thread_id', '=', input.threadId)
-        .where('status', '=', 'publishing')
-        .execute();
+      await threads.requeueThread(db, input.threadId);
     },
 
     /**
@@ -186,23 +154,7 @@ export function createThreadActivities(rt: PostsRuntime) {
      * reservation refunded; the first comment is marked as not sent.
      */
     async failThread(input: { threadId: string; message: string }): Promise<void> {
-      await db.transaction().execute(async (trx) => {
-        const failed = await trx
-          .updateTable('posts')
-          .set({
-            status: 'failed',
-            error_message: input.message,
-            retry_count: sql`retry_count + 1`,
-            first_comment_status: sql`case when first_comment_text is null then null else 'failed' end`,
-            first_comment_error: sql`case when first_comment_text is null then null else 'The thread was not published, so its first comment was not sent' end`,
-            updated_at: sql`now()`,
-          })
-          .where('thread_id', '=', input.threadId)
-          .where('status', '=', 'publishing')
-          .returning('id')
-          .execute();
-        await refundQuota(trx, failed.map((r) => r.id));
-      });
+      await threads.failThread(db, input.threadId, input.message);
     },
 
     /**
@@ -211,16 +163,16 @@ export function createThreadActivities(rt: PostsRuntime) {
      * (or is discarded) as any refused thread does, since its rollback may have left parts live.
      */
     async handleThreadConnectionLost(input: { threadId: string }): Promise<void> {
-      const part = await db.selectFrom('posts').select('account_id').where('thread_id', '=', input.threadId).executeTakeFirst();
-      if (!part?.account_id) return;
-      await markConnectionLost(db, part.account_id);
-      await cancelPosts(rt, { accountId: part.account_id, reason: 'connection_lost' });
+      const accountId = await threads.threadAccountId(db, input.threadId);
+      if (!accountId) return;
+      await markConnectionLost(db, accountId);
+      await posts.cancelScheduled(db, { accountId, reason: 'connection_lost' });
     },
 
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them. */
     async cleanupThreadMedia(input: { threadId: string }): Promise<number> {
       let removed = 0;
-      for (const row of await loadParts(input.threadId)) removed += await removeUnusedCopies(rt, mediaIdsOf(row), row.id);
+      for (const row of await threads.loadThreadParts(db, input.threadId)) removed += await removeUnusedCopies(rt, mediaIdsOf(row), row.id);
       return removed;
     },
   };

@@ -1,37 +1,15 @@
 import { z } from 'zod';
-import { ApiError } from '../src/errors';
-import { bodyErrorFromZod } from '../src/posts/rules/zod-error';
+import { apiErrorFromZod, type InputPart } from '../src/posts/rules/zod-error';
 
 /**
- * The one place a zod failure becomes a client error: 400 `bad_request` whose message names the field
- * (`limit: must be at most 100`, `Unknown field: scheduled_at`). `where` says which part of the request it was.
+ * Validates one part of a request; a failure is 400 `bad_request` worded by the one zod formatter (`apiErrorFromZod`).
+ * Bodies keep each issue's input, so a missing field reads "is required" and a refused one (`scheduled_at`) says
+ * what to send instead.
  */
-export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path'): z.output<S> {
-  // Bodies keep each issue's input, so a missing field reads "is required" and a refused one (`scheduled_at`) says
-  // what to send instead; their messages come from the one body formatter (`bodyErrorFromZod`).
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: InputPart): z.output<S> {
   const result = schema.safeParse(value, { reportInput: where === 'body' });
   if (result.success) return result.data;
-  throw where === 'body' ? bodyErrorFromZod(result.error) : zodToApiError(result.error, where);
-}
-
-export function zodToApiError(error: z.ZodError, where: 'body' | 'query' | 'path'): ApiError {
-  const issue = error.issues[0];
-  return new ApiError('bad_request', describeIssue(issue, where));
-}
-
-const noun = { body: 'field', query: 'query parameter', path: 'path parameter' } as const;
-
-function describeIssue(issue: z.core.$ZodIssue, where: 'body' | 'query' | 'path'): string {
-  const field = issue.path.map(String).join('.');
-  if (issue.code === 'unrecognized_keys') {
-    const keys = issue.keys.map((key) => (field ? `${field}.${key}` : key));
-    return `Unknown ${noun[where]}${keys.length > 1 ? 's' : ''}: ${keys.join(', ')}`;
-  }
-  if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) {
-    return field ? `${field} is required` : `A JSON ${where === 'body' ? 'body' : where} is required`;
-  }
-  if (!field) return where === 'body' ? `Request body: ${issue.message}` : issue.message;
-  return `${field}: ${issue.message}`;
+  throw apiErrorFromZod(result.error, where);
 }
 
 /** Query flags: only the words `true` and `false`. */

@@ -1,6 +1,7 @@
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { PostActivities, PublishAttempt } from '../activities/posts';
+import { retryWait } from './retry-wait';
 
 /**
  * The steps one post's publication is made of, shared by `publishPost` (one post) and `publishGroup` (an immediate
@@ -76,20 +77,4 @@ export async function afterRefusal(
   }
   await bookkeeping.recordFailedAttempt({ postId, message: attempt.message, final: false, requeue: retry.scheduled ? 'scheduled' : 'publishing' });
   return { retryInMs: wait };
-}
-
-/**
- * How long to wait before the next attempt, or null to give up now. Never retried: an unknown outcome (it may be
- * live), an account that can no longer send. A scheduled post retries any other refusal (the platform may accept it
- * later); an immediate one only transient faults and short rate limits, since its request is waiting.
- */
-function retryWait(attempt: Refusal, delays: readonly number[], failures: number, scheduled: boolean): number | null {
-  if (failures >= delays.length) return null;
-  if (attempt.kind === 'unknown_outcome' || attempt.kind === 'account_inactive' || attempt.kind === 'gone') return null;
-  const delay = delays[failures]!;
-  const named = (attempt.retryAfterSeconds ?? 0) * 1000;
-  if (scheduled) return Math.max(delay, named);
-  if (attempt.kind === 'retryable') return delay;
-  if (attempt.kind === 'rate_limited' && named <= delay) return delay;
-  return null;
 }

@@ -2,6 +2,7 @@ import { condition, defineSignal, log, proxyActivities, setHandler, sleep } from
 // Only the activity types: workflow code never loads activity code.
 import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim } from '../activities/threads';
 import type { PostActivities } from '../activities/posts';
+import { retryWait } from './retry-wait';
 
 /**
  * One thread, all or nothing (publishing-api.md "States and transitions" rules 2-4, Guarantees 3-5). Workflow id
@@ -107,7 +108,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       await bookkeeping.discardThread({ threadId: input.threadId });
       return failed(sentence);
     }
-    const wait = live ? null : retryWait(attempt.failure, input.scheduledRetryDelaysMs, failures);
+    const wait = live ? null : retryWait(attempt.failure, input.scheduledRetryDelaysMs, failures, true);
     if (wait === null) {
       await bookkeeping.failThread({ threadId: input.threadId, message: sentence });
       await bookkeeping.cleanupThreadMedia({ threadId: input.threadId });
@@ -146,8 +147,10 @@ async function publishParts(claim: Extract<ThreadClaim, { kind: 'publish' }>, re
     const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
     let result = await call({ postId: part.postId, replyTo });
     // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo the thread.
-    for (let retry = 0; !result.ok && retry < retryDelaysMs.length && quickRetry(result, retryDelaysMs[retry]!); retry += 1) {
-      await sleep(retryDelaysMs[retry]!);
+    for (let retry = 0; !result.ok; retry += 1) {
+      const wait = retryWait(result, retryDelaysMs, retry, false);
+      if (wait === null) break;
+      await sleep(wait);
       result = await call({ postId: part.postId, replyTo });
     }
     if (!result.ok) return { ok: false, published, failure: { ...result, threadOrder: part.threadOrder } };
@@ -197,16 +200,4 @@ function failureMessage(claim: Extract<ThreadClaim, { kind: 'publish' }>, failur
   const parts = rollback.still_live.map((p) => p.thread_order).join(', ');
   const why = rollback.rollback_supported ? 'could not be deleted' : 'cannot be deleted through the API for this account';
   return `${refusal} Part${rollback.still_live.length === 1 ? '' : 's'} ${parts} ${rollback.still_live.length === 1 ? 'is' : 'are'} still live and ${why}; delete ${rollback.still_live.length === 1 ? 'it' : 'them'} on the platform before sending the thread again.`;
-}
-
-function quickRetry(failure: Extract<PartAttempt, { ok: false }>, delayMs: number): boolean {
-  if (failure.kind === 'retryable') return true;
-  return failure.kind === 'rate_limited' && (failure.retryAfterSeconds ?? 0) * 1000 <= delayMs;
-}
-
-/** A scheduled thread whose attempt was fully undone retries any refusal, except when its outcome is unknown or the account can no longer send. */
-function retryWait(failure: Failure, delays: number[], failures: number): number | null {
-  if (failures >= delays.length) return null;
-  if (['unknown_outcome', 'account_inactive', 'reauthorize', 'gone', 'not_publishing'].includes(failure.kind)) return null;
-  return Math.max(delays[failures]!, (failure.retryAfterSeconds ?? 0) * 1000);
 }

@@ -10,7 +10,7 @@ import { publishOutcomeResponse, type CreatedPost } from './respond';
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
-import { scheduledTimesOf } from './schedule-times';
+import { insertPosts, scheduledTimesOf, statusOf } from './repository';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import type { RouteResult } from './route-result';
 
@@ -51,7 +51,7 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   try {
     await rt.db.transaction().execute(async (trx) => {
       if (!draft) await reserveQuota(trx, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) });
-      await trx.insertInto('posts').values(rows).execute();
+      await insertPosts(trx, rows);
     });
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(media.downloaded).catch(() => undefined);
@@ -139,8 +139,7 @@ async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start
 async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const row = await rt.db.selectFrom('posts').select('status').where('id', '=', postId).executeTakeFirst();
-    if (!row || row.status !== 'publishing') return;
+    if ((await statusOf(rt.db, postId)) !== 'publishing') return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

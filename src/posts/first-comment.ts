@@ -1,10 +1,10 @@
-import { sql } from 'kysely';
 import { ApiError } from '../errors';
 import { isPlatformFailure } from '../platforms/types';
-import { loadLimits, refundQuota, reserveQuota, type Charge } from '../quota/quota';
+import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
 import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
-import { failureSentence, type PublishFailureKind } from './publish-outcome';
+import { refusalFromFailure, refusalOf, type PublishFailureKind, type Refusal } from './publish-outcome';
 import { findOwnPost, getPostView } from './read';
+import * as posts from './repository';
 import type { RouteResult } from './route-result';
 import { xLinkOutcome } from './rules';
 import type { PostsRuntime } from './runtime';
@@ -22,20 +22,9 @@ export type FirstCommentOutcome =
  * post itself is never touched. Only a `pending` comment on a published post is sent.
  */
 export async function sendFirstComment(rt: PostsRuntime, postId: string): Promise<FirstCommentOutcome> {
-  // Marks the attempt and reads the row in one statement; the subquery sees the mark as it was before (migration 0053).
-  const row = await rt.db
-    .updateTable('posts')
-    .set({ first_comment_attempt_started_at: sql`now()` })
-    .where('id', '=', postId)
-    .where('status', '=', 'published')
-    .where('first_comment_status', '=', 'pending')
-    .where('first_comment_text', 'is not', null)
-    .where('platform_post_id', 'is not', null)
-    .returningAll()
-    .returning(sql<boolean>`(select earlier.first_comment_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
-    .executeTakeFirst();
+  const row = await posts.beginFirstCommentAttempt(rt.db, postId);
   if (!row || row.first_comment_text === null || !row.platform_post_id) return { status: 'skipped' };
-  let outcome: { ok: true; id: string } | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null };
+  let outcome: { ok: true; id: string } | Refusal;
   try {
     if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
     // An earlier call never reported back: it may have posted, and comments cannot be looked up the way posts are.
@@ -49,31 +38,12 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
     });
     outcome = { ok: true, id: published.platformPostId };
   } catch (err) {
-    if (isPlatformFailure(err)) {
-      outcome = { ok: false, kind: err.kind, message: failureSentence(row.platform, err.kind, err.clientMessage, 'first comment'), retryAfterSeconds: err.retryAfterSeconds ?? null };
-    } else if (err instanceof InterruptedAttempt) {
-      outcome = { ok: false, kind: 'unknown_outcome', message: failureSentence(row.platform, 'unknown_outcome', '', 'first comment'), retryAfterSeconds: null };
-    } else if (err instanceof AccountNotConnectedError) {
-      outcome = { ok: false, kind: 'account_inactive', message: failureSentence(row.platform, 'account_inactive', '', 'first comment'), retryAfterSeconds: null };
-    } else throw err;
+    if (isPlatformFailure(err)) outcome = refusalFromFailure(row.platform, err, 'first comment');
+    else if (err instanceof InterruptedAttempt) outcome = refusalOf(row.platform, 'unknown_outcome', '', null, 'first comment');
+    else if (err instanceof AccountNotConnectedError) outcome = refusalOf(row.platform, 'account_inactive', '', null, 'first comment');
+    else throw err;
   }
-  await rt.db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('posts')
-      .set(
-        outcome.ok
-          ? { first_comment_status: 'posted', first_comment_platform_id: outcome.id, first_comment_error: null, updated_at: sql`now()` }
-          : { first_comment_status: 'failed', first_comment_error: outcome.message, updated_at: sql`now()` },
-      )
-      .where('id', '=', row.id)
-      .where('first_comment_status', '=', 'pending')
-      .execute();
-    if (outcome.ok) {
-      await trx.updateTable('quota_reservations').set({ state: 'spent', updated_at: sql`now()` }).where('post_id', '=', row.id).where('kind', 'in', ['first_comment', 'x_link_first_comment']).where('state', '=', 'reserved').execute();
-    } else {
-      await refundQuota(trx, [row.id], ['first_comment', 'x_link_first_comment']);
-    }
-  });
+  await posts.recordFirstCommentOutcome(rt.db, row.id, outcome.ok ? { ok: true, platformId: outcome.id } : outcome);
   return outcome.ok ? { status: 'posted' } : { status: 'failed', kind: outcome.kind, message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds };
 }
 
@@ -92,13 +62,7 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   const limits = await loadLimits(rt.db, userId);
   const links = row.account_id ? await linkCharge(rt, row.account_id, limits, row.first_comment_text) : [];
   await rt.db.transaction().execute(async (trx) => {
-    const claimed = await trx
-      .updateTable('posts')
-      .set({ first_comment_status: 'pending', first_comment_error: null, first_comment_attempt_started_at: null, updated_at: sql`now()` })
-      .where('id', '=', row.id)
-      .where('first_comment_status', '=', 'failed')
-      .executeTakeFirst();
-    if (claimed.numUpdatedRows === 0n) throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
+    if (!(await posts.reopenFirstComment(trx, row.id))) throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
     const charges: Charge[] = [{ postId: row.id, kind: 'first_comment' }, ...links.map(() => ({ postId: row.id, kind: 'x_link_first_comment' as const }))];
     await reserveQuota(trx, { userId, limits, now: rt.now(), charges });
   });

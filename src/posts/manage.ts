@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { deleteSupported } from '../platforms/capabilities';
@@ -7,8 +6,10 @@ import { isPlatformFailure } from '../platforms/types';
 import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
 import { cancelPosts } from './cancel';
 import { findOwnPost, getPostView } from './read';
+import * as posts from './repository';
 import type { RouteResult } from './route-result';
 import type { PostsRuntime } from './runtime';
+import { threadPartIds } from '../threads/repository';
 import { signalThread } from '../threads/workflow-client';
 
 /** Platforms whose link Herald cannot build and must ask for (publishing-api.md "platform_post_url shapes"). */
@@ -31,7 +32,7 @@ async function refreshUrl(rt: PostsRuntime, row: PostRow): Promise<void> {
   if (!adapter.resolveUrl || !row.account_id || !row.platform_post_id) return;
   const { ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
   const url = await adapter.resolveUrl(ctx, row.platform_post_id);
-  if (url) await rt.db.updateTable('posts').set({ platform_post_url: url }).where('id', '=', row.id).where('platform_post_url', 'is', null).execute();
+  if (url) await posts.storeResolvedUrl(rt.db, row.id, url);
 }
 
 /**
@@ -47,14 +48,12 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
       return done();
     case 'draft': {
       if (row.promoted_to_id !== null) throw new ApiError('post_not_editable', 'The draft was already promoted; delete the post it became');
-      let update = rt.db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('user_id', '=', userId).where('status', '=', 'draft').where('promoted_to_id', 'is', null);
-      update = row.group_id ? update.where('group_id', '=', row.group_id) : row.thread_id ? update.where('thread_id', '=', row.thread_id) : update.where('id', '=', row.id);
-      const deleted = await update.returning('id').execute();
-      return done({ deleted_ids: deleted.map((r) => r.id).sort() });
+      const deleted = await posts.deleteDrafts(rt.db, userId, posts.unitOf(row));
+      return done({ deleted_ids: deleted.sort() });
     }
     case 'scheduled': {
       // Deleting any part of a scheduled thread cancels the whole thread (publishing-api.md "DELETE" rule 5).
-      const unit = row.thread_id ? await threadPartIds(rt, row.thread_id) : [row.id];
+      const unit = row.thread_id ? await threadPartIds(rt.db, row.thread_id) : [row.id];
       const cancelled = await cancelPosts(rt, { postIds: unit, reason: null });
       if (cancelled.length === 0) return deletePost(rt, userId, postId); // it started publishing meanwhile
       if (row.thread_id) await signalThread(rt, row.thread_id);
@@ -63,17 +62,13 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
     case 'publishing':
       throw new ApiError('post_not_editable', 'The post is publishing right now; delete it once it has published');
     case 'failed':
-      await rt.db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'failed').execute();
+      await posts.markDeleted(rt.db, row.id, 'failed');
       return done();
     case 'published':
       await deleteOnPlatform(rt, row);
-      await rt.db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', row.id).where('status', '=', 'published').execute();
+      await posts.markDeleted(rt.db, row.id, 'published');
       return done();
   }
-}
-
-async function threadPartIds(rt: PostsRuntime, threadId: string): Promise<string[]> {
-  return (await rt.db.selectFrom('posts').select('id').where('thread_id', '=', threadId).execute()).map((r) => r.id);
 }
 
 async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<void> {
@@ -113,10 +108,6 @@ async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<void> {
  */
 export async function setHidden(rt: PostsRuntime, userId: string, postId: string, hidden: boolean): Promise<RouteResult> {
   const row = await findOwnPost(rt.db, userId, postId);
-  let update = rt.db.updateTable('posts').set({ hidden, updated_at: sql`now()` }).where('user_id', '=', userId);
-  if (row.group_id) update = update.where('group_id', '=', row.group_id);
-  else if (row.thread_id) update = update.where('thread_id', '=', row.thread_id);
-  else update = update.where('id', '=', row.id);
-  const changed = await update.returning('id').execute();
-  return { status: 200, body: { data: { id: row.id, hidden, hidden_ids: changed.map((r) => r.id).sort() } } };
+  const changed = await posts.setHidden(rt.db, userId, posts.unitOf(row), hidden);
+  return { status: 200, body: { data: { id: row.id, hidden, hidden_ids: changed.sort() } } };
 }

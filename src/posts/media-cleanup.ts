@@ -1,6 +1,6 @@
-import { sql } from 'kysely';
 import type { PostsRuntime } from './runtime';
 import { mediaIdsOf } from './publish-request';
+import { mediaStillWaiting } from './repository';
 
 /**
  * Removes downloaded copies (origin `url`) among `mediaIds` that no other post still waiting to publish uses (a
@@ -8,13 +8,7 @@ import { mediaIdsOf } from './publish-request';
  */
 export async function removeUnusedCopies(rt: Pick<PostsRuntime, 'db' | 'mediaStore'>, mediaIds: readonly string[], exceptPostId: string): Promise<number> {
   if (mediaIds.length === 0) return 0;
-  const stillNeeded = await rt.db
-    .selectFrom('posts')
-    .select('media')
-    .where('id', '!=', exceptPostId)
-    .where('status', 'in', ['scheduled', 'publishing', 'draft'])
-    .where((eb) => eb.or(mediaIds.map((id) => sql<boolean>`${eb.ref('media')} @> ${JSON.stringify([{ media_id: id }])}::jsonb`)))
-    .execute();
+  const stillNeeded = await mediaStillWaiting(rt.db, mediaIds, exceptPostId);
   const keep = new Set(stillNeeded.flatMap((other) => mediaIdsOf(other)));
   return rt.mediaStore.deleteDownloadedCopies(mediaIds.filter((id) => !keep.has(id)));
 }

@@ -1,5 +1,5 @@
 import { platformName } from '../platforms/availability';
-import type { PlatformFailureKind, PlatformSlug } from '../platforms/types';
+import type { PlatformFailure, PlatformFailureKind, PlatformSlug } from '../platforms/types';
 
 /** Why an attempt did not publish: the adapter's taxonomy, plus an account that can no longer send. */
 export type PublishFailureKind = PlatformFailureKind | 'account_inactive';
@@ -16,4 +16,21 @@ export function failureSentence(platform: PlatformSlug, kind: PublishFailureKind
   }
   if (kind === 'account_inactive') return `The ${name} account is no longer connected, so the ${what} was not sent.`;
   return clientMessage;
+}
+
+/** A refused attempt as the workflows read it: what went wrong, the sentence for the client, the platform's named wait. */
+export interface Refusal {
+  ok: false;
+  kind: PublishFailureKind;
+  message: string;
+  retryAfterSeconds: number | null;
+}
+
+export function refusalOf(platform: PlatformSlug, kind: PublishFailureKind, clientMessage = '', retryAfterSeconds: number | null = null, what: 'post' | 'first comment' = 'post'): Refusal {
+  return { ok: false, kind, message: failureSentence(platform, kind, clientMessage, what), retryAfterSeconds };
+}
+
+/** The refusal a platform's failure stands for. */
+export function refusalFromFailure(platform: PlatformSlug, err: PlatformFailure, what: 'post' | 'first comment' = 'post'): Refusal {
+  return refusalOf(platform, err.kind, err.clientMessage, err.retryAfterSeconds ?? null, what);
 }

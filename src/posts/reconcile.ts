@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { sql } from 'kysely';
 import type { Db } from '../db';
+import { postsNeedingWorkflows } from './repository';
 import type { PostsRuntime } from './runtime';
 import { postWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
@@ -19,18 +19,7 @@ export interface ReconcileResult {
 }
 
 export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all'): Promise<ReconcileResult> {
-  let query = rt.db.selectFrom('posts').select(['id', 'thread_id', 'group_id', 'workflow_id']).where('status', 'in', ['scheduled', 'publishing']);
-  if (scope === 'recent') {
-    query = query.where((eb) =>
-      eb.or([
-        eb('created_at', '>', sql<Date>`now() - interval '10 minutes'`),
-        eb('updated_at', '>', sql<Date>`now() - interval '10 minutes'`),
-        eb('scheduled_at', '<', sql<Date>`now() - interval '1 minute'`),
-        eb.and([eb('status', '=', 'publishing'), eb('updated_at', '<', sql<Date>`now() - interval '10 minutes'`)]),
-      ]),
-    );
-  }
-  const rows = await query.orderBy('scheduled_at').execute();
+  const rows = await postsNeedingWorkflows(rt.db, scope);
   let started = 0;
   // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone); the
   // posts of an immediate fan-out by their group's, restarted with those still publishing.
@@ -91,12 +80,7 @@ export interface StuckPost {
  * `graceMs` without a failed attempt, or publishing for longer than that.
  */
 export async function findStuckPosts(db: Db, client: Client | null, now = new Date(), graceMs = 5 * 60_000): Promise<StuckPost[]> {
-  const rows = await db
-    .selectFrom('posts')
-    .select(['id', 'thread_id', 'workflow_id', 'status', 'scheduled_at', 'updated_at', 'retry_count'])
-    .where('status', 'in', ['scheduled', 'publishing'])
-    .orderBy('scheduled_at')
-    .execute();
+  const rows = await postsNeedingWorkflows(db, 'all');
   const out: StuckPost[] = [];
   for (const row of rows) {
     const base = { id: row.id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };

@@ -1,7 +1,7 @@
 import type { AccountRow } from '../db/tables/accounts';
 import { ApiError } from '../errors';
 import type { PostView } from './post-view';
-import { loadPostViews } from './read';
+import { loadPostViews } from './repository';
 import type { WarningEntry } from './rules';
 import type { RouteResult } from './route-result';
 import type { PostsRuntime } from './runtime';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
-import type { NewPostRow, PostRow, StoredMediaRef } from '../db/tables/posts';
+import type { AccountRow } from '../db/tables/accounts';
+import type { NewPostRow, PostRow, PostUpdate, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { requireAvailablePlatform } from '../platforms/availability';
 import { loadLimits, refundQuota, reserveQuota } from '../quota/quota';
@@ -9,13 +9,14 @@ import { chargesOf, runWorkflows } from './create';
 import { removeUnusedCopies } from './media-cleanup';
 import { prepareMedia } from './prepare-media';
 import { findOwnPost, getPostView } from './read';
+import * as posts from './repository';
 import { publishOutcomeResponse } from './respond';
 import type { RouteResult } from './route-result';
-import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody } from './rules';
+import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
 import type { PostsRuntime } from './runtime';
-import { scheduledTimesOf } from './schedule-times';
 import { signalPost } from './workflow-client';
 import { promoteDraftThread } from '../threads/promote';
+import { lastPartId, threadPartIds } from '../threads/repository';
 import { signalThread } from '../threads/workflow-client';
 
 /** The stored post in the shape the rules read (a stored file is named by its media id, a draft's URL by its URL). */
@@ -35,11 +36,30 @@ export function accountBodyOf(row: PostRow): AccountBody {
   };
 }
 
+/** Everything an update decided before it writes: the validated change and the media it prepared. */
+interface PlannedUpdate {
+  row: PostRow;
+  account: AccountRow;
+  limits: Awaited<ReturnType<typeof loadLimits>>;
+  now: Date;
+  /** The posts that move together: the post, or every part of its thread. */
+  unit: string[];
+  validation: UpdateValidation;
+  promoting: boolean;
+  staysDraft: boolean;
+  mediaChanged: boolean;
+  refs: StoredMediaRef[];
+  /** Media this request downloaded: removed again when the write fails. */
+  downloaded: string[];
+  warnings: WarningEntry[];
+}
+
 /**
  * `PATCH /api/v1/posts/:id` (publishing-api.md "PATCH"): only what is sent changes. A scheduled post or a draft that
  * stays a draft is edited in place (a scheduled post's workflow is told, so a new time moves its timer and new content
  * is what publishes). A draft given `schedule_at` or `publish: true` is promoted: every create rule runs, quota is
- * spent, and a NEW post carries `promoted_from_draft_id`; any refusal leaves the draft unchanged.
+ * spent, and a NEW post carries `promoted_from_draft_id`; any refusal leaves the draft unchanged. A draft thread is
+ * promoted whole (`src/threads/promote.ts`).
  */
 export async function updatePost(rt: PostsRuntime, userId: string, postId: string, body: UpdatePostBody): Promise<RouteResult> {
   const row = await findOwnPost(rt.db, userId, postId);
@@ -50,8 +70,22 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
   if (row.thread_id !== null && row.status === 'draft' && checked.intent !== 'edit') return promoteDraftThread(rt, userId, row, body);
   const redirected = await firstCommentOnLastPart(rt, userId, row, body);
   if (redirected) return redirected;
+
+  const planned = await planUpdate(rt, userId, row, body);
+  try {
+    if (planned.promoting) return await promoteDraft(rt, userId, planned, body);
+    await editInPlace(rt, userId, planned, body);
+  } catch (err) {
+    await rt.mediaStore.deleteDownloadedCopies(planned.downloaded).catch(() => undefined);
+    throw err;
+  }
+  return afterEdit(rt, planned, body);
+}
+
+/** Validates the change against every rule of the post's account, then prepares the media it names. */
+async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<PlannedUpdate> {
   // A thread shares one time: its other parts move with this one and never count against its spacing.
-  const unit = row.thread_id === null ? [row.id] : (await rt.db.selectFrom('posts').select('id').where('thread_id', '=', row.thread_id).execute()).map((r) => r.id);
+  const unit = row.thread_id === null ? [row.id] : await threadPartIds(rt.db, row.thread_id);
   if (row.account_id === null) throw new ApiError('not_found', 'The account of this post was disconnected; the post can no longer change');
   const [account] = await loadPostingAccounts(rt.db, userId, [row.account_id], false);
   requireAvailablePlatform(account!.platform, rt.config.comingSoon);
@@ -65,15 +99,12 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
     now,
     current: accountBodyOf(row),
     currentScheduledAt: row.scheduled_at,
-    otherScheduledTimes: (await scheduledTimesOf(rt.db, [account!.id], unit))[account!.id] ?? [],
+    otherScheduledTimes: (await posts.scheduledTimesOf(rt.db, [account!.id], unit))[account!.id] ?? [],
   });
   const promoting = validation.intent !== 'edit';
   const staysDraft = row.status === 'draft' && !promoting;
   const mediaChanged = mediaSelectionOf(body) !== null;
-
-  let refs: StoredMediaRef[] = row.media ?? [];
-  let downloaded: string[] = [];
-  let warnings = validation.warnings;
+  const planned: PlannedUpdate = { row, account: account!, limits, now, unit, validation, promoting, staysDraft, mediaChanged, refs: row.media ?? [], downloaded: [], warnings: validation.warnings };
   if (mediaChanged || promoting) {
     const prepared = await prepareMedia(rt, {
       userId,
@@ -81,84 +112,96 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
       mode: staysDraft ? 'draft' : 'send',
       entries: [{ account: account!, media: validation.body.media, spelling: validation.body.mediaSpelling, configuration: validation.body.configuration }],
     });
-    refs = prepared.refs.get(account!.id) ?? [];
-    downloaded = prepared.downloaded;
-    warnings = [...warnings, ...prepared.warnings];
+    planned.refs = prepared.refs.get(account!.id) ?? [];
+    planned.downloaded = prepared.downloaded;
+    planned.warnings = [...planned.warnings, ...prepared.warnings];
   }
+  return planned;
+}
 
-  const content = {
+/** The columns the change writes, for an edit in place and for the post a promotion creates alike. */
+function contentOf(planned: PlannedUpdate, body: UpdatePostBody) {
+  const { validation } = planned;
+  return {
     text: validation.body.text,
-    media: refs.length ? JSON.stringify(refs) : null,
+    media: planned.refs.length ? JSON.stringify(planned.refs) : null,
     first_comment_text: validation.body.firstComment,
     first_comment_status: validation.body.firstComment === null ? null : ('pending' as const),
     first_comment_error: null,
     configuration: validation.body.configuration ? JSON.stringify(validation.body.configuration) : null,
     scheduled_at: validation.scheduledAt,
-    timezone: body.timezone ?? row.timezone,
-  };
+    timezone: body.timezone ?? planned.row.timezone,
+  } satisfies PostUpdate;
+}
 
-  try {
-    if (!promoting) {
-      await rt.db.transaction().execute(async (trx) => {
-        const changed = await trx
-          .updateTable('posts')
-          .set({ ...content, updated_at: sql`now()` })
-          .where('id', '=', row.id)
-          .where('status', '=', row.status)
-          .where('promoted_to_id', 'is', null)
-          .executeTakeFirst();
-        if (changed.numUpdatedRows === 0n) throw new ApiError('post_not_editable', 'The post changed state while it was being edited (it may be publishing); read it again');
-        if (row.thread_id !== null && body.schedule_at !== undefined) {
-          await trx.updateTable('posts').set({ scheduled_at: content.scheduled_at, timezone: content.timezone, updated_at: sql`now()` }).where('id', 'in', unit).where('status', '=', row.status).execute();
-        }
-        if (row.status === 'scheduled') {
-          // Editing is free, but the charges that depend on content follow it: a first comment counts as a post and
-          // x links are billed, so those reservations are replaced by what the edited post now needs.
-          await refundQuota(trx, [row.id], ['first_comment', 'x_link', 'x_link_first_comment']);
-          const charges = chargesOf(row.id, { scheduledAt: validation.scheduledAt, xLinkBilled: validation.xLinkBilled, body: validation.body }).filter(
-            (c) => c.kind !== 'post' && c.kind !== 'scheduled',
-          );
-          await reserveQuota(trx, { userId, limits, now, charges });
-        }
-      });
-    } else {
-      const newRow: NewPostRow & { id: string } = {
-        ...content,
-        id: randomUUID(),
-        user_id: userId,
-        account_id: account!.id,
-        platform: account!.platform,
-        status: validation.intent === 'promote_schedule' ? 'scheduled' : 'publishing',
-        scheduled_at: validation.intent === 'promote_schedule' ? validation.scheduledAt : null,
-        group_id: row.group_id,
-        promoted_from_draft_id: row.id,
-      };
-      await rt.db.transaction().execute(async (trx) => {
-        await reserveQuota(trx, { userId, limits, now, charges: chargesOf(newRow.id, { scheduledAt: newRow.scheduled_at ?? null, xLinkBilled: validation.xLinkBilled, body: validation.body }) });
-        await trx.insertInto('posts').values(newRow).execute();
-        const marked = await trx.updateTable('posts').set({ promoted_to_id: newRow.id, updated_at: sql`now()` }).where('id', '=', row.id).where('promoted_to_id', 'is', null).executeTakeFirst();
-        if (marked.numUpdatedRows === 0n) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the post it became');
-      });
-      await runWorkflows(rt, [newRow], newRow.status === 'publishing');
-      const answer = await publishOutcomeResponse(rt, { created: [{ id: newRow.id, account: account! }], fanOut: false, groupId: null, draft: false, warnings: [] });
-      const data = (answer.body as { data: Record<string, unknown> }).data;
-      return { status: 200, body: { data: body.schedule_at !== undefined ? { ...data, rescheduled_post_ids: [newRow.id] } : data } };
+/**
+ * A scheduled post or a draft changed in place, in one transaction: its thread's parts move with its time, and a
+ * scheduled post's content-dependent charges (first comment, x links) are replaced by what it now needs.
+ */
+async function editInPlace(rt: PostsRuntime, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<void> {
+  const { row, validation } = planned;
+  const content = contentOf(planned, body);
+  await rt.db.transaction().execute(async (trx) => {
+    if (!(await posts.editPost(trx, row.id, row.status, content))) {
+      throw new ApiError('post_not_editable', 'The post changed state while it was being edited (it may be publishing); read it again');
     }
-  } catch (err) {
-    await rt.mediaStore.deleteDownloadedCopies(downloaded).catch(() => undefined);
-    throw err;
-  }
+    if (row.thread_id !== null && body.schedule_at !== undefined) {
+      await posts.moveScheduledTime(trx, planned.unit, row.status, { scheduled_at: content.scheduled_at, timezone: content.timezone });
+    }
+    if (row.status === 'scheduled') {
+      // Editing is free, but the charges that depend on content follow it: a first comment counts as a post and
+      // x links are billed, so those reservations are replaced by what the edited post now needs.
+      await refundQuota(trx, [row.id], ['first_comment', 'x_link', 'x_link_first_comment']);
+      const charges = chargesOf(row.id, { scheduledAt: validation.scheduledAt, xLinkBilled: validation.xLinkBilled, body: validation.body }).filter(
+        (c) => c.kind !== 'post' && c.kind !== 'scheduled',
+      );
+      await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
+    }
+  });
+}
 
+/** After an edit: replaced media copies go, the waiting workflow is told, and the post is answered as it now is. */
+async function afterEdit(rt: PostsRuntime, planned: PlannedUpdate, body: UpdatePostBody): Promise<RouteResult> {
+  const { row } = planned;
   if (row.status === 'scheduled') {
-    if (mediaChanged) await dropUnusedCopies(rt, row, refs);
+    if (planned.mediaChanged) await dropUnusedCopies(rt, row, planned.refs);
     if (row.thread_id !== null) await signalThread(rt, row.thread_id);
-    else await signalPost(rt, row.id, validation.rescheduled ? 'reschedule' : 'edit');
+    else await signalPost(rt, row.id, planned.validation.rescheduled ? 'reschedule' : 'edit');
   }
   const view = await getPostView(rt.db, row.id);
   const data: Record<string, unknown> = { ...view };
-  if (staysDraft) data.warnings = warnings;
-  if (body.schedule_at !== undefined) data.rescheduled_post_ids = [...unit].sort();
+  if (planned.staysDraft) data.warnings = planned.warnings;
+  if (body.schedule_at !== undefined) data.rescheduled_post_ids = [...planned.unit].sort();
   return { status: 200, body: { data } };
+}
+
+/**
+ * A draft promoted: a NEW post (scheduled, or publishing now) with the quota of a create reserved and the draft marked
+ * promoted, in one transaction; then its workflow, answered as a create is.
+ */
+async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<RouteResult> {
+  const { row, account, validation } = planned;
+  const newRow: NewPostRow & { id: string } = {
+    ...contentOf(planned, body),
+    id: randomUUID(),
+    user_id: userId,
+    account_id: account.id,
+    platform: account.platform,
+    status: validation.intent === 'promote_schedule' ? 'scheduled' : 'publishing',
+    scheduled_at: validation.intent === 'promote_schedule' ? validation.scheduledAt : null,
+    group_id: row.group_id,
+    promoted_from_draft_id: row.id,
+  };
+  await rt.db.transaction().execute(async (trx) => {
+    const charges = chargesOf(newRow.id, { scheduledAt: newRow.scheduled_at ?? null, xLinkBilled: validation.xLinkBilled, body: validation.body });
+    await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
+    await posts.insertPosts(trx, [newRow]);
+    if (!(await posts.markPromoted(trx, row.id, newRow.id))) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the post it became');
+  });
+  await runWorkflows(rt, [newRow], newRow.status === 'publishing');
+  const answer = await publishOutcomeResponse(rt, { created: [{ id: newRow.id, account }], fanOut: false, groupId: null, draft: false, warnings: [] });
+  const data = (answer.body as { data: Record<string, unknown> }).data;
+  return { status: 200, body: { data: body.schedule_at !== undefined ? { ...data, rescheduled_post_ids: [newRow.id] } : data } };
 }
 
 /**
@@ -167,10 +210,10 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
  */
 async function firstCommentOnLastPart(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<RouteResult | null> {
   if (row.thread_id === null || body.first_comment === undefined) return null;
-  const last = await rt.db.selectFrom('posts').select('id').where('thread_id', '=', row.thread_id).orderBy('thread_order', 'desc').executeTakeFirstOrThrow();
-  if (last.id === row.id) return null;
+  const last = await lastPartId(rt.db, row.thread_id);
+  if (last === row.id) return null;
   const { first_comment, ...rest } = body;
-  await updatePost(rt, userId, last.id, { first_comment });
+  await updatePost(rt, userId, last, { first_comment });
   if (Object.values(rest).some((value) => value !== undefined)) return updatePost(rt, userId, row.id, rest);
   return { status: 200, body: { data: await getPostView(rt.db, row.id) } };
 }

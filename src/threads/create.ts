@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
@@ -11,7 +11,8 @@ import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type
 import { checkAccountSelection } from '../posts/rules/structure';
 import type { RouteResult } from '../posts/route-result';
 import type { PostsRuntime } from '../posts/runtime';
-import { scheduledTimesOf } from '../posts/schedule-times';
+import { insertPosts, markPromoted as markDraftPromoted, scheduledTimesOf } from '../posts/repository';
+import { isThreadPublishing } from './repository';
 import { threadOutcomeResponse, type CreatedThread, type ThreadOutcome } from './respond';
 import { awaitThreadResult, startThreadWorkflow } from './workflow-client';
 
@@ -66,7 +67,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   try {
     await rt.db.transaction().execute(async (trx) => {
       if (!draft) await reserveQuota(trx, { userId, limits, now, charges: threads.flatMap(({ plan, rows }) => threadCharges(plan, rows.map((r) => r.id))) });
-      await trx.insertInto('posts').values(threads.flatMap((t) => t.rows)).execute();
+      await insertPosts(trx, threads.flatMap((t) => t.rows));
       if (promotion) await markPromoted(trx, threads[0]!.rows);
     });
   } catch (err) {
@@ -83,14 +84,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
 /** Each draft part points at the part it became; a draft promoted meanwhile refuses the whole promotion. */
 async function markPromoted(trx: Transaction<Database>, rows: ReadonlyArray<{ id: string; promoted_from_draft_id: string | null }>): Promise<void> {
   for (const row of rows) {
-    const marked = await trx
-      .updateTable('posts')
-      .set({ promoted_to_id: row.id, updated_at: sql`now()` })
-      .where('id', '=', row.promoted_from_draft_id!)
-      .where('status', '=', 'draft')
-      .where('promoted_to_id', 'is', null)
-      .executeTakeFirst();
-    if (marked.numUpdatedRows === 0n) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the thread it became');
+    if (!(await markDraftPromoted(trx, row.promoted_from_draft_id!, row.id))) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the thread it became');
   }
 }
 
@@ -172,8 +166,7 @@ async function runThreadWorkflows(rt: PostsRuntime, threads: readonly CreatedThr
 async function waitWhilePublishing(rt: PostsRuntime, threadId: string, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
-    const row = await rt.db.selectFrom('posts').select('id').where('thread_id', '=', threadId).where('status', '=', 'publishing').executeTakeFirst();
-    if (!row) return;
+    if (!(await isThreadPublishing(rt.db, threadId))) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

@@ -1,11 +1,11 @@
-import { sql } from 'kysely';
 import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { loadPostViews } from '../posts/read';
+import { loadPostViews } from '../posts/repository';
 import type { RouteResult } from '../posts/route-result';
 import type { PostsRuntime } from '../posts/runtime';
 import { mediaSelectionOf, type CreateThreadBody, type UpdatePostBody } from '../posts/rules';
 import { createThreads } from './create';
+import { loadOwnThreadParts, unmarkVanishedPromotion } from './repository';
 
 /**
  * PATCH of any part of a draft thread with `schedule_at` or `publish: true` (publishing-api.md "States and
@@ -16,7 +16,7 @@ import { createThreads } from './create';
  * `thread_order`) and, when `schedule_at` was sent, `rescheduled_post_ids` (every new part).
  */
 export async function promoteDraftThread(rt: PostsRuntime, userId: string, named: PostRow, body: UpdatePostBody): Promise<RouteResult> {
-  const drafts = await rt.db.selectFrom('posts').selectAll().where('thread_id', '=', named.thread_id!).where('user_id', '=', userId).orderBy('thread_order').execute();
+  const drafts = await loadOwnThreadParts(rt.db, userId, named.thread_id!);
   if (drafts.some((d) => d.status !== 'draft' || d.promoted_to_id !== null)) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the thread it became');
   const last = drafts[drafts.length - 1]!;
   const firstComment = body.first_comment !== undefined ? body.first_comment : last.first_comment_text;
@@ -36,12 +36,7 @@ export async function promoteDraftThread(rt: PostsRuntime, userId: string, named
     created = await createThreads(rt, userId, thread, { draftIds });
   } catch (err) {
     // A thread that failed and was rolled back left no rows: its drafts are as they were.
-    await rt.db
-      .updateTable('posts')
-      .set({ promoted_to_id: null })
-      .where('id', 'in', draftIds)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom('posts as p').select(sql`1`.as('one')).whereRef('p.id', '=', 'posts.promoted_to_id'))))
-      .execute();
+    await unmarkVanishedPromotion(rt.db, draftIds);
     throw err;
   }
   const posts = (created.body as { data: { posts: Array<{ id: string; promoted_from_draft_id?: string | null }> } }).data.posts;

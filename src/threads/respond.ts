@@ -2,7 +2,7 @@ import type { AccountRow } from '../db/tables/accounts';
 import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
 import type { PostView } from '../posts/post-view';
-import { loadPostViews } from '../posts/read';
+import { loadPostViews } from '../posts/repository';
 import type { WarningEntry } from '../posts/rules';
 import type { RouteResult } from '../posts/route-result';
 import type { PostsRuntime } from '../posts/runtime';

@@ -4,7 +4,7 @@
  */
 export * from './request-schemas';
 export * from './response-schemas';
-export { bodyErrorFromZod, parseBody, formatPath } from './zod-error';
+export { apiErrorFromZod, parseBody, formatPath } from './zod-error';
 export * from './inputs';
 export * from './violation';
 export * from './warnings';

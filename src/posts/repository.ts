@@ -1,0 +1,365 @@
+import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
+import type { AccountInactiveReason } from '../accounts/lifecycle';
+import type { Database, Db } from '../db';
+import type { AccountRow } from '../db/tables/accounts';
+import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
+import { refundQuota, spendQuota } from '../quota/quota';
+import { toPostView, type PostView } from './post-view';
+
+/**
+ * The `posts` table of single posts, as free functions taking `db` or a transaction first (threads: the thread
+ * transitions are in `src/threads/repository.ts`). Every status change is one named write conditional on the status
+ * it expects, so a repeated activity or a concurrent request changes nothing twice; the quota a transition settles is
+ * settled through `src/quota` in the same transaction.
+ */
+
+type Trx = Transaction<Database>;
+type DbOrTrx = Db | Trx;
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** The charges a published post spends (a first comment's are settled by its own outcome). */
+const publishedCharges = ['post', 'scheduled', 'x_link'] as const;
+const firstCommentCharges = ['first_comment', 'x_link_first_comment'] as const;
+
+// ---- reads ------------------------------------------------------------------------------------------------------
+
+export async function findPost(db: DbOrTrx, postId: string): Promise<PostRow | undefined> {
+  return db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
+}
+
+/** The user's post row; undefined when absent, another user's, or not a UUID. */
+export async function findOwnPost(db: Db, userId: string, postId: string): Promise<PostRow | undefined> {
+  if (!uuidPattern.test(postId)) return undefined;
+  return db.selectFrom('posts').selectAll().where('id', '=', postId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function statusOf(db: Db, postId: string): Promise<PostStatus | undefined> {
+  return (await db.selectFrom('posts').select('status').where('id', '=', postId).executeTakeFirst())?.status;
+}
+
+/** Posts joined with their account's state, which the post view needs. */
+function viewQuery(db: Db) {
+  return db
+    .selectFrom('posts')
+    .leftJoin('accounts', 'accounts.id', 'posts.account_id')
+    .selectAll('posts')
+    .select('accounts.inactive_reason as account_inactive_reason');
+}
+
+function toViewOf({ account_inactive_reason, ...row }: PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }): PostView {
+  return toPostView(row, row.account_id === null ? null : { inactive_reason: account_inactive_reason ?? null });
+}
+
+/** Posts as the API shows them, in the order of `ids`. */
+export async function loadPostViews(db: Db, ids: readonly string[]): Promise<PostView[]> {
+  if (ids.length === 0) return [];
+  const byId = new Map((await viewQuery(db).where('posts.id', 'in', ids).execute()).map((row) => [row.id, toViewOf(row)]));
+  return ids.map((id) => byId.get(id)).filter((view): view is PostView => view !== undefined);
+}
+
+export interface PostListFilter {
+  limit?: number;
+  offset?: number;
+  status?: PostStatus;
+  account_id?: string;
+  group_id?: string;
+  include_hidden?: boolean;
+}
+
+/**
+ * The user's posts, newest first (publishing-api.md "GET /api/v1/posts"). Drafts are left out unless
+ * `status=draft` or `group_id` is given; hidden posts unless `include_hidden=true`; a promoted draft is gone.
+ */
+export async function listPostViews(db: Db, userId: string, filter: PostListFilter): Promise<PostView[]> {
+  let query = viewQuery(db).where('posts.user_id', '=', userId).where('posts.promoted_to_id', 'is', null);
+  if (filter.status !== undefined) query = query.where('posts.status', '=', filter.status);
+  else if (filter.group_id === undefined) query = query.where('posts.status', '!=', 'draft');
+  if (filter.account_id !== undefined) query = query.where('posts.account_id', '=', filter.account_id);
+  if (filter.group_id !== undefined) query = query.where('posts.group_id', '=', filter.group_id);
+  if (filter.include_hidden !== true) query = query.where('posts.hidden', '=', false);
+  const rows = await query
+    .orderBy('posts.created_at', 'desc')
+    .orderBy('posts.thread_id')
+    .orderBy('posts.thread_order')
+    .orderBy('posts.id', 'desc')
+    .limit(filter.limit ?? 20)
+    .offset(filter.offset ?? 0)
+    .execute();
+  return rows.map(toViewOf);
+}
+
+/** Each account's scheduled times (the 5-minute spacing rule), without `exceptPostIds` (posts that move themselves). */
+export async function scheduledTimesOf(db: Db, accountIds: readonly string[], exceptPostIds: readonly string[] = []): Promise<Record<string, Date[]>> {
+  if (accountIds.length === 0) return {};
+  let query = db
+    .selectFrom('posts')
+    .select(['account_id', 'scheduled_at'])
+    .where('account_id', 'in', accountIds)
+    .where('status', '=', 'scheduled')
+    .where('scheduled_at', 'is not', null);
+  if (exceptPostIds.length) query = query.where('id', 'not in', exceptPostIds);
+  const out: Record<string, Date[]> = {};
+  for (const row of await query.execute()) (out[row.account_id!] ??= []).push(row.scheduled_at!);
+  return out;
+}
+
+/**
+ * Posts whose status needs a running workflow (`scheduled`, `publishing`), soonest first: all of them, or the
+ * `recent` ones that look neglected (created or changed moments ago, overdue, or publishing for long).
+ */
+export async function postsNeedingWorkflows(db: Db, scope: 'all' | 'recent') {
+  let query = db
+    .selectFrom('posts')
+    .select(['id', 'thread_id', 'group_id', 'workflow_id', 'status', 'scheduled_at', 'updated_at', 'retry_count'])
+    .where('status', 'in', ['scheduled', 'publishing']);
+  if (scope === 'recent') {
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', sql<Date>`now() - interval '10 minutes'`),
+        eb('updated_at', '>', sql<Date>`now() - interval '10 minutes'`),
+        eb('scheduled_at', '<', sql<Date>`now() - interval '1 minute'`),
+        eb.and([eb('status', '=', 'publishing'), eb('updated_at', '<', sql<Date>`now() - interval '10 minutes'`)]),
+      ]),
+    );
+  }
+  return query.orderBy('scheduled_at').execute();
+}
+
+/** The media lists of other posts still waiting to publish that use any of `mediaIds` (they keep their copies). */
+export async function mediaStillWaiting(db: Db, mediaIds: readonly string[], exceptPostId: string): Promise<Array<Pick<PostRow, 'media'>>> {
+  return db
+    .selectFrom('posts')
+    .select('media')
+    .where('id', '!=', exceptPostId)
+    .where('status', 'in', ['scheduled', 'publishing', 'draft'])
+    .where((eb) => eb.or(mediaIds.map((id) => sql<boolean>`${eb.ref('media')} @> ${JSON.stringify([{ media_id: id }])}::jsonb`)))
+    .execute();
+}
+
+// ---- creation and edits (API side) -------------------------------------------------------------------------------
+
+export async function insertPosts(trx: Trx, rows: ReadonlyArray<NewPostRow>): Promise<void> {
+  await trx.insertInto('posts').values([...rows]).execute();
+}
+
+/** Edits a scheduled post or a draft in place; false when it left `expected` (or was promoted) meanwhile. */
+export async function editPost(trx: Trx, postId: string, expected: PostStatus, content: PostUpdate): Promise<boolean> {
+  const changed = await trx
+    .updateTable('posts')
+    .set({ ...content, updated_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', expected)
+    .where('promoted_to_id', 'is', null)
+    .executeTakeFirst();
+  return changed.numUpdatedRows > 0n;
+}
+
+/** A thread shares one time: its parts still `expected` move with the one edited. */
+export async function moveScheduledTime(trx: Trx, postIds: readonly string[], expected: PostStatus, time: { scheduled_at: Date | null; timezone: string | null }): Promise<void> {
+  await trx.updateTable('posts').set({ ...time, updated_at: sql`now()` }).where('id', 'in', postIds).where('status', '=', expected).execute();
+}
+
+/** The draft points at the post it became; false when it is no longer an unpromoted draft. */
+export async function markPromoted(trx: Trx, draftId: string, promotedToId: string): Promise<boolean> {
+  const marked = await trx
+    .updateTable('posts')
+    .set({ promoted_to_id: promotedToId, updated_at: sql`now()` })
+    .where('id', '=', draftId)
+    .where('status', '=', 'draft')
+    .where('promoted_to_id', 'is', null)
+    .executeTakeFirst();
+  return marked.numUpdatedRows > 0n;
+}
+
+/** A published post's link read later (threads, instagram); only a missing link is filled. */
+export async function storeResolvedUrl(db: Db, postId: string, url: string): Promise<void> {
+  await db.updateTable('posts').set({ platform_post_url: url }).where('id', '=', postId).where('platform_post_url', 'is', null).execute();
+}
+
+/** What one request created together: its fan-out group, else its thread, else the post alone. */
+export type PostUnit = { groupId: string } | { threadId: string } | { postId: string };
+
+export function unitOf(row: Pick<PostRow, 'id' | 'group_id' | 'thread_id'>): PostUnit {
+  return row.group_id ? { groupId: row.group_id } : row.thread_id ? { threadId: row.thread_id } : { postId: row.id };
+}
+
+/** Hides or shows the user's posts of one unit; returns their ids. */
+export async function setHidden(db: Db, userId: string, unit: PostUnit, hidden: boolean): Promise<string[]> {
+  const update = db.updateTable('posts').set({ hidden, updated_at: sql`now()` }).where('user_id', '=', userId).where((eb) => inUnit(eb, unit));
+  return (await update.returning('id').execute()).map((r) => r.id);
+}
+
+/** The user deletes a draft: its whole unit of unpromoted drafts goes (`draft` → `deleted`); returns their ids. */
+export async function deleteDrafts(db: Db, userId: string, unit: PostUnit): Promise<string[]> {
+  const update = db
+    .updateTable('posts')
+    .set({ status: 'deleted', updated_at: sql`now()` })
+    .where('user_id', '=', userId)
+    .where('status', '=', 'draft')
+    .where('promoted_to_id', 'is', null)
+    .where((eb) => inUnit(eb, unit));
+  return (await update.returning('id').execute()).map((r) => r.id);
+}
+
+function inUnit(eb: ExpressionBuilder<Database, 'posts'>, unit: PostUnit) {
+  if ('groupId' in unit) return eb('group_id', '=', unit.groupId);
+  if ('threadId' in unit) return eb('thread_id', '=', unit.threadId);
+  return eb('id', '=', unit.postId);
+}
+
+/** A failed post, or a published one the platform deleted, is marked `deleted` (the record stays). */
+export async function markDeleted(db: Db, postId: string, expected: 'failed' | 'published'): Promise<void> {
+  await db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', postId).where('status', '=', expected).execute();
+}
+
+/**
+ * Cancels scheduled posts (`scheduled` → `deleted`, `error_message` = the reason, null when the user deleted them),
+ * every reservation refunded, in one transaction. A post already publishing finishes: nothing live is ever marked
+ * deleted. Returns the ids cancelled (none when repeated).
+ */
+export async function cancelScheduled(db: Db, target: { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason | null }): Promise<string[]> {
+  if (!target.postIds && !target.accountId) throw new Error('cancelScheduled needs postIds or accountId');
+  return db.transaction().execute(async (trx) => {
+    let update = trx.updateTable('posts').set({ status: 'deleted', error_message: target.reason, updated_at: sql`now()` }).where('status', '=', 'scheduled');
+    if (target.postIds) update = update.where('id', 'in', target.postIds.length ? target.postIds : ['00000000-0000-0000-0000-000000000000']);
+    if (target.accountId) update = update.where('account_id', '=', target.accountId);
+    const cancelled = (await update.returning('id').execute()).map((r) => r.id);
+    await refundQuota(trx, cancelled);
+    return cancelled;
+  });
+}
+
+// ---- publication (worker side) -----------------------------------------------------------------------------------
+
+/** A scheduled post that is due: `scheduled` → `publishing`. False when it is no longer scheduled. */
+export async function claimScheduled(db: Db, postId: string): Promise<boolean> {
+  const claimed = await db.updateTable('posts').set({ status: 'publishing', updated_at: sql`now()` }).where('id', '=', postId).where('status', '=', 'scheduled').executeTakeFirst();
+  return claimed.numUpdatedRows > 0n;
+}
+
+/**
+ * Marks a platform call as begun (migration 0050) and returns the `publishing` row, with whether an earlier call never
+ * reported back (its mark still set). One statement: the subquery reads the row as it was before this update.
+ */
+export async function beginPublishAttempt(db: Db, postId: string) {
+  return db
+    .updateTable('posts')
+    .set({ publish_attempt_started_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', 'publishing')
+    .returningAll()
+    .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
+    .executeTakeFirst();
+}
+
+/** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */
+export async function clearPublishAttempt(db: Db, postId: string): Promise<void> {
+  await db.updateTable('posts').set({ publish_attempt_started_at: null }).where('id', '=', postId).execute();
+}
+
+/** The platform took it: `publishing` → `published` and its reservations spent, in one transaction. */
+export async function recordPublished(db: Db, postId: string, outcome: { platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const published = await trx
+      .updateTable('posts')
+      .set({
+        status: 'published',
+        platform_post_id: outcome.platformPostId,
+        platform_post_url: outcome.url,
+        published_at: new Date(outcome.publishedAt),
+        error_message: null,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', postId)
+      .where('status', '=', 'publishing')
+      .returning('id')
+      .execute();
+    await spendQuota(trx, published.map((r) => r.id), publishedCharges);
+  });
+}
+
+/**
+ * A failed attempt of a `publishing` post: `retry_count` goes up. Final: `failed` with the sentence, its first comment
+ * marked as not sent, every reservation refunded. Otherwise the post waits for its retry as `requeue`.
+ */
+export async function recordFailedAttempt(db: Db, postId: string, input: { message: string; final: boolean; requeue: 'scheduled' | 'publishing' }): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('posts')
+      .set({
+        status: input.final ? 'failed' : input.requeue,
+        error_message: input.final ? input.message : null,
+        retry_count: sql`retry_count + 1`,
+        publish_attempt_started_at: null,
+        first_comment_status: input.final ? sql`case when first_comment_text is null then null else 'failed' end` : sql`first_comment_status`,
+        first_comment_error: input.final ? sql`case when first_comment_text is null then null else 'The post was not published, so its first comment was not sent' end` : sql`first_comment_error`,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', postId)
+      .where('status', '=', 'publishing')
+      .executeTakeFirst();
+    if (input.final && updated.numUpdatedRows > 0n) await refundQuota(trx, [postId]);
+  });
+}
+
+/** A claimed scheduled post whose account's credential was refused: `publishing` → `deleted` with the reason, refunded. */
+export async function cancelClaimed(db: Db, postId: string, reason: AccountInactiveReason): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const cancelled = await trx
+      .updateTable('posts')
+      .set({ status: 'deleted', error_message: reason, updated_at: sql`now()` })
+      .where('id', '=', postId)
+      .where('status', '=', 'publishing')
+      .executeTakeFirst();
+    if (cancelled.numUpdatedRows > 0n) await refundQuota(trx, [postId]);
+  });
+}
+
+// ---- first comment -------------------------------------------------------------------------------------------------
+
+/**
+ * Marks a first comment's platform call as begun (migration 0053) and returns the row when its comment is `pending`
+ * under a published post, with whether an earlier call never reported back. One statement, as `beginPublishAttempt`.
+ */
+export async function beginFirstCommentAttempt(db: Db, postId: string) {
+  return db
+    .updateTable('posts')
+    .set({ first_comment_attempt_started_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', 'published')
+    .where('first_comment_status', '=', 'pending')
+    .where('first_comment_text', 'is not', null)
+    .where('platform_post_id', 'is not', null)
+    .returningAll()
+    .returning(sql<boolean>`(select earlier.first_comment_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
+    .executeTakeFirst();
+}
+
+/** `pending` → `posted` (its charges spent) or `failed` with the sentence (its charges refunded), in one transaction. */
+export async function recordFirstCommentOutcome(db: Db, postId: string, outcome: { ok: true; platformId: string } | { ok: false; message: string }): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('posts')
+      .set(
+        outcome.ok
+          ? { first_comment_status: 'posted', first_comment_platform_id: outcome.platformId, first_comment_error: null, updated_at: sql`now()` }
+          : { first_comment_status: 'failed', first_comment_error: outcome.message, updated_at: sql`now()` },
+      )
+      .where('id', '=', postId)
+      .where('first_comment_status', '=', 'pending')
+      .execute();
+    if (outcome.ok) await spendQuota(trx, [postId], firstCommentCharges);
+    else await refundQuota(trx, [postId], firstCommentCharges);
+  });
+}
+
+/** A user's retry: `failed` → `pending`, its attempt mark cleared. False when another retry claimed it first. */
+export async function reopenFirstComment(trx: Trx, postId: string): Promise<boolean> {
+  const claimed = await trx
+    .updateTable('posts')
+    .set({ first_comment_status: 'pending', first_comment_error: null, first_comment_attempt_started_at: null, updated_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('first_comment_status', '=', 'failed')
+    .executeTakeFirst();
+  return claimed.numUpdatedRows > 0n;
+}

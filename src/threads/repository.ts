@@ -1,0 +1,125 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db } from '../db';
+import type { PostRow } from '../db/tables/posts';
+import { refundQuota, spendQuota } from '../quota/quota';
+
+/**
+ * The thread transitions of the `posts` table (one row per part, `thread_id` + `thread_order`), as free functions
+ * taking `db` or a transaction first. A thread changes status as a whole; every write is conditional on the status
+ * its parts are expected in, and the quota it settles is settled through `src/quota` in the same transaction.
+ */
+
+type Trx = Transaction<Database>;
+
+/** The thread's parts in `thread_order`; with `lock`, under row locks (inside a transaction). */
+export async function loadThreadParts(db: Db | Trx, threadId: string, options: { lock?: boolean } = {}): Promise<PostRow[]> {
+  let query = db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).orderBy('thread_order');
+  if (options.lock) query = query.forUpdate();
+  return query.execute();
+}
+
+export async function threadPartIds(db: Db | Trx, threadId: string): Promise<string[]> {
+  return (await db.selectFrom('posts').select('id').where('thread_id', '=', threadId).execute()).map((r) => r.id);
+}
+
+/** The part a thread's single first comment lives on (it is published under it). */
+export async function lastPartId(db: Db, threadId: string): Promise<string> {
+  return (await db.selectFrom('posts').select('id').where('thread_id', '=', threadId).orderBy('thread_order', 'desc').executeTakeFirstOrThrow()).id;
+}
+
+export async function threadAccountId(db: Db, threadId: string): Promise<string | null> {
+  return (await db.selectFrom('posts').select('account_id').where('thread_id', '=', threadId).executeTakeFirst())?.account_id ?? null;
+}
+
+export async function isThreadPublishing(db: Db, threadId: string): Promise<boolean> {
+  return (await db.selectFrom('posts').select('id').where('thread_id', '=', threadId).where('status', '=', 'publishing').executeTakeFirst()) !== undefined;
+}
+
+/** The user's parts of a thread, in order (the drafts a promotion starts from). */
+export async function loadOwnThreadParts(db: Db, userId: string, threadId: string): Promise<PostRow[]> {
+  return db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).where('user_id', '=', userId).orderBy('thread_order').execute();
+}
+
+/** A scheduled thread that is due: every part `scheduled` → `publishing` (the caller holds the parts' locks). */
+export async function claimScheduledThread(trx: Trx, threadId: string): Promise<void> {
+  await trx.updateTable('posts').set({ status: 'publishing', updated_at: sql`now()` }).where('thread_id', '=', threadId).where('status', '=', 'scheduled').execute();
+}
+
+/** One part went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory. */
+export async function recordPartPublished(db: Db, postId: string, published: { platformPostId: string; url: string | null }): Promise<void> {
+  await db
+    .updateTable('posts')
+    .set({ platform_post_id: published.platformPostId, platform_post_url: published.url, updated_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', 'publishing')
+    .execute();
+}
+
+/** Every part went out: `publishing` → `published` with their ids, and their reservations spent (first comment aside). */
+export async function recordThreadPublished(db: Db, parts: ReadonlyArray<{ postId: string; platformPostId: string; url: string | null }>, publishedAt: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const ids: string[] = [];
+    for (const part of parts) {
+      const updated = await trx
+        .updateTable('posts')
+        .set({ status: 'published', platform_post_id: part.platformPostId, platform_post_url: part.url, published_at: new Date(publishedAt), error_message: null, updated_at: sql`now()` })
+        .where('id', '=', part.postId)
+        .where('status', '=', 'publishing')
+        .executeTakeFirst();
+      if (updated.numUpdatedRows > 0n) ids.push(part.postId);
+    }
+    await spendQuota(trx, ids, ['post', 'scheduled', 'x_link']);
+  });
+}
+
+/** An immediate thread that failed keeps no rows: every reservation refunded, then its `publishing` parts removed. */
+export async function discardThread(db: Db, threadId: string, partIds: readonly string[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await refundQuota(trx, partIds);
+    await trx.deleteFrom('posts').where('thread_id', '=', threadId).where('status', '=', 'publishing').execute();
+  });
+}
+
+/** A scheduled thread fully rolled back waits for its retry: `publishing` → `scheduled`, retry_count + 1 on every part. */
+export async function requeueThread(db: Db, threadId: string): Promise<void> {
+  await db
+    .updateTable('posts')
+    .set({ status: 'scheduled', retry_count: sql`retry_count + 1`, platform_post_id: null, platform_post_url: null, updated_at: sql`now()` })
+    .where('thread_id', '=', threadId)
+    .where('status', '=', 'publishing')
+    .execute();
+}
+
+/**
+ * A scheduled thread that will not be retried: every part `publishing` → `failed` with the sentence, retry_count + 1,
+ * every reservation refunded; the first comment is marked as not sent.
+ */
+export async function failThread(db: Db, threadId: string, message: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const failed = await trx
+      .updateTable('posts')
+      .set({
+        status: 'failed',
+        error_message: message,
+        retry_count: sql`retry_count + 1`,
+        first_comment_status: sql`case when first_comment_text is null then null else 'failed' end`,
+        first_comment_error: sql`case when first_comment_text is null then null else 'The thread was not published, so its first comment was not sent' end`,
+        updated_at: sql`now()`,
+      })
+      .where('thread_id', '=', threadId)
+      .where('status', '=', 'publishing')
+      .returning('id')
+      .execute();
+    await refundQuota(trx, failed.map((r) => r.id));
+  });
+}
+
+/** A promotion that failed and was rolled back left no rows: its drafts point at nothing again. */
+export async function unmarkVanishedPromotion(db: Db, draftIds: readonly string[]): Promise<void> {
+  await db
+    .updateTable('posts')
+    .set({ promoted_to_id: null })
+    .where('id', 'in', draftIds)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('posts as p').select(sql`1`.as('one')).whereRef('p.id', '=', 'posts.promoted_to_id'))))
+    .execute();
+}
