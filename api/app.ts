@@ -17,8 +17,6 @@ import { createMediaRouter, createPublicMediaRouter } from '../src/media';
 import { mountHealth } from './routes/health';
 import { parseInput } from './validation';
 
-export type { AppDeps, ReadinessProbe } from './deps';
-
 /**
  * The Express app: request ids and access logs, health, the OpenAPI document and its reference at `/docs`, every
  * `/api/v1` route behind authentication and the burst limiter, and the single error middleware.

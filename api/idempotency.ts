@@ -19,7 +19,7 @@ import { ApiError } from '../src/errors';
  *    (its process died) can be taken over by an identical request.
  */
 
-export const maxIdempotencyKeyLength = 255;
+const maxIdempotencyKeyLength = 255;
 
 export interface IdempotencyOptions {
   /** How long an identical request waits for the first one to finish before answering 409. */
@@ -37,13 +37,13 @@ const defaults: Required<IdempotencyOptions> = {
   windowMs: 24 * 60 * 60 * 1000,
 };
 
-export interface StoredResponse {
+interface StoredResponse {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
 }
 
-export interface IdempotentRequest {
+interface IdempotentRequest {
   userId: string;
   key: string;
   method: string;
@@ -68,7 +68,7 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   return value;
 }
 
-export function requestFingerprint(method: string, path: string, body: unknown): string {
+function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256')
     .update(JSON.stringify([method.toUpperCase(), path, canonical(body ?? null)]))
     .digest('hex');

@@ -23,7 +23,7 @@ function errorSchema(codes: ErrorCode[]) {
 }
 
 /** `/posts/:id` → `/posts/{id}`. */
-export function toOpenApiPath(expressPath: string): string {
+function toOpenApiPath(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 

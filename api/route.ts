@@ -13,7 +13,7 @@ import type { RequestAuth } from './request-auth';
  * `/api/v1`), the route's `scope`, the JSON body (content type, size, syntax), `params`/`query`/`body` validation
  * (400 `bad_request` naming the field), the `Idempotency-Key` protocol when `idempotent`, then `handler`.
  */
-export interface RouteDefinition<
+interface RouteDefinition<
   P extends z.ZodObject = z.ZodObject,
   Q extends z.ZodObject = z.ZodObject,
   B extends z.ZodType = z.ZodType,
@@ -38,7 +38,7 @@ export interface RouteDefinition<
   handler(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteResult>;
 }
 
-export interface RouteInput<P, Q, B> {
+interface RouteInput<P, Q, B> {
   params: P;
   query: Q;
   body: B;

@@ -135,7 +135,7 @@ function decodeEncryptionKey(value: string): Buffer {
   return bytes;
 }
 
-export const encryptionKeyFile = 'encryption.key';
+const encryptionKeyFile = 'encryption.key';
 
 /**
  * Parse the environment and settle the encryption key: outside production, an unset key is generated once into

@@ -46,10 +46,10 @@ export const errorStatus = {
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorStatus;
-export const errorCodes = Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]];
-export const ErrorCodeSchema = z.enum(errorCodes);
+const errorCodes = Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]];
+const ErrorCodeSchema = z.enum(errorCodes);
 
-export const ErrorEnvelopeSchema = z.object({
+const ErrorEnvelopeSchema = z.object({
   error: z
     .object({
       code: ErrorCodeSchema,
@@ -57,7 +57,7 @@ export const ErrorEnvelopeSchema = z.object({
     })
     .catchall(z.unknown()),
 });
-export type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>;
+type ErrorEnvelope = z.infer<typeof ErrorEnvelopeSchema>;
 
 /**
  * An error a client is meant to see. Domain code throws it; the API's single error middleware turns it into the

@@ -11,7 +11,7 @@ export type PlanName = (typeof planNames)[number];
 
 export type XLinkPostPolicy = 'refused' | 'billed';
 
-export interface Plan {
+interface Plan {
   name: PlanName;
   postsPerMonth: number | null;
   /** Free is a hard limit; paid plans keep publishing and record overage. */
@@ -25,8 +25,7 @@ export interface Plan {
   xLinkPosts: XLinkPostPolicy;
 }
 
-/** What X charges the operator for a link post, and what Herald bills paid plans (US cents). */
-export const xLinkPostCostCents = 20;
+/** What Herald bills paid plans for an X link post, in US cents (X charges the operator 20 cents for one). */
 export const xLinkPostPriceCents = 25;
 
 export const plans: Readonly<Record<PlanName, Plan>> = {
@@ -97,10 +96,6 @@ export const plans: Readonly<Record<PlanName, Plan>> = {
     xLinkPosts: 'billed',
   },
 };
-
-export function isPlanName(value: string): value is PlanName {
-  return (planNames as readonly string[]).includes(value);
-}
 
 /** The custom numbers a user row may carry (scale and enterprise); null = not set. */
 export interface CustomQuotas {

@@ -11,7 +11,7 @@ import { cancelTimer, startTimer } from './timers';
 import { applyUpdateMessage } from './updates';
 import { mergeSearchAttributes } from './visibility';
 
-export interface CommandOutcome {
+interface CommandOutcome {
   needsWorkflowTask: boolean;
   afterCommit: Array<() => void>;
   /** Activity tasks started for the completing worker (eager execution), returned in the completion response. */

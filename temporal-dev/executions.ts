@@ -23,7 +23,7 @@ import { wakeUpdateWaiters } from './updates';
 import { mergeSearchAttributes } from './visibility';
 import { deliverEvent, dropWorkflowTask, scheduleWorkflowTask, startScheduledWorkflowTask } from './workflow-tasks';
 
-export interface RunLinks {
+interface RunLinks {
   parent?: Run['parent'];
   attempt?: number;
   initiator?: number;
@@ -33,7 +33,7 @@ export interface RunLinks {
   executionExpiry?: number;
 }
 
-export interface StartOutcome {
+interface StartOutcome {
   run: Run;
   /** False when an existing run is returned. */
   started: boolean;
@@ -81,7 +81,7 @@ export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}, { 
   return { run, started: true, eagerWorkflowTask: startScheduledWorkflowTask(engine, run, starter, 'full') ?? undefined };
 }
 
-export function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { dispatchFirstTask = true } = {}): Run {
+function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { dispatchFirstTask = true } = {}): Run {
   const now = engine.now();
   const runId = links.runId ?? randomUUID();
   const firstExecutionRunId = links.firstExecutionRunId ?? runId;

@@ -2,7 +2,7 @@
 // poller receives it (writing e.g. WorkflowTaskStarted), or returns null when the task went stale meanwhile.
 import type { Msg } from './proto';
 
-export interface QueuedTask {
+interface QueuedTask {
   take(poll: PollRequest): Msg | null;
 }
 

@@ -21,7 +21,7 @@ import { completeWorkflowTask, failWorkflowTask } from './workflow-tasks';
 
 export type Handler = (req: Msg, ctx: PollContext) => Msg | Promise<Msg>;
 
-export const SERVER_VERSION = '1.24.0-herald-temporal-dev';
+const SERVER_VERSION = '1.24.0-herald-temporal-dev';
 
 function namespaceInfo(engine: Engine, name: string): Msg {
   const ns = engine.ns(name);

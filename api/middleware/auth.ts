@@ -21,7 +21,7 @@ export function requireScope(scope: Scope): RequestHandler {
   };
 }
 
-export function assertScope(req: Parameters<RequestHandler>[0], scope: Scope): void {
+function assertScope(req: Parameters<RequestHandler>[0], scope: Scope): void {
   const auth = maybeRequestAuth(req);
   if (!auth) throw new ApiError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API_KEY>');
   if (!holdsScope(auth.scopes, scope)) {

@@ -28,7 +28,7 @@ export const errorMiddleware: ErrorRequestHandler = (err, req, res, _next) => {
   res.status(apiError.status).json(apiError.toEnvelope());
 };
 
-export function toApiError(err: unknown): ApiError {
+function toApiError(err: unknown): ApiError {
   if (isApiError(err)) return err;
   const httpError = err as { status?: unknown; statusCode?: unknown; type?: unknown; expose?: unknown; message?: unknown; limit?: unknown };
   const status = typeof httpError.status === 'number' ? httpError.status : httpError.statusCode;

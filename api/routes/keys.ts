@@ -7,7 +7,7 @@ import { defineRoute } from '../route';
 
 /** decisions.md "Keys": POST/GET/DELETE /api/v1/keys, scope `keys:write` for all three. */
 
-export const ApiKeySchema = z
+const ApiKeySchema = z
   .object({
     id: z.string(),
     name: z.string(),
@@ -31,7 +31,7 @@ const CreatedApiKeySchema = z
   })
   .meta({ id: 'CreatedApiKey' });
 
-export const createKeyBody = z.strictObject({
+const createKeyBody = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
   scopes: z
     .array(ScopeSchema.meta({ description: scopes.join(', ') }), { error: `must be an array of scopes (${scopes.join(', ')})` })

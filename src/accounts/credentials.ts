@@ -14,7 +14,7 @@ import type { ConnectAccountRequest } from './connect-request';
  * the platform's own answers (ids, origins, URNs) are `settings`, kept in clear beside them.
  */
 
-export interface PreparedConnection {
+interface PreparedConnection {
   credentials: AccountCredentials;
   via: 'instagram' | 'facebook' | null;
   ownCredentials: boolean;

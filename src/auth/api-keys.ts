@@ -10,13 +10,13 @@ import type { ScopeList } from './scopes';
  * the first 12 characters (`hld_` + 8) are kept in clear to find candidate rows and to show in listings.
  */
 
-export const keyPrefix = 'hld_';
+const keyPrefix = 'hld_';
 const secretLength = 40;
 const displayPrefixLength = keyPrefix.length + 8;
 const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const keyShape = new RegExp(`^${keyPrefix}[0-9A-Za-z]{${secretLength}}$`);
 
-export function generateSecret(): string {
+function generateSecret(): string {
   let out = keyPrefix;
   // Rejection sampling keeps every character uniformly likely.
   while (out.length < keyPrefix.length + secretLength) {
@@ -27,11 +27,11 @@ export function generateSecret(): string {
   return out;
 }
 
-export function hashSecret(secret: string): string {
+function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
-export interface AuthenticatedKey {
+interface AuthenticatedKey {
   keyId: string;
   userId: string;
   scopes: ScopeList;
@@ -83,7 +83,7 @@ function invalidKey(): ApiError {
   return new ApiError('unauthorized', 'Invalid API key');
 }
 
-export interface CreatedKey {
+interface CreatedKey {
   row: ApiKeyRow;
   /** The secret; returned once, never stored. */
   apiKey: string;

@@ -237,7 +237,7 @@ export async function runHerald(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
-  runHerald(process.argv.slice(2)).then((code) => {
+  void runHerald(process.argv.slice(2)).then((code) => {
     if (code >= 0) process.exit(code);
   });
 }

@@ -4,7 +4,7 @@ import { type EmbeddedCluster, ensureDatabase, startEmbeddedPostgres } from './e
 import { type DatabaseHandle, openDatabase } from './index';
 import { migrateToLatest } from './migrate';
 
-export const embeddedDatabaseName = 'herald';
+const embeddedDatabaseName = 'herald';
 
 export interface Connected {
   handle: DatabaseHandle;

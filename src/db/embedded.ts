@@ -54,7 +54,7 @@ function loadEmbeddedPostgres(): Promise<EmbeddedPostgresModule> {
   return loading;
 }
 
-export interface EmbeddedOptions {
+interface EmbeddedOptions {
   dataDir: string;
   /** 0 = a free port. */
   port?: number;

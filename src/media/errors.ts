@@ -36,7 +36,7 @@ export function isMediaError(err: unknown): err is MediaError {
 }
 
 /** URLs are echoed back to their owner, shortened so a hostile 8 KB URL does not fill the message. */
-export function describeUrl(url: string | URL): string {
+function describeUrl(url: string | URL): string {
   const text = String(url);
   return text.length > 200 ? `${text.slice(0, 197)}...` : text;
 }

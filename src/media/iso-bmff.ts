@@ -4,7 +4,7 @@
  * read is range-checked, the walk is limited in depth and in boxes visited, and anything it cannot read is `null`.
  */
 
-export interface BoxRef {
+interface BoxRef {
   type: string;
   /** Offset of the payload (after the size/type header). */
   start: number;
@@ -12,7 +12,7 @@ export interface BoxRef {
   end: number;
 }
 
-export interface MovieFacts {
+interface MovieFacts {
   majorBrand: string;
   compatibleBrands: string[];
   /** False when there is no `moov` box at all (an incomplete or fragment-only file). */
@@ -26,7 +26,7 @@ const MAX_BOXES = 10_000;
 const MAX_DEPTH = 8;
 
 /** Lists the direct children of a region, stopping at the first box whose header does not fit. */
-export function childBoxes(buf: Buffer, start: number, end: number, budget = { left: MAX_BOXES }): BoxRef[] {
+function childBoxes(buf: Buffer, start: number, end: number, budget = { left: MAX_BOXES }): BoxRef[] {
   const boxes: BoxRef[] = [];
   let offset = start;
   while (offset + 8 <= end && budget.left-- > 0) {
@@ -50,7 +50,7 @@ export function childBoxes(buf: Buffer, start: number, end: number, budget = { l
 }
 
 /** The first box at `path` (for example `['moov', 'mvhd']`), or null. */
-export function findBox(buf: Buffer, path: readonly string[], region: { start: number; end: number } = { start: 0, end: buf.length }): BoxRef | null {
+function findBox(buf: Buffer, path: readonly string[], region: { start: number; end: number } = { start: 0, end: buf.length }): BoxRef | null {
   if (path.length === 0 || path.length > MAX_DEPTH) return null;
   const [head, ...rest] = path;
   const box = childBoxes(buf, region.start, region.end).find((b) => b.type === head);
@@ -58,7 +58,7 @@ export function findBox(buf: Buffer, path: readonly string[], region: { start: n
   return rest.length === 0 ? box : findBox(buf, rest, box);
 }
 
-export function readFileType(buf: Buffer): { majorBrand: string; compatibleBrands: string[] } | null {
+function readFileType(buf: Buffer): { majorBrand: string; compatibleBrands: string[] } | null {
   if (buf.length < 12 || buf.toString('latin1', 4, 8) !== 'ftyp') return null;
   const size = buf.readUInt32BE(0);
   if (size < 16 || size > buf.length || size > 4096) return null;

@@ -9,14 +9,14 @@ import { formatBytes, formatSeconds, mediaUnsupported } from './errors';
  * the bytes decide what the file is.
  */
 
-export interface ReceivedFile {
+interface ReceivedFile {
   bytes: Buffer;
 }
 
 /** Room for the multipart boundaries and part headers around the file. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
 
-export const DEFAULT_UPLOAD_TIMEOUT_MS = 10 * 60 * 1000;
+const DEFAULT_UPLOAD_TIMEOUT_MS = 10 * 60 * 1000;
 
 export function receiveMultipartFile(req: Request, maxBytes: number, timeoutMs = DEFAULT_UPLOAD_TIMEOUT_MS): Promise<ReceivedFile> {
   const declared = Number(req.headers['content-length'] ?? NaN);

@@ -35,7 +35,7 @@ export const mimeTypes: Readonly<Record<MediaFormat, string>> = {
   mov: 'video/quicktime',
 };
 
-export const acceptedFormatsText = 'JPEG, PNG, GIF, WebP, MP4 or MOV';
+const acceptedFormatsText = 'JPEG, PNG, GIF, WebP, MP4 or MOV';
 
 const formatNames: Readonly<Record<MediaFormat, string>> = { jpeg: 'JPEG', png: 'PNG', gif: 'GIF', webp: 'WebP', mp4: 'MP4', mov: 'MOV' };
 

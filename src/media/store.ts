@@ -66,7 +66,7 @@ export interface MediaStore {
   deleteDownloadedCopies(ids: readonly string[]): Promise<number>;
 }
 
-export const MEDIA_CHUNK_BYTES = 1024 * 1024;
+const MEDIA_CHUNK_BYTES = 1024 * 1024;
 const CHUNKS_PER_INSERT = 8;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

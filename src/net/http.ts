@@ -33,7 +33,7 @@ export interface HttpResponse {
 }
 
 /** `not_sent`: the server surely did not act (refused connection, DNS failure, blocked address). `unknown`: it may have. */
-export type TransportPhase = 'not_sent' | 'unknown';
+type TransportPhase = 'not_sent' | 'unknown';
 
 export class TransportError extends Error {
   constructor(
@@ -46,7 +46,7 @@ export class TransportError extends Error {
   }
 }
 
-export interface HttpClientOptions {
+interface HttpClientOptions {
   /** HERALD_ALLOW_INSECURE_URLS: allow http and loopback/private addresses (development and tests only). */
   allowInsecure: boolean;
   timeoutMs?: number;

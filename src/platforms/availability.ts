@@ -14,7 +14,7 @@ export const DEFAULT_COMING_SOON =
 const neverSupported = new Set(['snapchat', 'whatsapp', 'discord', 'reddit', 'tumblr', 'twitch', 'wechat']);
 const announced = new Set(['tiktok', 'youtube', 'pinterest', 'google_business']);
 
-export type PlatformFeature = 'comments';
+type PlatformFeature = 'comments';
 
 export function parseComingSoon(raw: string): ReadonlySet<string> {
   return new Set(

@@ -19,7 +19,7 @@ export interface MediaRules {
   maxItems: number;
 }
 
-export interface CommentCapabilities {
+interface CommentCapabilities {
   list: boolean;
   reply: boolean;
   hide: boolean;
@@ -27,7 +27,7 @@ export interface CommentCapabilities {
   deleteAny: boolean;
 }
 
-export interface PlatformCapabilities {
+interface PlatformCapabilities {
   maxChars: number;
   /** x premium accounts. */
   maxCharsPremium?: number;
@@ -162,7 +162,6 @@ export const firstCommentPlatforms = (Object.keys(capabilities) as PlatformSlug[
 export const DRAFT_MAX_CHARS = 25_000;
 export const MAX_FANOUT_ACCOUNTS = 25;
 export const SCHEDULE_SPACING_MINUTES = 5;
-export const SCHEDULED_RETRIES = 3;
 
 /**
  * How each platform counts characters toward `maxChars` (added by the posts-rules work; read by
@@ -209,7 +208,7 @@ export const placementMedia: Readonly<Partial<Record<PlatformSlug, Readonly<Reco
 };
 
 /** Where a platform that deletes posts cannot: by the account's connection (`via`) or by the post's placement. */
-export interface DeleteContext {
+interface DeleteContext {
   /** instagram: `instagram` (the default) or `facebook`. */
   via?: string;
   /** `configuration.placement` of the post; `feed` when absent. */

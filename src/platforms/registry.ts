@@ -16,7 +16,7 @@ import { createXAdapter } from './x';
 
 export type PlatformAdapters = Readonly<Record<PlatformSlug, PlatformAdapter>>;
 
-export interface PlatformRegistryOptions {
+interface PlatformRegistryOptions {
   http: HttpClient;
   /** Origins from configuration (decisions.md "Running it"); Bluesky and Mastodon are per account. */
   platformUrls: { x: string; telegram: string; facebook: string; instagram: string; threads: string; linkedin: string };

@@ -14,7 +14,7 @@ import { PlatformFailure, type PlatformSlug } from './types';
  */
 
 /** `creates`: the call makes something visible (a post, reply, message); `other`: reads, deletes, edits, uploads. */
-export type CallEffect = 'creates' | 'other';
+type CallEffect = 'creates' | 'other';
 
 export interface TransportPolicy {
   platform: PlatformSlug;

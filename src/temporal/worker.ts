@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import type { Db } from '../db';
 import type { Logger } from '../logger';
 
-export const taskQueue = 'herald';
+const taskQueue = 'herald';
 
 let runtimeInstalled = false;
 
@@ -34,7 +34,7 @@ function installRuntime(logger: Logger): void {
   }
 }
 
-export interface TemporalParts {
+interface TemporalParts {
   client: Client;
   worker: Worker;
   /** Resolves when the worker stopped (after `shutdown`). */

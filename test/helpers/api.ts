@@ -47,7 +47,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
   );
 }
 
-export interface TestResponse {
+interface TestResponse {
   status: number;
   headers: Headers;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -55,7 +55,7 @@ export interface TestResponse {
   text: string;
 }
 
-export interface RequestOptions {
+interface RequestOptions {
   key?: string | null;
   body?: unknown;
   rawBody?: string;
@@ -89,7 +89,7 @@ export async function createUserWithKey(db: Db, plan: PlanName = 'free', scopes:
   return { userId: user.id, apiKey, keyId: row.id };
 }
 
-export interface StartApiOptions {
+interface StartApiOptions {
   plan?: PlanName;
   scopes?: ScopeList;
   database?: TestDatabase;

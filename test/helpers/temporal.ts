@@ -8,13 +8,13 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import { startServer } from '../../temporal-dev';
 
-export type TemporalServerKind = 'temporal-dev' | 'download';
+type TemporalServerKind = 'temporal-dev' | 'download';
 
 /** Which server the workflow tests run against (TEMPORAL_TEST_SERVER=download selects Temporal's own). */
 export const temporalServerKind: TemporalServerKind = process.env.TEMPORAL_TEST_SERVER === 'download' ? 'download' : 'temporal-dev';
 
 /** Thrown when the selected server cannot be obtained (e.g. downloading it without internet). */
-export class TemporalServerUnavailableError extends Error {}
+class TemporalServerUnavailableError extends Error {}
 
 /** Absolute path of the compiled temporal-dev CLI next to this compiled helper, whatever the out dir. */
 export function temporalDevMainPath(): string {
@@ -23,7 +23,7 @@ export function temporalDevMainPath(): string {
 
 let wrapperPath: string | undefined;
 /** A tiny executable that starts temporal-dev, for `server.executable.type = 'existing-path'`. */
-export function temporalDevExecutable(): string {
+function temporalDevExecutable(): string {
   if (!wrapperPath) {
     const dir = mkdtempSync(join(tmpdir(), 'temporal-dev-'));
     wrapperPath = join(dir, 'temporal-dev');

@@ -125,7 +125,7 @@ export function webp(width: number, height: number): Buffer {
   return Buffer.concat([riff, chunkHead, padded]);
 }
 
-export interface MovieOptions {
+interface MovieOptions {
   majorBrand?: string;
   compatibleBrands?: string[];
   width?: number;

@@ -23,7 +23,7 @@ export interface BlueskyStandInAccount {
   displayName?: string;
 }
 
-export interface BlueskyStoredRecord {
+interface BlueskyStoredRecord {
   uri: string;
   cid: string;
   did: string;
@@ -66,7 +66,7 @@ function base32(bytes: Buffer): string {
 }
 
 /** A real CIDv1 (sha2-256) string: dag-cbor (0x71) for records, raw (0x55) for blobs. */
-export function cidOf(bytes: Buffer, codec: 0x71 | 0x55): string {
+function cidOf(bytes: Buffer, codec: 0x71 | 0x55): string {
   const digest = createHash('sha256').update(bytes).digest();
   return `b${base32(Buffer.concat([Buffer.from([0x01, codec, 0x12, 0x20]), digest]))}`;
 }

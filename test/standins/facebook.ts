@@ -6,14 +6,14 @@
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { cursorPage, graphError, graphErrors, graphTime, nextGraphId, param, pick, requireToken } from './graph';
 
-export interface FacebookPhoto { id: string; url?: string; sourceBytes?: number; alt?: string; published: boolean; usedBy?: string }
-export interface FacebookPost { id: string; kind: 'feed' | 'story'; message?: string; link?: string; photoIds: string[]; created_time: string }
-export interface FacebookCommentRecord {
+interface FacebookPhoto { id: string; url?: string; sourceBytes?: number; alt?: string; published: boolean; usedBy?: string }
+interface FacebookPost { id: string; kind: 'feed' | 'story'; message?: string; link?: string; photoIds: string[]; created_time: string }
+interface FacebookCommentRecord {
   id: string; postId: string; parentId: string | null; message: string; from: { id: string; name: string };
   created_time: string; is_hidden: boolean; like_count: number; attachment_url?: string;
 }
 
-export const FACEBOOK_VERSION = 'v25.0';
+const FACEBOOK_VERSION = 'v25.0';
 
 export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: string; pageName?: string } = {}) {
   const standIn = new StandIn('facebook');

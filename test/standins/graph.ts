@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { StandInReply, type RecordedRequest, type StandInResponse } from './kit';
 
-export interface GraphErrorSpec {
+interface GraphErrorSpec {
   status?: number;
   code: number;
   subcode?: number;

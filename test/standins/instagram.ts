@@ -8,14 +8,14 @@
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { cursorPage, graphError, graphErrors, graphTime, nextGraphId, param, pick, requireToken, fieldNames } from './graph';
 
-export interface InstagramContainer {
+interface InstagramContainer {
   id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; mediaId?: string;
 }
-export interface InstagramMedia {
+interface InstagramMedia {
   id: string; kind: 'feed' | 'story' | 'reel' | 'carousel'; caption?: string; timestamp: string; shortcode: string; permalink?: string;
   containerId: string; children: InstagramContainer[];
 }
-export interface InstagramCommentRecord {
+interface InstagramCommentRecord {
   id: string; mediaId: string; parentId: string | null; text: string; from: { id: string; username: string }; timestamp: string; hidden: boolean; like_count: number;
 }
 

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import busboy from 'busboy';
 
-export interface MultipartPart {
+interface MultipartPart {
   name: string;
   value?: string;
   file?: { filename: string; mimeType: string; data: Buffer };
@@ -38,7 +38,7 @@ export interface StandInResponse {
   body?: Buffer;
 }
 
-export type Fault =
+type Fault =
   | { kind: 'reply'; response: StandInResponse }
   | { kind: 'delay'; ms: number }
   /** Accept the request and never answer (the client's timeout fires). With `thenHandle`, the handler still runs. */
@@ -46,12 +46,12 @@ export type Fault =
   /** Destroy the socket after reading the request; with `thenHandle` the effect happens first (outcome unknown to client). */
   | { kind: 'reset'; thenHandle?: boolean };
 
-export interface FaultMatch {
+interface FaultMatch {
   method?: string;
   path?: string | RegExp;
 }
 
-export type Handler = (req: RecordedRequest) => StandInResponse | Promise<StandInResponse>;
+type Handler = (req: RecordedRequest) => StandInResponse | Promise<StandInResponse>;
 
 export class StandInReply extends Error {
   constructor(readonly response: StandInResponse) {

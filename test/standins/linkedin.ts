@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
 
-export interface LinkedInPost { urn: string; author: string; commentary: string; content?: any; createdAt: number; body: any }
-export interface LinkedInCommentRecord { id: string; commentUrn: string; object: string; actor: string; text: string; parentComment?: string; time: number }
+interface LinkedInPost { urn: string; author: string; commentary: string; content?: any; createdAt: number; body: any }
+interface LinkedInCommentRecord { id: string; commentUrn: string; object: string; actor: string; text: string; parentComment?: string; time: number }
 
 export function linkedInError(status: number, message: string, code?: string, serviceErrorCode?: number): StandInResponse {
   return { status, json: { status, ...(serviceErrorCode !== undefined ? { serviceErrorCode } : {}), ...(code ? { code } : {}), message } };

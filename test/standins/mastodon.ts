@@ -17,7 +17,7 @@ export interface MastodonStandInAccount {
   scopes: Set<string>;
 }
 
-export interface MastodonStoredStatus {
+interface MastodonStoredStatus {
   id: string;
   account: MastodonStandInAccount;
   text: string;

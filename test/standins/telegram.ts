@@ -5,7 +5,7 @@
  */
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
 
-export interface TelegramStoredMessage {
+interface TelegramStoredMessage {
   message_id: number;
   date: number;
   chat: { id: number; type: string; title?: string; username?: string };
@@ -27,7 +27,7 @@ interface Chat {
   nextMessageId: number;
 }
 
-export interface ChatMember {
+interface ChatMember {
   status: 'creator' | 'administrator' | 'member' | 'restricted' | 'left' | 'kicked';
   can_post_messages?: boolean;
   can_delete_messages?: boolean;

@@ -7,8 +7,8 @@
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { cursorPage, graphError, graphErrors, nextGraphId, param, pick, requireToken } from './graph';
 
-export interface ThreadsContainer { id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; errorMessage?: string }
-export interface ThreadsPost {
+interface ThreadsContainer { id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; errorMessage?: string }
+interface ThreadsPost {
   id: string; text?: string; mediaType: string; replyToId: string | null; rootId: string; username: string; own: boolean; timestamp: string;
   shortcode: string; hidden: boolean; containerId?: string; imageUrl?: string;
 }

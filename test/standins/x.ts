@@ -18,7 +18,7 @@ export interface XStandInUser {
   scopes: Set<string>;
 }
 
-export interface XStoredTweet {
+interface XStoredTweet {
   id: string;
   text: string;
   author_id: string;

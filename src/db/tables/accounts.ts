@@ -3,7 +3,7 @@ import type { PlatformSlug } from '../../platforms/types';
 
 export type InactiveReason = 'disconnected' | 'deactivated' | 'connection_lost' | 'reauthorization_required';
 
-export interface AccountsTable {
+interface AccountsTable {
   id: Generated<string>;
   user_id: string;
   platform: PlatformSlug;

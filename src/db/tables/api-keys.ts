@@ -1,7 +1,7 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { Scope } from '../../auth/scopes';
 
-export interface ApiKeysTable {
+interface ApiKeysTable {
   id: Generated<string>;
   user_id: string;
   name: string;
@@ -22,5 +22,3 @@ export interface ApiKeysTables {
 }
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
-export type NewApiKey = Insertable<ApiKeysTable>;
-export type ApiKeyUpdate = Updateable<ApiKeysTable>;

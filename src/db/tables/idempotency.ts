@@ -1,7 +1,7 @@
-import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 /** One row per (user, Idempotency-Key). See api/idempotency.ts for the protocol. */
-export interface IdempotencyKeysTable {
+interface IdempotencyKeysTable {
   user_id: string;
   key: string;
   /** SHA-256 of method, path and canonical JSON body. */
@@ -22,6 +22,3 @@ export interface IdempotencyTables {
   idempotency_keys: IdempotencyKeysTable;
 }
 
-export type IdempotencyRecord = Selectable<IdempotencyKeysTable>;
-export type NewIdempotencyRecord = Insertable<IdempotencyKeysTable>;
-export type IdempotencyRecordUpdate = Updateable<IdempotencyKeysTable>;

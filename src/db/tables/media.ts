@@ -1,10 +1,10 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { ImageFormat, VideoFormat } from '../../platforms/capabilities';
 
 /** 'upload': from POST /api/v1/media, kept for reuse. 'url': a downloaded copy of a post's `media_urls`, removed after publishing. */
 export type MediaOrigin = 'upload' | 'url';
 
-export interface MediaTable {
+interface MediaTable {
   id: Generated<string>;
   user_id: string;
   kind: 'image' | 'video';
@@ -23,7 +23,7 @@ export interface MediaTable {
 }
 
 /** The bytes of one media item, in order, each at most 1 MiB. */
-export interface MediaChunksTable {
+interface MediaChunksTable {
   media_id: string;
   seq: number;
   data: Buffer;
@@ -35,4 +35,3 @@ export interface MediaTables {
 }
 
 export type MediaRow = Selectable<MediaTable>;
-export type NewMediaRow = Insertable<MediaTable>;

@@ -14,7 +14,7 @@ export interface StoredMediaRef {
 
 type Json<T> = ColumnType<T, string | null | undefined, string | null>;
 
-export interface PostsTable {
+interface PostsTable {
   id: Generated<string>;
   user_id: string;
   account_id: string | null;

@@ -1,9 +1,9 @@
-import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export type ReservationKind = 'post' | 'scheduled' | 'first_comment' | 'x_link' | 'x_link_first_comment';
-export type ReservationState = 'reserved' | 'spent' | 'refunded';
+type ReservationState = 'reserved' | 'spent' | 'refunded';
 
-export interface UsageMonthsTable {
+interface UsageMonthsTable {
   user_id: string;
   /** `YYYY-MM`, UTC. */
   month: string;
@@ -13,7 +13,7 @@ export interface UsageMonthsTable {
   x_link_posts: Generated<number>;
 }
 
-export interface QuotaReservationsTable {
+interface QuotaReservationsTable {
   id: Generated<string>;
   user_id: string;
   post_id: string;
@@ -30,5 +30,3 @@ export interface QuotaTables {
   quota_reservations: QuotaReservationsTable;
 }
 
-export type UsageMonthRow = Selectable<UsageMonthsTable>;
-export type QuotaReservationRow = Selectable<QuotaReservationsTable>;

@@ -1,7 +1,7 @@
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { PlanName } from '../../plans';
 
-export interface UsersTable {
+interface UsersTable {
   id: Generated<string>;
   email: string | null;
   plan: PlanName;
@@ -19,5 +19,3 @@ export interface UsersTables {
 }
 
 export type User = Selectable<UsersTable>;
-export type NewUser = Insertable<UsersTable>;
-export type UserUpdate = Updateable<UsersTable>;

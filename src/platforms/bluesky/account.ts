@@ -12,7 +12,7 @@ export function isAppPassword(value: unknown): value is string {
   return typeof value === 'string' && APP_PASSWORD.test(value);
 }
 
-export type ServiceUrlCheck = { ok: true; serviceUrl: string } | { ok: false; message: string };
+type ServiceUrlCheck = { ok: true; serviceUrl: string } | { ok: false; message: string };
 
 /**
  * The account's PDS (or entryway) origin. Blank means https://bsky.social; a bare host name means https.

@@ -19,7 +19,7 @@ export interface BlueskySession {
   handle: string;
 }
 
-export interface BlueskyClientOptions {
+interface BlueskyClientOptions {
   http: HttpClient;
   /** The service used when an account names none (https://bsky.social in production). */
   defaultService: string;
@@ -29,7 +29,7 @@ export interface BlueskyClientOptions {
   maxSessions?: number;
 }
 
-export interface BlueskyClient {
+interface BlueskyClient {
   /** Logs in afresh (verify). */
   login(ctx: PlatformContext): Promise<BlueskySession>;
   /** Runs `op` with the account's session, renewing it once on a session error. Throws `PlatformFailure` only. */

@@ -29,10 +29,10 @@ import {
 } from './mapper';
 import { freshRkey, rkeyForPost } from './tid';
 
-export { BLUESKY_DEFAULT_SERVICE, checkServiceUrl, isAppPassword } from './account';
+export { checkServiceUrl, isAppPassword } from './account';
 export { rkeyForPost } from './tid';
 
-export interface BlueskyAdapterDeps {
+interface BlueskyAdapterDeps {
   http: HttpClient;
   /** The service of accounts that name no `service_url`; https://bsky.social when absent. */
   origin?: string;

@@ -4,7 +4,7 @@ import type { PlatformComment } from '../types';
 
 export const POST_COLLECTION = 'app.bsky.feed.post';
 /** Comments are read from one getPostThread answer and paged in memory (the endpoint has no cursor). */
-export const COMMENT_PAGE_SIZE = 50;
+const COMMENT_PAGE_SIZE = 50;
 export const THREAD_DEPTH = 100;
 
 export interface AtUri {
@@ -13,7 +13,7 @@ export interface AtUri {
   rkey: string;
 }
 
-export interface StrongRef {
+interface StrongRef {
   uri: string;
   cid: string;
 }
@@ -24,10 +24,6 @@ const AT_URI = /^at:\/\/([^/]+)\/([^/]+)\/([^/?#]+)$/;
 export function parseAtUri(value: string): AtUri | null {
   const m = AT_URI.exec(value);
   return m ? { repo: decodeURIComponent(m[1]), collection: m[2], rkey: m[3] } : null;
-}
-
-export function postUri(did: string, rkey: string): string {
-  return `at://${did}/${POST_COLLECTION}/${rkey}`;
 }
 
 /** publishing-api.md "platform_post_url shapes": https://bsky.app/profile/<handle>/post/<rkey>. */
@@ -44,7 +40,7 @@ export interface ImageEmbed {
   images: { image: unknown; alt: string; aspectRatio?: { width: number; height: number } }[];
 }
 
-export interface PostRecordInput {
+interface PostRecordInput {
   text: string;
   createdAt: Date;
   facets?: unknown[];
@@ -128,7 +124,7 @@ function newestFirst(a: PlatformComment, b: PlatformComment): number {
 }
 
 /** A cursor names the last comment of the previous page, so new replies never shift a page. */
-export function encodeCursor(last: PlatformComment): string {
+function encodeCursor(last: PlatformComment): string {
   return Buffer.from(JSON.stringify([last.createdAt, last.platformCommentId])).toString('base64url');
 }
 

@@ -18,7 +18,7 @@ export function isTid(value: string): boolean {
   return TID_PATTERN.test(value);
 }
 
-export function encodeTid(timestampUs: bigint, clockId: number): string {
+function encodeTid(timestampUs: bigint, clockId: number): string {
   if (timestampUs < 0n || timestampUs >= 1n << 53n) throw new RangeError('TID timestamp out of range');
   let value = (timestampUs << 10n) | BigInt(clockId & 0x3ff);
   let out = '';

@@ -9,7 +9,7 @@ import {
   type FacebookComment, type FacebookPage,
 } from './mapper';
 
-export type FacebookAdapterDeps = GraphAdapterDeps;
+type FacebookAdapterDeps = GraphAdapterDeps;
 
 /**
  * Facebook Pages over the Graph API (protocols.md section 5). Credentials: `page_id` and a Page `access_token`.

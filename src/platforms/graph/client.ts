@@ -16,7 +16,7 @@ export interface GraphClient {
   delete<T>(path: string, action: GraphAction): Promise<T>;
 }
 
-export interface GraphClientOptions {
+interface GraphClientOptions {
   http: HttpClient;
   origin: string;
   platform: PlatformSlug;

@@ -10,7 +10,7 @@ import { platformNames } from './errors';
  * safe), PUBLISHED means the post exists and `lookup` finds it.
  */
 
-export type ContainerStatus = 'FINISHED' | 'IN_PROGRESS' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
+type ContainerStatus = 'FINISHED' | 'IN_PROGRESS' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
 
 export interface ContainerFlow {
   client: GraphClient;
@@ -79,7 +79,7 @@ export async function publishContainer(flow: ContainerFlow, containerId: string,
   }
 }
 
-export interface PublishingQuota {
+interface PublishingQuota {
   usage: number;
   total: number;
 }

@@ -9,7 +9,7 @@ import { graphRateLimitWaitSeconds } from './usage';
  * by code, here. HTTP status only decides when the body carries no Graph error.
  */
 
-export interface GraphError {
+interface GraphError {
   message?: string;
   type?: string;
   code?: number;
@@ -88,7 +88,7 @@ export const platformNames: Record<PlatformSlug, string> = {
   x: 'X', bluesky: 'Bluesky', linkedin: 'LinkedIn', threads: 'Threads', mastodon: 'Mastodon', instagram: 'Instagram', facebook: 'Facebook', telegram: 'Telegram',
 };
 
-export function graphErrorOf(body: unknown): GraphError | undefined {
+function graphErrorOf(body: unknown): GraphError | undefined {
   const error = (body as { error?: unknown } | undefined)?.error;
   return error && typeof error === 'object' ? (error as GraphError) : undefined;
 }

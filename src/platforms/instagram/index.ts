@@ -10,7 +10,7 @@ import {
   type InstagramComment, type InstagramUser, type Via,
 } from './mapper';
 
-export interface InstagramAdapterDeps extends GraphAdapterDeps {
+interface InstagramAdapterDeps extends GraphAdapterDeps {
   /** Origin for accounts connected `via: facebook` (HERALD_FACEBOOK_API_URL); `origin` serves `via: instagram`. */
   facebookOrigin?: string;
 }

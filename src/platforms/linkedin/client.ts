@@ -8,9 +8,9 @@ import { classifyLinkedInResponse, isLinkedInSuccess, linkedInTransport, type Li
  */
 
 /** The Posts/Images/Comments API version Herald speaks (versions sunset after about a year). */
-export const LINKEDIN_VERSION = '202605';
+const LINKEDIN_VERSION = '202605';
 
-export interface LinkedInRequest {
+interface LinkedInRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** A path on the origin, or an absolute URL LinkedIn handed back (the image `uploadUrl`), used verbatim. */
   path?: string;

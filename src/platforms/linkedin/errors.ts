@@ -53,7 +53,7 @@ export const linkedInTransport: TransportPolicy = {
 };
 
 /** Seconds until the next 00:00 UTC, when LinkedIn's daily quotas reset. */
-export function secondsUntilUtcMidnight(now: Date): number {
+function secondsUntilUtcMidnight(now: Date): number {
   const next = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1);
   return Math.ceil((next - now.getTime()) / 1000);
 }

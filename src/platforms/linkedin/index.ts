@@ -8,7 +8,7 @@ import {
   type LinkedInComment,
 } from './mapper';
 
-export interface LinkedInAdapterDeps {
+interface LinkedInAdapterDeps {
   http: HttpClient;
   origin?: string;
   now?: () => Date;

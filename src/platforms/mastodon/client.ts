@@ -2,7 +2,7 @@ import type { FormData, HttpClient } from '../../net/http';
 import { classifyTransportFailure } from '../transport';
 import { failureFor, mastodonTransport, type MastodonScope } from './errors';
 
-export interface MastodonRequest {
+interface MastodonRequest {
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
   json?: unknown;
@@ -11,7 +11,7 @@ export interface MastodonRequest {
   scope?: MastodonScope;
 }
 
-export interface MastodonAnswer<T> {
+interface MastodonAnswer<T> {
   status: number;
   body: T;
 }

@@ -7,7 +7,7 @@ import { uploadMedia } from './media';
 
 export { parseMastodonInstance } from './instance';
 
-export interface MastodonAdapterDeps {
+interface MastodonAdapterDeps {
   http: HttpClient;
   /** HERALD_ALLOW_INSECURE_URLS: lets `instance_url` be plain http or a local host (development and tests). */
   allowInsecure?: boolean;
@@ -16,7 +16,7 @@ export interface MastodonAdapterDeps {
 }
 
 /** Comments come from `/context` in one piece; Herald pages them itself. */
-export const COMMENT_PAGE_SIZE = 40;
+const COMMENT_PAGE_SIZE = 40;
 
 interface Account {
   origin: string;

@@ -9,10 +9,10 @@ import type { MastodonMedia } from './mapper';
  * one minute (publishing-api.md media rule 6) on the injected clock.
  */
 
-export const PROCESSING_LIMIT_MS = 60_000;
-export const POLL_INTERVAL_MS = 2_000;
+const PROCESSING_LIMIT_MS = 60_000;
+const POLL_INTERVAL_MS = 2_000;
 
-export interface MastodonMediaDeps {
+interface MastodonMediaDeps {
   client: MastodonClient;
   now: () => Date;
   sleep: (ms: number) => Promise<void>;

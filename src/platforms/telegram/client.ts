@@ -4,9 +4,9 @@ import { resultOf, telegramTransport } from './errors';
 
 export const TELEGRAM_DEFAULT_ORIGIN = 'https://api.telegram.org';
 
-export type TelegramBody = { json: Record<string, unknown> } | { multipart: FormData };
+type TelegramBody = { json: Record<string, unknown> } | { multipart: FormData };
 
-export interface TelegramClient {
+interface TelegramClient {
   /** Calls one Bot API method; `isCreate` marks sends whose lost answer must not be repeated. */
   call<T>(botToken: string, method: string, body: TelegramBody, isCreate?: boolean): Promise<T>;
 }

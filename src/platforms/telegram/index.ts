@@ -14,7 +14,7 @@ import {
   type TelegramUser,
 } from './mapper';
 
-export interface TelegramAdapterDeps {
+interface TelegramAdapterDeps {
   http: HttpClient;
   /** HERALD_TELEGRAM_API_URL; the real Bot API when absent. */
   origin?: string;

@@ -74,7 +74,7 @@ function singleMethod(item: MediaItem): { method: string; field: string } {
   return { method: 'sendPhoto', field: 'photo' };
 }
 
-export type SendPlan = { method: string; body: { json: Record<string, unknown> } | { multipart: FormData } };
+type SendPlan = { method: string; body: { json: Record<string, unknown> } | { multipart: FormData } };
 
 /** Text alone → sendMessage; one file → sendPhoto/sendVideo/sendAnimation; 2-10 files → sendMediaGroup. */
 export function planSend(chatId: string, text: string, media: MediaItem[]): SendPlan {

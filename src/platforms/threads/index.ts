@@ -7,7 +7,7 @@ import { PlatformFailure, type PlatformAdapter, type PlatformContext, type Publi
 import { deletePermissionFailure, describeContainerError } from './errors';
 import { DEFAULT_THREADS_ORIGIN, REPLY_FIELDS, USER_FIELDS, carouselFields, carouselItemFields, commentOf, identityOf, singleFields, type ThreadsReply, type ThreadsUser } from './mapper';
 
-export type ThreadsAdapterDeps = GraphAdapterDeps;
+type ThreadsAdapterDeps = GraphAdapterDeps;
 
 /**
  * Threads (protocols.md section 7): container → status → `threads_publish`, with a native reply chain through

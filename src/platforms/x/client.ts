@@ -6,7 +6,7 @@ import { oauth1Header, type OAuth1Credentials } from './oauth1';
 
 export const X_DEFAULT_ORIGIN = 'https://api.x.com';
 
-export interface XRequest {
+interface XRequest {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
   query?: Record<string, string>;
@@ -25,7 +25,7 @@ export interface XClient {
  * Own X API keys (api_key, api_secret, access_token, access_token_secret) sign each request with OAuth 1.0a;
  * otherwise `access_token` is an OAuth 2.0 user token sent as Bearer.
  */
-export function authorizationFor(credentials: AccountCredentials, method: string, url: URL, nowMs: number): string {
+function authorizationFor(credentials: AccountCredentials, method: string, url: URL, nowMs: number): string {
   const { api_key, api_secret, access_token, access_token_secret } = credentials;
   if (api_key && api_secret && access_token && access_token_secret) {
     const creds: OAuth1Credentials = { consumerKey: api_key, consumerSecret: api_secret, token: access_token, tokenSecret: access_token_secret };

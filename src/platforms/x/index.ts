@@ -4,7 +4,7 @@ import { createXClient, X_DEFAULT_ORIGIN } from './client';
 import { comparableText, COMMENT_TWEET_FIELDS, createTweetBody, isPremium, repliedToId, toComment, tweetUrl, USER_FIELDS, type XTweet, type XUser } from './mapper';
 import { uploadMedia, X_CHUNK_BYTES } from './media';
 
-export interface XAdapterDeps {
+interface XAdapterDeps {
   http: HttpClient;
   /** HERALD_X_API_URL; the real API when absent. */
   origin?: string;

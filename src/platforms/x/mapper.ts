@@ -59,7 +59,7 @@ export function comparableText(text: string): string {
 }
 
 /** X escapes exactly these three in post text. */
-export function decodeEntities(text: string): string {
+function decodeEntities(text: string): string {
   return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 

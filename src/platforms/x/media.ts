@@ -20,7 +20,7 @@ interface MediaData {
   data: { id: string; media_key?: string; processing_info?: ProcessingInfo };
 }
 
-export interface XMediaDeps {
+interface XMediaDeps {
   client: XClient;
   sleep: (ms: number) => Promise<void>;
   chunkBytes: number;

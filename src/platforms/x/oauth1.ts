@@ -34,7 +34,7 @@ export function hmacSha1Signature(baseString: string, consumerSecret: string, to
   return createHmac('sha1', key).update(baseString).digest('base64');
 }
 
-export interface SignOptions {
+interface SignOptions {
   /** Seconds since the epoch; injected by tests. */
   timestamp?: number;
   nonce?: string;
