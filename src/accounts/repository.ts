@@ -17,7 +17,7 @@ type Trx = Transaction<Database>;
  * Reasons that give the plan slot back: the user chose to switch the account off or disconnect it. An account whose
  * connection was lost (or needs re-authorizing) keeps its slot, so reconnecting it never needs a free one.
  */
-export const slotReleasingReasons: readonly InactiveReason[] = ['deactivated', 'disconnected'];
+const slotReleasingReasons: readonly InactiveReason[] = ['deactivated', 'disconnected'];
 
 /** Serialises every account-limit decision of one user (connects, reconnects, re-activations). */
 export async function lockUserForAccounts(trx: Trx, userId: string): Promise<User> {

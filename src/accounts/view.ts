@@ -4,7 +4,7 @@ import { platformSlugs } from '../platforms/types';
 
 /** The account object of decisions.md ("Accounts"): its zod schema (for OpenAPI) and the one mapping from a row. */
 
-export const inactiveReasons = ['disconnected', 'deactivated', 'connection_lost', 'reauthorization_required'] as const;
+const inactiveReasons = ['disconnected', 'deactivated', 'connection_lost', 'reauthorization_required'] as const;
 
 export const AccountSchema = z
   .object({
@@ -24,7 +24,7 @@ export const AccountSchema = z
   })
   .meta({ id: 'Account' });
 
-export type AccountView = z.infer<typeof AccountSchema>;
+type AccountView = z.infer<typeof AccountSchema>;
 
 export function toAccountView(row: AccountRow): AccountView {
   return {

@@ -11,7 +11,7 @@ import { requireDecodable, type MediaFacts } from './sniff';
  * `unsupported_media` when what came back is too big or not publishable media.
  */
 
-export interface DownloadOptions {
+interface DownloadOptions {
   http: HttpClient;
   /** Defaults to the largest file any platform accepts. */
   maxBytes?: number;
@@ -20,7 +20,7 @@ export interface DownloadOptions {
   maxRedirects?: number;
 }
 
-export interface DownloadedMedia {
+interface DownloadedMedia {
   bytes: Buffer;
   facts: MediaFacts;
   /** Where the bytes finally came from (after redirects). */
@@ -28,8 +28,8 @@ export interface DownloadedMedia {
 }
 
 /** For the whole chain: long enough for a large video from a slow host, short enough not to hold a request forever. */
-export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 120_000;
-export const DEFAULT_MAX_REDIRECTS = 3;
+const DEFAULT_DOWNLOAD_TIMEOUT_MS = 120_000;
+const DEFAULT_MAX_REDIRECTS = 3;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 export async function downloadMedia(url: string, options: DownloadOptions): Promise<DownloadedMedia> {

@@ -6,7 +6,7 @@ import { ApiError, type ErrorCode } from '../errors';
  * `unsupported_media` for bytes no platform takes, `media_not_found`, `media_storage_failed`), and `reason` says
  * which case it was for logs and for draft warnings.
  */
-export type MediaRefusalReason =
+type MediaRefusalReason =
   | 'invalid_url'
   | 'blocked_url'
   | 'unreachable'
@@ -18,7 +18,7 @@ export type MediaRefusalReason =
   | 'not_found'
   | 'storage_failed';
 
-export class MediaError extends ApiError {
+class MediaError extends ApiError {
   constructor(
     code: ErrorCode,
     message: string,
@@ -29,10 +29,6 @@ export class MediaError extends ApiError {
     super(code, message);
     this.name = 'MediaError';
   }
-}
-
-export function isMediaError(err: unknown): err is MediaError {
-  return err instanceof MediaError;
 }
 
 /** URLs are echoed back to their owner, shortened so a hostile 8 KB URL does not fill the message. */

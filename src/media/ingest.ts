@@ -9,7 +9,7 @@ import type { MediaRecord, MediaStore } from './store';
  * bytes, and the store. The posts layer calls it for each `media_urls` entry of a scheduled post (publishing-api.md
  * "Media rules" 5) with `origin: 'url'`, so the copy can be removed after publishing with `deleteDownloadedCopies`.
  */
-export interface IngestDeps {
+interface IngestDeps {
   store: MediaStore;
   http: HttpClient;
   allowInsecureUrls: boolean;

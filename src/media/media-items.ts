@@ -2,7 +2,7 @@ import type { MediaItem } from '../platforms/types';
 import type { StoredMedia } from './store';
 
 /** One stored file as a post uses it, with the `alt` its `media` entry gave (publishing-api.md "Media rules" 3). */
-export interface MediaAttachment {
+interface MediaAttachment {
   media: StoredMedia;
   alt?: string | null;
 }

@@ -10,12 +10,12 @@ import type { MediaFormat, MediaKind } from './sniff';
  * (`src/posts/rules/media.ts`), worded for the platform; in the end the bytes decide.
  */
 
-export interface MediaUrlHint {
+interface MediaUrlHint {
   format: MediaFormat;
   kind: MediaKind;
 }
 
-export interface CheckedMediaUrl {
+interface CheckedMediaUrl {
   url: URL;
   hint: MediaUrlHint | null;
 }

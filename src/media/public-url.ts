@@ -15,7 +15,7 @@ export interface MediaUrlSigner {
   verifyMediaUrlSignature(id: string, exp: unknown, sig: unknown, now?: Date): boolean;
 }
 
-export interface MediaUrlSignerOptions {
+interface MediaUrlSignerOptions {
   /** HERALD_PUBLIC_URL: the origin (and optional path prefix) the platforms reach Herald at. */
   publicBaseUrl: string;
   /** At least 32 bytes; see `deriveMediaUrlKey`. */

@@ -14,7 +14,7 @@ import { type MediaRecord, type MediaStore, toMediaApiShape } from './store';
  * Mount behind authentication with scope `posts:write`; `userIdOf` reads the authenticated user from the request.
  */
 
-export interface MediaRouterDeps {
+interface MediaRouterDeps {
   store: MediaStore;
   /** The guarded client (allowInsecure from HERALD_ALLOW_INSECURE_URLS). */
   http: HttpClient;

@@ -24,9 +24,9 @@ export interface MediaFacts {
   durationMs: number | null;
 }
 
-export type SniffResult = { ok: true; facts: MediaFacts } | { ok: false; reason: string };
+type SniffResult = { ok: true; facts: MediaFacts } | { ok: false; reason: string };
 
-export const mimeTypes: Readonly<Record<MediaFormat, string>> = {
+const mimeTypes: Readonly<Record<MediaFormat, string>> = {
   jpeg: 'image/jpeg',
   png: 'image/png',
   gif: 'image/gif',
@@ -56,7 +56,7 @@ export function requireDecodable(bytes: Buffer, url?: string | URL): MediaFacts 
   return result.facts;
 }
 
-export function detectFormat(b: Buffer): MediaFormat | null {
+function detectFormat(b: Buffer): MediaFormat | null {
   if (b.length >= 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) return 'jpeg';
   if (b.length >= 8 && b.readUInt32BE(0) === 0x89504e47 && b.readUInt32BE(4) === 0x0d0a1a0a) return 'png';
   if (b.length >= 6 && (b.toString('latin1', 0, 6) === 'GIF87a' || b.toString('latin1', 0, 6) === 'GIF89a')) return 'gif';

@@ -32,7 +32,7 @@ export interface StoredMedia extends MediaRecord {
 }
 
 /** decisions.md "Media": the `data` of POST /api/v1/media. */
-export interface MediaApiShape {
+interface MediaApiShape {
   id: string;
   mime_type: string;
   size: number;
@@ -42,7 +42,7 @@ export interface MediaApiShape {
   created_at: string;
 }
 
-export interface StoreMediaInput {
+interface StoreMediaInput {
   userId: string;
   bytes: Buffer;
   facts: MediaFacts;
