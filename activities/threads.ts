@@ -1,5 +1,5 @@
 import type { PostRow } from '../src/db/tables/posts';
-import { AccountNotConnectedError, loadPlatformContext, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
+import { AccountNotConnectedError, accountOfPost, loadPlatformContext, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
@@ -50,7 +50,7 @@ export function createThreadActivities(rt: PostsRuntime) {
 
   async function rollbackSupportedFor(row: PostRow): Promise<boolean> {
     const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
-    const account = row.account_id ? await db.selectFrom('accounts').select('via').where('id', '=', row.account_id).executeTakeFirst() : undefined;
+    const account = row.account_id ? await accountOfPost(db, row.account_id) : undefined;
     return deleteSupported(row.platform, { via: account?.via ?? undefined, placement });
   }
 

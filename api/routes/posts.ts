@@ -16,6 +16,7 @@ import {
 import { createPostsRuntime, type PostsRuntime } from '../../src/posts/runtime';
 import type { AppDeps } from '../deps';
 import { defineRoute } from '../route';
+import { createdPostAnswer, deletedPostAnswer, firstCommentAnswer, updatedPostAnswer } from './posts-answers';
 
 const runtimes = new WeakMap<AppDeps, PostsRuntime>();
 
@@ -63,7 +64,7 @@ export const postsRoutes = [
       207: { description: 'Fan-out where at least one account failed', schema: data(FanOutResponseSchema) },
     },
     errors: creationErrors,
-    handler: async ({ body, auth, deps }) => createPosts(postsRuntimeOf(deps), auth.userId, body),
+    handler: async ({ body, auth, deps }) => createdPostAnswer(await createPosts(postsRuntimeOf(deps), auth.userId, body)),
   }),
   defineRoute({
     method: 'get',
@@ -74,7 +75,7 @@ export const postsRoutes = [
     params: idParams,
     responses: { 200: { description: 'The post', schema: data(PostSchema) } },
     errors: ['not_found'],
-    handler: async ({ params, auth, deps }) => getPost(postsRuntimeOf(deps), auth.userId, params.id),
+    handler: async ({ params, auth, deps }) => ({ status: 200, body: { data: await getPost(postsRuntimeOf(deps), auth.userId, params.id) } }),
   }),
   defineRoute({
     method: 'patch',
@@ -98,7 +99,7 @@ export const postsRoutes = [
       'usage_limit_exceeded',
       'upstream_error',
     ],
-    handler: async ({ params, body, auth, deps }) => updatePost(postsRuntimeOf(deps), auth.userId, params.id, body),
+    handler: async ({ params, body, auth, deps }) => updatedPostAnswer(await updatePost(postsRuntimeOf(deps), auth.userId, params.id, body)),
   }),
   defineRoute({
     method: 'post',
@@ -111,7 +112,7 @@ export const postsRoutes = [
     idempotent: true,
     responses: { 200: { description: 'The post, first_comment.status posted', schema: data(PostSchema) } },
     errors: ['not_found', 'first_comment_not_found', 'first_comment_not_retryable', 'first_comment_failed', 'first_comment_rate_limited', 'usage_limit_exceeded'],
-    handler: async ({ params, auth, deps }) => retryFirstComment(postsRuntimeOf(deps), auth.userId, params.id),
+    handler: async ({ params, auth, deps }) => firstCommentAnswer(await retryFirstComment(postsRuntimeOf(deps), auth.userId, params.id)),
   }),
   defineRoute({
     method: 'delete',
@@ -123,7 +124,7 @@ export const postsRoutes = [
     params: idParams,
     responses: { 200: { description: 'Deleted', schema: data(DeletePostResponseSchema) } },
     errors: ['not_found', 'post_not_editable', 'delete_unsupported', 'upstream_error'],
-    handler: async ({ params, auth, deps }) => deletePost(postsRuntimeOf(deps), auth.userId, params.id),
+    handler: async ({ params, auth, deps }) => deletedPostAnswer(await deletePost(postsRuntimeOf(deps), auth.userId, params.id)),
   }),
   ...(['hide', 'unhide'] as const).map((action) =>
     defineRoute({
@@ -136,7 +137,7 @@ export const postsRoutes = [
       params: idParams,
       responses: { 200: { description: 'Hidden state', schema: data(HidePostResponseSchema) } },
       errors: ['not_found'],
-      handler: async ({ params, auth, deps }) => setHidden(postsRuntimeOf(deps), auth.userId, params.id, action === 'hide'),
+      handler: async ({ params, auth, deps }) => ({ status: 200, body: { data: await setHidden(postsRuntimeOf(deps), auth.userId, params.id, action === 'hide') } }),
     }),
   ),
 ];

@@ -3,6 +3,7 @@ import { CreateThreadBodySchema, ThreadFanOutResponseSchema, ThreadSchema } from
 import { createThreads } from '../../src/threads/create';
 import { defineRoute } from '../route';
 import { creationErrors, postsRuntimeOf } from './posts';
+import { createdThreadAnswer } from './posts-answers';
 
 const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 
@@ -22,6 +23,6 @@ export const threadsRoutes = [
       207: { description: 'Fan-out where at least one account failed', schema: data(ThreadFanOutResponseSchema) },
     },
     errors: [...creationErrors, 'thread_rollback_incomplete'],
-    handler: async ({ body, auth, deps }) => createThreads(postsRuntimeOf(deps), auth.userId, body),
+    handler: async ({ body, auth, deps }) => createdThreadAnswer(await createThreads(postsRuntimeOf(deps), auth.userId, body)),
   }),
 ];

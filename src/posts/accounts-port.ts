@@ -27,6 +27,11 @@ export async function loadPostingAccounts(db: Db, userId: string, ids: readonly 
   });
 }
 
+/** The account a stored post was made with (any state), or undefined when its row is gone. */
+export async function accountOfPost(db: Db, accountId: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+}
+
 /** `loadPostingAccounts`, then each account's platform must be open for posting (501 otherwise, prefixed in a fan-out). */
 export async function loadPublishableAccounts(rt: PostsRuntime, userId: string, ids: readonly string[], fanOut: boolean): Promise<AccountRow[]> {
   const accounts = await loadPostingAccounts(rt.db, userId, ids, fanOut);

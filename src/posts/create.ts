@@ -6,20 +6,19 @@ import { ApiError } from '../errors';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
 import { loadPublishableAccounts } from './accounts-port';
 import { prepareMedia } from './prepare-media';
-import { publishOutcomeResponse, type CreatedPost } from './respond';
+import { publishOutcome, type CreatedPost, type PublishOutcome } from './respond';
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { insertPosts, scheduledTimesOf, statusOf } from './repository';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
-import type { RouteResult } from './route-result';
 
 /**
  * `POST /api/v1/posts` (publishing-api.md "POST /api/v1/posts"): validate everything (every account of a fan-out)
  * before anything is written; then one transaction reserves the quota and inserts the rows; then one `publishPost`
  * workflow per row. An immediate post is answered once the platform answered (and its first comment was tried).
  */
-export async function createPosts(rt: PostsRuntime, userId: string, body: CreatePostBody): Promise<RouteResult> {
+export async function createPosts(rt: PostsRuntime, userId: string, body: CreatePostBody): Promise<PublishOutcome> {
   const structure = checkCreatePostStructure(body)[0];
   if (structure) throw new ApiError(structure.code, structure.message);
   const fanOut = body.account_ids !== undefined;
@@ -66,7 +65,7 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   } else if (!draft) {
     await runWorkflows(rt, created, immediate);
   }
-  return publishOutcomeResponse(rt, { created, fanOut, groupId, draft, warnings });
+  return publishOutcome(rt, { created, fanOut, groupId, draft, warnings });
 }
 
 function newRow(

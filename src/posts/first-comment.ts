@@ -1,15 +1,20 @@
 import { ApiError } from '../errors';
 import { isPlatformFailure } from '../platforms/types';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
-import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
+import { AccountNotConnectedError, accountOfPost, loadPlatformContext } from './accounts-port';
 import { refusalFromFailure, refusalOf, type PublishFailureKind, type Refusal } from './publish-outcome';
+import type { PostView } from './post-view';
 import { findOwnPost, getPostView } from './read';
 import * as posts from './repository';
-import type { RouteResult } from './route-result';
 import { xLinkOutcome } from './rules';
 import type { PostsRuntime } from './runtime';
 
 class InterruptedAttempt extends Error {}
+
+/** A user's retry of a first comment: posted (the post as it now is), or refused by the platform (the post is unaffected). */
+export type FirstCommentRetry =
+  | { kind: 'posted'; post: PostView }
+  | { kind: 'comment_refused'; rateLimited: boolean; message: string; retryAfterSeconds: number | null };
 
 export type FirstCommentOutcome =
   | { status: 'posted' }
@@ -50,9 +55,9 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
 /**
  * `POST /api/v1/posts/:id/first-comment`: re-sends the stored text of a `failed` first comment on a published post.
  * The attempt is claimed (`failed` → `pending`) with its quota reserved in one transaction, so two concurrent retries
- * cannot both send. Platform refusal: 502 `first_comment_failed` (429 `first_comment_rate_limited` when throttled).
+ * cannot both send. Answers the post with its comment posted, or the platform's refusal of the comment.
  */
-export async function retryFirstComment(rt: PostsRuntime, userId: string, postId: string): Promise<RouteResult> {
+export async function retryFirstComment(rt: PostsRuntime, userId: string, postId: string): Promise<FirstCommentRetry> {
   const row = await findOwnPost(rt.db, userId, postId);
   if (row.first_comment_text === null) throw new ApiError('first_comment_not_found', 'This post has no first comment to retry');
   if (row.status !== 'published') throw new ApiError('first_comment_not_retryable', `The post is ${row.status}; a first comment can be retried only once the post is published`);
@@ -67,18 +72,12 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
     await reserveQuota(trx, { userId, limits, now: rt.now(), charges });
   });
   const outcome = await sendFirstComment(rt, row.id);
-  if (outcome.status === 'failed') {
-    if (outcome.kind === 'rate_limited') {
-      const headers: Record<string, string> = outcome.retryAfterSeconds ? { 'Retry-After': String(Math.ceil(outcome.retryAfterSeconds)) } : {};
-      throw new ApiError('first_comment_rate_limited', `${outcome.message} The post is unaffected; retry the first comment later.`, {}, headers);
-    }
-    throw new ApiError('first_comment_failed', outcome.message);
-  }
-  return { status: 200, body: { data: await getPostView(rt.db, row.id) } };
+  if (outcome.status === 'failed') return { kind: 'comment_refused', rateLimited: outcome.kind === 'rate_limited', message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds };
+  return { kind: 'posted', post: await getPostView(rt.db, row.id) };
 }
 
 async function linkCharge(rt: PostsRuntime, accountId: string, limits: Awaited<ReturnType<typeof loadLimits>>, text: string): Promise<string[]> {
-  const account = await rt.db.selectFrom('accounts').select(['platform', 'own_credentials']).where('id', '=', accountId).executeTakeFirst();
+  const account = await accountOfPost(rt.db, accountId);
   if (!account) return [];
   const outcome = xLinkOutcome(account, limits, [{ field: 'first_comment', text }]);
   if (outcome.violations[0]) throw new ApiError(outcome.violations[0].code, outcome.violations[0].message);

@@ -7,10 +7,19 @@ import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
 import { cancelPosts } from './cancel';
 import { findOwnPost, getPostView } from './read';
 import * as posts from './repository';
-import type { RouteResult } from './route-result';
+import { platformRefusal, type PlatformRefusal } from './outcomes';
+import type { PostView } from './post-view';
 import type { PostsRuntime } from './runtime';
 import { threadPartIds } from '../threads/repository';
 import { signalThread } from '../threads/workflow-client';
+
+/** A deleted post (publishing-api.md "DELETE"): the ids that went with it, for a draft group or a scheduled thread. */
+export interface PostDeletion {
+  kind: 'deleted';
+  id: string;
+  deleted_ids?: string[];
+  cancelled_ids?: string[];
+}
 
 /** Platforms whose link Herald cannot build and must ask for (publishing-api.md "platform_post_url shapes"). */
 const askedForUrl = new Set(['threads', 'instagram']);
@@ -19,12 +28,12 @@ const askedForUrl = new Set(['threads', 'instagram']);
  * `GET /api/v1/posts/:id`: hidden and deleted posts are readable. A published threads/instagram post whose link
  * could not be read at publish time asks the platform once more and stores the answer (a failure changes nothing).
  */
-export async function getPost(rt: PostsRuntime, userId: string, postId: string): Promise<RouteResult> {
+export async function getPost(rt: PostsRuntime, userId: string, postId: string): Promise<PostView> {
   const row = await findOwnPost(rt.db, userId, postId);
   if (row.status === 'published' && row.platform_post_url === null && row.platform_post_id && row.account_id && askedForUrl.has(row.platform)) {
     await refreshUrl(rt, row).catch((err) => rt.logger.warn({ err, postId }, 'could not refresh a post link'));
   }
-  return { status: 200, body: { data: await getPostView(rt.db, row.id) } };
+  return getPostView(rt.db, row.id);
 }
 
 async function refreshUrl(rt: PostsRuntime, row: PostRow): Promise<void> {
@@ -37,12 +46,12 @@ async function refreshUrl(rt: PostsRuntime, row: PostRow): Promise<void> {
 
 /**
  * `DELETE /api/v1/posts/:id` (publishing-api.md "DELETE"): a published post is deleted on the platform first and
- * reported deleted only once the platform confirms (already gone counts); a refusal is 502 and changes nothing. A
+ * reported deleted only once the platform confirms (already gone counts); its refusal changes nothing. A
  * scheduled post is cancelled with its quota returned; a draft goes with its whole draft group. The record stays.
  */
-export async function deletePost(rt: PostsRuntime, userId: string, postId: string): Promise<RouteResult> {
+export async function deletePost(rt: PostsRuntime, userId: string, postId: string): Promise<PostDeletion | PlatformRefusal> {
   const row = await findOwnPost(rt.db, userId, postId);
-  const done = (extra: Record<string, unknown> = {}): RouteResult => ({ status: 200, body: { data: { id: row.id, deleted: true, ...extra } } });
+  const done = (extra: Partial<PostDeletion> = {}): PostDeletion => ({ kind: 'deleted', id: row.id, ...extra });
   switch (row.status) {
     case 'deleted':
       return done();
@@ -64,14 +73,17 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
     case 'failed':
       await posts.markDeleted(rt.db, row.id, 'failed');
       return done();
-    case 'published':
-      await deleteOnPlatform(rt, row);
+    case 'published': {
+      const refused = await deleteOnPlatform(rt, row);
+      if (refused) return refused;
       await posts.markDeleted(rt.db, row.id, 'published');
       return done();
+    }
   }
 }
 
-async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<void> {
+/** Null once the platform deleted it (or no longer had it); the refusal otherwise. */
+async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<PlatformRefusal | null> {
   const name = platformName(row.platform);
   const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
   let context;
@@ -80,7 +92,7 @@ async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<void> {
     context = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
   } catch (err) {
     if (!(err instanceof AccountNotConnectedError)) throw err;
-    throw new ApiError('upstream_error', `The ${name} account that published this post is disconnected; reconnect it to delete the post on ${name}`);
+    return platformRefusal(`The ${name} account that published this post is disconnected; reconnect it to delete the post on ${name}`);
   }
   if (!deleteSupported(row.platform, { via: context.account.via ?? undefined, placement })) {
     const why =
@@ -93,12 +105,10 @@ async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<void> {
   }
   try {
     await rt.adapters[row.platform].delete(context.ctx, row.platform_post_id!, row.published_at ?? undefined);
+    return null;
   } catch (err) {
-    if (isPlatformFailure(err)) {
-      if (err.kind === 'gone') return;
-      throw new ApiError('upstream_error', err.clientMessage);
-    }
-    throw err;
+    if (!isPlatformFailure(err)) throw err;
+    return err.kind === 'gone' ? null : platformRefusal(err.clientMessage);
   }
 }
 
@@ -106,8 +116,8 @@ async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<void> {
  * `POST /api/v1/posts/:id/hide|unhide`: the post and everything created with it by one request (its fan-out group,
  * its thread) change together; nothing reaches a platform, nothing is charged.
  */
-export async function setHidden(rt: PostsRuntime, userId: string, postId: string, hidden: boolean): Promise<RouteResult> {
+export async function setHidden(rt: PostsRuntime, userId: string, postId: string, hidden: boolean): Promise<{ id: string; hidden: boolean; hidden_ids: string[] }> {
   const row = await findOwnPost(rt.db, userId, postId);
   const changed = await posts.setHidden(rt.db, userId, posts.unitOf(row), hidden);
-  return { status: 200, body: { data: { id: row.id, hidden, hidden_ids: changed.sort() } } };
+  return { id: row.id, hidden, hidden_ids: changed.sort() };
 }

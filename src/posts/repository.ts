@@ -11,6 +11,9 @@ import { toPostView, type PostView } from './post-view';
  * transitions are in `src/threads/repository.ts`). Every status change is one named write conditional on the status
  * it expects, so a repeated activity or a concurrent request changes nothing twice; the quota a transition settles is
  * settled through `src/quota` in the same transaction.
+ *
+ * Longer than 300 lines on purpose: every status transition of a post sits in this one file, so the lifecycle
+ * (create → claim → attempt → published | failed | cancelled, and the first comment's) reads as one state machine.
  */
 
 type Trx = Transaction<Database>;

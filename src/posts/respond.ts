@@ -1,15 +1,29 @@
 import type { AccountRow } from '../db/tables/accounts';
-import { ApiError } from '../errors';
+import { platformRefusal, type FanOut, type PlatformRefusal } from './outcomes';
 import type { PostView } from './post-view';
 import { loadPostViews } from './repository';
 import type { WarningEntry } from './rules';
-import type { RouteResult } from './route-result';
 import type { PostsRuntime } from './runtime';
 
 export interface CreatedPost {
   id: string;
   account: Pick<AccountRow, 'id' | 'platform'>;
 }
+
+/** One account's result in a fan-out answer (publishing-api.md "Responses"). */
+export interface PostResult {
+  account_id: string;
+  platform: string;
+  success: boolean;
+  post_id: string;
+  platform_post_url: string | null;
+  status: PostView['status'];
+  post: PostView;
+  error: { code: 'upstream_error'; message: string } | null;
+}
+
+/** A create or a promotion: the post (one account), its refusal by the platform (the row is kept `failed`), or a fan-out. */
+export type PublishOutcome = { kind: 'created'; post: PostView } | PlatformRefusal | FanOut<PostResult>;
 
 /** A post is a success of its request unless the platform refused it (`failed`). */
 function succeeded(view: PostView): boolean {
@@ -21,23 +35,21 @@ function withWarnings(view: PostView, warnings: readonly WarningEntry[]): PostVi
 }
 
 /**
- * The answer to a create or a promotion, from the rows as they stand once the workflows answered
- * (publishing-api.md "Responses"): one account → 201 `{ data: post }`, or 502 `upstream_error` with the platform's
- * sentence when it refused (the row is kept as `failed`); `account_ids` → 201 when every account succeeded, else 207,
- * one result per account in the order named. Drafts carry `warnings`.
+ * The outcome of a create or a promotion, from the rows as they stand once the workflows answered: one account → the
+ * post, or the platform's sentence when it refused; `account_ids` → one result per account in the order named.
+ * Drafts carry `warnings`.
  */
-export async function publishOutcomeResponse(
+export async function publishOutcome(
   rt: Pick<PostsRuntime, 'db'>,
-  input: { created: readonly CreatedPost[]; fanOut: boolean; groupId: string | null; draft: boolean; warnings: readonly WarningEntry[]; extra?: Partial<PostView> },
-): Promise<RouteResult> {
+  input: { created: readonly CreatedPost[]; fanOut: boolean; groupId: string | null; draft: boolean; warnings: readonly WarningEntry[] },
+): Promise<PublishOutcome> {
   const views = await loadPostViews(rt.db, input.created.map((c) => c.id));
-  const shaped = views.map((view) => ({ ...(input.draft ? withWarnings(view, input.warnings) : view), ...input.extra }));
+  const shaped = views.map((view) => (input.draft ? withWarnings(view, input.warnings) : view));
   if (!input.fanOut) {
     const view = shaped[0]!;
-    if (!succeeded(view)) throw new ApiError('upstream_error', view.error_message ?? 'The platform refused the post');
-    return { status: 201, body: { data: view } };
+    return succeeded(view) ? { kind: 'created', post: view } : platformRefusal(view.error_message ?? 'The platform refused the post');
   }
-  const results = shaped.map((view, i) => {
+  const results = shaped.map((view, i): PostResult => {
     const ok = succeeded(view);
     return {
       account_id: input.created[i]!.account.id,
@@ -50,5 +62,5 @@ export async function publishOutcomeResponse(
       error: ok ? null : { code: 'upstream_error', message: view.error_message ?? 'The platform refused the post' },
     };
   });
-  return { status: results.every((r) => r.success) ? 201 : 207, body: { data: { group_id: input.groupId, results } } };
+  return { kind: 'fan_out', groupId: input.groupId, results };
 }

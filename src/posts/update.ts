@@ -10,8 +10,8 @@ import { removeUnusedCopies } from './media-cleanup';
 import { prepareMedia } from './prepare-media';
 import { findOwnPost, getPostView } from './read';
 import * as posts from './repository';
-import { publishOutcomeResponse } from './respond';
-import type { RouteResult } from './route-result';
+import { publishOutcome } from './respond';
+import type { UpdateOutcome } from './outcomes';
 import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
 import type { PostsRuntime } from './runtime';
 import { signalPost } from './workflow-client';
@@ -61,7 +61,7 @@ interface PlannedUpdate {
  * spent, and a NEW post carries `promoted_from_draft_id`; any refusal leaves the draft unchanged. A draft thread is
  * promoted whole (`src/threads/promote.ts`).
  */
-export async function updatePost(rt: PostsRuntime, userId: string, postId: string, body: UpdatePostBody): Promise<RouteResult> {
+export async function updatePost(rt: PostsRuntime, userId: string, postId: string, body: UpdatePostBody): Promise<UpdateOutcome> {
   const row = await findOwnPost(rt.db, userId, postId);
   const checked = checkUpdateRequest(body, { status: row.status, promoted: row.promoted_to_id !== null });
   const early = checked.violations[0];
@@ -73,7 +73,11 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
 
   const planned = await planUpdate(rt, userId, row, body);
   try {
-    if (planned.promoting) return await promoteDraft(rt, userId, planned, body);
+    if (planned.promoting) {
+      const promoted = await promoteDraft(rt, userId, planned, body);
+      if (promoted.kind === 'platform_refused') await rt.mediaStore.deleteDownloadedCopies(planned.downloaded).catch(() => undefined);
+      return promoted;
+    }
     await editInPlace(rt, userId, planned, body);
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(planned.downloaded).catch(() => undefined);
@@ -161,7 +165,7 @@ async function editInPlace(rt: PostsRuntime, userId: string, planned: PlannedUpd
 }
 
 /** After an edit: replaced media copies go, the waiting workflow is told, and the post is answered as it now is. */
-async function afterEdit(rt: PostsRuntime, planned: PlannedUpdate, body: UpdatePostBody): Promise<RouteResult> {
+async function afterEdit(rt: PostsRuntime, planned: PlannedUpdate, body: UpdatePostBody): Promise<UpdateOutcome> {
   const { row } = planned;
   if (row.status === 'scheduled') {
     if (planned.mediaChanged) await dropUnusedCopies(rt, row, planned.refs);
@@ -172,14 +176,14 @@ async function afterEdit(rt: PostsRuntime, planned: PlannedUpdate, body: UpdateP
   const data: Record<string, unknown> = { ...view };
   if (planned.staysDraft) data.warnings = planned.warnings;
   if (body.schedule_at !== undefined) data.rescheduled_post_ids = [...planned.unit].sort();
-  return { status: 200, body: { data } };
+  return { kind: 'updated', post: data };
 }
 
 /**
  * A draft promoted: a NEW post (scheduled, or publishing now) with the quota of a create reserved and the draft marked
  * promoted, in one transaction; then its workflow, answered as a create is.
  */
-async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<RouteResult> {
+async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<UpdateOutcome> {
   const { row, account, validation } = planned;
   const newRow: NewPostRow & { id: string } = {
     ...contentOf(planned, body),
@@ -199,23 +203,24 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
     if (!(await posts.markPromoted(trx, row.id, newRow.id))) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the post it became');
   });
   await runWorkflows(rt, [newRow], newRow.status === 'publishing');
-  const answer = await publishOutcomeResponse(rt, { created: [{ id: newRow.id, account }], fanOut: false, groupId: null, draft: false, warnings: [] });
-  const data = (answer.body as { data: Record<string, unknown> }).data;
-  return { status: 200, body: { data: body.schedule_at !== undefined ? { ...data, rescheduled_post_ids: [newRow.id] } : data } };
+  const outcome = await publishOutcome(rt, { created: [{ id: newRow.id, account }], fanOut: false, groupId: null, draft: false, warnings: [] });
+  if (outcome.kind === 'platform_refused') return outcome;
+  if (outcome.kind !== 'created') throw new Error('a promoted draft is one post, never a fan-out');
+  return { kind: 'updated', post: body.schedule_at !== undefined ? { ...outcome.post, rescheduled_post_ids: [newRow.id] } : { ...outcome.post } };
 }
 
 /**
  * A thread's single first comment lives on its last part (it is published under it): sent on another part it is
  * applied there, then the rest of the request to the named part. Answers when nothing else was asked.
  */
-async function firstCommentOnLastPart(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<RouteResult | null> {
+async function firstCommentOnLastPart(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<UpdateOutcome | null> {
   if (row.thread_id === null || body.first_comment === undefined) return null;
   const last = await lastPartId(rt.db, row.thread_id);
   if (last === row.id) return null;
   const { first_comment, ...rest } = body;
   await updatePost(rt, userId, last, { first_comment });
   if (Object.values(rest).some((value) => value !== undefined)) return updatePost(rt, userId, row.id, rest);
-  return { status: 200, body: { data: await getPostView(rt.db, row.id) } };
+  return { kind: 'updated', post: { ...(await getPostView(rt.db, row.id)) } };
 }
 
 /** Media replaced on a scheduled post: the copies downloaded for the old list are no longer needed. */

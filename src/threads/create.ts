@@ -9,11 +9,10 @@ import { loadPublishableAccounts } from '../posts/accounts-port';
 import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
 import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
-import type { RouteResult } from '../posts/route-result';
 import type { PostsRuntime } from '../posts/runtime';
 import { insertPosts, markPromoted as markDraftPromoted, scheduledTimesOf } from '../posts/repository';
 import { isThreadPublishing } from './repository';
-import { threadOutcomeResponse, type CreatedThread, type ThreadOutcome } from './respond';
+import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
 import { awaitThreadResult, startThreadWorkflow } from './workflow-client';
 
 /**
@@ -27,7 +26,7 @@ export interface ThreadPromotion {
   draftIds: readonly string[];
 }
 
-export async function createThreads(rt: PostsRuntime, userId: string, body: CreateThreadBody, promotion?: ThreadPromotion): Promise<RouteResult> {
+export async function createThreads(rt: PostsRuntime, userId: string, body: CreateThreadBody, promotion?: ThreadPromotion): Promise<ThreadCreateOutcome> {
   const selection = checkAccountSelection(body)[0];
   if (selection) throw new ApiError(selection.code, selection.message);
   const fanOut = body.account_ids !== undefined;
@@ -78,7 +77,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id) }));
   const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, created, threads.some((t) => t.rows[0]!.status === 'publishing'));
   const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
-  return threadOutcomeResponse(rt, { created, outcomes, fanOut, groupId, draft, warnings });
+  return threadOutcome(rt, { created, outcomes, fanOut, groupId, draft, warnings });
 }
 
 /** Each draft part points at the part it became; a draft promoted meanwhile refuses the whole promotion. */

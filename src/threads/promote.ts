@@ -1,10 +1,11 @@
 import type { PostRow } from '../db/tables/posts';
+import type { UpdateOutcome } from '../posts/outcomes';
 import { ApiError } from '../errors';
 import { loadPostViews } from '../posts/repository';
-import type { RouteResult } from '../posts/route-result';
 import type { PostsRuntime } from '../posts/runtime';
 import { mediaSelectionOf, type CreateThreadBody, type UpdatePostBody } from '../posts/rules';
 import { createThreads } from './create';
+import type { ThreadCreateOutcome } from './respond';
 import { loadOwnThreadParts, unmarkVanishedPromotion } from './repository';
 
 /**
@@ -15,7 +16,7 @@ import { loadOwnThreadParts, unmarkVanishedPromotion } from './repository';
  * as they were. Answer: the part that was named, as it now is, with `promoted_from_draft_ids` (every draft part, in
  * `thread_order`) and, when `schedule_at` was sent, `rescheduled_post_ids` (every new part).
  */
-export async function promoteDraftThread(rt: PostsRuntime, userId: string, named: PostRow, body: UpdatePostBody): Promise<RouteResult> {
+export async function promoteDraftThread(rt: PostsRuntime, userId: string, named: PostRow, body: UpdatePostBody): Promise<UpdateOutcome> {
   const drafts = await loadOwnThreadParts(rt.db, userId, named.thread_id!);
   if (drafts.some((d) => d.status !== 'draft' || d.promoted_to_id !== null)) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the thread it became');
   const last = drafts[drafts.length - 1]!;
@@ -31,20 +32,25 @@ export async function promoteDraftThread(rt: PostsRuntime, userId: string, named
   } as CreateThreadBody;
 
   const draftIds = drafts.map((d) => d.id);
-  let created: RouteResult;
+  let created: ThreadCreateOutcome;
   try {
     created = await createThreads(rt, userId, thread, { draftIds });
   } catch (err) {
-    // A thread that failed and was rolled back left no rows: its drafts are as they were.
     await unmarkVanishedPromotion(rt.db, draftIds);
     throw err;
   }
-  const posts = (created.body as { data: { posts: Array<{ id: string; promoted_from_draft_id?: string | null }> } }).data.posts;
+  if (created.kind === 'platform_refused') {
+    // A thread that failed and was rolled back left no rows: its drafts are as they were.
+    await unmarkVanishedPromotion(rt.db, draftIds);
+    return created;
+  }
+  if (created.kind !== 'created') throw new Error('a promoted draft thread is one thread, never a fan-out');
+  const { posts } = created;
   const newNamed = posts[drafts.findIndex((d) => d.id === named.id)]!;
   const [view] = await loadPostViews(rt.db, [newNamed.id]);
   const data: Record<string, unknown> = { ...view, promoted_from_draft_ids: draftIds };
   if (body.schedule_at !== undefined) data.rescheduled_post_ids = posts.map((p) => p.id);
-  return { status: 200, body: { data } };
+  return { kind: 'updated', post: data };
 }
 
 function partOf(draft: PostRow): CreateThreadBody['posts'][number] {

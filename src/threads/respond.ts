@@ -1,10 +1,9 @@
 import type { AccountRow } from '../db/tables/accounts';
-import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
+import { platformRefusal, type FanOut, type PlatformRefusal } from '../posts/outcomes';
 import type { PostView } from '../posts/post-view';
 import { loadPostViews } from '../posts/repository';
 import type { WarningEntry } from '../posts/rules';
-import type { RouteResult } from '../posts/route-result';
 import type { PostsRuntime } from '../posts/runtime';
 import type { PublishThreadResult } from '../../workflows/publish-thread';
 
@@ -16,37 +15,52 @@ export interface CreatedThread {
 
 export type ThreadOutcome = Extract<PublishThreadResult, { outcome: 'failed' }>;
 
-/** The error a failed thread answers with: `upstream_error`, or `thread_rollback_incomplete` when parts are still live; both carry `thread_rollback`. */
-export function threadFailureError(outcome: ThreadOutcome): ApiError {
-  return new ApiError(outcome.code, outcome.message, { thread_rollback: outcome.rollback });
+/** One account's result in a thread fan-out: `thread_id` and `posts` instead of `post`. */
+export interface ThreadResult {
+  account_id: string;
+  platform: string;
+  success: boolean;
+  post_id: string | null;
+  platform_post_url: string | null;
+  status: PostView['status'] | null;
+  thread_id: string | null;
+  posts: PostView[] | null;
+  /** As the error envelope would carry it: `code`, `message`, and `thread_rollback` where there is one. */
+  error: ({ code: PlatformRefusal['code']; message: string } & Record<string, unknown>) | null;
+}
+
+/** A thread create: the thread (one account), its refusal (rows gone, nothing kept), or a fan-out. */
+export type ThreadCreateOutcome = { kind: 'created'; threadId: string; posts: PostView[] } | PlatformRefusal | FanOut<ThreadResult>;
+
+/** A failed thread: `upstream_error`, or `thread_rollback_incomplete` when parts are still live; both carry `thread_rollback`. */
+function refusalOfThread(outcome: ThreadOutcome): PlatformRefusal {
+  return platformRefusal(outcome.message, outcome.code, { thread_rollback: outcome.rollback });
 }
 
 /**
- * The answer to a thread create, from the rows once the workflows answered (decisions.md "Threads"): one account →
- * 201 `{ data: { thread_id, posts } }` (parts in `thread_order`), or the thread's failure (rows gone, nothing kept);
- * `account_ids` → 201 when every thread went out (or was saved), 207 otherwise, one result per account in the order
- * named, each with `thread_id` and `posts` instead of `post`. Draft parts carry their account's `warnings`.
+ * The outcome of a thread create, from the rows once the workflows answered (decisions.md "Threads"): one account →
+ * the thread (parts in `thread_order`) or its refusal; `account_ids` → one result per account in the order named,
+ * a success when the thread went out (or was saved). Draft parts carry their account's `warnings`.
  */
-export async function threadOutcomeResponse(
+export async function threadOutcome(
   rt: Pick<PostsRuntime, 'db'>,
   input: { created: readonly CreatedThread[]; outcomes: ReadonlyMap<string, ThreadOutcome>; fanOut: boolean; groupId: string | null; draft: boolean; warnings: readonly WarningEntry[] },
-): Promise<RouteResult> {
+): Promise<ThreadCreateOutcome> {
   const views = await loadPostViews(rt.db, input.created.flatMap((t) => t.postIds));
   const results = input.created.map((thread) => {
     const posts = views
       .filter((v) => v.thread_id === thread.threadId)
       .map((v): PostView => (input.draft ? { ...v, warnings: input.warnings.filter((w) => w.account_id === thread.account.id) } : v));
-    const failure = input.outcomes.get(thread.threadId) ?? (posts.length === 0 ? lostOutcome(thread) : undefined) ?? failedRows(posts);
+    const outcome = input.outcomes.get(thread.threadId);
+    const failure = outcome ? refusalOfThread(outcome) : posts.length === 0 ? lostOutcome(thread) : failedRows(posts);
     return { thread, posts, failure };
   });
 
   if (!input.fanOut) {
     const { thread, posts, failure } = results[0]!;
-    if (failure) throw failure instanceof ApiError ? failure : threadFailureError(failure);
-    return { status: 201, body: { data: { thread_id: thread.threadId, posts } } };
+    return failure ?? { kind: 'created', threadId: thread.threadId, posts };
   }
-  const shaped = results.map(({ thread, posts, failure }) => {
-    const error = failure ? (failure instanceof ApiError ? failure : threadFailureError(failure)).toEnvelope().error : null;
+  const shaped = results.map(({ thread, posts, failure }): ThreadResult => {
     const first = failure ? undefined : posts[0];
     return {
       account_id: thread.account.id,
@@ -57,19 +71,19 @@ export async function threadOutcomeResponse(
       status: first?.status ?? null,
       thread_id: failure ? null : thread.threadId,
       posts: failure ? null : posts,
-      error,
+      error: failure ? { code: failure.code, message: failure.message, ...failure.details } : null,
     };
   });
-  return { status: shaped.every((r) => r.success) ? 201 : 207, body: { data: { group_id: input.groupId, results: shaped } } };
+  return { kind: 'fan_out', groupId: input.groupId, results: shaped };
 }
 
 /** Rows gone without a readable workflow result: the thread failed and was removed; its details were not recorded. */
-function lostOutcome(thread: CreatedThread): ApiError {
-  return new ApiError('upstream_error', `${platformName(thread.account.platform)} did not take the thread; nothing of it was kept`);
+function lostOutcome(thread: CreatedThread): PlatformRefusal {
+  return platformRefusal(`${platformName(thread.account.platform)} did not take the thread; nothing of it was kept`);
 }
 
 /** A thread whose rows say it failed (only when the workflow result could not be read). */
-function failedRows(posts: readonly PostView[]): ApiError | undefined {
+function failedRows(posts: readonly PostView[]): PlatformRefusal | undefined {
   const failed = posts.find((p) => p.status === 'failed');
-  return failed ? new ApiError('upstream_error', failed.error_message ?? 'The platform refused the thread') : undefined;
+  return failed ? platformRefusal(failed.error_message ?? 'The platform refused the thread') : undefined;
 }
