@@ -32,6 +32,8 @@ const files: Record<string, string> = {
     '  return step() + used;',
     '}',
   ].join('\n'),
+  'src/loop-a.ts': "import { b } from './loop-b';\nexport const a = (): number => b() + 1;",
+  'src/loop-b.ts': "import type { a } from './loop-a';\nexport const b = (): number => 1;\nexport type A = typeof a;",
   'workflows/step.ts': 'export function step(): number {\n  return 1;\n}',
   'workflows/load.ts': "export const workflowsPath = require.resolve('./index');",
 };
@@ -73,6 +75,14 @@ describe('lint rules (eslint.config.mjs)', () => {
     const found = results.get('workflows/index.ts') ?? [];
     assert.equal(found.length, 1, found.join('\n'));
     assert.match(found[0], /^3 @typescript-eslint\/no-restricted-imports: '\.\.\/src\/service' import is restricted .*Workflows may import only @temporalio\/workflow/);
+  });
+
+  it('finds an import cycle, type-only imports included, in each file on it', () => {
+    assert.deepEqual(results.get('src/loop-a.ts'), ['1 herald/no-import-cycles: Import cycle: src/loop-a.ts → src/loop-b.ts → src/loop-a.ts']);
+    assert.deepEqual(results.get('src/loop-b.ts'), [
+      '1 herald/no-import-cycles: Import cycle: src/loop-b.ts → src/loop-a.ts → src/loop-b.ts',
+      '3 herald/no-unused-exports: "A" is exported but no other file imports it: remove the export (or the code).',
+    ]);
   });
 
   it('counts a module loaded whole by require.resolve as used, and skips entry points', () => {
