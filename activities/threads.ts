@@ -17,7 +17,7 @@ import { isPlatformFailure, type PlatformSlug } from '../src/platforms/types';
  * whose refusal is reported as a value.
  */
 
-export interface ThreadPartRef {
+interface ThreadPartRef {
   postId: string;
   threadOrder: number;
 }

@@ -16,7 +16,7 @@ export interface PublishGroupInput {
 }
 
 /** Each post's outcome, by post id. */
-export type PublishGroupResult = Record<string, PublishPostResult>;
+type PublishGroupResult = Record<string, PublishPostResult>;
 
 export async function publishGroup(input: PublishGroupInput): Promise<PublishGroupResult> {
   // The first attempts go out together in one activity; what follows (retries, first comments) per post.

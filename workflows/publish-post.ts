@@ -3,8 +3,6 @@ import { condition, continueAsNew, defineSignal, setHandler, workflowInfo } from
 import type { ClaimResult, PublishAttempt } from '../activities/posts';
 import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, type PublishPostResult } from './post-steps';
 
-export type { PublishPostResult };
-
 /**
  * One post, from its row to `published` or `failed` (publishing-api.md "Post status"). Workflow id `post-<postId>`.
  *
@@ -35,9 +33,9 @@ export interface PublishPostInput {
 /** A post edited or rescheduled many times starts a fresh history rather than growing one without bound. */
 const HISTORY_LIMIT = 2_000;
 
-export const reschedulePost = defineSignal('reschedulePost');
-export const postEdited = defineSignal('postEdited');
-export const cancelPost = defineSignal<[string | null]>('cancelPost');
+const reschedulePost = defineSignal('reschedulePost');
+const postEdited = defineSignal('postEdited');
+const cancelPost = defineSignal<[string | null]>('cancelPost');
 
 export async function publishPost(input: PublishPostInput): Promise<PublishPostResult> {
   if (input.immediate && !input.carried) return publishNow(input.postId, input.immediateRetryDelaysMs);

@@ -25,7 +25,7 @@ export interface PublishThreadInput {
 }
 
 /** `error.thread_rollback` (publishing-api.md "Thread rollback object"). */
-export interface ThreadRollbackReport {
+interface ThreadRollbackReport {
   platform: string;
   published: number;
   rolled_back: string[];
@@ -40,7 +40,7 @@ export type PublishThreadResult =
   | { outcome: 'gone' };
 
 /** The rows changed (rescheduled, edited, cancelled): read them again now rather than at the timer. */
-export const threadChanged = defineSignal('threadChanged');
+const threadChanged = defineSignal('threadChanged');
 
 // Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries).
 const platformCall = proxyActivities<ThreadActivities & Pick<PostActivities, 'publishFirstComment'>>({

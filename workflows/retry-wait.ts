@@ -5,7 +5,7 @@
  * wait, whichever is longer (the platform may accept it later); an immediate one, whose request is waiting, only
  * transient faults and rate limits whose named wait is no longer than its delay.
  */
-export interface RefusalForRetry {
+interface RefusalForRetry {
   kind: string;
   retryAfterSeconds?: number | null;
 }

@@ -5,7 +5,7 @@ import { listPostViews } from '../../src/posts/repository';
 import { defineRoute } from '../route';
 import { queryBoolean, queryInteger } from '../validation';
 
-export const listPostsQuery = z.strictObject({
+const listPostsQuery = z.strictObject({
   limit: queryInteger({ min: 1, max: 100 }).optional().meta({ description: 'Page size, default 20, max 100' }),
   offset: queryInteger({ min: 0 }).optional().meta({ description: 'Default 0' }),
   status: z.enum(postStatuses, { error: `must be one of ${postStatuses.join(', ')}` }).optional(),

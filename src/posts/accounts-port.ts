@@ -63,4 +63,3 @@ export async function publishingContextOf(rt: PostsRuntime, row: PostRow): Promi
 
 export { loadPlatformContext, AccountNotConnectedError };
 export { markConnectionLost } from '../accounts/lifecycle';
-export type { AccountLifecycle, AccountInactiveReason } from '../accounts/lifecycle';

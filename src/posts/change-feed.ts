@@ -3,15 +3,15 @@ import type { FirstCommentStatus, PostStatus } from '../db/tables/posts';
 import type { Logger } from '../logger';
 
 /** Channel and payload written by the `posts_notify_change` trigger (migration 0051). */
-export const POST_CHANGES_CHANNEL = 'herald_post_changes';
+const POST_CHANGES_CHANNEL = 'herald_post_changes';
 
-export interface PostChange {
+interface PostChange {
   postId: string;
   status: PostStatus;
   firstCommentStatus: FirstCommentStatus | null;
 }
 
-export function parsePostChange(payload: string): PostChange | null {
+function parsePostChange(payload: string): PostChange | null {
   const [postId, status, firstComment] = payload.split(':');
   if (!postId || !status) return null;
   return { postId, status: status as PostStatus, firstCommentStatus: (firstComment || null) as FirstCommentStatus | null };
@@ -25,7 +25,7 @@ export function isSettled(change: Pick<PostChange, 'status' | 'firstCommentStatu
   return change.status !== 'publishing' && !(change.status === 'published' && change.firstCommentStatus === 'pending');
 }
 
-export interface SettledWatch {
+interface SettledWatch {
   /** Resolves once the post settles; stays pending when the feed is down (callers race it with the workflow result). */
   settled: Promise<void>;
   stop(): void;

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
@@ -142,5 +141,3 @@ async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs =
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
-
-export type { AccountRow };

@@ -16,7 +16,7 @@ export type FirstCommentRetry =
   | { kind: 'posted'; post: PostView }
   | { kind: 'comment_refused'; rateLimited: boolean; message: string; retryAfterSeconds: number | null };
 
-export type FirstCommentOutcome =
+type FirstCommentOutcome =
   | { status: 'posted' }
   | { status: 'failed'; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null }
   | { status: 'skipped' };

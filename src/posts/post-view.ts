@@ -51,7 +51,7 @@ export const PostSchema = z
 export type PostView = z.infer<typeof PostSchema>;
 
 /** The account columns the view needs (joined by listings); null when the account row is gone. */
-export type PostAccountState = Pick<AccountRow, 'inactive_reason'> | null;
+type PostAccountState = Pick<AccountRow, 'inactive_reason'> | null;
 
 export function toPostView(row: PostRow, account: PostAccountState): PostView {
   const view: PostView = {

@@ -12,7 +12,7 @@ import type { PostsRuntime } from './runtime';
  * contents are checked against every account's rules (`validateMediaContents`). A refusal removes what this request
  * downloaded. Drafts keep URLs as given (nothing is fetched for a draft) and get warnings instead of refusals.
  */
-export interface MediaPlanEntry {
+interface MediaPlanEntry {
   account: RuleAccount;
   media: MediaRef[];
   spelling: MediaSpelling | null;

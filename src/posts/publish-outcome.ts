@@ -9,7 +9,7 @@ export type PublishFailureKind = PlatformFailureKind | 'account_inactive';
  * the adapter's client-safe sentence, except where Herald knows more. An `unknown_outcome` is never repeated blindly,
  * so the user is told to look before resending.
  */
-export function failureSentence(platform: PlatformSlug, kind: PublishFailureKind, clientMessage: string, what: 'post' | 'first comment' = 'post'): string {
+function failureSentence(platform: PlatformSlug, kind: PublishFailureKind, clientMessage: string, what: 'post' | 'first comment' = 'post'): string {
   const name = platformName(platform);
   if (kind === 'unknown_outcome') {
     return `${name} did not confirm whether the ${what} was published; check the account before sending it again.`;

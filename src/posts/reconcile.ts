@@ -13,7 +13,7 @@ import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-clien
  * alive), and every minute over the posts that look neglected (created moments ago and maybe never started, overdue,
  * or publishing for long).
  */
-export interface ReconcileResult {
+interface ReconcileResult {
   checked: number;
   started: number;
 }
@@ -62,7 +62,7 @@ export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first:
   return { first, stop: () => clearInterval(timer) };
 }
 
-export interface StuckPost {
+interface StuckPost {
   id: string;
   status: string;
   scheduled_at: string | null;

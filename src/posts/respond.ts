@@ -11,7 +11,7 @@ export interface CreatedPost {
 }
 
 /** One account's result in a fan-out answer (publishing-api.md "Responses"). */
-export interface PostResult {
+interface PostResult {
   account_id: string;
   platform: string;
   success: boolean;

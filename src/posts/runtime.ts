@@ -8,7 +8,6 @@ import type { Logger } from '../logger';
 import { createMediaStore, createMediaUrlSigner, deriveMediaUrlKey, type MediaStore, type MediaUrlSigner } from '../media';
 import { createHttpClient, type HttpClient } from '../net/http';
 import { createPlatformAdapters, type PlatformAdapters } from '../platforms/registry';
-import type { AccountLifecycle } from '../accounts/lifecycle';
 import type { PostChangeFeed } from './change-feed';
 
 /**
@@ -39,9 +38,9 @@ export interface PostsRuntime {
 
 export type PostsRuntimeOverrides = Partial<Omit<PostsRuntime, 'config' | 'db' | 'logger'>>;
 
-export const POSTS_TASK_QUEUE = 'herald';
-export const SCHEDULED_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 15 * 60_000] as const;
-export const IMMEDIATE_RETRY_DELAYS_MS = [1_000, 3_000] as const;
+const POSTS_TASK_QUEUE = 'herald';
+const SCHEDULED_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 15 * 60_000] as const;
+const IMMEDIATE_RETRY_DELAYS_MS = [1_000, 3_000] as const;
 
 export function createPostsRuntime(base: { config: Config; db: Db; logger: Logger; temporal?: Client }, overrides: PostsRuntimeOverrides = {}): PostsRuntime {
   const { config } = base;
@@ -63,6 +62,3 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
     immediateRetryDelaysMs: overrides.immediateRetryDelaysMs ?? IMMEDIATE_RETRY_DELAYS_MS,
   };
 }
-
-/** The posts feature's side of the accounts lifecycle, for `AppDeps.accountLifecycle`. */
-export type { AccountLifecycle };

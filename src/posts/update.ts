@@ -20,7 +20,7 @@ import { lastPartId, threadPartIds } from '../threads/repository';
 import { signalThread } from '../threads/workflow-client';
 
 /** The stored post in the shape the rules read (a stored file is named by its media id, a draft's URL by its URL). */
-export function accountBodyOf(row: PostRow): AccountBody {
+function accountBodyOf(row: PostRow): AccountBody {
   const refs = row.media ?? [];
   const media: MediaRef[] = refs.map((ref) => {
     const alt = ref.alt === undefined ? {} : { alt: ref.alt };

@@ -13,9 +13,9 @@ export const postWorkflowId = (postId: string) => `post-${postId}`;
 export const groupWorkflowId = (groupId: string) => `group-${groupId}`;
 
 /** Signal names of `workflows/publish-post.ts` (kept as strings so this side never loads workflow code). */
-export const postSignals = { reschedule: 'reschedulePost', edit: 'postEdited', cancel: 'cancelPost' } as const;
+const postSignals = { reschedule: 'reschedulePost', edit: 'postEdited', cancel: 'cancelPost' } as const;
 
-export function publishInput(rt: PostsRuntime, postId: string, immediate = false): PublishPostInput {
+function publishInput(rt: PostsRuntime, postId: string, immediate = false): PublishPostInput {
   return { postId, immediate, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
 }
 

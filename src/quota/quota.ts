@@ -163,7 +163,7 @@ export async function spendQuota(db: Db | Transaction<Database>, postIds: readon
   await update.execute();
 }
 
-export interface UsageSnapshot {
+interface UsageSnapshot {
   month: string;
   posts: number;
   scheduled: number;

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database } from '../db';
-import type { AccountRow } from '../db/tables/accounts';
-import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
+import type { NewPostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
 import { loadPublishableAccounts } from '../posts/accounts-port';
@@ -21,7 +20,7 @@ import { awaitThreadResult, startThreadWorkflow } from './workflow-client';
  * inserts one row per part (`thread_id`, `thread_order` from 1); then one `publishThread` workflow per thread. An
  * immediate thread is answered once it published whole or was rolled back.
  */
-export interface ThreadPromotion {
+interface ThreadPromotion {
   /** The draft parts, in `thread_order`: each new part carries its draft's id, and the drafts are marked promoted in the same transaction. */
   draftIds: readonly string[];
 }
@@ -91,7 +90,7 @@ async function markPromoted(trx: Transaction<Database>, rows: ReadonlyArray<{ id
  * What one thread reserves: every part (and its scheduled slot), the first comment on the last part, and the x link
  * charges the rules billed (`posts[i].text`, `first_comment`).
  */
-export function threadCharges(plan: Pick<AccountPlanOf<AccountThreadBody>, 'scheduledAt' | 'xLinkBilled' | 'body'>, postIds: readonly string[]): Charge[] {
+function threadCharges(plan: Pick<AccountPlanOf<AccountThreadBody>, 'scheduledAt' | 'xLinkBilled' | 'body'>, postIds: readonly string[]): Charge[] {
   const billed = new Set(plan.xLinkBilled);
   const lastId = postIds[postIds.length - 1]!;
   const charges: Charge[] = postIds.flatMap((postId, index): Charge[] => [
@@ -169,5 +168,3 @@ async function waitWhilePublishing(rt: PostsRuntime, threadId: string, timeoutMs
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
-
-export type { AccountRow, StoredMediaRef };

@@ -16,7 +16,7 @@ export interface CreatedThread {
 export type ThreadOutcome = Extract<PublishThreadResult, { outcome: 'failed' }>;
 
 /** One account's result in a thread fan-out: `thread_id` and `posts` instead of `post`. */
-export interface ThreadResult {
+interface ThreadResult {
   account_id: string;
   platform: string;
   success: boolean;

@@ -12,7 +12,7 @@ export const threadWorkflowId = (threadId: string) => `thread-${threadId}`;
 /** Signal name of `workflows/publish-thread.ts` (a string, so this side never loads workflow code). */
 const threadChangedSignal = 'threadChanged';
 
-export function publishThreadInput(rt: PostsRuntime, threadId: string): PublishThreadInput {
+function publishThreadInput(rt: PostsRuntime, threadId: string): PublishThreadInput {
   return { threadId, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs], partRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
 }
 

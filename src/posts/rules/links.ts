@@ -10,7 +10,7 @@ import { countryTlds, genericTlds, specialShortCountryTlds } from './tlds';
  *   `-` or `_` (so e-mail addresses, hashtags and file paths are not links); a `name.<country code>` with no path is
  *   not a link (`readme.md`, `config.py`), except `.co` and `.tv`, exactly as X does.
  */
-export interface LinkEntity {
+interface LinkEntity {
   url: string;
   /** UTF-16 offsets, end exclusive. */
   start: number;

@@ -80,7 +80,7 @@ export function resolveAccountBody(body: CreatePostBody, account: Pick<RuleAccou
   };
 }
 
-export function resolveThreadPart(part: CreateThreadBody['posts'][number]): ThreadPartBody {
+function resolveThreadPart(part: CreateThreadBody['posts'][number]): ThreadPartBody {
   const media = mediaSelectionOf(part);
   return { text: part.text ?? '', media: media?.items ?? [], mediaSpelling: media?.spelling ?? null };
 }

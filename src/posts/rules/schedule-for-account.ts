@@ -2,7 +2,7 @@ import type { RuleAccount, RuleMode } from './inputs';
 import { checkScheduleInFuture, checkScheduleSpacing, parseScheduleAt, scheduleInPastNotice } from './schedule';
 import { toApiError, type Notice, type Violation } from './violation';
 
-export interface AccountSchedule {
+interface AccountSchedule {
   /** Null: publish now (no schedule_at). */
   scheduledAt: Date | null;
   violations: Violation[];

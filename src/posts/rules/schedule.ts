@@ -30,7 +30,7 @@ export function checkTimezone(timezone: string): Violation | null {
   return null;
 }
 
-export interface ScheduleInput {
+interface ScheduleInput {
   scheduleAt: string;
   /** The request's `timezone` (already checked with `checkTimezone`, or checked here). */
   timezone?: string;
@@ -38,7 +38,7 @@ export interface ScheduleInput {
   accountTimezone?: string | null;
 }
 
-export type ScheduleParse = { ok: true; instant: Date; iso: string; zone: string | null } | { ok: false; violation: Violation };
+type ScheduleParse = { ok: true; instant: Date; iso: string; zone: string | null } | { ok: false; violation: Violation };
 
 const refuse = (message: string): ScheduleParse => ({ ok: false, violation: violation('bad_request', message) });
 

@@ -7,7 +7,7 @@ import { formatCount, listWords, violation, type Violation } from './violation';
  * (publishing-api.md "Drafts behaviour" 2), so they return a list the caller throws the first of.
  */
 
-export interface AccountSelectionFields {
+interface AccountSelectionFields {
   account_id?: string;
   account_ids?: string[];
   account_configurations?: Record<string, unknown>;
@@ -80,12 +80,12 @@ export function checkMediaSpellings(body: MediaFields & { account_configurations
 }
 
 /** `text` is required unless a draft (an empty string is text; whether it may be empty is a per-account rule). */
-export function checkTextPresent(body: { text?: string; draft?: boolean }): Violation[] {
+function checkTextPresent(body: { text?: string; draft?: boolean }): Violation[] {
   return body.draft === true || body.text !== undefined ? [] : [violation('bad_request', 'text is required')];
 }
 
 /** Each thread part needs `text` unless a draft: `posts[0].text is required`. */
-export function checkThreadPartsText(body: { posts: Array<{ text?: string }>; draft?: boolean }): Violation[] {
+function checkThreadPartsText(body: { posts: Array<{ text?: string }>; draft?: boolean }): Violation[] {
   if (body.draft === true) return [];
   const missing = body.posts.findIndex((part) => part.text === undefined);
   return missing === -1 ? [] : [violation('bad_request', `posts[${missing}].text is required`)];

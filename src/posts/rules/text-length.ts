@@ -33,7 +33,7 @@ const unitName: Readonly<Record<TextCounting, string>> = {
 };
 
 /** The account's own post limit: x premium 25,000, telegram 1,024 when the post carries media. */
-export function textLimit(account: Pick<RuleAccount, 'platform' | 'premium'>, hasMedia: boolean): number {
+function textLimit(account: Pick<RuleAccount, 'platform' | 'premium'>, hasMedia: boolean): number {
   const caps = capabilities[account.platform];
   if (account.premium && caps.maxCharsPremium !== undefined) return caps.maxCharsPremium;
   if (hasMedia && caps.maxCharsWithMedia !== undefined) return caps.maxCharsWithMedia;

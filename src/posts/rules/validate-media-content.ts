@@ -9,7 +9,7 @@ import type { WarningEntry } from './warnings';
  * a draft returns warnings. `lists` holds each media list the account publishes: one for a post, one per part for a
  * thread (`prefix: 'posts[1].'`), contents in the order the client named them.
  */
-export interface AccountMediaContents {
+interface AccountMediaContents {
   account: RuleAccount;
   configuration: ConfigurationBlock | null;
   lists: ReadonlyArray<{ prefix?: string; spelling: MediaSpelling | null; contents: MediaContent[] }>;

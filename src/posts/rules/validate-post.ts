@@ -50,7 +50,7 @@ export function checkDraftTexts(texts: ReadonlyArray<{ field: string; text: stri
 }
 
 /** The request-level fields posts and threads share. */
-export interface SharedRequestFields {
+interface SharedRequestFields {
   mode: RuleMode;
   fanOut: boolean;
   configuration?: CreatePostBody['configuration'];

@@ -15,7 +15,7 @@ export interface XLinkItem {
   text: string;
 }
 
-export interface XLinkOutcome {
+interface XLinkOutcome {
   /** Free plan: the refusal a send answers with (a draft shows it as a warning). */
   violations: Violation[];
   /** Paid plans, drafts: one `x_link_post_billed` warning per billed item. */

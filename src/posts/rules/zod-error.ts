@@ -35,7 +35,7 @@ function isRefusedField(issue: z.core.$ZodIssue): boolean {
 }
 
 /** `posts[0].text`, `account_configurations.<id>.media[1].url`. */
-export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = '';
   for (const key of path) {
     if (typeof key === 'number') out += `[${key}]`;
