@@ -13,6 +13,7 @@ import { BLUESKY_DEFAULT_SERVICE, checkServiceUrl } from './account';
 import { createBlueskyClient, type BlueskySession } from './client';
 import { isSessionError, transportCause, xrpcErrorName } from './errors';
 import { uploadImages } from './media';
+import { readBlueskyMetrics } from './metrics';
 import {
   commentsOfThread,
   pageAfter,
@@ -217,5 +218,7 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
     deleteComment(ctx, platformCommentId) {
       return deleteOwn(ctx, platformCommentId, 'reply');
     },
+
+    readMetrics: (ctx, req) => readBlueskyMetrics(client, ctx, req),
   };
 }
