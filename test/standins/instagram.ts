@@ -6,6 +6,7 @@
  * 24-hour publishing quota; comments carry nested `replies` pages.
  */
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
+import { graphInsightsAnswer, MetricsBook } from './metrics';
 import { cursorPage, graphError, graphErrors, graphTime, nextGraphId, param, pick, requireToken, fieldNames } from './graph';
 
 export interface InstagramContainer {
@@ -55,6 +56,8 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     return record;
   }
 
+  const metrics = new MetricsBook();
+
   function routes(prefix: string, flavour: 'instagram' | 'facebook') {
     const auth = (req: RecordedRequest) => requireToken(req, (t) => t === (flavour === 'instagram' ? user.igToken : user.fbToken));
     const ownUser = (req: RecordedRequest) => {
@@ -67,6 +70,19 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
         return { json: pick({ id: user.appScopedId, user_id: user.igUserId, username: user.username, name: user.name }, req.query.fields) };
       });
     }
+
+    /** Media insights (protocols.md section 12): `views` replaced impressions and plays; the old names are invalid metrics. */
+    standIn.on('GET', `${prefix}/:id/insights`, (req) => {
+      auth(req);
+      const item = media.get(req.params.id);
+      if (!item) throw new StandInReply(graphErrors.unknownObject(req.params.id));
+      const m = metrics.get(item.id);
+      return graphInsightsAnswer(item.id, req.query.metric, {
+        values: { views: m.impressions, reach: m.reach, likes: m.likes, comments: m.replies, saved: m.saves, shares: m.shares },
+        valid: ['views', 'reach', 'likes', 'comments', 'saved', 'shares', 'total_interactions', 'profile_visits', 'follows'],
+        deprecated: ['impressions', 'plays', 'clips_replays_count', 'ig_reels_aggregated_all_plays_count', 'video_views'],
+      });
+    });
 
     standIn.on('GET', `${prefix}/:id`, (req) => {
       auth(req);
@@ -215,6 +231,8 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     facebookOrigin: `${origin}/fb/v25.0`,
     user, containers, media, comments, quota, failingUrls, noPermalink, state,
     setClock(fn: () => Date) { clock = fn; },
+    /** Numbers the media's insights report, in Herald's keys. */
+    setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),
     addExternalComment(target: string, text: string, from = { id: '17841499999999999', username: 'visitor.one' }) {
       return addComment(target, text, from);
     },
