@@ -67,9 +67,10 @@ export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, post
     const now = deps.now();
     const claimed = await claimRefresh(deps.db, post.id, claimId, now, new Date(now.getTime() - CLAIM_ABANDONED_AFTER_MS));
     if (claimed) return readPlatform(deps, published, claimId);
-    // Another request holds the read, or the floor has not passed.
+    // Another request holds the read, or the floor has not passed (a read that just ended set it).
     const current = await findSnapshot(deps.db, post.id);
-    if (options.refresh || hasMetrics(current)) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(current, deps.now()) };
+    if (options.refresh) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(current, deps.now()) };
+    if (hasMetrics(current)) return { kind: 'ok', analytics: viewOf(published, current) };
     // A first read is in flight elsewhere: its answer is this request's answer too.
     if (Date.now() > waitUntil) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(current, deps.now()) };
     await sleep(WAIT_POLL_MS);
