@@ -45,6 +45,34 @@ describe('analytics: per platform', function () {
     assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 10, likes: 1, replies: 0, reposts: 0, quotes: 0, bookmarks: 0 }));
   });
 
+  it('x: past 30 days X withholds non-public metrics (a partial error beside the data): clicks null, public counts kept', async () => {
+    const post = await world.publish('x');
+    world.standIns.x.tweets().find((t) => t.id === post.platformPostId)!.created_at = new Date(Date.now() - 31 * 86_400_000).toISOString();
+    world.standIns.x.setMetrics(post.platformPostId, { impressions: 70, likes: 4, clicks: 9 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 70, likes: 4, replies: 0, reposts: 0, quotes: 0, bookmarks: 0 }));
+  });
+
+  it("x: a video post's views are the video's own view count", async () => {
+    const post = await world.publish('x', { video: true, media: [{ url: 'https://cdn.example/clip.mp4' }] });
+    world.standIns.x.setMetrics(post.platformPostId, { impressions: 90, likes: 2, video_views: 61 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 90, likes: 2, replies: 0, reposts: 0, quotes: 0, bookmarks: 0, video_views: 61 }));
+    const call = world.standIns.x.standIn.calls('GET', `/2/tweets/${post.platformPostId}`)[0];
+    assert.equal(call.query.expansions, 'attachments.media_keys');
+  });
+
+  it('x and bluesky: a post deleted on the platform is 502 saying the platform no longer has it', async () => {
+    const tweet = await world.publish('x');
+    world.standIns.x.tweets().find((t) => t.id === tweet.platformPostId)!.deleted = true;
+    const x = await world.analytics(tweet.postId);
+    assert.equal(x.status, 502);
+    assert.deepEqual(x.body, { error: { code: 'upstream_error', message: 'X no longer has this post.' } });
+    const skeet = await world.publish('bluesky');
+    world.standIns.bluesky.remove(skeet.platformPostId);
+    const bluesky = await world.analytics(skeet.postId);
+    assert.equal(bluesky.status, 502);
+    assert.deepEqual(bluesky.body, { error: { code: 'upstream_error', message: 'Bluesky no longer has this post.' } });
+  });
+
   it('bluesky: likes, replies, reposts, quotes; bookmarks only where the AppView reports them; no impressions', async () => {
     const post = await world.publish('bluesky');
     world.standIns.bluesky.setMetrics(post.platformPostId, { likes: 12, replies: 4, reposts: 3, quotes: 1 });

@@ -108,6 +108,7 @@ export async function startAnalyticsWorld() {
   }
 
   const image = { data: Buffer.from('jpeg'), mimeType: 'image/jpeg', kind: 'image' as const, publicUrl: 'https://cdn.example/1.jpg' };
+  const video = { data: Buffer.alloc(2048, 1), mimeType: 'video/mp4', kind: 'video' as const, publicUrl: 'https://cdn.example/clip.mp4', durationMs: 5000, width: 640, height: 360 };
 
   return {
     api,
@@ -116,12 +117,11 @@ export async function startAnalyticsWorld() {
     connect,
     insertPost,
     /** Publishes on the platform's stand-in through the real adapter and records the published row. */
-    async publish(platform: MetricsPlatform, options: { media?: StoredMediaRef[] } = {}): Promise<PublishedFixture> {
+    async publish(platform: MetricsPlatform, options: { media?: StoredMediaRef[]; video?: boolean } = {}): Promise<PublishedFixture> {
       const { accountId, ctx } = await accountFor(platform);
       const slug = slugOf(platform);
-      const published = await standIns.adapters[slug].publish(ctx, {
-        postId: randomUUID(), text: `Numbers ${randomUUID()}`, media: slug === 'instagram' ? [image] : [],
-      });
+      const media = options.video ? [video] : slug === 'instagram' ? [image] : [];
+      const published = await standIns.adapters[slug].publish(ctx, { postId: randomUUID(), text: `Numbers ${randomUUID()}`, media });
       const postId = await insertPost({ accountId, platform: slug, status: 'published', platformPostId: published.platformPostId, media: options.media });
       return { postId, platformPostId: published.platformPostId, accountId };
     },
