@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import { request, startApi } from '../helpers/api';
+import { testSealedBox } from '../posts/fixtures';
 import { startAnalyticsWorld, type AnalyticsWorld } from './world';
 
 /** The stored snapshot answers; the platform is read at most once per post in 5 minutes, by one request at a time. */
@@ -85,6 +87,26 @@ describe('analytics: snapshot, refresh floor and concurrency', function () {
     assert.equal(ok.length, 1, answers.map((a) => a.status).join(','));
     assert.equal(ok[0].body.data.metrics.likes, 40);
     assert.ok(answers.filter((a) => a.status !== 200).every((a) => a.status === 429 && a.body.error.code === 'analytics_refresh_rate_limited' && Number(a.headers.get('retry-after')) > 0));
+  });
+
+  it('the claim holds across API instances: 10 refreshes split over two apps on one database read the platform once', async () => {
+    const second = await startApi({ plan: 'scale', deps: { adapters: world.standIns.adapters, sealedBox: testSealedBox, posts: { now: world.clock.now } } });
+    try {
+      const post = await world.publish('threads');
+      world.standIns.threads.setMetrics(post.platformPostId, { likes: 1 });
+      assert.equal((await world.analytics(post.postId)).status, 200);
+      world.clock.advance(5 * 60_000);
+      const reads = world.reads('threads');
+      world.standIns.threads.standIn.inject({ path: `/v1.0/${post.platformPostId}/insights` }, { kind: 'delay', ms: 300 });
+      const path = `/api/v1/analytics/posts/${post.postId}?refresh=true`;
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => request(i % 2 ? second.url : world.api.url, 'GET', path, { key: world.api.apiKey })),
+      );
+      assert.equal(world.reads('threads'), reads + 1);
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, ...Array(9).fill(429)]);
+    } finally {
+      await second.close();
+    }
   });
 
   it('10 parallel first requests read the platform once and all answer the same numbers', async () => {
