@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { getPostAnalytics, type AnalyticsResult } from '../../src/analytics/service';
 import { ApiError } from '../../src/errors';
-import { platformNames } from '../../src/platforms/graph/errors';
-import { metricKeys, platformSlugs, type PlatformFailureKind, type PlatformSlug } from '../../src/platforms/types';
+import { platformName } from '../../src/platforms/availability';
+import { metricKeys, platformSlugs, type PlatformFailureKind } from '../../src/platforms/types';
 import type { AppDeps } from '../deps';
 import { defineRoute } from '../route';
 import { queryBoolean } from '../validation';
@@ -31,16 +31,16 @@ const failureMessages: Record<PlatformFailureKind, (name: string) => string> = {
   permanent: (p) => `${p} refused to give this post's analytics.`,
 };
 
-function answer(result: AnalyticsResult, postId: string, platformOf: (p: PlatformSlug) => string) {
+function answer(result: AnalyticsResult, postId: string) {
   switch (result.kind) {
     case 'ok':
       return { status: 200, body: { data: result.analytics } };
     case 'not_published':
       throw new ApiError('bad_request', `Post ${postId} is ${result.status}: analytics exist once the post is published.`);
     case 'no_platform_analytics':
-      throw new ApiError('upstream_error', `${platformOf(result.platform)} has no post analytics: its API does not report a post's views or reactions.`);
+      throw new ApiError('upstream_error', `${platformName(result.platform)} has no post analytics: its API does not report a post's views or reactions.`);
     case 'account_disconnected':
-      throw new ApiError('bad_request', `The ${platformOf(result.platform)} account of post ${postId} was disconnected: Herald can no longer read its analytics.`);
+      throw new ApiError('bad_request', `The ${platformName(result.platform)} account of post ${postId} was disconnected: Herald can no longer read its analytics.`);
     case 'refresh_too_soon':
       throw new ApiError(
         'analytics_refresh_rate_limited',
@@ -51,7 +51,7 @@ function answer(result: AnalyticsResult, postId: string, platformOf: (p: Platfor
     case 'platform_failed': {
       const { failure } = result;
       const wait = failure.kind === 'rate_limited' && failure.retryAfterSeconds !== undefined ? { 'Retry-After': String(failure.retryAfterSeconds) } : undefined;
-      throw new ApiError('upstream_error', failureMessages[failure.kind](platformOf(failure.platform)), {}, wait);
+      throw new ApiError('upstream_error', failureMessages[failure.kind](platformName(failure.platform)), {}, wait);
     }
   }
 }
@@ -76,7 +76,7 @@ export const analyticsRoutes = [
     errors: ['analytics_refresh_rate_limited', 'upstream_error'],
     handler: async ({ params, query, auth, deps }) => {
       const result = await getPostAnalytics(analyticsDeps(deps), auth.userId, params.id, { refresh: query.refresh === true });
-      return answer(result, params.id, (p) => platformNames[p]);
+      return answer(result, params.id);
     },
   }),
 ];
