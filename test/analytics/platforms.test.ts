@@ -121,6 +121,13 @@ describe('analytics: per platform', function () {
     assert.equal(call.query.metric, 'views,reach,likes,comments,saved,shares');
   });
 
+  it('instagram: media with too few viewers for insights (#10) gives the counts on the media, the rest null', async () => {
+    const post = await world.publish('instagram');
+    world.standIns.instagram.setMetrics(post.platformPostId, { likes: 3, replies: 1, impressions: 40 });
+    world.standIns.instagram.fewViewers.add(post.platformPostId);
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ likes: 3, replies: 1 }));
+  });
+
   it('threads: views, likes, replies, reposts, quotes, shares; reach, bookmarks, saves, clicks null', async () => {
     const post = await world.publish('threads');
     world.standIns.threads.setMetrics(post.platformPostId, { impressions: 77, likes: 6, replies: 2, reposts: 1, quotes: 3, shares: 2 });

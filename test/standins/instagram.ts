@@ -57,6 +57,12 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
   }
 
   const metrics = new MetricsBook();
+  /** Media Instagram shows no insights for yet: error (#10) "Not enough viewers for the media to show insights". */
+  const fewViewers = new Set<string>();
+  const countsOf = (id: string) => ({
+    like_count: metrics.get(id).likes ?? 0,
+    comments_count: metrics.get(id).replies ?? [...comments.values()].filter((c) => c.mediaId === id).length,
+  });
 
   function routes(prefix: string, flavour: 'instagram' | 'facebook') {
     const auth = (req: RecordedRequest) => requireToken(req, (t) => t === (flavour === 'instagram' ? user.igToken : user.fbToken));
@@ -76,6 +82,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
       auth(req);
       const item = media.get(req.params.id);
       if (!item) throw new StandInReply(graphErrors.unknownObject(req.params.id));
+      if (fewViewers.has(item.id)) return graphError({ code: 10, type: 'OAuthException', message: '(#10) Not enough viewers for the media to show insights' });
       const m = metrics.get(item.id);
       return graphInsightsAnswer(item.id, req.query.metric, {
         values: { views: m.impressions, reach: m.reach, likes: m.likes, comments: m.replies, saved: m.saves, shares: m.shares },
@@ -100,7 +107,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
           state.permalinkFailures -= 1;
           return graphErrors.transient();
         }
-        return { json: pick({ id, caption: item.caption, timestamp: item.timestamp, shortcode: item.shortcode, permalink: noPermalink.has(id) ? undefined : item.permalink, media_type: item.kind.toUpperCase() }, req.query.fields) };
+        return { json: pick({ id, caption: item.caption, timestamp: item.timestamp, shortcode: item.shortcode, permalink: noPermalink.has(id) ? undefined : item.permalink, media_type: item.kind.toUpperCase(), ...countsOf(id) }, req.query.fields) };
       }
       const comment = comments.get(id);
       if (comment) return { json: pick(replyView(comment), req.query.fields) };
@@ -233,6 +240,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     setClock(fn: () => Date) { clock = fn; },
     /** Numbers the media's insights report, in Herald's keys. */
     setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),
+    fewViewers,
     addExternalComment(target: string, text: string, from = { id: '17841499999999999', username: 'visitor.one' }) {
       return addComment(target, text, from);
     },
