@@ -48,6 +48,8 @@ function answer(result: AnalyticsResult, postId: string) {
         {},
         { 'Retry-After': String(result.retryAfterSeconds) },
       );
+    case 'concurrent_read_failed':
+      throw new ApiError('upstream_error', `${platformName(result.platform)} did not give this post's analytics to the request reading them at the same time; try again later.`);
     case 'platform_failed': {
       const { failure } = result;
       const wait = failure.kind === 'rate_limited' && failure.retryAfterSeconds !== undefined ? { 'Retry-After': String(failure.retryAfterSeconds) } : undefined;

@@ -51,7 +51,9 @@ export type AnalyticsResult =
   | { kind: 'no_platform_analytics'; platform: PlatformSlug }
   | { kind: 'account_disconnected'; platform: PlatformSlug }
   | { kind: 'refresh_too_soon'; retryAfterSeconds: number }
-  | { kind: 'platform_failed'; failure: PlatformFailure };
+  | { kind: 'platform_failed'; failure: PlatformFailure }
+  /** The platform read another request made while this one waited failed (its reason went to that request). */
+  | { kind: 'concurrent_read_failed'; platform: PlatformSlug };
 
 export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, postId: string, options: { refresh: boolean }): Promise<AnalyticsResult> {
   const post = await findOwnPost(deps.db, userId, postId);
@@ -60,9 +62,12 @@ export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, post
   const published = { ...post, platform_post_id: post.platform_post_id };
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const waitUntil = Date.now() + WAIT_LIMIT_MS;
+  let waited = false;
   for (;;) {
     const snapshot = await findSnapshot(deps.db, post.id);
     if (hasMetrics(snapshot) && !options.refresh) return { kind: 'ok', analytics: viewOf(published, snapshot) };
+    // The read this request waited for failed: its failure is this request's too, not a reason to read again.
+    if (waited && !snapshot?.refresh_claim_id) return { kind: 'concurrent_read_failed', platform: post.platform };
     const claimId = randomUUID();
     const now = deps.now();
     const claimed = await claimRefresh(deps.db, post.id, claimId, now, new Date(now.getTime() - CLAIM_ABANDONED_AFTER_MS));
@@ -73,6 +78,7 @@ export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, post
     if (hasMetrics(current)) return { kind: 'ok', analytics: viewOf(published, current) };
     // A first read is in flight elsewhere: its answer is this request's answer too.
     if (Date.now() > waitUntil) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(current, deps.now()) };
+    waited = true;
     await sleep(WAIT_POLL_MS);
   }
 }

@@ -120,6 +120,20 @@ describe('analytics: snapshot, refresh floor and concurrency', function () {
     assert.ok(answers.every((a) => a.body.data.metrics.likes === 13 && a.body.data.synced_at === answers[0].body.data.synced_at));
   });
 
+  it('10 parallel first requests meeting a platform refusal read the platform once, and all answer 502', async () => {
+    const post = await world.publish('threads');
+    const reads = world.reads('threads');
+    world.standIns.threads.insightsAccess.granted = false;
+    try {
+      world.standIns.threads.standIn.inject({ path: `/v1.0/${post.platformPostId}/insights` }, { kind: 'delay', ms: 300 });
+      const answers = await Promise.all(Array.from({ length: 10 }, () => world.analytics(post.postId)));
+      assert.equal(world.reads('threads'), reads + 1);
+      assert.ok(answers.every((a) => a.status === 502 && a.body.error.code === 'upstream_error' && a.body.error.message.startsWith('Threads ')), answers.map((a) => a.text).join('\n'));
+    } finally {
+      world.standIns.threads.insightsAccess.granted = true;
+    }
+  });
+
   it('the snapshot is one row a post with the numbers, sync time and floor', async () => {
     const post = await world.publish('instagram');
     world.standIns.instagram.setMetrics(post.platformPostId, { likes: 3 });
