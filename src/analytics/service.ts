@@ -62,24 +62,27 @@ export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, post
   const published = { ...post, platform_post_id: post.platform_post_id };
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const waitUntil = Date.now() + WAIT_LIMIT_MS;
-  let waited = false;
+  let sawOtherRead = false;
   for (;;) {
     const snapshot = await findSnapshot(deps.db, post.id);
     if (hasMetrics(snapshot) && !options.refresh) return { kind: 'ok', analytics: viewOf(published, snapshot) };
-    // The read this request waited for failed: its failure is this request's too, not a reason to read again.
-    if (waited && !snapshot?.refresh_claim_id) return { kind: 'concurrent_read_failed', platform: post.platform };
-    const claimId = randomUUID();
     const now = deps.now();
-    const claimed = await claimRefresh(deps.db, post.id, claimId, now, new Date(now.getTime() - CLAIM_ABANDONED_AFTER_MS));
-    if (claimed) return readPlatform(deps, published, claimId);
-    // Another request holds the read, or the floor has not passed (a read that just ended set it).
-    const current = await findSnapshot(deps.db, post.id);
-    if (options.refresh) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(current, deps.now()) };
-    if (hasMetrics(current)) return { kind: 'ok', analytics: viewOf(published, current) };
-    // A first read is in flight elsewhere: its answer is this request's answer too.
-    if (Date.now() > waitUntil) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(current, deps.now()) };
-    waited = true;
-    await sleep(WAIT_POLL_MS);
+    const abandonedBefore = new Date(now.getTime() - CLAIM_ABANDONED_AFTER_MS);
+    const claimedAt = snapshot?.refresh_claimed_at ?? null;
+    if (claimedAt && claimedAt >= abandonedBefore) {
+      // Another request is reading the platform: a refresh is too soon; a first read's answer is this request's too.
+      if (options.refresh || Date.now() > waitUntil) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(snapshot, now) };
+      sawOtherRead = true;
+      await sleep(WAIT_POLL_MS);
+      continue;
+    }
+    // The read this request waited for failed: its failure is this request's too, not a reason to read again.
+    if (sawOtherRead && !claimedAt) return { kind: 'concurrent_read_failed', platform: post.platform };
+    const claimId = randomUUID();
+    if (await claimRefresh(deps.db, post.id, claimId, now, abandonedBefore)) return readPlatform(deps, published, claimId);
+    // Lost the claim to a concurrent request, or the floor has not passed.
+    if (options.refresh) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(await findSnapshot(deps.db, post.id), deps.now()) };
+    sawOtherRead = true;
   }
 }
 

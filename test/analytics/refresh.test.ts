@@ -125,7 +125,9 @@ describe('analytics: snapshot, refresh floor and concurrency', function () {
     const reads = world.reads('threads');
     world.standIns.threads.insightsAccess.granted = false;
     try {
-      world.standIns.threads.standIn.inject({ path: `/v1.0/${post.platformPostId}/insights` }, { kind: 'delay', ms: 300 });
+      // A failed read stores nothing, so a request arriving after it ended would read again: the platform answers
+      // slowly enough that all ten arrive while the read is in flight, even on a loaded machine.
+      world.standIns.threads.standIn.inject({ path: `/v1.0/${post.platformPostId}/insights` }, { kind: 'delay', ms: 2_000 });
       const answers = await Promise.all(Array.from({ length: 10 }, () => world.analytics(post.postId)));
       assert.equal(world.reads('threads'), reads + 1);
       assert.ok(answers.every((a) => a.status === 502 && a.body.error.code === 'upstream_error' && a.body.error.message.startsWith('Threads ')), answers.map((a) => a.text).join('\n'));
