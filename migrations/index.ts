@@ -13,6 +13,7 @@ import * as m0051 from './0051_post_change_notifications';
 import * as m0052 from './0052_post_publishing_workflow';
 import * as m0053 from './0053_first_comment_attempts';
 import * as m0054 from './0054_idempotency_response_text';
+import * as m0070 from './0070_post_analytics';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0052_post_publishing_workflow': m0052,
   '0053_first_comment_attempts': m0053,
   '0054_idempotency_response_text': m0054,
+  '0070_post_analytics': m0070,
 };

@@ -72,6 +72,18 @@ export interface CommentPage {
   nextCursor: string | null;
 }
 
+/** Herald's post metric keys (decisions.md "Analytics"); each is an integer, or null where the platform does not report it. */
+export const metricKeys = ['impressions', 'reach', 'likes', 'replies', 'reposts', 'quotes', 'bookmarks', 'saves', 'shares', 'clicks', 'video_views'] as const;
+export type MetricKey = (typeof metricKeys)[number];
+export type PostMetrics = Record<MetricKey, number | null>;
+
+/** What reading one published post's numbers needs besides the account. */
+export interface MetricsRequest {
+  platformPostId: string;
+  /** The post carries a video: platforms that count video views per video report them only then. */
+  hasVideo: boolean;
+}
+
 export interface PlatformContext {
   credentials: AccountCredentials;
   /** Settings from AccountIdentity.settings, stored with the account. */
@@ -99,6 +111,8 @@ export interface PlatformAdapter {
   replyToComment?(ctx: PlatformContext, platformPostId: string, platformCommentId: string, text: string): Promise<PublishedPost>;
   hideComment?(ctx: PlatformContext, platformCommentId: string, hidden: boolean): Promise<void>;
   deleteComment?(ctx: PlatformContext, platformCommentId: string): Promise<void>;
+  /** The post's own numbers from the platform's metrics endpoint (`<platform>/metrics.ts`); absent where none exists (telegram). */
+  readMetrics?(ctx: PlatformContext, req: MetricsRequest): Promise<PostMetrics>;
 }
 
 /**

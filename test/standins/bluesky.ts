@@ -7,6 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
+import { MetricsBook } from './metrics';
 
 const POST = 'app.bsky.feed.post';
 const PROFILE = 'app.bsky.actor.profile';
@@ -322,6 +323,17 @@ export async function startBlueskyStandIn(options: { demoAccount?: boolean } = {
       if (!record) xrpcError(400, 'RecordNotFound', `Could not locate record: ${uri}`);
       return ok({ uri: record.uri, cid: record.cid, value: record.value });
     })
+    .on('GET', '/xrpc/app.bsky.feed.getPosts', (req) => {
+      authenticate(req);
+      // The kit keeps one value per query name, so this stand-in reads one uri; a missing post is left out of `posts`.
+      const record = records.get(req.query.uris ?? '');
+      if (!record) return ok({ posts: [] });
+      const view = postView(record);
+      const m = metrics.get(record.uri);
+      const counts = { replyCount: m.replies ?? view.replyCount, repostCount: m.reposts ?? 0, likeCount: m.likes ?? view.likeCount, quoteCount: m.quotes ?? 0 };
+      // `bookmarkCount` only from AppViews on newer lexicons: reported here once a test sets it.
+      return ok({ posts: [{ ...view, ...counts, ...(m.bookmarks === undefined ? {} : { bookmarkCount: m.bookmarks }) }] });
+    })
     .on('GET', '/xrpc/app.bsky.feed.getPostThread', (req) => {
       authenticate(req);
       const depth = req.query.depth === undefined ? 6 : Number(req.query.depth);
@@ -332,6 +344,8 @@ export async function startBlueskyStandIn(options: { demoAccount?: boolean } = {
       if (!record) xrpcError(400, 'NotFound', `Post not found: ${req.query.uri}`);
       return ok({ thread: threadView(record, depth) });
     });
+
+  const metrics = new MetricsBook();
 
   await standIn.start();
   if (options.demoAccount) addAccount({ handle: 'demo.herald.test', appPassword: 'demo-demo-demo-demo', displayName: 'Herald Demo' });
@@ -359,6 +373,8 @@ export async function startBlueskyStandIn(options: { demoAccount?: boolean } = {
     remove(uri: string): void {
       records.delete(uri);
     },
+    /** Numbers `app.bsky.feed.getPosts` reports for a post, in Herald's keys. */
+    setMetrics: (uri: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(uri, values),
     setLikes(uri: string, likes: number): void {
       records.get(uri)!.likeCount = likes;
     },

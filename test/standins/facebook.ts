@@ -4,6 +4,7 @@
  * Errors use the Graph envelope; ids follow Graph's shapes (`<pageId>_<postId>` for posts, `<postId>_<n>` for comments).
  */
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
+import { graphInsightsAnswer, MetricsBook } from './metrics';
 import { cursorPage, graphError, graphErrors, graphTime, nextGraphId, param, pick, requireToken } from './graph';
 
 interface FacebookPhoto { id: string; url?: string; sourceBytes?: number; alt?: string; published: boolean; usedBy?: string }
@@ -47,12 +48,38 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
     return record;
   }
 
+  const metrics = new MetricsBook();
+
+  /** The counts a post carries (protocols.md section 12); `shares` is left out when nobody shared. */
+  function countsOf(post: FacebookPost) {
+    const m = metrics.get(post.id);
+    const commentCount = m.replies ?? [...comments.values()].filter((c) => c.postId === post.id).length;
+    return {
+      ...(m.shares ? { shares: { count: m.shares } } : {}),
+      reactions: { data: [], summary: { total_count: m.likes ?? 0 } },
+      comments: { data: [], summary: { order: 'ranked', total_count: commentCount, can_comment: true } },
+    };
+  }
+
+  standIn.on('GET', `${v}/:id/insights`, (req) => {
+    auth(req);
+    const post = posts.get(req.params.id);
+    if (!post) throw new StandInReply(graphErrors.unknownObject(req.params.id));
+    const m = metrics.get(post.id);
+    return graphInsightsAnswer(post.id, req.query.metric, {
+      values: { post_media_view: m.impressions, post_total_media_view_unique: m.reach, post_clicks: m.clicks, post_video_views: m.video_views },
+      valid: ['post_media_view', 'post_total_media_view_unique', 'post_clicks', 'post_video_views', 'post_reactions_by_type_total'],
+      // Gone since June and November 2025 (every API version): asking for one is an invalid-metric error.
+      deprecated: ['post_impressions', 'post_impressions_unique', 'post_impressions_organic', 'post_impressions_paid', 'post_impressions_organic_unique'],
+    });
+  });
+
   standIn.on('GET', `${v}/:id`, (req) => {
     auth(req);
     const id = req.params.id;
     if (id === page.id) return { json: pick({ id: page.id, name: page.name, username: page.username, link: `https://www.facebook.com/${page.username}` }, req.query.fields) };
     const post = posts.get(id);
-    if (post) return { json: pick({ id: post.id, message: post.message, created_time: post.created_time, permalink_url: `https://www.facebook.com/${post.id}` }, req.query.fields) };
+    if (post) return { json: pick({ id: post.id, message: post.message, created_time: post.created_time, permalink_url: `https://www.facebook.com/${post.id}`, ...countsOf(post) }, req.query.fields) };
     const comment = comments.get(id);
     if (comment) return { json: pick(commentView(comment), req.query.fields) };
     throw new StandInReply(graphErrors.unknownObject(id));
@@ -168,6 +195,8 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
     posts,
     comments,
     setClock(fn: () => Date) { clock = fn; },
+    /** Numbers the post's counts and insights report, in Herald's keys. */
+    setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),
     /** A comment by someone else (or a reply to one), as a visitor of the Page would write it. */
     addExternalComment(target: string, message: string, from = { id: '900000000000001', name: 'Ada Visitor' }) {
       return addComment(target, message, from);

@@ -6,6 +6,7 @@
  * 24-hour publishing quota; comments carry nested `replies` pages.
  */
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
+import { graphInsightsAnswer, MetricsBook } from './metrics';
 import { cursorPage, graphError, graphErrors, graphTime, nextGraphId, param, pick, requireToken, fieldNames } from './graph';
 
 interface InstagramContainer {
@@ -55,6 +56,14 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     return record;
   }
 
+  const metrics = new MetricsBook();
+  /** Media Instagram shows no insights for yet: error (#10) "Not enough viewers for the media to show insights". */
+  const fewViewers = new Set<string>();
+  const countsOf = (id: string) => ({
+    like_count: metrics.get(id).likes ?? 0,
+    comments_count: metrics.get(id).replies ?? [...comments.values()].filter((c) => c.mediaId === id).length,
+  });
+
   function routes(prefix: string, flavour: 'instagram' | 'facebook') {
     const auth = (req: RecordedRequest) => requireToken(req, (t) => t === (flavour === 'instagram' ? user.igToken : user.fbToken));
     const ownUser = (req: RecordedRequest) => {
@@ -67,6 +76,20 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
         return { json: pick({ id: user.appScopedId, user_id: user.igUserId, username: user.username, name: user.name }, req.query.fields) };
       });
     }
+
+    /** Media insights (protocols.md section 12): `views` replaced impressions and plays; the old names are invalid metrics. */
+    standIn.on('GET', `${prefix}/:id/insights`, (req) => {
+      auth(req);
+      const item = media.get(req.params.id);
+      if (!item) throw new StandInReply(graphErrors.unknownObject(req.params.id));
+      if (fewViewers.has(item.id)) return graphError({ code: 10, type: 'OAuthException', message: '(#10) Not enough viewers for the media to show insights' });
+      const m = metrics.get(item.id);
+      return graphInsightsAnswer(item.id, req.query.metric, {
+        values: { views: m.impressions, reach: m.reach, likes: m.likes, comments: m.replies, saved: m.saves, shares: m.shares },
+        valid: ['views', 'reach', 'likes', 'comments', 'saved', 'shares', 'total_interactions', 'profile_visits', 'follows'],
+        deprecated: ['impressions', 'plays', 'clips_replays_count', 'ig_reels_aggregated_all_plays_count', 'video_views'],
+      });
+    });
 
     standIn.on('GET', `${prefix}/:id`, (req) => {
       auth(req);
@@ -84,7 +107,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
           state.permalinkFailures -= 1;
           return graphErrors.transient();
         }
-        return { json: pick({ id, caption: item.caption, timestamp: item.timestamp, shortcode: item.shortcode, permalink: noPermalink.has(id) ? undefined : item.permalink, media_type: item.kind.toUpperCase() }, req.query.fields) };
+        return { json: pick({ id, caption: item.caption, timestamp: item.timestamp, shortcode: item.shortcode, permalink: noPermalink.has(id) ? undefined : item.permalink, media_type: item.kind.toUpperCase(), ...countsOf(id) }, req.query.fields) };
       }
       const comment = comments.get(id);
       if (comment) return { json: pick(replyView(comment), req.query.fields) };
@@ -215,6 +238,9 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     facebookOrigin: `${origin}/fb/v25.0`,
     user, containers, media, comments, quota, failingUrls, noPermalink, state,
     setClock(fn: () => Date) { clock = fn; },
+    /** Numbers the media's insights report, in Herald's keys. */
+    setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),
+    fewViewers,
     addExternalComment(target: string, text: string, from = { id: '17841499999999999', username: 'visitor.one' }) {
       return addComment(target, text, from);
     },

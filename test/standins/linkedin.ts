@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
+import { MetricsBook } from './metrics';
 
 interface LinkedInPost { urn: string; author: string; commentary: string; content?: any; createdAt: number; body: any }
 interface LinkedInCommentRecord { id: string; commentUrn: string; object: string; actor: string; text: string; parentComment?: string; time: number }
@@ -149,10 +150,50 @@ export async function startLinkedInStandIn() {
     return { status: 204 };
   });
 
+  const metrics = new MetricsBook();
+  /** `r_member_postAnalytics` granted to the member's connection (Community Management API). */
+  const memberAnalytics = { granted: true };
+  const listed = /^List\((urn:li:(?:share|ugcPost):\d+)\)$/;
+
+  /** Page post statistics (protocols.md section 12): organic totals of the posts named in `shares=List(...)`. */
+  standIn.on('GET', '/rest/organizationalEntityShareStatistics', (req) => {
+    auth(req);
+    if (req.query.q !== 'organizationalEntity') return linkedInError(400, 'Unknown finder');
+    if (req.query.organizationalEntity !== orgUrn()) return linkedInError(403, 'Not enough permissions to access organizationalEntityShareStatistics', 'ACCESS_DENIED', 100);
+    if (organization.role !== 'ADMINISTRATOR') return linkedInError(403, 'Member is not an administrator of the organization', 'ACCESS_DENIED', 100);
+    const urn = listed.exec(req.query.shares ?? req.query.ugcPosts ?? '')?.[1];
+    const post = urn ? posts.get(urn) : undefined;
+    if (!urn || !post || post.author !== orgUrn()) return { json: { paging: { start: 0, count: 10, links: [] }, elements: [] } };
+    const m = metrics.get(urn);
+    const totalShareStatistics = {
+      impressionCount: m.impressions ?? 0, uniqueImpressionsCount: m.reach ?? 0, clickCount: m.clicks ?? 0, likeCount: m.likes ?? 0,
+      commentCount: m.replies ?? [...comments.values()].filter((c) => c.object === urn).length, shareCount: m.reposts ?? 0, engagement: 0,
+    };
+    return { json: { paging: { start: 0, count: 10, links: [] }, elements: [{ organizationalEntity: orgUrn(), [urn.includes(':share:') ? 'share' : 'ugcPost']: urn, totalShareStatistics }] } };
+  });
+
+  /** Member post analytics: one metric type per call, `aggregation=TOTAL` gives one element. */
+  const memberMetric: Record<string, keyof ReturnType<MetricsBook['get']>> = { IMPRESSION: 'impressions', MEMBERS_REACHED: 'reach', REACTION: 'likes', COMMENT: 'replies', RESHARE: 'reposts' };
+  standIn.on('GET', '/rest/memberCreatorPostAnalytics', (req) => {
+    auth(req);
+    if (req.query.q !== 'entity') return linkedInError(400, 'Unknown finder');
+    if (!memberAnalytics.granted) return linkedInError(403, 'Not enough permissions to access: memberCreatorPostAnalytics', 'ACCESS_DENIED', 100);
+    const urn = /^\((?:share|ugc):(urn:li:(?:share|ugcPost):\d+)\)$/.exec(req.query.entity ?? '')?.[1];
+    const key = memberMetric[req.query.queryType ?? ''];
+    if (!urn || !key || !['TOTAL', 'DAILY'].includes(req.query.aggregation ?? '')) return linkedInError(400, 'Invalid query parameters');
+    const post = posts.get(urn);
+    if (!post || post.author !== personUrn()) return linkedInError(404, 'Not Found');
+    const count = metrics.get(urn)[key] ?? 0;
+    return { json: { paging: { start: 0, count: 10, links: [] }, elements: [{ count, metricType: { 'com.linkedin.adsexternalapi.memberanalytics.v1.CreatorPostAnalyticsMetricTypeV1': req.query.queryType } }] } };
+  });
+
   const origin = await standIn.start();
   return {
     standIn, origin, member, organization, images, posts, comments, personUrn, orgUrn,
     setClock(fn: () => Date) { clock = fn; },
+    /** Numbers the statistics endpoints report for a post, in Herald's keys. */
+    setMetrics: (urn: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(urn, values),
+    memberAnalytics,
     addExternalComment(object: string, text: string, parentComment?: string, actor = 'urn:li:person:visitor1') {
       return addComment(object, actor, text, parentComment);
     },

@@ -5,6 +5,7 @@
  * X-RateLimit-* headers, the reset as an ISO 8601 timestamp.
  */
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
+import { MetricsBook } from './metrics';
 
 export interface MastodonStandInAccount {
   id: string;
@@ -53,7 +54,7 @@ export async function startMastodonStandIn() {
   const idempotency = new Map<string, { statusId: string; at: number }>();
   let nextId = 113500000000000000n;
   const newId = () => String(++nextId);
-  const config = { videoPollsUntilReady: 2, videoFails: false };
+  const config = { videoPollsUntilReady: 2, videoFails: false, /** Mastodon 4.5+ reports `quotes_count`. */ quotesCount: true };
   let origin = '';
 
   const resetIso = () => new Date(Math.ceil(Date.now() / 300_000) * 300_000).toISOString().replace('Z', '000Z');
@@ -149,6 +150,24 @@ export async function startMastodonStandIn() {
     return statuses.filter((s) => !s.deleted && s.in_reply_to_id === id).flatMap((s) => [s, ...descendants(s.id)]);
   }
 
+  const metrics = new MetricsBook();
+
+  /** The Status with the counts a test set (protocols.md section 12); a public status needs no token. */
+  function readStatus(req: RecordedRequest): StandInResponse {
+    if (req.headers.authorization) authenticate(req, 'read:statuses');
+    const status = live(req.params.id);
+    if (!status) fail(404, 'Record not found');
+    const m = metrics.get(status.id);
+    const shape = statusShape(status);
+    return reply(200, {
+      ...shape,
+      replies_count: m.replies ?? shape.replies_count,
+      reblogs_count: m.reposts ?? 0,
+      favourites_count: m.likes ?? 0,
+      ...(config.quotesCount ? { quotes_count: m.quotes ?? 0 } : {}),
+    });
+  }
+
   standIn
     .on('GET', '/api/v1/accounts/verify_credentials', (req) => {
       const a = authenticate(req);
@@ -163,6 +182,7 @@ export async function startMastodonStandIn() {
       status.deleted = true;
       return reply(200, { ...statusShape(status), text: status.text });
     })
+    .on('GET', '/api/v1/statuses/:id', readStatus)
     .on('GET', '/api/v1/statuses/:id/context', (req) => {
       authenticate(req, 'read:statuses');
       const status = live(req.params.id);
@@ -225,6 +245,8 @@ export async function startMastodonStandIn() {
     liveStatuses: () => statuses.filter((s) => !s.deleted),
     media: (id: string) => media.get(id),
     config,
+    /** Numbers the status reports, in Herald's keys. */
+    setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),
     /** The next `times` matching requests get 429 with Mastodon's headers; `reset` is when the window reopens. */
     rateLimit(path: string | RegExp, reset: Date, times = 1) {
       standIn.inject(

@@ -5,6 +5,7 @@
  * and DELETE that needs the `threads_delete` permission.
  */
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
+import { graphInsightsAnswer, MetricsBook } from './metrics';
 import { cursorPage, graphError, graphErrors, nextGraphId, param, pick, requireToken } from './graph';
 
 interface ThreadsContainer { id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; errorMessage?: string }
@@ -138,6 +139,23 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
     return false;
   }
 
+  const metrics = new MetricsBook();
+  /** `threads_manage_insights` granted to the connection; without it insights answer Graph's permission error. */
+  const insightsAccess = { granted: true };
+
+  /** Media insights (protocols.md section 12), `threads_basic` + `threads_manage_insights`. */
+  standIn.on('GET', `${v}/:id/insights`, (req) => {
+    auth(req);
+    const post = posts.get(req.params.id);
+    if (!post) throw new StandInReply(graphErrors.unknownObject(req.params.id));
+    if (!insightsAccess.granted) return graphError({ status: 403, code: 10, message: '(#10) Application does not have permission for this action' });
+    const m = metrics.get(post.id);
+    return graphInsightsAnswer(post.id, req.query.metric, {
+      values: { views: m.impressions, likes: m.likes, replies: m.replies, reposts: m.reposts, quotes: m.quotes, shares: m.shares },
+      valid: ['views', 'likes', 'replies', 'reposts', 'quotes', 'shares', 'clicks', 'followers_count', 'follower_demographics'],
+    });
+  });
+
   standIn.on('POST', `${v}/:id/manage_reply`, (req) => {
     auth(req);
     const reply = posts.get(req.params.id);
@@ -163,6 +181,9 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
   return {
     standIn, origin: `${origin}${v}`, user, containers, posts, quota, failingUrls, state,
     setClock(fn: () => Date) { clock = fn; },
+    /** Numbers the media's insights report, in Herald's keys. */
+    setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),
+    insightsAccess,
     permalinkOf: permalink,
     /** A reply by another Threads user to a post or reply. */
     addExternalReply(replyToId: string, text: string, username = 'someone.else') {

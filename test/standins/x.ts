@@ -6,6 +6,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
+import { MetricsBook } from './metrics';
 
 export interface XStandInUser {
   id: string;
@@ -246,8 +247,52 @@ export async function startXStandIn() {
     return m;
   }
 
+  const metrics = new MetricsBook();
+  const NON_PUBLIC_DAYS = 30;
+
+  /** `GET /2/tweets/:id` with public/non-public metrics and the video's view count (protocols.md section 12). */
+  function readTweet(req: RecordedRequest): StandInResponse {
+    const user = authenticate(req);
+    const tweet = live(req.params.id);
+    if (!tweet) {
+      return ok({ errors: [{ value: req.params.id, detail: `Could not find tweet with id: [${req.params.id}].`, title: 'Not Found Error', resource_type: 'tweet', parameter: 'id', resource_id: req.params.id, type: `${PROBLEMS}/resource-not-found` }] });
+    }
+    const fields = new Set((req.query['tweet.fields'] ?? '').split(','));
+    const m = metrics.get(tweet.id);
+    const replies = tweets.filter((r) => !r.deleted && r.referenced_tweets?.some((ref) => ref.id === tweet.id)).length;
+    const data: Record<string, unknown> = { id: tweet.id, text: tweet.text, edit_history_tweet_ids: [tweet.id] };
+    const errors: unknown[] = [];
+    if (fields.has('public_metrics')) {
+      data.public_metrics = {
+        retweet_count: m.reposts ?? 0, reply_count: m.replies ?? replies, like_count: m.likes ?? 0, quote_count: m.quotes ?? 0,
+        bookmark_count: m.bookmarks ?? 0, impression_count: m.impressions ?? 0,
+      };
+    }
+    if (fields.has('non_public_metrics')) {
+      const recent = Date.now() - Date.parse(tweet.created_at) <= NON_PUBLIC_DAYS * 86_400_000;
+      if (tweet.author_id === user.id && recent) {
+        // `url_link_clicks` is absent for posts without a link (here: without clicks set).
+        data.non_public_metrics = { impression_count: m.impressions ?? 0, user_profile_clicks: 0, ...(m.clicks === undefined ? {} : { url_link_clicks: m.clicks }) };
+      } else {
+        errors.push({ value: tweet.id, detail: 'Sorry, you are not authorized to access non_public_metrics on this Tweet.', title: 'Field Authorization Error', resource_type: 'tweet', parameter: 'non_public_metrics', resource_id: tweet.id, section: 'data', field: 'non_public_metrics', type: `${PROBLEMS}/not-authorized-for-field` });
+      }
+    }
+    const mediaKeys = tweet.media_ids.map((id) => mediaShape(media.get(id)!).media_key);
+    const includes: Record<string, unknown> = {};
+    if (req.query.expansions?.includes('attachments.media_keys') && mediaKeys.length) {
+      data.attachments = { media_keys: mediaKeys };
+      includes.media = tweet.media_ids.map((id) => {
+        const item = media.get(id)!;
+        const video = item.category === 'tweet_video';
+        return { media_key: mediaShape(item).media_key, type: video ? 'video' : 'photo', ...(video ? { public_metrics: { view_count: m.video_views ?? 0 } } : {}) };
+      });
+    }
+    return ok({ data, ...(Object.keys(includes).length ? { includes } : {}), ...(errors.length ? { errors } : {}) });
+  }
+
   standIn
     .on('GET', '/2/users/me', (req) => ok({ data: userShape(authenticate(req), req.query['user.fields']) }))
+    .on('GET', '/2/tweets/:id', readTweet)
     .on('POST', '/2/tweets', createTweet)
     .on('DELETE', '/2/tweets/:id', deleteTweet)
     .on('GET', '/2/tweets/search/recent', searchRecent)
@@ -333,6 +378,8 @@ export async function startXStandIn() {
     liveTweets: () => tweets.filter((t) => !t.deleted),
     media: (id: string) => media.get(id),
     config,
+    /** Numbers the metrics endpoint reports for a post, in Herald's keys. */
+    setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),
     /** The next `times` matching requests get 429 with X's headers; `reset` is epoch seconds. */
     rateLimit(path: string | RegExp, reset: number, times = 1, problemType = 'about:blank') {
       standIn.inject(

@@ -14,6 +14,7 @@ import { BLUESKY_DEFAULT_SERVICE, checkServiceUrl } from './account';
 import { createBlueskyClient, type BlueskySession } from './client';
 import { isSessionError, xrpcErrorName } from './errors';
 import { uploadImages } from './media';
+import { readBlueskyMetrics } from './metrics';
 import {
   commentsOfThread,
   pageAfter,
@@ -218,5 +219,7 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
     deleteComment(ctx, platformCommentId) {
       return deleteOwn(ctx, platformCommentId, 'reply');
     },
+
+    readMetrics: (ctx, req) => readBlueskyMetrics(client, ctx, req),
   };
 }

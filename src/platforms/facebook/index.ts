@@ -4,6 +4,7 @@ import { ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { uploadUnpublishedPhoto } from './media';
+import { readFacebookMetrics } from './metrics';
 import {
   COMMENT_FIELDS, DEFAULT_FACEBOOK_ORIGIN, PAGE_FIELDS, commentOf, commentUrl, feedPostId, identityOf, linkOf, placementOf, postUrl,
   type FacebookComment, type FacebookPage,
@@ -128,6 +129,8 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
     async deleteComment(ctx, platformCommentId) {
       await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
     },
+
+    readMetrics: (ctx, req) => readFacebookMetrics(connect(ctx).client, req),
   };
   return adapter;
 }

@@ -19,7 +19,7 @@ interface GraphError {
 }
 
 /** What the caller was doing; it only chooses the wording of the client message. */
-export type GraphAction = 'connect' | 'publish' | 'delete' | 'read' | 'reply' | 'hide' | 'delete_comment';
+export type GraphAction = 'connect' | 'publish' | 'delete' | 'read' | 'reply' | 'hide' | 'delete_comment' | 'metrics';
 
 interface Row {
   kind: PlatformFailureKind;
@@ -82,6 +82,7 @@ const subject: Record<GraphAction, string> = {
   reply: 'refused the reply',
   hide: 'refused to change the comment',
   delete_comment: 'refused to delete the comment',
+  metrics: "refused to give the post's analytics",
 };
 
 export const platformNames: Record<PlatformSlug, string> = {

@@ -5,6 +5,7 @@ import { ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
 import { buildContainer } from './media';
+import { readInstagramMetrics } from './metrics';
 import {
   COMMENT_FIELDS, DEFAULT_FACEBOOK_GRAPH_ORIGIN, DEFAULT_INSTAGRAM_ORIGIN, ME_FIELDS, REPLY_LIST_FIELDS, USER_FIELDS, commentOf, identityOf, placementOf,
   type InstagramComment, type InstagramUser, type Via,
@@ -160,5 +161,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     async deleteComment(ctx, platformCommentId) {
       await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
     },
+
+    readMetrics: (ctx, req) => readInstagramMetrics(connect(ctx).client, req),
   };
 }

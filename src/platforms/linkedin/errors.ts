@@ -8,7 +8,7 @@ import { PlatformFailure, type PlatformFailureKind } from '../types';
  * Rate limits are daily quotas that reset at midnight UTC with no Retry-After, so the wait is the time until then.
  */
 
-export type LinkedInAction = 'connect' | 'publish' | 'delete' | 'read' | 'reply' | 'delete_comment';
+export type LinkedInAction = 'connect' | 'publish' | 'delete' | 'read' | 'reply' | 'delete_comment' | 'metrics';
 
 interface Row {
   kind: PlatformFailureKind;
@@ -34,6 +34,7 @@ const subject: Record<LinkedInAction, string> = {
   read: 'refused to list the comments',
   reply: 'refused the reply',
   delete_comment: 'refused to delete the comment',
+  metrics: "refused to give the post's analytics",
 };
 
 export function isLinkedInSuccess(res: HttpResponse): boolean {

@@ -3,6 +3,7 @@ import { LOOKUP_WINDOW_MS } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { createLinkedInClient, encodeUrn, type LinkedInClient } from './client';
 import { uploadImage } from './media';
+import { readLinkedInMetrics } from './metrics';
 import {
   DEFAULT_LINKEDIN_ORIGIN, POSTING_ROLES, commentOf, commentUrl, escapeLittleText, memberIdentity, organizationIdentity, parseCommentUrn, postBody, postUrl,
   type LinkedInComment,
@@ -174,6 +175,8 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
         .send({ method: 'DELETE', path: `/rest/socialActions/${encodeUrn(parts.objectUrn)}/comments/${encodeURIComponent(parts.commentId)}`, query: { actor }, action: 'delete_comment' })
         .catch(ignoreGone);
     },
+
+    readMetrics: (ctx, req) => readLinkedInMetrics(connect(ctx), req),
   };
 }
 

@@ -4,6 +4,7 @@ import { createMastodonClient } from './client';
 import { parseMastodonInstance } from './instance';
 import { compareIdsDescending, postIdempotencyKey, replyIdempotencyKey, statusUrl, toComment, type MastodonAccount, type MastodonStatus } from './mapper';
 import { uploadMedia } from './media';
+import { readMastodonMetrics } from './metrics';
 
 export { parseMastodonInstance } from './instance';
 
@@ -127,5 +128,7 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
 
     // Only own statuses can be deleted; Mastodon answers 404 for anyone else's.
     deleteComment: (ctx, platformCommentId) => deleteStatus(ctx, platformCommentId),
+
+    readMetrics: (ctx, req) => readMastodonMetrics(client, account(ctx), req),
   };
 }

@@ -5,6 +5,7 @@ import { GraphFailure, ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { deletePermissionFailure, describeContainerError } from './errors';
+import { readThreadsMetrics } from './metrics';
 import { DEFAULT_THREADS_ORIGIN, REPLY_FIELDS, USER_FIELDS, carouselFields, carouselItemFields, commentOf, identityOf, singleFields, type ThreadsReply, type ThreadsUser } from './mapper';
 
 type ThreadsAdapterDeps = GraphAdapterDeps;
@@ -126,5 +127,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     async deleteComment(ctx, platformCommentId) {
       await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
     },
+
+    readMetrics: (ctx, req) => readThreadsMetrics(connect(ctx).client, req),
   };
 }

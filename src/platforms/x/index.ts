@@ -3,6 +3,7 @@ import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type Platf
 import { createXClient, X_DEFAULT_ORIGIN } from './client';
 import { comparableText, COMMENT_TWEET_FIELDS, createTweetBody, isPremium, repliedToId, toComment, tweetUrl, USER_FIELDS, type XTweet, type XUser } from './mapper';
 import { uploadMedia, X_CHUNK_BYTES } from './media';
+import { readXMetrics } from './metrics';
 
 interface XAdapterDeps {
   http: HttpClient;
@@ -122,5 +123,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
 
     // Only the account's own posts can be deleted; X answers 403 for anyone else's (classified permanent).
     deleteComment: (ctx, platformCommentId) => deleteTweet(ctx, platformCommentId),
+
+    readMetrics: (ctx, req) => readXMetrics(client, ctx, req),
   };
 }

@@ -1,0 +1,72 @@
+import { sql } from 'kysely';
+import type { Db } from '../db';
+import type { PostAnalyticsRow } from '../db/tables/analytics';
+import type { PostMetrics } from '../platforms/types';
+
+/**
+ * The analytics snapshot of a post (migration 0070). Every change is one named, conditional write: a platform read
+ * is claimed only outside the floor and when no other read is in flight, and only the claim's owner stores its result
+ * or gives the claim back.
+ */
+
+export async function findSnapshot(db: Db, postId: string): Promise<PostAnalyticsRow | undefined> {
+  return db.selectFrom('post_analytics').selectAll().where('post_id', '=', postId).executeTakeFirst();
+}
+
+/**
+ * Claims the platform read of a post: creates the row, or takes it when the floor has passed (`next_refresh_after`
+ * at or before `now`) and no read is in flight (or the one in flight was claimed before `abandonedBefore`).
+ * Concurrent claims meet on the row (insert conflict or row lock), so exactly one wins in any number of processes.
+ * Returns the claimed row, or undefined when the read is not this caller's to make.
+ */
+export async function claimRefresh(db: Db, postId: string, claimId: string, now: Date, abandonedBefore: Date): Promise<PostAnalyticsRow | undefined> {
+  return db
+    .insertInto('post_analytics')
+    .values({ post_id: postId, refresh_claim_id: claimId, refresh_claimed_at: now })
+    .onConflict((oc) =>
+      oc
+        .column('post_id')
+        .doUpdateSet({ refresh_claim_id: claimId, refresh_claimed_at: now, updated_at: sql`now()` })
+        .where((eb) =>
+          eb.and([
+            eb.or([eb('post_analytics.next_refresh_after', 'is', null), eb('post_analytics.next_refresh_after', '<=', now)]),
+            eb.or([eb('post_analytics.refresh_claim_id', 'is', null), eb('post_analytics.refresh_claimed_at', '<', abandonedBefore)]),
+          ]),
+        ),
+    )
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Stores what the claimed read found and ends the claim; undefined when the claim was taken over meanwhile. */
+export async function storeSnapshot(
+  db: Db,
+  postId: string,
+  claimId: string,
+  snapshot: { metrics: PostMetrics; syncedAt: Date; nextRefreshAfter: Date },
+): Promise<PostAnalyticsRow | undefined> {
+  return db
+    .updateTable('post_analytics')
+    .set({
+      metrics: JSON.stringify(snapshot.metrics),
+      synced_at: snapshot.syncedAt,
+      next_refresh_after: snapshot.nextRefreshAfter,
+      refresh_claim_id: null,
+      refresh_claimed_at: null,
+      updated_at: sql`now()`,
+    })
+    .where('post_id', '=', postId)
+    .where('refresh_claim_id', '=', claimId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** A read that failed stores nothing: the claim is given back and the previous snapshot and floor stay as they were. */
+export async function releaseClaim(db: Db, postId: string, claimId: string): Promise<void> {
+  await db
+    .updateTable('post_analytics')
+    .set({ refresh_claim_id: null, refresh_claimed_at: null, updated_at: sql`now()` })
+    .where('post_id', '=', postId)
+    .where('refresh_claim_id', '=', claimId)
+    .execute();
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { AccountNotConnectedError, loadPlatformContext } from '../accounts/platform-context';
+import type { SealedBox } from '../crypto/sealed-box';
+import type { Db } from '../db';
+import type { PostAnalyticsRow } from '../db/tables/analytics';
+import type { PostRow } from '../db/tables/posts';
+import type { Logger } from '../logger';
+import type { PlatformAdapters } from '../platforms/registry';
+import { isPlatformFailure, type PlatformFailure, type PlatformSlug, type PostMetrics } from '../platforms/types';
+import { findOwnPost } from '../posts/read';
+import { natureFromUrl } from '../posts/rules/media-formats';
+import { claimRefresh, findSnapshot, releaseClaim, storeSnapshot } from './repository';
+
+/**
+ * `GET /api/v1/analytics/posts/:id` (decisions.md "Analytics"): the stored snapshot answers; the platform is read
+ * when there is none yet or on `refresh=true`, at most once per post in any 5 minutes, and by one request at a time
+ * across every API process (the claim in `repository.ts`). The read is synchronous, on the request path: it is one
+ * bounded GET (two to five on Facebook and LinkedIn) through the adapter's HTTP client and timeouts, nothing to
+ * resume after a crash, so no workflow. Analytics spend no quota and never change the account's state.
+ */
+
+/** The floor between two platform reads of one post. */
+export const REFRESH_FLOOR_MS = 5 * 60_000;
+/** A claim older than this belongs to a request that died (longer than any adapter's read with its timeouts). */
+export const CLAIM_ABANDONED_AFTER_MS = 2 * 60_000;
+/** How often a request waiting for another's first read looks again, and for how long at most. */
+const WAIT_POLL_MS = 100;
+const WAIT_LIMIT_MS = 60_000;
+
+export interface AnalyticsDeps {
+  db: Db;
+  adapters: PlatformAdapters;
+  sealedBox: SealedBox;
+  logger: Logger;
+  now(): Date;
+  sleep?(ms: number): Promise<void>;
+}
+
+export interface PostAnalytics {
+  post_id: string;
+  platform: PlatformSlug;
+  platform_post_id: string;
+  metrics: PostMetrics;
+  synced_at: string;
+  next_refresh_after: string;
+}
+
+export type AnalyticsResult =
+  | { kind: 'ok'; analytics: PostAnalytics }
+  | { kind: 'not_published'; status: PostRow['status'] }
+  | { kind: 'no_platform_analytics'; platform: PlatformSlug }
+  | { kind: 'account_disconnected'; platform: PlatformSlug }
+  | { kind: 'refresh_too_soon'; retryAfterSeconds: number }
+  | { kind: 'platform_failed'; failure: PlatformFailure }
+  /** The platform read another request made while this one waited failed (its reason went to that request). */
+  | { kind: 'concurrent_read_failed'; platform: PlatformSlug };
+
+export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, postId: string, options: { refresh: boolean }): Promise<AnalyticsResult> {
+  const post = await findOwnPost(deps.db, userId, postId);
+  if (post.status !== 'published' || !post.platform_post_id) return { kind: 'not_published', status: post.status };
+  if (!deps.adapters[post.platform].readMetrics) return { kind: 'no_platform_analytics', platform: post.platform };
+  const published = { ...post, platform_post_id: post.platform_post_id };
+  const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const waitUntil = Date.now() + WAIT_LIMIT_MS;
+  let sawOtherRead = false;
+  for (;;) {
+    const snapshot = await findSnapshot(deps.db, post.id);
+    if (hasMetrics(snapshot) && !options.refresh) return { kind: 'ok', analytics: viewOf(published, snapshot) };
+    const now = deps.now();
+    const abandonedBefore = new Date(now.getTime() - CLAIM_ABANDONED_AFTER_MS);
+    const claimedAt = snapshot?.refresh_claimed_at ?? null;
+    if (claimedAt && claimedAt >= abandonedBefore) {
+      // Another request is reading the platform: a refresh is too soon; a first read's answer is this request's too.
+      if (options.refresh || Date.now() > waitUntil) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(snapshot, now) };
+      sawOtherRead = true;
+      await sleep(WAIT_POLL_MS);
+      continue;
+    }
+    // The read this request waited for failed: its failure is this request's too, not a reason to read again.
+    if (sawOtherRead && !claimedAt) return { kind: 'concurrent_read_failed', platform: post.platform };
+    const claimId = randomUUID();
+    if (await claimRefresh(deps.db, post.id, claimId, now, abandonedBefore)) return readPlatform(deps, published, claimId);
+    // Lost the claim to a concurrent request, or the floor has not passed.
+    if (options.refresh) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(await findSnapshot(deps.db, post.id), deps.now()) };
+    sawOtherRead = true;
+  }
+}
+
+type PublishedPost = PostRow & { platform_post_id: string };
+
+async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: string): Promise<AnalyticsResult> {
+  let metrics: PostMetrics;
+  try {
+    if (!post.account_id) throw new AccountNotConnectedError('', 'not_found');
+    const { ctx } = await loadPlatformContext(deps.db, deps.sealedBox, post.account_id);
+    metrics = await deps.adapters[post.platform].readMetrics!(ctx, { platformPostId: post.platform_post_id, hasVideo: await hasVideo(deps.db, post) });
+  } catch (err) {
+    await releaseClaim(deps.db, post.id, claimId);
+    if (err instanceof AccountNotConnectedError) return { kind: 'account_disconnected', platform: post.platform };
+    if (!isPlatformFailure(err)) throw err;
+    deps.logger.warn({ post_id: post.id, platform: err.platform, kind: err.kind, detail: err.detail }, 'analytics: platform read failed');
+    return { kind: 'platform_failed', failure: err };
+  }
+  const syncedAt = deps.now();
+  const stored = await storeSnapshot(deps.db, post.id, claimId, { metrics, syncedAt, nextRefreshAfter: new Date(syncedAt.getTime() + REFRESH_FLOOR_MS) });
+  // Taken over as abandoned while this read was slow: the newer claim's snapshot is the one kept.
+  const snapshot = stored ?? (await findSnapshot(deps.db, post.id));
+  if (hasMetrics(snapshot)) return { kind: 'ok', analytics: viewOf(post, snapshot) };
+  return { kind: 'ok', analytics: viewOf(post, { metrics, synced_at: syncedAt, next_refresh_after: new Date(syncedAt.getTime() + REFRESH_FLOOR_MS) }) };
+}
+
+type Snapshot = Pick<PostAnalyticsRow, 'metrics' | 'synced_at' | 'next_refresh_after'>;
+type CompleteSnapshot = { metrics: PostMetrics; synced_at: Date; next_refresh_after: Date };
+
+function hasMetrics(row: Snapshot | undefined): row is Snapshot & CompleteSnapshot {
+  return !!row && row.metrics !== null && row.synced_at !== null && row.next_refresh_after !== null;
+}
+
+function viewOf(post: PublishedPost, snapshot: CompleteSnapshot): PostAnalytics {
+  return {
+    post_id: post.id,
+    platform: post.platform,
+    platform_post_id: post.platform_post_id,
+    metrics: snapshot.metrics,
+    synced_at: snapshot.synced_at.toISOString(),
+    next_refresh_after: snapshot.next_refresh_after.toISOString(),
+  };
+}
+
+/** Until `next_refresh_after`; a read in flight with no floor yet sets one a full floor from now. At least 1 second. */
+function secondsUntilNextRead(row: PostAnalyticsRow | undefined, now: Date): number {
+  const next = row?.refresh_claim_id || !row?.next_refresh_after ? now.getTime() + REFRESH_FLOOR_MS : row.next_refresh_after.getTime();
+  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+}
+
+/** Uploads are known by their media row; URLs by their extension (downloaded copies are removed after publishing). */
+async function hasVideo(db: Db, post: PostRow): Promise<boolean> {
+  const refs = post.media ?? [];
+  if (refs.some((ref) => ref.url && natureFromUrl(ref.url)?.kind === 'video')) return true;
+  const ids = refs.map((ref) => ref.media_id).filter((id): id is string => typeof id === 'string');
+  if (ids.length === 0) return false;
+  const video = await db.selectFrom('media').select('id').where('id', 'in', ids).where('kind', '=', 'video').executeTakeFirst();
+  return video !== undefined;
+}

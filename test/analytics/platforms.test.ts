@@ -1,0 +1,153 @@
+import { strict as assert } from 'node:assert';
+import { metrics, startAnalyticsWorld, type AnalyticsWorld } from './world';
+
+/**
+ * Each platform's numbers, read from its stand-in's metrics endpoint as the platform documents it: values equal to
+ * what the stand-in holds, null for every key the platform does not report (never a made-up 0).
+ */
+describe('analytics: per platform', function () {
+  this.timeout(120_000);
+  let world: AnalyticsWorld;
+
+  before(async () => {
+    world = await startAnalyticsWorld();
+  });
+
+  after(async () => {
+    await world?.stop();
+  });
+
+  async function read(postId: string) {
+    const res = await world.analytics(postId);
+    assert.equal(res.status, 200, res.text);
+    return res.body.data;
+  }
+
+  it('x: public metrics, link clicks from the non-public ones; reach, saves, shares null; video views null without a video', async () => {
+    const post = await world.publish('x');
+    world.standIns.x.setMetrics(post.platformPostId, { impressions: 1200, likes: 40, replies: 3, reposts: 7, quotes: 2, bookmarks: 5, clicks: 31 });
+    const data = await read(post.postId);
+    assert.deepEqual(data, {
+      post_id: post.postId,
+      platform: 'x',
+      platform_post_id: post.platformPostId,
+      metrics: metrics({ impressions: 1200, likes: 40, replies: 3, reposts: 7, quotes: 2, bookmarks: 5, clicks: 31 }),
+      synced_at: world.clock.now().toISOString(),
+      next_refresh_after: new Date(world.clock.now().getTime() + 5 * 60_000).toISOString(),
+    });
+    const call = world.standIns.x.standIn.calls('GET', `/2/tweets/${post.platformPostId}`)[0];
+    assert.equal(call.query['tweet.fields'], 'public_metrics,non_public_metrics');
+  });
+
+  it('x: a post without a link has no url_link_clicks, so clicks is null', async () => {
+    const post = await world.publish('x');
+    world.standIns.x.setMetrics(post.platformPostId, { impressions: 10, likes: 1 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 10, likes: 1, replies: 0, reposts: 0, quotes: 0, bookmarks: 0 }));
+  });
+
+  it('x: past 30 days X withholds non-public metrics (a partial error beside the data): clicks null, public counts kept', async () => {
+    const post = await world.publish('x');
+    world.standIns.x.tweets().find((t) => t.id === post.platformPostId)!.created_at = new Date(Date.now() - 31 * 86_400_000).toISOString();
+    world.standIns.x.setMetrics(post.platformPostId, { impressions: 70, likes: 4, clicks: 9 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 70, likes: 4, replies: 0, reposts: 0, quotes: 0, bookmarks: 0 }));
+  });
+
+  it("x: a video post's views are the video's own view count", async () => {
+    const post = await world.publish('x', { video: true, media: [{ url: 'https://cdn.example/clip.mp4' }] });
+    world.standIns.x.setMetrics(post.platformPostId, { impressions: 90, likes: 2, video_views: 61 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 90, likes: 2, replies: 0, reposts: 0, quotes: 0, bookmarks: 0, video_views: 61 }));
+    const call = world.standIns.x.standIn.calls('GET', `/2/tweets/${post.platformPostId}`)[0];
+    assert.equal(call.query.expansions, 'attachments.media_keys');
+  });
+
+  it('x and bluesky: a post deleted on the platform is 502 saying the platform no longer has it', async () => {
+    const tweet = await world.publish('x');
+    world.standIns.x.tweets().find((t) => t.id === tweet.platformPostId)!.deleted = true;
+    const x = await world.analytics(tweet.postId);
+    assert.equal(x.status, 502);
+    assert.deepEqual(x.body, { error: { code: 'upstream_error', message: 'X no longer has this post.' } });
+    const skeet = await world.publish('bluesky');
+    world.standIns.bluesky.remove(skeet.platformPostId);
+    const bluesky = await world.analytics(skeet.postId);
+    assert.equal(bluesky.status, 502);
+    assert.deepEqual(bluesky.body, { error: { code: 'upstream_error', message: 'Bluesky no longer has this post.' } });
+  });
+
+  it('bluesky: likes, replies, reposts, quotes; bookmarks only where the AppView reports them; no impressions', async () => {
+    const post = await world.publish('bluesky');
+    world.standIns.bluesky.setMetrics(post.platformPostId, { likes: 12, replies: 4, reposts: 3, quotes: 1 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ likes: 12, replies: 4, reposts: 3, quotes: 1 }));
+    const other = await world.publish('bluesky');
+    world.standIns.bluesky.setMetrics(other.platformPostId, { likes: 2, bookmarks: 9 });
+    assert.deepEqual((await read(other.postId)).metrics, metrics({ likes: 2, replies: 0, reposts: 0, quotes: 0, bookmarks: 9 }));
+  });
+
+  it('mastodon: favourites, replies, reblogs, quotes (4.5+); an older server without quotes_count gives null quotes', async () => {
+    const post = await world.publish('mastodon');
+    world.standIns.mastodon.setMetrics(post.platformPostId, { likes: 8, replies: 2, reposts: 6, quotes: 1 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ likes: 8, replies: 2, reposts: 6, quotes: 1 }));
+    world.standIns.mastodon.config.quotesCount = false;
+    try {
+      const old = await world.publish('mastodon');
+      world.standIns.mastodon.setMetrics(old.platformPostId, { likes: 3 });
+      assert.deepEqual((await read(old.postId)).metrics, metrics({ likes: 3, replies: 0, reposts: 0 }));
+    } finally {
+      world.standIns.mastodon.config.quotesCount = true;
+    }
+  });
+
+  it('facebook: reactions, comments, shares from the post; views, reach and clicks from insights; shares 0 when nobody shared', async () => {
+    const post = await world.publish('facebook');
+    world.standIns.facebook.setMetrics(post.platformPostId, { likes: 21, replies: 4, shares: 6, impressions: 900, reach: 700, clicks: 15 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ likes: 21, replies: 4, shares: 6, impressions: 900, reach: 700, clicks: 15 }));
+    const quiet = await world.publish('facebook');
+    world.standIns.facebook.setMetrics(quiet.platformPostId, { likes: 1 });
+    assert.deepEqual((await read(quiet.postId)).metrics, metrics({ likes: 1, replies: 0, shares: 0, impressions: 0, reach: 0, clicks: 0 }));
+    const insights = world.standIns.facebook.standIn.calls('GET', `/v25.0/${quiet.platformPostId}/insights`)[0];
+    assert.equal(insights.query.metric, 'post_media_view,post_total_media_view_unique,post_clicks');
+  });
+
+  it('facebook: a video post also reads post_video_views', async () => {
+    const post = await world.publish('facebook', { media: [{ url: 'https://cdn.example/clip.mp4' }] });
+    world.standIns.facebook.setMetrics(post.platformPostId, { likes: 2, video_views: 340 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ likes: 2, replies: 0, shares: 0, impressions: 0, reach: 0, clicks: 0, video_views: 340 }));
+  });
+
+  it('instagram: views, reach, likes, comments, saved, shares from media insights; quotes, bookmarks, clicks null', async () => {
+    const post = await world.publish('instagram');
+    world.standIns.instagram.setMetrics(post.platformPostId, { impressions: 500, reach: 410, likes: 33, replies: 5, saves: 9, shares: 4 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 500, reach: 410, likes: 33, replies: 5, saves: 9, shares: 4 }));
+    const call = world.standIns.instagram.standIn.calls('GET', `/v25.0/${post.platformPostId}/insights`)[0];
+    assert.equal(call.query.metric, 'views,reach,likes,comments,saved,shares');
+  });
+
+  it('instagram: media with too few viewers for insights (#10) gives the counts on the media, the rest null', async () => {
+    const post = await world.publish('instagram');
+    world.standIns.instagram.setMetrics(post.platformPostId, { likes: 3, replies: 1, impressions: 40 });
+    world.standIns.instagram.fewViewers.add(post.platformPostId);
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ likes: 3, replies: 1 }));
+  });
+
+  it('threads: views, likes, replies, reposts, quotes, shares; reach, bookmarks, saves, clicks null', async () => {
+    const post = await world.publish('threads');
+    world.standIns.threads.setMetrics(post.platformPostId, { impressions: 77, likes: 6, replies: 2, reposts: 1, quotes: 3, shares: 2 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 77, likes: 6, replies: 2, reposts: 1, quotes: 3, shares: 2 }));
+  });
+
+  it('linkedin page: organic share statistics; reshares are reposts; quotes, bookmarks, saves, video views null', async () => {
+    const post = await world.publish('linkedin');
+    world.standIns.linkedin.setMetrics(post.platformPostId, { impressions: 3000, reach: 2100, likes: 45, replies: 6, reposts: 4, clicks: 120 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 3000, reach: 2100, likes: 45, replies: 6, reposts: 4, clicks: 120 }));
+    assert.equal(world.reads('linkedin'), 1);
+  });
+
+  it('linkedin member: one memberCreatorPostAnalytics call per metric type, totals', async () => {
+    const before = world.reads('linkedin_member');
+    const post = await world.publish('linkedin_member');
+    world.standIns.linkedin.setMetrics(post.platformPostId, { impressions: 800, reach: 650, likes: 20, replies: 3, reposts: 2 });
+    assert.deepEqual((await read(post.postId)).metrics, metrics({ impressions: 800, reach: 650, likes: 20, replies: 3, reposts: 2 }));
+    const calls = world.standIns.linkedin.standIn.calls('GET', '/rest/memberCreatorPostAnalytics').slice(before);
+    assert.deepEqual(calls.map((c) => c.query.queryType).sort(), ['COMMENT', 'IMPRESSION', 'MEMBERS_REACHED', 'REACTION', 'RESHARE']);
+    assert.ok(calls.every((c) => c.query.entity === `(share:${post.platformPostId})` && c.query.aggregation === 'TOTAL'));
+  });
+});

@@ -1,0 +1,149 @@
+import { strict as assert } from 'node:assert';
+import { request, startApi } from '../helpers/api';
+import { testSealedBox } from '../posts/fixtures';
+import { startAnalyticsWorld, type AnalyticsWorld } from './world';
+
+/** The stored snapshot answers; the platform is read at most once per post in 5 minutes, by one request at a time. */
+describe('analytics: snapshot, refresh floor and concurrency', function () {
+  this.timeout(120_000);
+  let world: AnalyticsWorld;
+
+  before(async () => {
+    world = await startAnalyticsWorld();
+  });
+
+  after(async () => {
+    await world?.stop();
+  });
+
+  it('the first request reads the platform; later plain requests answer the stored snapshot without reading again', async () => {
+    const post = await world.publish('mastodon');
+    world.standIns.mastodon.setMetrics(post.platformPostId, { likes: 5 });
+    const reads = world.reads('mastodon');
+    const first = await world.analytics(post.postId);
+    assert.equal(first.status, 200);
+    assert.equal(world.reads('mastodon'), reads + 1);
+    world.standIns.mastodon.setMetrics(post.platformPostId, { likes: 50 });
+    world.clock.advance(10 * 60_000); // past the floor: a plain GET still answers the snapshot
+    const second = await world.analytics(post.postId);
+    assert.equal(second.status, 200);
+    assert.deepEqual(second.body, first.body);
+    assert.equal(second.body.data.metrics.likes, 5);
+    assert.equal(world.reads('mastodon'), reads + 1);
+  });
+
+  it('refresh=true inside 5 minutes is 429 with Retry-After up to next_refresh_after and does not reach the platform', async () => {
+    const post = await world.publish('x');
+    world.standIns.x.setMetrics(post.platformPostId, { likes: 1 });
+    const first = await world.analytics(post.postId);
+    assert.equal(first.status, 200);
+    const reads = world.reads('x');
+    world.clock.advance(2 * 60_000 + 10_000);
+    const refused = await world.analytics(post.postId, { refresh: true });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.error.code, 'analytics_refresh_rate_limited');
+    assert.equal(refused.headers.get('retry-after'), '170');
+    assert.equal(world.reads('x'), reads);
+    // A plain GET inside the floor answers the snapshot.
+    const plain = await world.analytics(post.postId);
+    assert.equal(plain.status, 200);
+    assert.deepEqual(plain.body, first.body);
+    assert.equal(world.reads('x'), reads);
+  });
+
+  it('refresh=true once the floor has passed reads the platform again and stores the new numbers and floor', async () => {
+    const post = await world.publish('threads');
+    world.standIns.threads.setMetrics(post.platformPostId, { likes: 2, impressions: 20 });
+    assert.equal((await world.analytics(post.postId)).body.data.metrics.likes, 2);
+    world.standIns.threads.setMetrics(post.platformPostId, { likes: 9 });
+    world.clock.advance(5 * 60_000);
+    const reads = world.reads('threads');
+    const refreshed = await world.analytics(post.postId, { refresh: true });
+    assert.equal(refreshed.status, 200, refreshed.text);
+    assert.equal(world.reads('threads'), reads + 1);
+    assert.equal(refreshed.body.data.metrics.likes, 9);
+    assert.equal(refreshed.body.data.metrics.impressions, 20);
+    assert.equal(refreshed.body.data.synced_at, world.clock.now().toISOString());
+    assert.equal(refreshed.body.data.next_refresh_after, new Date(world.clock.now().getTime() + 5 * 60_000).toISOString());
+    assert.equal((await world.analytics(post.postId)).body.data.metrics.likes, 9);
+    world.clock.advance(4 * 60_000 + 59_000);
+    const again = await world.analytics(post.postId, { refresh: true });
+    assert.equal(again.status, 429);
+    assert.equal(again.headers.get('retry-after'), '1');
+  });
+
+  it('10 parallel refreshes read the platform once: one answer with the numbers, the others 429', async () => {
+    const post = await world.publish('facebook');
+    world.standIns.facebook.setMetrics(post.platformPostId, { likes: 4 });
+    assert.equal((await world.analytics(post.postId)).status, 200);
+    world.clock.advance(5 * 60_000);
+    world.standIns.facebook.setMetrics(post.platformPostId, { likes: 40 });
+    const reads = world.reads('facebook');
+    // The platform answers slowly, so every request arrives while the read is in flight.
+    world.standIns.facebook.standIn.inject({ path: `/v25.0/${post.platformPostId}` }, { kind: 'delay', ms: 300 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => world.analytics(post.postId, { refresh: true })));
+    assert.equal(world.reads('facebook'), reads + 1);
+    const ok = answers.filter((a) => a.status === 200);
+    assert.equal(ok.length, 1, answers.map((a) => a.status).join(','));
+    assert.equal(ok[0].body.data.metrics.likes, 40);
+    assert.ok(answers.filter((a) => a.status !== 200).every((a) => a.status === 429 && a.body.error.code === 'analytics_refresh_rate_limited' && Number(a.headers.get('retry-after')) > 0));
+  });
+
+  it('the claim holds across API instances: 10 refreshes split over two apps on one database read the platform once', async () => {
+    const second = await startApi({ plan: 'scale', deps: { adapters: world.standIns.adapters, sealedBox: testSealedBox, posts: { now: world.clock.now } } });
+    try {
+      const post = await world.publish('threads');
+      world.standIns.threads.setMetrics(post.platformPostId, { likes: 1 });
+      assert.equal((await world.analytics(post.postId)).status, 200);
+      world.clock.advance(5 * 60_000);
+      const reads = world.reads('threads');
+      world.standIns.threads.standIn.inject({ path: `/v1.0/${post.platformPostId}/insights` }, { kind: 'delay', ms: 300 });
+      const path = `/api/v1/analytics/posts/${post.postId}?refresh=true`;
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => request(i % 2 ? second.url : world.api.url, 'GET', path, { key: world.api.apiKey })),
+      );
+      assert.equal(world.reads('threads'), reads + 1);
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, ...Array(9).fill(429)]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('10 parallel first requests read the platform once and all answer the same numbers', async () => {
+    const post = await world.publish('bluesky');
+    world.standIns.bluesky.setMetrics(post.platformPostId, { likes: 13 });
+    const reads = world.reads('bluesky');
+    world.standIns.bluesky.standIn.inject({ path: '/xrpc/app.bsky.feed.getPosts' }, { kind: 'delay', ms: 300 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => world.analytics(post.postId)));
+    assert.equal(world.reads('bluesky'), reads + 1);
+    assert.deepEqual(answers.map((a) => a.status), Array(10).fill(200));
+    assert.ok(answers.every((a) => a.body.data.metrics.likes === 13 && a.body.data.synced_at === answers[0].body.data.synced_at));
+  });
+
+  it('10 parallel first requests meeting a platform refusal read the platform once, and all answer 502', async () => {
+    const post = await world.publish('threads');
+    const reads = world.reads('threads');
+    world.standIns.threads.insightsAccess.granted = false;
+    try {
+      // A failed read stores nothing, so a request arriving after it ended would read again: the platform answers
+      // slowly enough that all ten arrive while the read is in flight, even on a loaded machine.
+      world.standIns.threads.standIn.inject({ path: `/v1.0/${post.platformPostId}/insights` }, { kind: 'delay', ms: 2_000 });
+      const answers = await Promise.all(Array.from({ length: 10 }, () => world.analytics(post.postId)));
+      assert.equal(world.reads('threads'), reads + 1);
+      assert.ok(answers.every((a) => a.status === 502 && a.body.error.code === 'upstream_error' && a.body.error.message.startsWith('Threads ')), answers.map((a) => a.text).join('\n'));
+    } finally {
+      world.standIns.threads.insightsAccess.granted = true;
+    }
+  });
+
+  it('the snapshot is one row a post with the numbers, sync time and floor', async () => {
+    const post = await world.publish('instagram');
+    world.standIns.instagram.setMetrics(post.platformPostId, { likes: 3 });
+    await world.analytics(post.postId);
+    const rows = await world.api.deps.db.selectFrom('post_analytics').selectAll().where('post_id', '=', post.postId).execute();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].metrics?.likes, 3);
+    assert.equal(rows[0].refresh_claim_id, null);
+    assert.equal(rows[0].synced_at?.toISOString(), world.clock.now().toISOString());
+  });
+});
