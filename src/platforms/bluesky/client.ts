@@ -29,7 +29,7 @@ interface BlueskyClientOptions {
   maxSessions?: number;
 }
 
-interface BlueskyClient {
+export interface BlueskyClient {
   /** Logs in afresh (verify). */
   login(ctx: PlatformContext): Promise<BlueskySession>;
   /** Runs `op` with the account's session, renewing it once on a session error. Throws `PlatformFailure` only. */
