@@ -133,3 +133,8 @@ export async function markCommentReplied(db: Executor, commentId: string, replyC
     .where('id', '=', commentId)
     .execute();
 }
+
+/** The stored comment of a post with this platform id, if any (a reply whose answer was lost may already be stored). */
+export async function findCommentByPlatformId(db: Executor, postId: string, platformCommentId: string): Promise<CommentRow | undefined> {
+  return db.selectFrom('comments').selectAll().where('post_id', '=', postId).where('platform_comment_id', '=', platformCommentId).executeTakeFirst();
+}

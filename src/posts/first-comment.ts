@@ -1,4 +1,6 @@
 import { sql } from 'kysely';
+import { ownAuthor } from '../comments/actions-target';
+import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import { ApiError } from '../errors';
 import { isPlatformFailure } from '../platforms/types';
 import { loadLimits, refundQuota, reserveQuota, type Charge } from '../quota/quota';
@@ -35,19 +37,19 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
     .returning(sql<boolean>`(select earlier.first_comment_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
     .executeTakeFirst();
   if (!row || row.first_comment_text === null || !row.platform_post_id) return { status: 'skipped' };
-  let outcome: { ok: true; id: string } | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null };
+  let outcome: { ok: true; id: string; author: OwnCommentInput['author'] } | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null };
   try {
     if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
     // An earlier call never reported back: it may have posted, and comments cannot be looked up the way posts are.
     if (row.earlier_attempt_open) throw new InterruptedAttempt();
-    const { ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
+    const { account, ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
     const published = await rt.adapters[row.platform].publish(ctx, {
       postId: `${row.id}:first-comment`,
       text: row.first_comment_text,
       media: [],
       replyTo: { platformPostId: row.platform_post_id, rootPlatformPostId: row.platform_post_id },
     });
-    outcome = { ok: true, id: published.platformPostId };
+    outcome = { ok: true, id: published.platformPostId, author: ownAuthor(account) };
   } catch (err) {
     if (isPlatformFailure(err)) {
       outcome = { ok: false, kind: err.kind, message: failureSentence(row.platform, err.kind, err.clientMessage, 'first comment'), retryAfterSeconds: err.retryAfterSeconds ?? null };
@@ -58,11 +60,24 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
     } else throw err;
   }
   await rt.db.transaction().execute(async (trx) => {
+    // The comment joins the post's stored comments at once (decisions.md "Comments"), so `first_comment.comment_id`
+    // is usable with the comment routes without waiting for a refresh.
+    const stored = outcome.ok
+      ? await insertOwnComment(trx, {
+          postId: row.id,
+          platform: row.platform,
+          platformCommentId: outcome.id,
+          platformParentId: null,
+          author: outcome.author,
+          text: row.first_comment_text!,
+          createdAt: rt.now(),
+        })
+      : null;
     await trx
       .updateTable('posts')
       .set(
         outcome.ok
-          ? { first_comment_status: 'posted', first_comment_platform_id: outcome.id, first_comment_error: null, updated_at: sql`now()` }
+          ? { first_comment_status: 'posted', first_comment_platform_id: outcome.id, first_comment_comment_id: stored!.id, first_comment_error: null, updated_at: sql`now()` }
           : { first_comment_status: 'failed', first_comment_error: outcome.message, updated_at: sql`now()` },
       )
       .where('id', '=', row.id)
