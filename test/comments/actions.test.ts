@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { startApi } from '../helpers/api';
-import { insertAccount, insertXAccount } from '../posts/fixtures';
+import { insertAccount, insertMastodonAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, connectAccount, publish, snapshot } from './actions-fixtures';
 
@@ -198,6 +198,50 @@ describe('comment actions: hide and delete', function () {
     const { page } = h.standIns.facebook;
     const reconnected = await connectAccount(h, { platform: 'facebook', page_id: page.id, access_token: page.token });
     assert.deepEqual([reconnected.id, reconnected.inactive_reason], [facebook.id, null]);
+    assert.equal((await hide(post.id, c.id, true)).status, 200);
+  });
+
+  it('bluesky and mastodon: no hide; delete their own replies only, and the replies under them stay live', async () => {
+    const { bluesky, mastodon } = h.standIns;
+    const me = bluesky.addAccount({ handle: 'moderator.bsky.test' });
+    const bsky = await connectAccount(h, { platform: 'bluesky', handle: me.handle, app_password: me.appPassword, service_url: bluesky.origin });
+    const masto = await insertMastodonAccount(h.db, h.api.userId, mastodon);
+    const cases: Array<[string, string, (parent: string, text: string) => void, (platformId: string) => boolean]> = [
+      ['bluesky', bsky.id, (parent, text) => bluesky.reply(parent, bluesky.addAccount({ handle: `fan${Math.floor(Math.random() * 1e6)}.bsky.test` }), text), (uri) => bluesky.record(uri) !== undefined],
+      ['mastodon', masto.id, (parent, text) => mastodon.addReply(parent, mastodon.addAccount(`fan${Math.floor(Math.random() * 1e6)}`), text), (id) => mastodon.liveStatuses().some((s) => s.id === id)],
+    ];
+    for (const [platform, accountId, addReply, isLive] of cases) {
+      const post = await publish(h, accountId, `${platform} moderation target`);
+      addReply(post.platform_post_id, `${platform} stranger`);
+      await snapshot(h, post.id);
+      const theirs = await comment(h, post.id, `${platform} stranger`);
+      const noHide = await hide(post.id, theirs.id, true);
+      assert.deepEqual([noHide.status, noHide.body.error.code], [501, 'comment_action_unsupported'], platform);
+      assert.equal((await remove(post.id, theirs.id)).status, 501, platform);
+      const own = await h.api.request('POST', `${path(post.id, theirs.id)}/reply`, { body: { text: `${platform} answer` } });
+      assert.equal(own.status, 201, own.text);
+      addReply(own.body.data.platform_comment_id, `${platform} answer to the answer`);
+      await snapshot(h, post.id);
+      const res = await remove(post.id, own.body.data.id);
+      assert.deepEqual([res.status, res.body], [200, { data: { id: own.body.data.id, deleted: true } }], platform);
+      assert.equal(isLive(own.body.data.platform_comment_id), false, `${platform}: gone on the platform`);
+      assert.equal((await comment(h, post.id, `${platform} answer to the answer`)).deleted, false, `${platform}: replies stay live`);
+      assert.equal((await stored(theirs.id)).replied, false, `${platform}: unanswered again`);
+    }
+  });
+
+  it('threads: hiding without threads_manage_replies is 409 and marks the account; reconnecting clears it', async () => {
+    const post = await publish(h, threads.id, 'threads permission target');
+    h.standIns.threads.addExternalReply(post.platform_post_id, 'hide me on threads');
+    await snapshot(h, post.id);
+    const c = await comment(h, post.id, 'hide me on threads');
+    h.standIns.threads.user.canManageReplies = false;
+    const res = await hide(post.id, c.id, true);
+    assert.deepEqual([res.status, res.body.error.code], [409, 'comment_permission_required'], res.text);
+    const account = await h.api.request('GET', `/api/v1/accounts/${threads.id}`);
+    assert.deepEqual([account.body.data.active, account.body.data.inactive_reason], [true, 'reauthorization_required']);
+    h.standIns.threads.user.canManageReplies = true;
+    await connectAccount(h, { platform: 'threads', access_token: h.standIns.threads.user.token });
     assert.equal((await hide(post.id, c.id, true)).status, 200);
   });
 
