@@ -49,9 +49,9 @@ export const commentActionRoutes = [
     idempotent: true,
     responses: { 201: { description: 'The reply, in the comment shape', schema: data(CommentSchema) } },
     errors: [...actionErrors, 'validation_error', 'x_link_posts_require_paid_plan', 'usage_limit_exceeded'],
-    handler: async ({ params, body, auth, deps }) => ({
+    handler: async ({ params, body, auth, deps, req }) => ({
       status: 201,
-      body: { data: await replyToComment(runtimeOf(deps), auth.userId, params.id, params.comment_id, body.text) },
+      body: { data: await replyToComment(runtimeOf(deps), auth.userId, params.id, params.comment_id, body.text, { idempotencyKey: req.get('Idempotency-Key') }) },
     }),
   }),
   defineRoute({

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ApiError } from '../errors';
 import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
 import { checkReplyText, throwFirst, xLinkOutcome } from '../posts/rules';
-import { loadLimits, refundQuota, reserveQuota, spendQuota, type Charge } from '../quota/quota';
+import { loadLimits, refundQuota, reservedSince, reserveQuota, spendQuota, type Charge } from '../quota/quota';
 import { onPlatform, type CommentActionsRuntime } from './actions';
 import { loadCommentTarget, ownAuthor, type CommentTarget } from './actions-target';
 import { toCommentView, type CommentView } from './listing-view';
@@ -17,9 +17,18 @@ import { findCommentByPlatformId, insertOwnComment, markCommentReplied } from '.
  *
  * Exactly once: the platform call is made once. When its answer is lost (`unknown_outcome`), the reply is looked
  * for among the post's comments on the platform before anything is reported; found, it is recorded as published,
- * otherwise the answer is 502 saying the outcome is unconfirmed (nothing charged), never a second send.
+ * otherwise the answer is 502 saying the outcome is unconfirmed (nothing charged), never a second send. A request
+ * with an Idempotency-Key whose process stopped mid-call is retried (once its lease ends) under the same attempt:
+ * the reply is looked for before it is sent again.
  */
-export async function replyToComment(rt: CommentActionsRuntime, userId: string, postId: string, commentId: string, text: string | undefined): Promise<CommentView> {
+export async function replyToComment(
+  rt: CommentActionsRuntime,
+  userId: string,
+  postId: string,
+  commentId: string,
+  text: string | undefined,
+  options: { idempotencyKey?: string } = {},
+): Promise<CommentView> {
   const target = await loadCommentTarget(rt, userId, postId, commentId, 'reply');
   if (target.comment.deleted) throw new ApiError('not_found', `Comment ${target.comment.id} was deleted; there is nothing to reply to.`);
   throwFirst(checkReplyText(target.account, text));
@@ -28,15 +37,21 @@ export async function replyToComment(rt: CommentActionsRuntime, userId: string, 
   const links = xLinkOutcome(target.account, limits, [{ field: 'text', text: replyText }]);
   throwFirst(links.violations);
 
-  // The reservation's id is the reply's own charge id (quota rows name what they charge; a reply is not a post row).
-  const chargeId = randomUUID();
-  const charges: Charge[] = [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];
-  await rt.db.transaction().execute((trx) => reserveQuota(trx, { userId, limits, charges, now: rt.now() }));
+  // The reservation's id is the attempt's id (quota rows name what they charge; a reply is not a post row).
+  const chargeId = replyAttemptId(userId, target.comment.id, replyText, options.idempotencyKey);
+  // Still reserved under the same Idempotency-Key: that attempt's process stopped before it reported back (a
+  // finished attempt spends or refunds). It may have published: look first, and send only if nothing is there.
+  const interruptedAt = options.idempotencyKey ? await reservedSince(rt.db, chargeId) : null;
+  const recovered = interruptedAt ? await findUnrecordedReply(rt, target, replyText, interruptedAt).catch(() => null) : null;
+  if (!interruptedAt) {
+    const charges: Charge[] = [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];
+    await rt.db.transaction().execute((trx) => reserveQuota(trx, { userId, limits, charges, now: rt.now() }));
+  }
 
   const startedAt = rt.now();
   let published: PublishedPost;
   try {
-    published = await onPlatform(rt, target, 'reply', () => publishReply(rt, target, replyText, startedAt));
+    published = recovered ?? (await onPlatform(rt, target, 'reply', () => publishReply(rt, target, replyText, startedAt)));
   } catch (err) {
     await refundQuota(rt.db, [chargeId]);
     throw err;
@@ -57,6 +72,17 @@ export async function replyToComment(rt: CommentActionsRuntime, userId: string, 
     return row;
   });
   return toCommentView(reply);
+}
+
+/**
+ * The id of one reply attempt, and of its quota reservation. With an Idempotency-Key it is derived from it, so a
+ * retry of a request whose process stopped mid-call finds the earlier attempt's reservation; without one, it is new.
+ */
+export function replyAttemptId(userId: string, commentId: string, text: string, idempotencyKey: string | undefined): string {
+  if (idempotencyKey === undefined) return randomUUID();
+  const hex = createHash('sha256').update(['comment-reply', userId, commentId, idempotencyKey, text].join('\n')).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost> {

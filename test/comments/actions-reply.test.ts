@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
-import { usageFor, usageMonth } from '../../src/quota/quota';
+import { replyAttemptId } from '../../src/comments/actions-reply';
+import { loadLimits, reserveQuota, usageFor, usageMonth } from '../../src/quota/quota';
 import { insertMastodonAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, connectAccount, publish, snapshot } from './actions-fixtures';
@@ -198,6 +199,30 @@ describe('comment actions: reply', function () {
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'never arrived').length, 0, 'never sent a second time');
     assert.deepEqual(await usage(), middle);
     assert.equal((await stored(second.target.id)).replied, false);
+  });
+
+  it('a keyed request whose process stopped mid-call: its retry finds the published reply and records it once, or sends it when nothing is there', async () => {
+    const account = x;
+    const me = { id: account.platform_account_id, username: account.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    for (const published of [true, false]) {
+      const { post, target } = await xPostWithComment(account, `crash test ${published}`);
+      const text = `answer after a crash ${published}`;
+      const key = `crash-${target.id}`;
+      // What the stopped attempt left: its reservation, and (maybe) the reply on X.
+      const limits = await loadLimits(h.db, h.api.userId);
+      const attempt = replyAttemptId(h.api.userId, target.id, text, key);
+      await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: attempt, kind: 'post' }], now: new Date() }));
+      if (published) h.standIns.x.addReply(target.platform_comment_id, me, text);
+      const before = await usage();
+
+      const res = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+      assert.equal(res.status, 201, res.text);
+      assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1, `published=${published}: one reply on X`);
+      assert.equal(res.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === text)!.id);
+      assert.equal((await usage()).posts, before.posts, 'charged once: the stopped attempt\'s reservation is the one spent');
+      const states = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', attempt).execute();
+      assert.deepEqual(states, [{ state: 'spent' }]);
+    }
   });
 
   it('a deleted comment cannot be answered (404); the reply route replays with Idempotency-Key', async () => {
