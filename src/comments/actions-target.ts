@@ -42,7 +42,8 @@ export async function loadCommentTarget(
   const account = post.account_id === null ? undefined : await findOwnAccount(rt.db, userId, post.account_id);
   const caps = commentCapabilitiesFor(post.platform, account ?? {});
   if (!caps.list) {
-    throw new ApiError('comments_unsupported', `${platformName(post.platform)}${account?.kind === 'profile' ? ' profiles' : ''} expose no comments Herald can read, so there is nothing to ${action}.`);
+    const what = account?.kind === 'profile' ? `${platformName(post.platform)} member profiles expose` : `${platformName(post.platform)} exposes`;
+    throw new ApiError('comments_unsupported', `${what} no comments Herald can read, so there is nothing to ${action}.`);
   }
   const comment = UUID.test(commentId) ? await findCommentForUser(rt.db, userId, post.id, commentId) : undefined;
   if (!comment || post.platform_post_id === null) throw new ApiError('not_found', `Comment ${commentId} was not found on post ${post.id}`);
