@@ -1,5 +1,6 @@
 import type { AnyRoute } from '../route';
 import { accountsRoutes } from './accounts';
+import { commentsRoutes } from './comments';
 import { commentActionRoutes } from './comment-actions';
 import { keysRoutes } from './keys';
 import { postsRoutes } from './posts';
@@ -7,4 +8,4 @@ import { postsListRoutes } from './posts-list';
 import { threadsRoutes } from './threads';
 
 /** Every `/api/v1` route. A feature adds its routes by listing its module's array here. */
-export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...accountsRoutes, ...postsListRoutes, ...postsRoutes, ...threadsRoutes, ...commentActionRoutes];
+export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...accountsRoutes, ...postsListRoutes, ...postsRoutes, ...threadsRoutes, ...commentActionRoutes, ...commentsRoutes];

@@ -138,3 +138,95 @@ export async function markCommentReplied(db: Executor, commentId: string, replyC
 export async function findCommentByPlatformId(db: Executor, postId: string, platformCommentId: string): Promise<CommentRow | undefined> {
   return db.selectFrom('comments').selectAll().where('post_id', '=', postId).where('platform_comment_id', '=', platformCommentId).executeTakeFirst();
 }
+
+export interface RefreshedComment {
+  platformCommentId: string;
+  platformParentId: string | null;
+  author: { handle: string; displayName: string; platformId: string; avatarUrl: string | null };
+  text: string;
+  createdAt: Date;
+  likes: number;
+  replies: number;
+  own: boolean;
+}
+
+/**
+ * Stores one page a refresh read. A comment already stored keeps its id (decisions.md "Comments"); its text, author
+ * and counts follow the platform unless it is deleted (a deleted comment keeps its text exactly as last stored and is
+ * never undeleted). `seenAt` marks it seen by this refresh.
+ */
+export async function upsertRefreshedComments(
+  db: Executor,
+  post: { id: string; platform: PlatformSlug },
+  comments: readonly RefreshedComment[],
+  seenAt: Date,
+): Promise<void> {
+  if (comments.length === 0) return;
+  // One platform page may repeat a comment (live feeds shift under paging); a statement may touch a row only once.
+  const unique = [...new Map(comments.map((c) => [c.platformCommentId, c])).values()];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const keep = (column: string) => sql<any>`case when comments.deleted then comments.${sql.ref(column)} else excluded.${sql.ref(column)} end`;
+  await db
+    .insertInto('comments')
+    .values(
+      unique.map((c) => ({
+        post_id: post.id,
+        platform: post.platform,
+        platform_comment_id: c.platformCommentId,
+        platform_parent_id: c.platformParentId,
+        author_handle: c.author.handle,
+        author_display_name: c.author.displayName,
+        author_platform_id: c.author.platformId,
+        author_avatar_url: c.author.avatarUrl,
+        text: c.text,
+        created_at: c.createdAt,
+        likes: c.likes,
+        replies: c.replies,
+        own: c.own,
+        first_seen_at: seenAt,
+        last_seen_at: seenAt,
+        updated_at: seenAt,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({
+        text: keep('text'),
+        author_handle: keep('author_handle'),
+        author_display_name: keep('author_display_name'),
+        author_avatar_url: keep('author_avatar_url'),
+        likes: keep('likes'),
+        replies: keep('replies'),
+        own: sql`comments.own or excluded.own`,
+        last_seen_at: seenAt,
+        updated_at: seenAt,
+      }),
+    )
+    .execute();
+}
+
+/**
+ * Comments a complete refresh that started at `refreshStart` did not see: gone from the platform. A comment the
+ * service stored itself (`own`) less than `ownGraceMs` before is left alone, since platform listings can lag a fresh
+ * write and a deletion is never undone. `createdAfter` limits it to comments the platform's listing still covers.
+ */
+export async function findUnseenComments(
+  db: Executor,
+  postId: string,
+  refreshStart: Date,
+  options: { ownGraceMs: number; createdAfter: Date | null },
+): Promise<string[]> {
+  let query = db
+    .selectFrom('comments')
+    .select('id')
+    .where('post_id', '=', postId)
+    .where('deleted', '=', false)
+    .where('last_seen_at', '<', refreshStart)
+    .where((eb) => eb.or([eb('own', '=', false), eb('first_seen_at', '<', new Date(refreshStart.getTime() - options.ownGraceMs))]));
+  if (options.createdAfter) query = query.where('created_at', '>', options.createdAfter);
+  return (await query.execute()).map((r) => r.id);
+}
+
+/** Whether any comment at all (hidden and deleted included) is stored for the post (sync rule 6). */
+export async function hasStoredComments(db: Executor, postId: string): Promise<boolean> {
+  return (await db.selectFrom('comments').select('id').where('post_id', '=', postId).limit(1).executeTakeFirst()) !== undefined;
+}
