@@ -58,6 +58,9 @@ export async function replyToComment(
   }
 
   const reply = await rt.db.transaction().execute(async (trx) => {
+    // A platform that deduplicates (Mastodon's Idempotency-Key on the same text) may answer with a reply Herald
+    // already stored and charged: nothing new was published, so nothing new is charged.
+    const already = await findCommentByPlatformId(trx, target.post.id, published.platformPostId);
     const row = await insertOwnComment(trx, {
       postId: target.post.id,
       platform: target.post.platform,
@@ -68,7 +71,8 @@ export async function replyToComment(
       createdAt: startedAt,
     });
     await markCommentReplied(trx, target.comment.id, row.id, startedAt);
-    await spendQuota(trx, [chargeId]);
+    if (already?.own) await refundQuota(trx, [chargeId]);
+    else await spendQuota(trx, [chargeId]);
     return row;
   });
   return toCommentView(reply);

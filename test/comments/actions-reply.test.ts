@@ -225,6 +225,21 @@ describe('comment actions: reply', function () {
     }
   });
 
+  it('mastodon: the same reply twice within its idempotency hour is one status, stored and charged once', async () => {
+    const masto = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const post = await publish(h, masto.id, 'mastodon post for repeats');
+    h.standIns.mastodon.addReply(post.platform_post_id, h.standIns.mastodon.addAccount('repeat_fan'), 'say it twice');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'say it twice');
+    const before = await usage();
+    const first = await reply(post.id, target.id, { text: 'said once' });
+    const second = await reply(post.id, target.id, { text: 'said once' });
+    assert.deepEqual([first.status, second.status], [201, 201]);
+    assert.equal(second.body.data.id, first.body.data.id);
+    assert.equal(h.standIns.mastodon.liveStatuses().filter((st) => st.text === 'said once').length, 1);
+    assert.equal((await usage()).posts, before.posts + 1);
+  });
+
   it('a deleted comment cannot be answered (404); the reply route replays with Idempotency-Key', async () => {
     const { post, target } = await xPostWithComment(x, 'will vanish');
     const keyed = { body: { text: 'once only' }, headers: { 'Idempotency-Key': `reply-${target.id}` } };
