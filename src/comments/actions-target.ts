@@ -37,14 +37,7 @@ export async function loadCommentTarget(
   commentId: string,
   action: CommentAction,
 ): Promise<CommentTarget> {
-  const post = await findOwnPost(rt.db, userId, postId);
-  requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
-  const account = post.account_id === null ? undefined : await findOwnAccount(rt.db, userId, post.account_id);
-  const caps = commentCapabilitiesFor(post.platform, account ?? {});
-  if (!caps.list) {
-    const what = account?.kind === 'profile' ? `${platformName(post.platform)} member profiles expose` : `${platformName(post.platform)} exposes`;
-    throw new ApiError('comments_unsupported', `${what} no comments Herald can read, so there is nothing to ${action}.`);
-  }
+  const { post, account, caps } = await loadCommentablePost(rt, userId, postId);
   const comment = UUID.test(commentId) ? await findCommentForUser(rt.db, userId, post.id, commentId) : undefined;
   if (!comment || post.platform_post_id === null) throw new ApiError('not_found', `Comment ${commentId} was not found on post ${post.id}`);
   requireCapability(post.platform, caps, action, comment);
@@ -63,6 +56,27 @@ export async function loadCommentTarget(
   const ctx = platformContextOf(rt.sealedBox, account);
   if (!ctx) throw new ApiError('comment_permission_required', `The ${name} account of this post was disconnected; reconnect it to ${action} comments.`);
   return { post: { ...post, platform_post_id: post.platform_post_id }, comment, account, ctx };
+}
+
+/**
+ * The user's post whose comments a route reads or acts on: 404 for another user's, 501 `platform_coming_soon` under a
+ * `platform:comments` flag, 501 `comments_unsupported` where the post can read no comments (telegram, LinkedIn member
+ * profiles). Returns its account row (absent when the post has none) and the account's comment capabilities.
+ */
+export async function loadCommentablePost(
+  rt: Pick<PostsRuntime, 'db' | 'config'>,
+  userId: string,
+  postId: string,
+): Promise<{ post: PostRow; account: AccountRow | undefined; caps: CommentCapabilities }> {
+  const post = await findOwnPost(rt.db, userId, postId);
+  requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
+  const account = post.account_id === null ? undefined : await findOwnAccount(rt.db, userId, post.account_id);
+  const caps = commentCapabilitiesFor(post.platform, account ?? {});
+  if (!caps.list) {
+    const what = account?.kind === 'profile' ? `${platformName(post.platform)} member profiles expose` : `${platformName(post.platform)} exposes`;
+    throw new ApiError('comments_unsupported', `${what} no comments Herald can read.`);
+  }
+  return { post, account, caps };
 }
 
 export function reauthorizeSentence(name: string): string {
