@@ -179,6 +179,17 @@ describe('comment actions: reply', function () {
     assert.ok(refunded.length >= 1);
   });
 
+  it('a platform rate limit is 502 upstream_error with the wait X names in Retry-After, and nothing charged', async () => {
+    const { post, target } = await xPostWithComment(x, 'rate limited');
+    const before = await usage();
+    h.standIns.x.rateLimit('/2/tweets', Math.floor(Date.now() / 1000) + 120);
+    const res = await reply(post.id, target.id, { text: 'slow down' });
+    assert.deepEqual([res.status, res.body.error.code], [502, 'upstream_error'], res.text);
+    const wait = Number(res.headers.get('retry-after'));
+    assert.ok(wait > 60 && wait <= 121, `Retry-After ${wait}`);
+    assert.deepEqual(await usage(), before);
+  });
+
   it('a lost answer: the reply is looked for on the platform; found, it is recorded once; not found, 502 says so and nothing is charged', async () => {
     const first = await xPostWithComment(x, 'lost answer, published');
     h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset', thenHandle: true });
