@@ -59,7 +59,7 @@ describe('comment sync workflow', function () {
 
     const first = await list(post.id, '?sync=true');
     assert.equal(first.status, 200, first.text);
-    assert.deepEqual(first.body.data.map((c: { text: string }) => c.text), ['second', 'first!']);
+    assert.deepEqual(first.body.data.map((c: { text: string }) => c.text).sort(), ['first!', 'second']);
     assert.equal(first.body.meta.sync.status, 'ok');
     assert.equal(first.body.meta.sync.reason, null);
     const syncedAt = Date.parse(first.body.meta.sync.synced_at);
@@ -77,8 +77,9 @@ describe('comment sync workflow', function () {
 
     await h.env.sleep('15 minutes');
     const again = await list(post.id, '?sync=true');
-    assert.deepEqual(again.body.data.map((c: { text: string }) => c.text), ['third', 'second', 'first!']);
-    assert.deepEqual(again.body.data.slice(1).map((c: { id: string }) => c.id), first.body.data.map((c: { id: string }) => c.id), 'ids are stable');
+    assert.deepEqual(again.body.data.map((c: { text: string }) => c.text).sort(), ['first!', 'second', 'third']);
+    const idOf = (page: { body: { data: Array<{ id: string; text: string }> } }, text: string) => page.body.data.find((c) => c.text === text)?.id;
+    assert.deepEqual([idOf(again, 'first!'), idOf(again, 'second')], [idOf(first, 'first!'), idOf(first, 'second')], 'ids are stable');
     assert.deepEqual(await usage(), { syncs: before.syncs + 2, reads: before.reads + 5 });
   });
 
@@ -112,7 +113,7 @@ describe('comment sync workflow', function () {
   it('backoff: failures double the wait (up to an hour); a platform Retry-After is used as given', async () => {
     const account = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
     const post = await publish(h, account.id, 'flaky toot');
-    h.standIns.mastodon.standIn.inject({ path: /\/context$/ }, { kind: 'reply', response: { status: 503, json: { error: 'down' } } }, 3);
+    h.standIns.mastodon.standIn.inject({ path: /\/context$/ }, { kind: 'reply', response: { status: 503, json: { error: 'down' } } }, 1_000);
 
     const waits: number[] = [];
     for (let i = 0; i < 3; i += 1) {
@@ -121,26 +122,32 @@ describe('comment sync workflow', function () {
       assert.equal(res.body.meta.sync.status, 'error');
       assert.match(res.body.meta.sync.reason, /refresh failed/);
       const s = await state(post.id);
-      waits.push(s.next_sync_after!.getTime() - h.now().getTime());
+      // Measured from the refresh itself (its workflow time is recorded as updated_at).
+      waits.push(s.next_sync_after!.getTime() - s.updated_at.getTime());
       assert.equal(s.consecutive_failures, i + 1);
       await h.env.sleep(waits[i]! + 1000);
     }
     assert.deepEqual(waits, [120_000, 240_000, 480_000]);
+    h.standIns.mastodon.standIn.clearFaults();
 
-    const reset = new Date(h.now().getTime() + 10 * 60_000);
-    h.standIns.mastodon.rateLimit(/\/context$/, reset);
-    const limited = await list(post.id, '?sync=true');
+    const limitedPost = await publish(h, account.id, 'rate limited toot');
+    // The adapter reads the reset against the real clock: ten real minutes from now, not the 2-minute first backoff.
+    h.standIns.mastodon.rateLimit(new RegExp(`${limitedPost.platform_post_id}/context$`), new Date(Date.now() + 10 * 60_000), 1_000);
+    const limited = await list(limitedPost.id, '?sync=true');
     assert.equal(limited.status, 429, 'rate limited with nothing stored: the refusal is the answer');
     assert.equal(limited.body.error.code, 'comment_sync_rate_limited');
-    assert.ok(Number(limited.headers.get('retry-after')) > 0);
-    const s = await state(post.id);
+    assert.match(limited.body.error.message, /Mastodon is rate limiting comment reads/);
+    assert.ok(Number(limited.headers.get('retry-after')) > 500, limited.headers.get('retry-after') ?? 'no Retry-After');
+    const s = await state(limitedPost.id);
     assert.equal(s.status, 'rate_limited');
-    assert.equal(s.consecutive_failures, 4);
+    const retryAfterMs = s.next_sync_after!.getTime() - s.updated_at.getTime();
+    assert.ok(Math.abs(retryAfterMs - 600_000) < 5_000, `the platform's Retry-After, not the doubled backoff (${retryAfterMs} ms)`);
+    h.standIns.mastodon.standIn.clearFaults();
 
-    await h.env.sleep(s.next_sync_after!.getTime() - h.now().getTime() + 1000);
-    const recovered = await list(post.id, '?sync=true');
+    await h.env.sleep(retryAfterMs + 1000);
+    const recovered = await list(limitedPost.id, '?sync=true');
     assert.equal(recovered.body.meta.sync.status, 'ok');
-    assert.equal((await state(post.id)).consecutive_failures, 0);
+    assert.equal((await state(limitedPost.id)).consecutive_failures, 0);
   });
 
   it('x on Free: sync.status plan from the first listing, nothing read; sync=true too (200, not an error)', async () => {
@@ -199,7 +206,11 @@ describe('comment sync workflow', function () {
     const post = await publish(h, account.id, 'many replies', {}, user.apiKey);
     for (let i = 0; i < 5; i += 1) h.standIns.x.addReply(post.platform_post_id, fan, `r${i}`);
     await h.syncClock();
-    await h.db.insertInto('usage_months').values({ user_id: user.userId, month: usageMonth(h.now()), x_comment_reads: 497 }).execute();
+    await h.db
+      .insertInto('usage_months')
+      .values({ user_id: user.userId, month: usageMonth(h.now()), x_comment_reads: 497 })
+      .onConflict((oc) => oc.columns(['user_id', 'month']).doUpdateSet({ x_comment_reads: 497 }))
+      .execute();
 
     const res = await list(post.id, '?sync=true', user.apiKey);
     assert.equal(res.status, 200);
