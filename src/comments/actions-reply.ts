@@ -6,7 +6,7 @@ import { loadLimits, refundQuota, reservedSince, reserveQuota, spendQuota, type 
 import { onPlatform, type CommentActionsRuntime } from './actions';
 import { loadCommentTarget, ownAuthor, type CommentTarget } from './actions-target';
 import { toCommentView, type CommentView } from './listing-view';
-import { findCommentByPlatformId, insertOwnComment, markCommentReplied } from './repository';
+import { findCommentByPlatformId, insertOwnComment, markCommentReplied, recordedReplyPlatformIds } from './repository';
 
 /**
  * `POST /api/v1/posts/:id/comments/:comment_id/reply` (publishing-api.md): the reply is published as a post. Its
@@ -58,9 +58,10 @@ export async function replyToComment(
   }
 
   const reply = await rt.db.transaction().execute(async (trx) => {
-    // A platform that deduplicates (Mastodon's Idempotency-Key on the same text) may answer with a reply Herald
-    // already stored and charged: nothing new was published, so nothing new is charged.
+    // A platform that deduplicates (Mastodon's Idempotency-Key on the same text) may answer with the reply this
+    // comment already got through Herald, stored and charged then: nothing new was published, nothing new is charged.
     const already = await findCommentByPlatformId(trx, target.post.id, published.platformPostId);
+    const repeated = already !== undefined && already.id === target.comment.reply_comment_id;
     const row = await insertOwnComment(trx, {
       postId: target.post.id,
       platform: target.post.platform,
@@ -71,7 +72,7 @@ export async function replyToComment(
       createdAt: startedAt,
     });
     await markCommentReplied(trx, target.comment.id, row.id, startedAt);
-    if (already?.own) await refundQuota(trx, [chargeId]);
+    if (repeated) await refundQuota(trx, [chargeId]);
     else await spendQuota(trx, [chargeId]);
     return row;
   });
@@ -114,19 +115,21 @@ const CLOCK_SKEW_MS = 2 * 60_000;
 
 /**
  * The account's own comment under the answered one, with the same text, made since this attempt started and not
- * already stored as another reply: what the lost call published, if anything.
+ * already recorded as the reply of a comment: what the lost call published, if anything. (A refresh may have stored
+ * it meanwhile, as any own comment; recording it keeps that row's id.)
  */
 async function findUnrecordedReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost | null> {
   const adapter = rt.adapters[target.post.platform];
   if (!adapter.listComments) return null;
   const parents = new Set([target.comment.platform_comment_id, target.comment.platform_parent_id].filter((id): id is string => id !== null));
+  const recorded = await recordedReplyPlatformIds(rt.db, target.post.id);
   let cursor: string | undefined;
   for (let page = 0; page < LOOKUP_PAGES; page++) {
     const result = await adapter.listComments(target.ctx, target.post.platform_post_id, cursor);
     for (const c of result.comments) {
       if (!c.own || c.text.trim() !== text.trim() || !parents.has(c.platformParentId ?? '')) continue;
       if (new Date(c.createdAt).getTime() < startedAt.getTime() - CLOCK_SKEW_MS) continue;
-      if (!(await findCommentByPlatformId(rt.db, target.post.id, c.platformCommentId))) return { platformPostId: c.platformCommentId, url: null };
+      if (!recorded.has(c.platformCommentId)) return { platformPostId: c.platformCommentId, url: null };
     }
     if (!result.nextCursor) break;
     cursor = result.nextCursor;

@@ -230,3 +230,14 @@ export async function findUnseenComments(
 export async function hasStoredComments(db: Executor, postId: string): Promise<boolean> {
   return (await db.selectFrom('comments').select('id').where('post_id', '=', postId).limit(1).executeTakeFirst()) !== undefined;
 }
+
+/** Platform ids of the post's comments that some comment of it points at as its reply (`reply_comment_id`). */
+export async function recordedReplyPlatformIds(db: Executor, postId: string): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('comments as answered')
+    .innerJoin('comments as reply', 'reply.id', 'answered.reply_comment_id')
+    .select('reply.platform_comment_id')
+    .where('answered.post_id', '=', postId)
+    .execute();
+  return new Set(rows.map((r) => r.platform_comment_id));
+}

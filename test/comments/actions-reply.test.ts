@@ -223,7 +223,10 @@ describe('comment actions: reply', function () {
       const limits = await loadLimits(h.db, h.api.userId);
       const attempt = replyAttemptId(h.api.userId, target.id, text, key);
       await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: attempt, kind: 'post' }], now: new Date() }));
-      if (published) h.standIns.x.addReply(target.platform_comment_id, me, text);
+      if (published) {
+        h.standIns.x.addReply(target.platform_comment_id, me, text);
+        await snapshot(h, post.id); // a refresh meanwhile stored it, as any own comment
+      }
       const before = await usage();
 
       const res = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
@@ -231,6 +234,8 @@ describe('comment actions: reply', function () {
       assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1, `published=${published}: one reply on X`);
       assert.equal(res.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === text)!.id);
       assert.equal((await usage()).posts, before.posts, 'charged once: the stopped attempt\'s reservation is the one spent');
+      if (published) assert.equal(res.body.data.id, (await comment(h, post.id, text)).id, 'the stored row keeps its id');
+      assert.equal((await stored(target.id)).reply_comment_id, res.body.data.id);
       const states = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', attempt).execute();
       assert.deepEqual(states, [{ state: 'spent' }]);
     }
