@@ -5,11 +5,12 @@
  *   connectAccount(h, body)                 POST /api/v1/accounts for the harness user → the account object
  *   publish(h, accountId, text, extra?)     POST /api/v1/posts, asserted published → the post object
  *   snapshot(h, postId)                     reads the post's comments from its platform through the real adapter and
- *                                           stores the ones not stored yet, as a refresh would → every stored row
+ *                                           stores them as a refresh does (`upsertRefreshedComments`) → every stored row
  *   comment(h, postId, text)                the stored row with that text
  */
 import assert from 'node:assert/strict';
 import { loadPlatformContext } from '../../src/accounts/platform-context';
+import { upsertRefreshedComments } from '../../src/comments/repository';
 import type { CommentRow } from '../../src/db/tables/comments';
 import { testConfig } from '../helpers/api';
 import { testSealedBox } from '../posts/fixtures';
@@ -39,27 +40,7 @@ export async function snapshot(h: PostsHarness, postId: string): Promise<Comment
   let cursor: string | undefined;
   do {
     const page = await adapter.listComments!(ctx, post.platform_post_id!, cursor);
-    for (const c of page.comments) {
-      await h.db
-        .insertInto('comments')
-        .values({
-          post_id: post.id,
-          platform: post.platform,
-          platform_comment_id: c.platformCommentId,
-          platform_parent_id: c.platformParentId,
-          author_handle: c.author.handle,
-          author_display_name: c.author.displayName,
-          author_platform_id: c.author.platformId,
-          author_avatar_url: c.author.avatarUrl,
-          text: c.text,
-          created_at: new Date(c.createdAt),
-          likes: c.likes,
-          replies: c.replies,
-          own: c.own,
-        })
-        .onConflict((oc) => oc.columns(['post_id', 'platform_comment_id']).doNothing())
-        .execute();
-    }
+    await upsertRefreshedComments(h.db, post, page.comments.map((c) => ({ ...c, createdAt: new Date(c.createdAt) })), new Date());
     cursor = page.nextCursor ?? undefined;
   } while (cursor);
   return h.db.selectFrom('comments').selectAll().where('post_id', '=', post.id).execute();
