@@ -22,12 +22,22 @@ export async function commentActionRefusal(
   failure: PlatformFailure,
 ): Promise<ApiError> {
   if (failure.kind === 'reauthorize') {
-    if (isMissingPermission(failure)) await markReauthorizationRequired(deps.db, account.id);
-    else await markConnectionLost(deps.db, account.id, deps.lifecycle);
+    await markAccountRefused(deps, account.id, failure);
     return new ApiError('comment_permission_required', `${failure.clientMessage} ${reauthorizeSentence(platformName(account.platform))}`);
   }
   const headers: Record<string, string> = failure.retryAfterSeconds ? { 'Retry-After': String(Math.ceil(failure.retryAfterSeconds)) } : {};
   return new ApiError('upstream_error', failure.clientMessage, {}, headers);
+}
+
+/**
+ * What a `reauthorize` refusal of a comment operation (an action, or a refresh) says about the account: a missing
+ * permission marks it `reauthorization_required` (it keeps posting); a refused credential marks it `connection_lost`
+ * and, with `lifecycle`, cancels its scheduled posts. Other refusals change nothing.
+ */
+export async function markAccountRefused(deps: { db: Db; lifecycle?: AccountLifecycle }, accountId: string, failure: PlatformFailure): Promise<void> {
+  if (failure.kind !== 'reauthorize') return;
+  if (isMissingPermission(failure)) await markReauthorizationRequired(deps.db, accountId);
+  else await markConnectionLost(deps.db, accountId, deps.lifecycle);
 }
 
 function isMissingPermission(failure: PlatformFailure): boolean {
