@@ -8,14 +8,14 @@ import type { Logger } from '../logger';
 import { platformName, requireAvailablePlatform } from '../platforms/availability';
 import { commentCapabilitiesFor } from '../platforms/capabilities';
 import { findOwnPost } from '../posts/read';
-import { loadLimits } from '../quota/quota';
+import { effectiveLimits } from '../plans';
 import type { Client } from '@temporalio/client';
-import { planRefusal } from './allowance';
+import { planRefusal, type AllowanceLimits } from './allowance';
 import { decodeCursor, encodeCursor } from './listing-cursor';
 import { toCommentView, type CommentView } from './listing-view';
 import { hasStoredComments } from './repository';
 import { refreshAndWait, requestRefresh } from './sync-client';
-import { loadSyncState, touchListed } from './sync-state';
+import { listedLongAgo, loadSyncState, touchListed } from './sync-state';
 import { isDue } from './sync-windows';
 
 /**
@@ -64,8 +64,14 @@ export const DEFAULT_COMMENT_PAGE = 25;
 export async function listComments(rt: ListingRuntime, userId: string, postId: string, query: ListingQuery): Promise<CommentListing> {
   const post = await findOwnPost(rt.db, userId, postId);
   requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
+  // The account and its user's plan in one read: a listing is a hot path.
   const account = post.account_id
-    ? await rt.db.selectFrom('accounts').select(['kind', 'own_credentials']).where('id', '=', post.account_id).executeTakeFirst()
+    ? await rt.db
+        .selectFrom('accounts')
+        .innerJoin('users', 'users.id', 'accounts.user_id')
+        .select(['accounts.kind', 'accounts.own_credentials', 'users.plan', 'users.post_quota', 'users.scheduled_quota', 'users.account_limit', 'users.comment_sync_quota', 'users.x_comment_read_quota'])
+        .where('accounts.id', '=', post.account_id)
+        .executeTakeFirst()
     : undefined;
   const caps = commentCapabilitiesFor(post.platform, account ?? {});
   if (!caps.list) {
@@ -73,7 +79,8 @@ export async function listComments(rt: ListingRuntime, userId: string, postId: s
   }
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, post.id);
 
-  const sync = await syncForListing(rt, post, account?.own_credentials ?? false, query.sync ?? 'auto');
+  const planLimits = account ? { ...effectiveLimits(account.plan, account), planName: account.plan } : undefined;
+  const sync = await syncForListing(rt, post, account?.own_credentials ?? false, planLimits, query.sync ?? 'auto');
   const limit = query.limit ?? DEFAULT_COMMENT_PAGE;
   let select = rt.db.selectFrom('comments').selectAll().where('post_id', '=', post.id);
   if (query.include_hidden !== true) select = select.where('hidden', '=', false);
@@ -103,19 +110,24 @@ const notPublishedReason: Partial<Record<PostRow['status'], string>> = {
  * The listing's side of the sync rules: records that the post is being read, asks for the refresh that is due, and
  * reports the sync state. On `sync=true` with nothing stored, a refusal is the answer (rule 6).
  */
-async function syncForListing(rt: ListingRuntime, post: PostRow, ownCredentials: boolean, mode: 'auto' | 'true' | 'false'): Promise<SyncMeta> {
+async function syncForListing(
+  rt: ListingRuntime,
+  post: PostRow,
+  ownCredentials: boolean,
+  limits: AllowanceLimits | undefined,
+  mode: 'auto' | 'true' | 'false',
+): Promise<SyncMeta> {
   const now = rt.now();
   if (post.status !== 'published' || !post.platform_post_id) {
     const reason = notPublishedReason[post.status] ?? 'This post is not published yet; its comments are read once it is.';
     const state = await loadSyncState(rt.db, post.id);
     return { status: 'unsupported', reason, synced_at: iso(state?.synced_at ?? null), next_sync_after: null };
   }
-  await touchListed(rt.db, post.id, now);
   let state = await loadSyncState(rt.db, post.id);
+  if (!state || listedLongAgo(state.last_listed_at, now)) await touchListed(rt.db, post.id, now);
 
   // Rule 7 needs no workflow: the plan decides it, and it holds from the very first listing.
-  if (post.platform === 'x') {
-    const limits = await loadLimits(rt.db, post.user_id);
+  if (limits) {
     const refusal = planRefusal(post.platform, ownCredentials, limits);
     if (refusal) return { status: 'plan', reason: refusal, synced_at: iso(state?.synced_at ?? null), next_sync_after: iso(state?.next_sync_after ?? null) ?? now.toISOString() };
   }

@@ -11,10 +11,15 @@ export async function loadSyncState(db: Db, postId: string): Promise<CommentSync
   return db.selectFrom('comment_sync_states').selectAll().where('post_id', '=', postId).executeTakeFirst();
 }
 
-/**
- * The post was listed at `now`. Written at most once a minute per post, so a busy listing costs no write per page;
- * the 30-minute "being read" rule does not need finer.
- */
+/** `last_listed_at` is rewritten at most once a minute: a busy listing costs no write per page, and the 30-minute
+ * "being read" rule needs no finer. */
+const LISTED_PRECISION_MS = 60_000;
+
+export function listedLongAgo(lastListedAt: Date | null, now: Date): boolean {
+  return lastListedAt === null || now.getTime() - lastListedAt.getTime() >= LISTED_PRECISION_MS;
+}
+
+/** The post was listed at `now` (conditional, so concurrent listings of one post write once). */
 export async function touchListed(db: Db, postId: string, now: Date): Promise<void> {
   await db
     .insertInto('comment_sync_states')
@@ -23,7 +28,7 @@ export async function touchListed(db: Db, postId: string, now: Date): Promise<vo
       oc
         .column('post_id')
         .doUpdateSet({ last_listed_at: now })
-        .where(sql<boolean>`comment_sync_states.last_listed_at is null or comment_sync_states.last_listed_at < ${new Date(now.getTime() - 60_000)}`),
+        .where(sql<boolean>`comment_sync_states.last_listed_at is null or comment_sync_states.last_listed_at < ${new Date(now.getTime() - LISTED_PRECISION_MS)}`),
     )
     .execute();
 }
