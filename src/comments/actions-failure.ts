@@ -32,12 +32,13 @@ export async function commentActionRefusal(
 /**
  * What a `reauthorize` refusal of a comment operation (an action, or a refresh) says about the account: a missing
  * permission marks it `reauthorization_required` (it keeps posting); a refused credential marks it `connection_lost`
- * and, with `lifecycle`, cancels its scheduled posts. Other refusals change nothing.
+ * and cancels its scheduled posts, so only a caller holding the `lifecycle` that cancels them marks that (otherwise the
+ * next publish finds the refused credential and does both). Other refusals change nothing.
  */
 export async function markAccountRefused(deps: { db: Db; lifecycle?: AccountLifecycle }, accountId: string, failure: PlatformFailure): Promise<void> {
   if (failure.kind !== 'reauthorize') return;
   if (isMissingPermission(failure)) await markReauthorizationRequired(deps.db, accountId);
-  else await markConnectionLost(deps.db, accountId, deps.lifecycle);
+  else if (deps.lifecycle) await markConnectionLost(deps.db, accountId, deps.lifecycle);
 }
 
 function isMissingPermission(failure: PlatformFailure): boolean {

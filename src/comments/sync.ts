@@ -20,9 +20,11 @@ import {
   xReadsBudgetReason,
   type AllowanceLimits,
 } from './allowance';
+import { markAccountRefused } from './actions-failure';
 import { findUnseenComments, markCommentsDeleted, upsertRefreshedComments, type RefreshedComment } from './repository';
 import { loadSyncState, recordSyncOutcome, type SyncOutcomeWrite } from './sync-state';
 import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
+import { markAccountRefused } from './actions-failure';
 
 /**
  * One refresh of one post's stored comments (decisions.md "Comments"): the checks before anything is spent (account
@@ -139,6 +141,8 @@ async function recordFailure(
   const name = platformName(post.platform);
   deps.logger.warn({ postId: post.id, platform: post.platform, kind: failure.kind, detail: failure.detail }, 'comment refresh failed');
   if (failure.kind === 'reauthorize') {
+    // A withheld comment permission shows on the account too (`reauthorization_required`; it keeps posting).
+    if (post.account_id) await markAccountRefused({ db: deps.db }, post.account_id, failure);
     return record({ status: 'permission', reason: reconnectSentence(name), nextSyncAfter: new Date(now.getTime() + windowMs(post.platform, 'auto')) });
   }
   const failures = failuresBefore + 1;

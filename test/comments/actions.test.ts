@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
+import { refreshIfDue } from '../../src/comments/sync';
+import { createLogger } from '../../src/logger';
 import { startApi } from '../helpers/api';
-import { insertAccount, insertMastodonAccount, insertXAccount } from '../posts/fixtures';
+import { graphErrors } from '../standins/graph';
+import { insertAccount, insertMastodonAccount, insertXAccount, testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, connectAccount, publish, snapshot } from './actions-fixtures';
 
@@ -243,6 +246,20 @@ describe('comment actions: hide and delete', function () {
     h.standIns.threads.user.canManageReplies = true;
     await connectAccount(h, { platform: 'threads', access_token: h.standIns.threads.user.token });
     assert.equal((await hide(post.id, c.id, true)).status, 200);
+  });
+
+  it('a refresh refused for a withheld permission marks the account reauthorization_required too; reconnecting clears it', async () => {
+    const post = await publish(h, facebook.id, 'fb refresh permission target');
+    h.standIns.facebook.standIn.inject({ method: 'GET', path: /\/comments$/ }, { kind: 'reply', response: graphErrors.permission() });
+    const deps = { db: h.db, logger: createLogger('silent'), adapters: h.standIns.adapters, sealedBox: testSealedBox };
+    await refreshIfDue(deps, { postId: post.id, mode: 'true', now: Date.now() });
+    const state = await h.db.selectFrom('comment_sync_states').select('status').where('post_id', '=', post.id).executeTakeFirstOrThrow();
+    assert.equal(state.status, 'permission');
+    const account = await h.api.request('GET', `/api/v1/accounts/${facebook.id}`);
+    assert.deepEqual([account.body.data.active, account.body.data.inactive_reason], [true, 'reauthorization_required']);
+    await publish(h, facebook.id, 'still posting after a refused refresh');
+    const { page } = h.standIns.facebook;
+    assert.equal((await connectAccount(h, { platform: 'facebook', page_id: page.id, access_token: page.token })).inactive_reason, null);
   });
 
   it('a platform refusal is 502 upstream_error with nothing changed; a comment the platform no longer has is 404 and recorded deleted', async () => {
