@@ -20,7 +20,6 @@ import {
   xReadsBudgetReason,
   type AllowanceLimits,
 } from './allowance';
-import { markAccountRefused } from './actions-failure';
 import { findUnseenComments, markCommentsDeleted, upsertRefreshedComments, type RefreshedComment } from './repository';
 import { loadSyncState, recordSyncOutcome, type SyncOutcomeWrite } from './sync-state';
 import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
