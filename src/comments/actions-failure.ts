@@ -23,7 +23,9 @@ export async function commentActionRefusal(
 ): Promise<ApiError> {
   if (failure.kind === 'reauthorize') {
     await markAccountRefused(deps, account.id, failure);
-    return new ApiError('comment_permission_required', `${failure.clientMessage} ${reauthorizeSentence(platformName(account.platform))}`);
+    // Only a withheld permission leaves posting working; a refused credential's own sentence already says to reconnect.
+    const message = isMissingPermission(failure) ? `${failure.clientMessage} ${reauthorizeSentence(platformName(account.platform))}` : failure.clientMessage;
+    return new ApiError('comment_permission_required', message);
   }
   const headers: Record<string, string> = failure.retryAfterSeconds ? { 'Retry-After': String(Math.ceil(failure.retryAfterSeconds)) } : {};
   return new ApiError('upstream_error', failure.clientMessage, {}, headers);

@@ -43,18 +43,18 @@ export async function loadCommentTarget(
   requireCapability(post.platform, caps, action, comment);
 
   const name = platformName(post.platform);
-  if (!account || account.inactive_reason === 'disconnected' || account.credentials_sealed === null) {
+  const ctx = account && account.inactive_reason !== 'disconnected' ? platformContextOf(rt.sealedBox, account) : null;
+  if (!account || !ctx) {
     throw new ApiError('comment_permission_required', `The ${name} account of this post was disconnected; reconnect it to ${action} comments.`);
   }
-  if (account.inactive_reason === 'connection_lost' || account.inactive_reason === 'reauthorization_required') {
-    throw new ApiError('comment_permission_required', reauthorizeSentence(name));
+  if (account.inactive_reason === 'connection_lost') {
+    throw new ApiError('comment_permission_required', `${name} no longer accepts this account's connection; reconnect the account from the dashboard.`);
   }
+  if (account.inactive_reason === 'reauthorization_required') throw new ApiError('comment_permission_required', reauthorizeSentence(name));
   // A reply is published like a post, and posting needs an active account; hiding and deleting do not.
   if (action === 'reply' && !account.active) {
     throw new ApiError('not_found', `Account ${account.id} is not active; activate it to reply from it.`);
   }
-  const ctx = platformContextOf(rt.sealedBox, account);
-  if (!ctx) throw new ApiError('comment_permission_required', `The ${name} account of this post was disconnected; reconnect it to ${action} comments.`);
   return { post: { ...post, platform_post_id: post.platform_post_id }, comment, account, ctx };
 }
 

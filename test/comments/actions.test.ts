@@ -248,6 +248,26 @@ describe('comment actions: hide and delete', function () {
     assert.equal((await hide(post.id, c.id, true)).status, 200);
   });
 
+  it('a credential the platform refuses outright on a comment action: 409, the account is connection_lost and its scheduled posts are cancelled', async () => {
+    const lost = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const post = await publish(h, lost.id, 'x credential target', { first_comment: 'own words' });
+    await h.syncClock();
+    const scheduled = await h.api.request('POST', '/api/v1/posts', { body: { account_id: lost.id, text: 'later', schedule_at: new Date(h.now().getTime() + 3_600_000).toISOString() } });
+    assert.equal(scheduled.status, 201, scheduled.text);
+    h.standIns.x.standIn.inject(
+      { method: 'DELETE' },
+      { kind: 'reply', response: { status: 401, headers: { 'content-type': 'application/problem+json' }, json: { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' } } },
+    );
+    const res = await remove(post.id, post.first_comment!.comment_id!);
+    assert.deepEqual(res.body, { error: { code: 'comment_permission_required', message: "X no longer accepts this account's credentials; reconnect the account." } });
+    assert.equal(res.status, 409);
+    const account = await h.db.selectFrom('accounts').select(['active', 'inactive_reason']).where('id', '=', lost.id).executeTakeFirstOrThrow();
+    assert.deepEqual(account, { active: false, inactive_reason: 'connection_lost' });
+    const cancelled = await h.db.selectFrom('posts').select(['status', 'error_message']).where('id', '=', scheduled.body.data.id).executeTakeFirstOrThrow();
+    assert.deepEqual(cancelled, { status: 'deleted', error_message: 'connection_lost' });
+    assert.equal((await stored(post.first_comment!.comment_id!)).deleted, false, 'nothing changed');
+  });
+
   it('a refresh refused for a withheld permission marks the account reauthorization_required too; reconnecting clears it', async () => {
     const post = await publish(h, facebook.id, 'fb refresh permission target');
     h.standIns.facebook.standIn.inject({ method: 'GET', path: /\/comments$/ }, { kind: 'reply', response: graphErrors.permission() });
