@@ -188,6 +188,32 @@ describe('comment listing', function () {
     assert.deepEqual(li.body.meta.capabilities, { reply: true, hide: false, delete_own: true, delete_any: false });
   });
 
+  it('per platform: bluesky and instagram read through their stand-ins with their capabilities and authors', async () => {
+    const { bluesky, instagram } = h.standIns;
+    const me = bluesky.addAccount({ handle: 'lister.bsky.test' });
+    const bsky = await connectAccount(h, { platform: 'bluesky', handle: me.handle, app_password: me.appPassword, service_url: bluesky.origin });
+    const bsPost = await publish(h, bsky.id, 'bluesky listing');
+    bluesky.reply(bsPost.platform_post_id, bluesky.addAccount({ handle: 'listfan.bsky.test' }), 'bluesky reply');
+    const bs = await list(bsPost.id, '?sync=true');
+    assert.equal(bs.status, 200, bs.text);
+    assert.deepEqual(bs.body.data.map((c: { text: string; own: boolean; author: { handle: string } }) => [c.text, c.own, c.author.handle]), [['bluesky reply', false, 'listfan.bsky.test']]);
+    assert.deepEqual(bs.body.meta.capabilities, { reply: true, hide: false, delete_own: true, delete_any: false });
+
+    const ig = await connectAccount(h, { platform: 'instagram', access_token: instagram.user.igToken });
+    const mediaId = '17900000000000777';
+    instagram.media.set(mediaId, { id: mediaId, kind: 'feed', caption: 'ig', timestamp: new Date().toISOString(), shortcode: 'Clist', containerId: 'c7', children: [] });
+    const igPost = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: ig.id, platform: 'instagram', text: 'ig', status: 'published', platform_post_id: mediaId, published_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    instagram.addExternalComment(mediaId, 'instagram comment');
+    const igList = await list(igPost.id, '?sync=true');
+    assert.equal(igList.status, 200, igList.text);
+    assert.deepEqual(texts(igList), ['instagram comment']);
+    assert.deepEqual(igList.body.meta.capabilities, { reply: true, hide: true, delete_own: true, delete_any: true });
+  });
+
   it('501 comments_unsupported for telegram and a linkedin profile; 501 platform_coming_soon under the default flags', async () => {
     const telegram = await insertAccount(h.db, h.api.userId, { platform: 'telegram', platform_account_id: '-100999', username: '@chan', credentials: { bot_token: '1:a', chat_id: '@chan' } });
     const tgPost = await h.db
