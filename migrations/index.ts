@@ -14,6 +14,7 @@ import * as m0052 from './0052_post_publishing_workflow';
 import * as m0053 from './0053_first_comment_attempts';
 import * as m0054 from './0054_idempotency_response_text';
 import * as m0070 from './0070_post_analytics';
+import * as m0060 from './0060_comments';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -35,4 +36,5 @@ export const migrations: Record<string, Migration> = {
   '0053_first_comment_attempts': m0053,
   '0054_idempotency_response_text': m0054,
   '0070_post_analytics': m0070,
+  '0060_comments': m0060,
 };

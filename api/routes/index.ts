@@ -1,10 +1,12 @@
 import type { AnyRoute } from '../route';
 import { accountsRoutes } from './accounts';
 import { analyticsRoutes } from './analytics';
+import { commentsRoutes } from './comments';
+import { commentActionRoutes } from './comment-actions';
 import { keysRoutes } from './keys';
 import { postsRoutes } from './posts';
 import { postsListRoutes } from './posts-list';
 import { threadsRoutes } from './threads';
 
 /** Every `/api/v1` route. A feature adds its routes by listing its module's array here. */
-export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...accountsRoutes, ...postsListRoutes, ...postsRoutes, ...threadsRoutes, ...analyticsRoutes];
+export const apiRoutes: readonly AnyRoute[] = [...keysRoutes, ...accountsRoutes, ...postsListRoutes, ...postsRoutes, ...threadsRoutes, ...analyticsRoutes, ...commentActionRoutes, ...commentsRoutes];

@@ -33,3 +33,22 @@ export async function markConnectionLost(db: Db, accountId: string, lifecycle?: 
   if (changed && lifecycle) await lifecycle.accountDeactivated(accountId, 'connection_lost');
   return changed !== undefined;
 }
+
+/**
+ * A platform refused a comment operation because the connection lacks a permission (publishing-api.md
+ * "Authentication" 6): comment operations answer 409 `comment_permission_required` until the account is reconnected,
+ * while posting, scheduling and analytics keep working, so the account stays `active` and only `inactive_reason`
+ * says `reauthorization_required`. A reason already set (the user's, or a lost connection) is kept. Reconnecting
+ * (`connectAccount`) clears it. Resolves true when it changed the row.
+ */
+export async function markReauthorizationRequired(db: Db, accountId: string): Promise<boolean> {
+  const changed = await db
+    .updateTable('accounts')
+    .set({ inactive_reason: 'reauthorization_required', updated_at: sql<Date>`now()` })
+    .where('id', '=', accountId)
+    .where('active', '=', true)
+    .where('inactive_reason', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+  return changed !== undefined;
+}

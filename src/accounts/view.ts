@@ -18,7 +18,9 @@ export const AccountSchema = z
     own_credentials: z.boolean().meta({ description: 'x only: connected with your own X API credentials; false elsewhere' }),
     premium: z.boolean().meta({ description: 'x only: a premium account (25,000 characters); false elsewhere' }),
     active: z.boolean(),
-    inactive_reason: z.enum(inactiveReasons).nullable(),
+    inactive_reason: z.enum(inactiveReasons).nullable().meta({
+      description: 'reauthorization_required: a platform withheld a comment permission; comment actions answer 409 until reconnected, and the account stays active for posting',
+    }),
     timezone: z.string().nullable().meta({ description: 'IANA name; read by schedule_at without an offset' }),
     created_at: z.string().meta({ description: 'ISO 8601, UTC' }),
   })

@@ -1,5 +1,6 @@
 import type { AccountsTables } from './tables/accounts';
 import type { AnalyticsTables } from './tables/analytics';
+import type { CommentsTables } from './tables/comments';
 import type { ApiKeysTables } from './tables/api-keys';
 import type { IdempotencyTables } from './tables/idempotency';
 import type { MediaTables } from './tables/media';
@@ -12,4 +13,5 @@ import type { UsersTables } from './tables/users';
  * exporting `interface <Feature>Tables { table_name: Table }` there and extending the list below.
  * Migrations never use this type (they are typed `Kysely<any>`, the schema as it was when they were written).
  */
-export interface Database extends UsersTables, ApiKeysTables, IdempotencyTables, AccountsTables, PostsTables, MediaTables, QuotaTables, AnalyticsTables {}
+export interface Database extends UsersTables, ApiKeysTables, IdempotencyTables, AccountsTables, PostsTables, MediaTables, QuotaTables,
+  AnalyticsTables, CommentsTables {}

@@ -19,7 +19,7 @@ export interface MediaRules {
   maxItems: number;
 }
 
-interface CommentCapabilities {
+export interface CommentCapabilities {
   list: boolean;
   reply: boolean;
   hide: boolean;

@@ -1,3 +1,5 @@
+import { ownAuthor } from '../comments/actions-target';
+import type { OwnCommentInput } from '../comments/repository';
 import { ApiError } from '../errors';
 import { isPlatformFailure } from '../platforms/types';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
@@ -29,26 +31,34 @@ type FirstCommentOutcome =
 export async function sendFirstComment(rt: PostsRuntime, postId: string): Promise<FirstCommentOutcome> {
   const row = await posts.beginFirstCommentAttempt(rt.db, postId);
   if (!row || row.first_comment_text === null || !row.platform_post_id) return { status: 'skipped' };
-  let outcome: { ok: true; id: string } | Refusal;
+  let outcome: { ok: true; id: string; author: OwnCommentInput['author'] } | Refusal;
   try {
     if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
     // An earlier call never reported back: it may have posted, and comments cannot be looked up the way posts are.
     if (row.earlier_attempt_open) throw new InterruptedAttempt();
-    const { ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
+    const { account, ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
     const published = await rt.adapters[row.platform].publish(ctx, {
       postId: `${row.id}:first-comment`,
       text: row.first_comment_text,
       media: [],
       replyTo: { platformPostId: row.platform_post_id, rootPlatformPostId: row.platform_post_id },
     });
-    outcome = { ok: true, id: published.platformPostId };
+    outcome = { ok: true, id: published.platformPostId, author: ownAuthor(account) };
   } catch (err) {
     if (isPlatformFailure(err)) outcome = refusalFromFailure(row.platform, err, 'first comment');
     else if (err instanceof InterruptedAttempt) outcome = refusalOf(row.platform, 'unknown_outcome', '', null, 'first comment');
     else if (err instanceof AccountNotConnectedError) outcome = refusalOf(row.platform, 'account_inactive', '', null, 'first comment');
     else throw err;
   }
-  await posts.recordFirstCommentOutcome(rt.db, row.id, outcome.ok ? { ok: true, platformId: outcome.id } : outcome);
+  // The comment joins the post's stored comments at once (decisions.md "Comments"), so `first_comment.comment_id`
+  // is usable with the comment routes without waiting for a refresh.
+  await posts.recordFirstCommentOutcome(
+    rt.db,
+    row.id,
+    outcome.ok
+      ? { ok: true, comment: { postId: row.id, platform: row.platform, platformCommentId: outcome.id, platformParentId: null, author: outcome.author, text: row.first_comment_text, createdAt: rt.now() } }
+      : outcome,
+  );
   return outcome.ok ? { status: 'posted' } : { status: 'failed', kind: outcome.kind, message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds };
 }
 

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
+import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
@@ -339,13 +340,15 @@ export async function beginFirstCommentAttempt(db: Db, postId: string) {
 }
 
 /** `pending` → `posted` (its charges spent) or `failed` with the sentence (its charges refunded), in one transaction. */
-export async function recordFirstCommentOutcome(db: Db, postId: string, outcome: { ok: true; platformId: string } | { ok: false; message: string }): Promise<void> {
+export async function recordFirstCommentOutcome(db: Db, postId: string, outcome: { ok: true; comment: OwnCommentInput } | { ok: false; message: string }): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    // The posted comment is stored with the post's comments in the same transaction (`own: true`).
+    const stored = outcome.ok ? await insertOwnComment(trx, outcome.comment) : null;
     await trx
       .updateTable('posts')
       .set(
         outcome.ok
-          ? { first_comment_status: 'posted', first_comment_platform_id: outcome.platformId, first_comment_error: null, updated_at: sql`now()` }
+          ? { first_comment_status: 'posted', first_comment_platform_id: outcome.comment.platformCommentId, first_comment_comment_id: stored!.id, first_comment_error: null, updated_at: sql`now()` }
           : { first_comment_status: 'failed', first_comment_error: outcome.message, updated_at: sql`now()` },
       )
       .where('id', '=', postId)

@@ -177,3 +177,14 @@ export async function usageFor(db: Db, userId: string, at: Date): Promise<UsageS
   const row = await db.selectFrom('usage_months').selectAll().where('user_id', '=', userId).where('month', '=', month).executeTakeFirst();
   return { month, posts: row?.posts ?? 0, scheduled: row?.scheduled ?? 0, overage: row?.overage ?? 0, x_link_posts: row?.x_link_posts ?? 0 };
 }
+
+/** When `postId`'s earliest charge still `reserved` was taken, or null when it holds none (spent, refunded or absent). */
+export async function reservedSince(db: Db, postId: string): Promise<Date | null> {
+  const row = await db
+    .selectFrom('quota_reservations')
+    .select((eb) => eb.fn.min('created_at').as('since'))
+    .where('post_id', '=', postId)
+    .where('state', '=', 'reserved')
+    .executeTakeFirst();
+  return row?.since ? new Date(row.since as Date) : null;
+}

@@ -102,7 +102,9 @@ describe('PATCH, first comments and account lifecycle', function () {
     const before = await usageFor(h.db, h.api.userId, h.now());
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'with a comment', first_comment: 'the comment' } });
     assert.equal(res.status, 201, res.text);
-    assert.deepEqual(res.body.data.first_comment, { text: 'the comment', status: 'posted', comment_id: null, error: null });
+    // The comment is stored at once as the post's own comment (decisions.md "Comments"); comment_id names it.
+    const stored = await h.db.selectFrom('comments').select('id').where('post_id', '=', res.body.data.id).where('own', '=', true).executeTakeFirstOrThrow();
+    assert.deepEqual(res.body.data.first_comment, { text: 'the comment', status: 'posted', comment_id: stored.id, error: null });
     const reply = tweetsStartingWith('the comment')[0];
     assert.deepEqual(reply?.referenced_tweets, [{ type: 'replied_to', id: res.body.data.platform_post_id }]);
     assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts - before.posts, 2);
@@ -126,7 +128,8 @@ describe('PATCH, first comments and account lifecycle', function () {
     const headers = { 'Idempotency-Key': `retry-${res.body.data.id}` };
     const retried = await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/first-comment`, { headers });
     assert.equal(retried.status, 200, retried.text);
-    assert.deepEqual(retried.body.data.first_comment, { text: 'same words twice', status: 'posted', comment_id: null, error: null });
+    const stored = await h.db.selectFrom('comments').select('id').where('post_id', '=', res.body.data.id).where('own', '=', true).executeTakeFirstOrThrow();
+    assert.deepEqual(retried.body.data.first_comment, { text: 'same words twice', status: 'posted', comment_id: stored.id, error: null });
     const replayed = await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/first-comment`, { headers });
     assert.equal(replayed.headers.get('idempotent-replay'), 'true');
     assert.deepEqual(replayed.body, retried.body);

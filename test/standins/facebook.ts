@@ -25,6 +25,11 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
   let clock = () => new Date();
   const v = `/${FACEBOOK_VERSION}`;
   const auth = (req: RecordedRequest) => requireToken(req, (t) => t === page.token);
+  // Permissions the Page token was granted; comment moderation (reply, hide, delete) needs pages_manage_engagement.
+  const permissions = new Set(['pages_manage_posts', 'pages_read_engagement', 'pages_manage_engagement', 'pages_read_user_engagement', 'pages_show_list']);
+  const requireEngagement = () => {
+    if (!permissions.has('pages_manage_engagement')) throw new StandInReply(graphErrors.permission());
+  };
   const ownPage = (req: RecordedRequest) => {
     if (req.params.pageId !== page.id) throw new StandInReply(graphErrors.unknownObject(req.params.pageId));
   };
@@ -152,6 +157,7 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
     }
     const comment = comments.get(id);
     if (comment) {
+      requireEngagement();
       comments.delete(id);
       for (const c of [...comments.values()]) if (c.parentId === id) comments.delete(c.id);
       return { json: { success: true } };
@@ -173,6 +179,7 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
     auth(req);
     const message = param(req, 'message');
     if (!message) return graphErrors.invalidParameter('(#100) Missing message');
+    if (comments.has(req.params.id)) requireEngagement();
     return { json: { id: addComment(req.params.id, message, { id: page.id, name: page.name }, param(req, 'attachment_url')).id } };
   });
 
@@ -180,6 +187,7 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
     auth(req);
     const comment = comments.get(req.params.id);
     if (!comment) throw new StandInReply(graphErrors.unknownObject(req.params.id, 'post'));
+    requireEngagement();
     const hidden = param(req, 'is_hidden');
     if (hidden !== 'true' && hidden !== 'false') return graphErrors.invalidParameter('(#100) is_hidden must be a boolean');
     comment.is_hidden = hidden === 'true';
@@ -194,6 +202,8 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
     photos,
     posts,
     comments,
+    /** Granted permissions; delete `pages_manage_engagement` to have comment replies, hides and deletes refused (#200). */
+    permissions,
     setClock(fn: () => Date) { clock = fn; },
     /** Numbers the post's counts and insights report, in Herald's keys. */
     setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),

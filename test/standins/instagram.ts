@@ -31,6 +31,11 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
   const noPermalink = new Set<string>();
   const state = { processingPolls: opts.processingPolls ?? 0, nestedReplyPageSize: opts.nestedReplyPageSize ?? 25, permalinkFailures: 0 };
   let clock = () => new Date();
+  // Replying to, hiding and deleting comments needs instagram_manage_comments (instagram_business_manage_comments).
+  const permissions = new Set(['instagram_basic', 'instagram_content_publish', 'instagram_manage_comments']);
+  const requireManageComments = () => {
+    if (!permissions.has('instagram_manage_comments')) throw new StandInReply(graphErrors.permission());
+  };
 
   const replyView = (c: InstagramCommentRecord) => ({ id: c.id, text: c.text, timestamp: c.timestamp, username: c.from.username, from: c.from, like_count: c.like_count, hidden: c.hidden });
   function commentView(c: InstagramCommentRecord, req: RecordedRequest) {
@@ -199,6 +204,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
         if (!message) return graphErrors.invalidParameter('(#100) Missing message');
         if (edge === 'comments' && !media.has(req.params.id)) return graphErrors.unknownObject(req.params.id, 'post');
         if (edge === 'replies' && !comments.has(req.params.id)) return graphErrors.unknownObject(req.params.id, 'post');
+        if (edge === 'replies') requireManageComments();
         return { json: { id: addComment(req.params.id, message, { id: user.igUserId, username: user.username }).id } };
       });
     }
@@ -207,6 +213,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
       auth(req);
       const comment = comments.get(req.params.id);
       if (!comment) throw new StandInReply(graphErrors.unknownObject(req.params.id, 'post'));
+      requireManageComments();
       const hide = param(req, 'hide');
       if (hide !== 'true' && hide !== 'false') return graphErrors.invalidParameter('(#100) hide must be a boolean');
       comment.hidden = hide === 'true';
@@ -217,6 +224,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
       auth(req);
       const id = req.params.id;
       if (comments.has(id)) {
+        requireManageComments();
         comments.delete(id);
         for (const c of [...comments.values()]) if (c.parentId === id) comments.delete(c.id);
         return { json: { success: true } };
@@ -237,6 +245,8 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     origin: `${origin}/v25.0`,
     facebookOrigin: `${origin}/fb/v25.0`,
     user, containers, media, comments, quota, failingUrls, noPermalink, state,
+    /** Granted permissions; delete `instagram_manage_comments` to have comment replies, hides and deletes refused (#200). */
+    permissions,
     setClock(fn: () => Date) { clock = fn; },
     /** Numbers the media's insights report, in Herald's keys. */
     setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),

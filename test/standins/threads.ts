@@ -16,7 +16,7 @@ interface ThreadsPost {
 
 export async function startThreadsStandIn(opts: { processingPolls?: number } = {}) {
   const standIn = new StandIn('threads');
-  const user = { id: '25000000000000001', username: 'herald.threads', name: 'Herald Threads', token: 'threads-token-1', canDelete: true };
+  const user = { id: '25000000000000001', username: 'herald.threads', name: 'Herald Threads', token: 'threads-token-1', canDelete: true, canManageReplies: true };
   const containers = new Map<string, ThreadsContainer>();
   const posts = new Map<string, ThreadsPost>();
   const quota = { posts: 0, postTotal: 250, replies: 0, replyTotal: 1000 };
@@ -158,6 +158,7 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
 
   standIn.on('POST', `${v}/:id/manage_reply`, (req) => {
     auth(req);
+    if (!user.canManageReplies) return graphError({ status: 403, code: 10, message: '(#10) Application does not have permission for this action' });
     const reply = posts.get(req.params.id);
     if (!reply || !reply.replyToId) return graphErrors.unknownObject(req.params.id, 'post');
     if (reply.replyToId !== reply.rootId) return graphErrors.invalidParameter('(#100) Only top-level replies can be hidden');

@@ -11,6 +11,10 @@ interface UsageMonthsTable {
   scheduled: Generated<number>;
   overage: Generated<number>;
   x_link_posts: Generated<number>;
+  /** Comment refreshes this month (migration 0060). */
+  comment_syncs: Generated<number>;
+  /** Replies x returned to comment refreshes this month (migration 0060). */
+  x_comment_reads: Generated<number>;
 }
 
 interface QuotaReservationsTable {

@@ -13,5 +13,6 @@ export { validateUpdateRequest, type UpdateValidation } from './validate-update'
 export { checkUpdateRequest } from './update-request';
 export { mediaSelectionOf, isUploadRef } from './resolve-account-body';
 export { xLinkOutcome } from './x-link-policy';
+export { checkReplyText } from './reply';
 export { accountPrefix } from './fan-out';
 export { validateMediaContents } from './validate-media-content';

@@ -1,0 +1,138 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { ApiError } from '../errors';
+import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
+import { checkReplyText, throwFirst, xLinkOutcome } from '../posts/rules';
+import { loadLimits, refundQuota, reservedSince, reserveQuota, spendQuota, type Charge } from '../quota/quota';
+import { onPlatform, type CommentActionsRuntime } from './actions';
+import { loadCommentTarget, ownAuthor, type CommentTarget } from './actions-target';
+import { toCommentView, type CommentView } from './listing-view';
+import { findCommentByPlatformId, insertOwnComment, markCommentReplied, recordedReplyPlatformIds } from './repository';
+
+/**
+ * `POST /api/v1/posts/:id/comments/:comment_id/reply` (publishing-api.md): the reply is published as a post. Its
+ * text follows the account's post limit (400 `validation_error`), an x link is refused on Free (402) or billed, and
+ * one post of monthly quota is reserved before the platform is called (429 on Free when spent). The reservation is
+ * spent with the stored reply, or refunded when nothing was published. The reply is stored at once with `own: true`
+ * and the answered comment shows `replied: true`.
+ *
+ * Exactly once: the platform call is made once. When its answer is lost (`unknown_outcome`), the reply is looked
+ * for among the post's comments on the platform before anything is reported; found, it is recorded as published,
+ * otherwise the answer is 502 saying the outcome is unconfirmed (nothing charged), never a second send. A request
+ * with an Idempotency-Key whose process stopped mid-call is retried (once its lease ends) under the same attempt:
+ * the reply is looked for before it is sent again.
+ */
+export async function replyToComment(
+  rt: CommentActionsRuntime,
+  userId: string,
+  postId: string,
+  commentId: string,
+  text: string | undefined,
+  options: { idempotencyKey?: string } = {},
+): Promise<CommentView> {
+  const target = await loadCommentTarget(rt, userId, postId, commentId, 'reply');
+  if (target.comment.deleted) throw new ApiError('not_found', `Comment ${target.comment.id} was deleted; there is nothing to reply to.`);
+  throwFirst(checkReplyText(target.account, text));
+  const replyText = text!;
+  const limits = await loadLimits(rt.db, userId);
+  const links = xLinkOutcome(target.account, limits, [{ field: 'text', text: replyText }]);
+  throwFirst(links.violations);
+
+  // The reservation's id is the attempt's id (quota rows name what they charge; a reply is not a post row).
+  const chargeId = replyAttemptId(userId, target.comment.id, replyText, options.idempotencyKey);
+  // Still reserved under the same Idempotency-Key: that attempt's process stopped before it reported back (a
+  // finished attempt spends or refunds). It may have published: look first, and send only if nothing is there.
+  const interruptedAt = options.idempotencyKey ? await reservedSince(rt.db, chargeId) : null;
+  const recovered = interruptedAt ? await findUnrecordedReply(rt, target, replyText, interruptedAt).catch(() => null) : null;
+  if (!interruptedAt) {
+    const charges: Charge[] = [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];
+    await rt.db.transaction().execute((trx) => reserveQuota(trx, { userId, limits, charges, now: rt.now() }));
+  }
+
+  const startedAt = rt.now();
+  let published: PublishedPost;
+  try {
+    published = recovered ?? (await onPlatform(rt, target, 'reply', () => publishReply(rt, target, replyText, startedAt)));
+  } catch (err) {
+    await refundQuota(rt.db, [chargeId]);
+    throw err;
+  }
+
+  const reply = await rt.db.transaction().execute(async (trx) => {
+    // A platform that deduplicates (Mastodon's Idempotency-Key on the same text) may answer with the reply this
+    // comment already got through Herald, stored and charged then: nothing new was published, nothing new is charged.
+    const already = await findCommentByPlatformId(trx, target.post.id, published.platformPostId);
+    const repeated = already !== undefined && already.id === target.comment.reply_comment_id;
+    const row = await insertOwnComment(trx, {
+      postId: target.post.id,
+      platform: target.post.platform,
+      platformCommentId: published.platformPostId,
+      platformParentId: target.comment.platform_comment_id,
+      author: ownAuthor(target.account),
+      text: replyText,
+      createdAt: startedAt,
+    });
+    await markCommentReplied(trx, target.comment.id, row.id, startedAt);
+    if (repeated) await refundQuota(trx, [chargeId]);
+    else await spendQuota(trx, [chargeId]);
+    return row;
+  });
+  return toCommentView(reply);
+}
+
+/**
+ * The id of one reply attempt, and of its quota reservation. With an Idempotency-Key it is derived from it, so a
+ * retry of a request whose process stopped mid-call finds the earlier attempt's reservation; without one, it is new.
+ */
+export function replyAttemptId(userId: string, commentId: string, text: string, idempotencyKey: string | undefined): string {
+  if (idempotencyKey === undefined) return randomUUID();
+  const hex = createHash('sha256').update(['comment-reply', userId, commentId, idempotencyKey, text].join('\n')).digest('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost> {
+  const adapter = rt.adapters[target.post.platform];
+  try {
+    return await adapter.replyToComment!(target.ctx, target.post.platform_post_id, target.comment.platform_comment_id, text);
+  } catch (err) {
+    if (!isPlatformFailure(err) || err.kind !== 'unknown_outcome') throw err;
+    const found = await findUnrecordedReply(rt, target, text, startedAt).catch(() => null);
+    if (found) return found;
+    throw new PlatformFailure(
+      err.platform,
+      'unknown_outcome',
+      `${err.clientMessage.replace(/\.$/, '')}. The reply could not be found on the post afterwards, so nothing was charged; list the comments with sync=true before sending it again.`,
+      undefined,
+      err.detail,
+    );
+  }
+}
+
+/** Pages the platform looks through for a reply whose answer was lost (newest first, so it is on the first ones). */
+const LOOKUP_PAGES = 3;
+/** Clocks of Herald and the platform differ; a reply made by this attempt is not older than this before it. */
+const CLOCK_SKEW_MS = 2 * 60_000;
+
+/**
+ * The account's own comment under the answered one, with the same text, made since this attempt started and not
+ * already recorded as the reply of a comment: what the lost call published, if anything. (A refresh may have stored
+ * it meanwhile, as any own comment; recording it keeps that row's id.)
+ */
+async function findUnrecordedReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost | null> {
+  const adapter = rt.adapters[target.post.platform];
+  if (!adapter.listComments) return null;
+  const parents = new Set([target.comment.platform_comment_id, target.comment.platform_parent_id].filter((id): id is string => id !== null));
+  const recorded = await recordedReplyPlatformIds(rt.db, target.post.id);
+  let cursor: string | undefined;
+  for (let page = 0; page < LOOKUP_PAGES; page++) {
+    const result = await adapter.listComments(target.ctx, target.post.platform_post_id, cursor);
+    for (const c of result.comments) {
+      if (!c.own || c.text.trim() !== text.trim() || !parents.has(c.platformParentId ?? '')) continue;
+      if (new Date(c.createdAt).getTime() < startedAt.getTime() - CLOCK_SKEW_MS) continue;
+      if (!recorded.has(c.platformCommentId)) return { platformPostId: c.platformCommentId, url: null };
+    }
+    if (!result.nextCursor) break;
+    cursor = result.nextCursor;
+  }
+  return null;
+}

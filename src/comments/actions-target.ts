@@ -1,0 +1,107 @@
+import { platformContextOf } from '../accounts/credentials';
+import { findOwnAccount } from '../accounts/repository';
+import type { AccountRow } from '../db/tables/accounts';
+import type { CommentRow } from '../db/tables/comments';
+import type { PostRow } from '../db/tables/posts';
+import { ApiError } from '../errors';
+import { platformName, requireAvailablePlatform } from '../platforms/availability';
+import { commentCapabilitiesFor, type CommentCapabilities } from '../platforms/capabilities';
+import type { PlatformContext } from '../platforms/types';
+import { findOwnPost } from '../posts/read';
+import type { PostsRuntime } from '../posts/runtime';
+import { findCommentForUser, type OwnCommentInput } from './repository';
+
+/**
+ * Everything a comment action (reply, hide, delete) checks before it reaches a platform, in the order a client
+ * learns of it: the post is the user's (404), the platform's comments are open (501 `platform_coming_soon`), the post
+ * can read comments at all (501 `comments_unsupported`), the comment is one of the post's (404), the platform allows
+ * the action on this comment (501 `comment_action_unsupported`), and the connection can carry it (409
+ * `comment_permission_required`).
+ */
+
+export type CommentAction = 'reply' | 'hide' | 'delete';
+
+export interface CommentTarget {
+  post: PostRow & { platform_post_id: string };
+  comment: CommentRow;
+  account: AccountRow;
+  ctx: PlatformContext;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export async function loadCommentTarget(
+  rt: Pick<PostsRuntime, 'db' | 'config' | 'sealedBox'>,
+  userId: string,
+  postId: string,
+  commentId: string,
+  action: CommentAction,
+): Promise<CommentTarget> {
+  const { post, account, caps } = await loadCommentablePost(rt, userId, postId);
+  const comment = UUID.test(commentId) ? await findCommentForUser(rt.db, userId, post.id, commentId) : undefined;
+  if (!comment || post.platform_post_id === null) throw new ApiError('not_found', `Comment ${commentId} was not found on post ${post.id}`);
+  requireCapability(post.platform, caps, action, comment);
+
+  const name = platformName(post.platform);
+  const ctx = account && account.inactive_reason !== 'disconnected' ? platformContextOf(rt.sealedBox, account) : null;
+  if (!account || !ctx) {
+    throw new ApiError('comment_permission_required', `The ${name} account of this post was disconnected; reconnect it to ${action} comments.`);
+  }
+  if (account.inactive_reason === 'connection_lost') {
+    throw new ApiError('comment_permission_required', `${name} no longer accepts this account's connection; reconnect the account from the dashboard.`);
+  }
+  if (account.inactive_reason === 'reauthorization_required') throw new ApiError('comment_permission_required', reauthorizeSentence(name));
+  // A reply is published like a post, and posting needs an active account; hiding and deleting do not.
+  if (action === 'reply' && !account.active) {
+    throw new ApiError('not_found', `Account ${account.id} is not active; activate it to reply from it.`);
+  }
+  return { post: { ...post, platform_post_id: post.platform_post_id }, comment, account, ctx };
+}
+
+/**
+ * The user's post whose comments a route reads or acts on: 404 for another user's, 501 `platform_coming_soon` under a
+ * `platform:comments` flag, 501 `comments_unsupported` where the post can read no comments (telegram, LinkedIn member
+ * profiles). Returns its account row (absent when the post has none) and the account's comment capabilities.
+ */
+export async function loadCommentablePost(
+  rt: Pick<PostsRuntime, 'db' | 'config'>,
+  userId: string,
+  postId: string,
+): Promise<{ post: PostRow; account: AccountRow | undefined; caps: CommentCapabilities }> {
+  const post = await findOwnPost(rt.db, userId, postId);
+  requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
+  const account = post.account_id === null ? undefined : await findOwnAccount(rt.db, userId, post.account_id);
+  const caps = commentCapabilitiesFor(post.platform, account ?? {});
+  if (!caps.list) {
+    const what = account?.kind === 'profile' ? `${platformName(post.platform)} member profiles expose` : `${platformName(post.platform)} exposes`;
+    throw new ApiError('comments_unsupported', `${what} no comments Herald can read.`);
+  }
+  return { post, account, caps };
+}
+
+export function reauthorizeSentence(name: string): string {
+  return `The ${name} connection needs re-authorizing before Herald can act on comments; reconnect the account from the dashboard. Posting keeps working.`;
+}
+
+/** publishing-api.md "Capabilities by platform": an action the platform lacks is refused, naming what it allows. */
+function requireCapability(platform: PostRow['platform'], caps: CommentCapabilities, action: CommentAction, comment: CommentRow): void {
+  const allowed = action === 'reply' ? caps.reply : action === 'hide' ? caps.hide : comment.own ? caps.deleteOwn : caps.deleteAny;
+  if (allowed) return;
+  const refused = action === 'reply' ? 'replying to comments' : action === 'hide' ? 'hiding comments' : "deleting other people's comments";
+  throw new ApiError('comment_action_unsupported', `${platformName(platform)} does not allow ${refused}; it allows ${allowedActions(caps)}.`);
+}
+
+function allowedActions(caps: CommentCapabilities): string {
+  const actions = [
+    caps.reply && 'replying',
+    caps.hide && 'hiding',
+    caps.deleteAny ? 'deleting any comment' : caps.deleteOwn && 'deleting your own replies',
+  ].filter((a): a is string => typeof a === 'string');
+  if (actions.length === 0) return 'reading comments only';
+  return actions.length === 1 ? `only ${actions[0]}` : `${actions.slice(0, -1).join(', ')} and ${actions[actions.length - 1]}`;
+}
+
+/** The connected account as the author of what Herald publishes for it (first comments, replies). */
+export function ownAuthor(account: Pick<AccountRow, 'username' | 'display_name' | 'platform_account_id'>): OwnCommentInput['author'] {
+  return { handle: account.username, displayName: account.display_name ?? account.username, platformId: account.platform_account_id, avatarUrl: null };
+}

@@ -1,0 +1,28 @@
+import { ApiError } from '../errors';
+
+/**
+ * The listing's `next_cursor`: the position of the last comment of a page, (created_at, id), and the post it
+ * belongs to, as base64url JSON. Opaque to clients (publishing-api.md: "never parsed or built"); anything that does
+ * not decode to a position in this post's listing is 400 `bad_request`.
+ */
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function encodeCursor(postId: string, last: { created_at: Date; id: string }): string {
+  return Buffer.from(JSON.stringify({ p: postId, t: last.created_at.toISOString(), i: last.id })).toString('base64url');
+}
+
+export function decodeCursor(cursor: string, postId: string): { createdAt: string; id: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  const v = value as { p?: unknown; t?: unknown; i?: unknown } | undefined;
+  const valid =
+    typeof v === 'object' && v !== null && typeof v.p === 'string' && typeof v.t === 'string' && typeof v.i === 'string' && UUID.test(v.i) && !Number.isNaN(Date.parse(v.t));
+  if (!valid) throw new ApiError('bad_request', 'cursor: not a cursor from this listing; pass meta.next_cursor of the previous page as it is');
+  if (v.p !== postId) throw new ApiError('bad_request', 'cursor: belongs to the comments of another post');
+  return { createdAt: v.t as string, id: v.i as string };
+}

@@ -1,0 +1,243 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db } from '../db';
+import type { CommentRow } from '../db/tables/comments';
+import type { PlatformSlug } from '../platforms/types';
+
+/**
+ * Every write to `comments`, each a named statement (migration 0060). Both the sync (refreshes) and the comment
+ * actions (reply, hide, delete, first comments) go through here. `deleted` only ever moves to true.
+ */
+
+type Executor = Db | Transaction<Database>;
+
+/**
+ * publishing-api.md "Comment flags": where deleting a comment takes its replies with it. On x, bluesky and mastodon
+ * replies stay live (they are posts of their own); telegram reads no comments.
+ */
+export const repliesDeletedWithParent: Readonly<Record<PlatformSlug, boolean>> = {
+  facebook: true,
+  instagram: true,
+  threads: true,
+  linkedin: true,
+  x: false,
+  bluesky: false,
+  mastodon: false,
+  telegram: false,
+};
+
+export interface OwnCommentInput {
+  postId: string;
+  platform: PlatformSlug;
+  platformCommentId: string;
+  platformParentId: string | null;
+  author: { handle: string; displayName: string; platformId: string; avatarUrl: string | null };
+  text: string;
+  createdAt: Date;
+}
+
+/**
+ * Stores a comment the service itself published (a reply, a first comment) at once with `own: true`
+ * (decisions.md "Comments"). Idempotent on the platform id: a refresh that already stored it keeps its id.
+ */
+export async function insertOwnComment(db: Executor, input: OwnCommentInput): Promise<CommentRow> {
+  return db
+    .insertInto('comments')
+    .values({
+      post_id: input.postId,
+      platform: input.platform,
+      platform_comment_id: input.platformCommentId,
+      platform_parent_id: input.platformParentId,
+      author_handle: input.author.handle,
+      author_display_name: input.author.displayName,
+      author_platform_id: input.author.platformId,
+      author_avatar_url: input.author.avatarUrl,
+      text: input.text,
+      created_at: input.createdAt,
+      own: true,
+    })
+    .onConflict((oc) => oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({ own: true, updated_at: sql`now()` }))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** A comment of one of `userId`'s posts, by service id; undefined for another user's (the caller answers 404). */
+export async function findCommentForUser(db: Executor, userId: string, postId: string, commentId: string): Promise<CommentRow | undefined> {
+  return db
+    .selectFrom('comments')
+    .innerJoin('posts', 'posts.id', 'comments.post_id')
+    .selectAll('comments')
+    .where('comments.id', '=', commentId)
+    .where('comments.post_id', '=', postId)
+    .where('posts.user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/** Hidden through the service, or shown again. Returns the whole row. */
+export async function markCommentHidden(db: Executor, commentId: string, hidden: boolean): Promise<CommentRow> {
+  return db
+    .updateTable('comments')
+    .set({ hidden, updated_at: sql`now()` })
+    .where('id', '=', commentId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Records comments as gone from the platform, with the per-platform cascade to their replies (and replies of
+ * replies), and returns answered comments whose reply was among them to `replied: false`. Already deleted comments
+ * are left as they are. Returns the ids newly marked deleted.
+ */
+export async function markCommentsDeleted(db: Executor, postId: string, platform: PlatformSlug, commentIds: readonly string[]): Promise<string[]> {
+  if (commentIds.length === 0) return [];
+  const run = async (trx: Transaction<Database>): Promise<string[]> => {
+    const ids = [...commentIds];
+    const doomed = repliesDeletedWithParent[platform]
+      ? await sql<{ id: string }>`
+          with recursive tree(id, platform_comment_id) as (
+            select id, platform_comment_id from comments where post_id = ${postId} and id = any(${ids}::uuid[])
+            union
+            select c.id, c.platform_comment_id from comments c join tree t on c.platform_parent_id = t.platform_comment_id
+            where c.post_id = ${postId}
+          )
+          select id from tree`.execute(trx).then((r) => r.rows.map((row) => row.id))
+      : ids;
+    const deleted = await trx
+      .updateTable('comments')
+      .set({ deleted: true, updated_at: sql`now()` })
+      .where('post_id', '=', postId)
+      .where('id', 'in', doomed)
+      .where('deleted', '=', false)
+      .returning('id')
+      .execute();
+    const newlyDeleted = deleted.map((r) => r.id);
+    if (newlyDeleted.length > 0) await clearRepliedFor(trx, newlyDeleted);
+    return newlyDeleted;
+  };
+  return 'isTransaction' in db && db.isTransaction ? run(db as Transaction<Database>) : (db as Db).transaction().execute(run);
+}
+
+/** The reply a comment's `replied` points at is gone: the comment counts as unanswered again. */
+async function clearRepliedFor(db: Executor, deletedReplyIds: readonly string[]): Promise<void> {
+  await db
+    .updateTable('comments')
+    .set({ replied: false, replied_at: null, reply_comment_id: null, updated_at: sql`now()` })
+    .where('reply_comment_id', 'in', deletedReplyIds)
+    .execute();
+}
+
+/** A reply was made through the service (visible from the next listing). */
+export async function markCommentReplied(db: Executor, commentId: string, replyCommentId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('comments')
+    .set({ replied: true, replied_at: at, reply_comment_id: replyCommentId, updated_at: sql`now()` })
+    .where('id', '=', commentId)
+    .execute();
+}
+
+/** The stored comment of a post with this platform id, if any (a reply whose answer was lost may already be stored). */
+export async function findCommentByPlatformId(db: Executor, postId: string, platformCommentId: string): Promise<CommentRow | undefined> {
+  return db.selectFrom('comments').selectAll().where('post_id', '=', postId).where('platform_comment_id', '=', platformCommentId).executeTakeFirst();
+}
+
+export interface RefreshedComment {
+  platformCommentId: string;
+  platformParentId: string | null;
+  author: { handle: string; displayName: string; platformId: string; avatarUrl: string | null };
+  text: string;
+  createdAt: Date;
+  likes: number;
+  replies: number;
+  own: boolean;
+}
+
+/**
+ * Stores one page a refresh read. A comment already stored keeps its id (decisions.md "Comments"); its text, author
+ * and counts follow the platform unless it is deleted (a deleted comment keeps its text exactly as last stored and is
+ * never undeleted). `seenAt` marks it seen by this refresh.
+ */
+export async function upsertRefreshedComments(
+  db: Executor,
+  post: { id: string; platform: PlatformSlug },
+  comments: readonly RefreshedComment[],
+  seenAt: Date,
+): Promise<void> {
+  if (comments.length === 0) return;
+  // One platform page may repeat a comment (live feeds shift under paging); a statement may touch a row only once.
+  const unique = [...new Map(comments.map((c) => [c.platformCommentId, c])).values()];
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const keep = (column: string) => sql<any>`case when comments.deleted then comments.${sql.ref(column)} else excluded.${sql.ref(column)} end`;
+  await db
+    .insertInto('comments')
+    .values(
+      unique.map((c) => ({
+        post_id: post.id,
+        platform: post.platform,
+        platform_comment_id: c.platformCommentId,
+        platform_parent_id: c.platformParentId,
+        author_handle: c.author.handle,
+        author_display_name: c.author.displayName,
+        author_platform_id: c.author.platformId,
+        author_avatar_url: c.author.avatarUrl,
+        text: c.text,
+        created_at: c.createdAt,
+        likes: c.likes,
+        replies: c.replies,
+        own: c.own,
+        first_seen_at: seenAt,
+        last_seen_at: seenAt,
+        updated_at: seenAt,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({
+        text: keep('text'),
+        author_handle: keep('author_handle'),
+        author_display_name: keep('author_display_name'),
+        author_avatar_url: keep('author_avatar_url'),
+        likes: keep('likes'),
+        replies: keep('replies'),
+        own: sql`comments.own or excluded.own`,
+        last_seen_at: seenAt,
+        updated_at: seenAt,
+      }),
+    )
+    .execute();
+}
+
+/**
+ * Comments a complete refresh that started at `refreshStart` did not see: gone from the platform. A comment the
+ * service stored itself (`own`) less than `ownGraceMs` before is left alone, since platform listings can lag a fresh
+ * write and a deletion is never undone. `createdAfter` limits it to comments the platform's listing still covers.
+ */
+export async function findUnseenComments(
+  db: Executor,
+  postId: string,
+  refreshStart: Date,
+  options: { ownGraceMs: number; createdAfter: Date | null },
+): Promise<string[]> {
+  let query = db
+    .selectFrom('comments')
+    .select('id')
+    .where('post_id', '=', postId)
+    .where('deleted', '=', false)
+    .where('last_seen_at', '<', refreshStart)
+    .where((eb) => eb.or([eb('own', '=', false), eb('first_seen_at', '<', new Date(refreshStart.getTime() - options.ownGraceMs))]));
+  if (options.createdAfter) query = query.where('created_at', '>', options.createdAfter);
+  return (await query.execute()).map((r) => r.id);
+}
+
+/** Whether any comment at all (hidden and deleted included) is stored for the post (sync rule 6). */
+export async function hasStoredComments(db: Executor, postId: string): Promise<boolean> {
+  return (await db.selectFrom('comments').select('id').where('post_id', '=', postId).limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Platform ids of the post's comments that some comment of it points at as its reply (`reply_comment_id`). */
+export async function recordedReplyPlatformIds(db: Executor, postId: string): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('comments as answered')
+    .innerJoin('comments as reply', 'reply.id', 'answered.reply_comment_id')
+    .select('reply.platform_comment_id')
+    .where('answered.post_id', '=', postId)
+    .execute();
+  return new Set(rows.map((r) => r.platform_comment_id));
+}

@@ -1,0 +1,197 @@
+import { platformContextOf } from '../accounts/credentials';
+import type { Db } from '../db';
+import type { AccountRow } from '../db/tables/accounts';
+import type { PostRow } from '../db/tables/posts';
+import type { Logger } from '../logger';
+import { commentCapabilitiesFor } from '../platforms/capabilities';
+import { platformName } from '../platforms/availability';
+import type { PlatformAdapters } from '../platforms/registry';
+import { isPlatformFailure, type PlatformComment, type PlatformContext, type PlatformFailure } from '../platforms/types';
+import type { SealedBox } from '../crypto/sealed-box';
+import { loadLimits } from '../quota/quota';
+import {
+  countsXReads,
+  giveBackCommentSync,
+  giveBackXCommentReads,
+  planRefusal,
+  syncBudgetReason,
+  takeCommentSync,
+  takeXCommentReads,
+  xReadsBudgetReason,
+  type AllowanceLimits,
+} from './allowance';
+import { findUnseenComments, markCommentsDeleted, upsertRefreshedComments, type RefreshedComment } from './repository';
+import { loadSyncState, recordSyncOutcome, type SyncOutcomeWrite } from './sync-state';
+import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
+import { markAccountRefused } from './actions-failure';
+
+/**
+ * One refresh of one post's stored comments (decisions.md "Comments"): the checks before anything is spent (account
+ * connected, plan, sync allowance), the platform pages (each x page taking its replies from the x read allowance
+ * first), the upserts, and, after a complete read, the platform-side deletions. Its outcome is written to the post's
+ * sync state, which is what listings report. Called only by the post's sync workflow (one refresh at a time).
+ */
+
+export interface CommentSyncDeps {
+  db: Db;
+  logger: Logger;
+  adapters: PlatformAdapters;
+  sealedBox: SealedBox;
+}
+
+/** `stop`: the post cannot have comments read (gone, unpublished, platform without a read): the workflow ends. */
+export type RefreshResult = { kind: 'stop' } | { kind: 'checked'; ran: boolean; nextBackgroundAt: number | null };
+
+/** A platform listing may lag a write the service just made; such a comment is not taken for deleted before this. */
+const OWN_COMMENT_GRACE_MS = 10 * 60_000;
+/** How far back a platform's comment listing reaches (X recent search: 7 days); older comments are never inferred deleted. */
+const LISTING_HORIZON_DAYS: Partial<Record<PostRow['platform'], number>> = { x: 7 };
+/** A safety stop for runaway paging (100,000 comments at 100 a page). */
+const MAX_PAGES = 1_000;
+const X_PAGE_SIZE = 100;
+
+export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: string; mode: RefreshMode; now: number }): Promise<RefreshResult> {
+  const now = new Date(input.now);
+  const row = await deps.db
+    .selectFrom('posts')
+    .leftJoin('accounts', 'accounts.id', 'posts.account_id')
+    .selectAll('posts')
+    .select('accounts.kind as account_kind')
+    .where('posts.id', '=', input.postId)
+    .executeTakeFirst();
+  if (!row || row.status !== 'published' || !row.platform_post_id) return { kind: 'stop' };
+  if (!commentCapabilitiesFor(row.platform, { kind: row.account_kind }).list || !deps.adapters[row.platform].listComments) return { kind: 'stop' };
+
+  const state = await loadSyncState(deps.db, row.id);
+  if (input.mode === 'background' && !readRecently(state?.last_listed_at ?? null, now)) return { kind: 'checked', ran: false, nextBackgroundAt: null };
+  if (!isDue(row.platform, state, input.mode, now)) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
+
+  await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now);
+  return { kind: 'checked', ran: true, nextBackgroundAt: nextBackgroundAt(row.platform, await loadSyncState(deps.db, row.id), now) };
+}
+
+/** When the workflow refreshes next on its own: the `auto` window after the last one, if someone still reads the post then. */
+function nextBackgroundAt(platform: PostRow['platform'], state: Awaited<ReturnType<typeof loadSyncState>>, now: Date): number | null {
+  if (!state || !readRecently(state.last_listed_at, now)) return null;
+  const at = Math.max(dueAt(platform, state, 'background') ?? now.getTime(), now.getTime());
+  return at - state.last_listed_at!.getTime() < READ_RECENTLY_MS ? at : null;
+}
+
+type RefreshPost = PostRow & { platform_post_id: string };
+
+async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date): Promise<void> {
+  const name = platformName(post.platform);
+  const record = (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) =>
+    recordSyncOutcome(deps.db, post.id, { consecutiveFailures: failuresBefore, ...outcome }, now);
+  // Refusals that never reach the platform are checked again after the short window.
+  const recheckAt = new Date(now.getTime() + windowMs(post.platform, 'true'));
+
+  const account = post.account_id ? await deps.db.selectFrom('accounts').selectAll().where('id', '=', post.account_id).executeTakeFirst() : undefined;
+  const ctx = account ? platformContextOf(deps.sealedBox, account) : null;
+  if (!account || !ctx || account.inactive_reason === 'disconnected') {
+    return record({ status: 'permission', reason: `The ${name} account of this post was disconnected; reconnect it from the dashboard to read its comments again.`, nextSyncAfter: recheckAt });
+  }
+  if (account.inactive_reason === 'connection_lost' || account.inactive_reason === 'reauthorization_required') {
+    return record({ status: 'permission', reason: reconnectSentence(name), nextSyncAfter: recheckAt });
+  }
+  const limits = await loadLimits(deps.db, post.user_id);
+  const planReason = planRefusal(post.platform, account.own_credentials, limits);
+  if (planReason) return record({ status: 'plan', reason: planReason, nextSyncAfter: recheckAt });
+  if (!(await takeCommentSync(deps.db, post.user_id, limits.commentSyncsPerMonth, now))) {
+    return record({ status: 'budget', reason: syncBudgetReason(limits, now), nextSyncAfter: recheckAt });
+  }
+
+  const read = await readAllPages(deps, post, account, ctx, limits, now);
+  if (read.stored === 0 && (read.outcome === 'failed' || read.outcome === 'x_reads_spent')) await giveBackCommentSync(deps.db, post.user_id, now);
+  if (read.outcome === 'truncated') return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
+  if (read.outcome === 'complete') {
+    const horizonDays = LISTING_HORIZON_DAYS[post.platform];
+    const gone = await findUnseenComments(deps.db, post.id, now, {
+      ownGraceMs: OWN_COMMENT_GRACE_MS,
+      createdAfter: horizonDays === undefined ? null : new Date(now.getTime() - horizonDays * 86_400_000),
+    });
+    await markCommentsDeleted(deps.db, post.id, post.platform, gone);
+    return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
+  }
+  if (read.outcome === 'x_reads_spent') {
+    return record({
+      status: 'budget',
+      reason: xReadsBudgetReason(limits, now, read.stored > 0),
+      ...(read.stored > 0 ? { syncedAt: now } : {}),
+      nextSyncAfter: recheckAt,
+      consecutiveFailures: 0,
+    });
+  }
+  return recordFailure(deps, post, read.failure, failuresBefore, now, record);
+}
+
+function reconnectSentence(name: string): string {
+  return `The ${name} connection needs re-authorizing before Herald can read its comments; reconnect the account from the dashboard. Posting keeps working.`;
+}
+
+async function recordFailure(
+  deps: CommentSyncDeps,
+  post: RefreshPost,
+  failure: PlatformFailure,
+  failuresBefore: number,
+  now: Date,
+  record: (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) => Promise<void>,
+): Promise<void> {
+  const name = platformName(post.platform);
+  deps.logger.warn({ postId: post.id, platform: post.platform, kind: failure.kind, detail: failure.detail }, 'comment refresh failed');
+  if (failure.kind === 'reauthorize') {
+    // A withheld comment permission shows on the account too (`reauthorization_required`; it keeps posting).
+    if (post.account_id) await markAccountRefused({ db: deps.db }, post.account_id, failure);
+    return record({ status: 'permission', reason: reconnectSentence(name), nextSyncAfter: new Date(now.getTime() + windowMs(post.platform, 'auto')) });
+  }
+  const failures = failuresBefore + 1;
+  const retryAfter = failure.kind === 'rate_limited' ? (failure.retryAfterSeconds ?? null) : null;
+  const nextSyncAfter = new Date(now.getTime() + backoffMs(post.platform, failures, retryAfter));
+  const shown = 'the comments shown are from the last sync';
+  if (failure.kind === 'rate_limited') {
+    return record({ status: 'rate_limited', reason: `${name} is rate limiting comment reads; ${shown}. Next refresh after ${nextSyncAfter.toISOString()}.`, nextSyncAfter, consecutiveFailures: failures });
+  }
+  const why = failure.kind === 'gone' ? `the post is no longer on ${name}` : failure.clientMessage.replace(/\.$/, '');
+  return record({ status: 'error', reason: `The last comment refresh failed (${why}); ${shown}. Next refresh after ${nextSyncAfter.toISOString()}.`, nextSyncAfter, consecutiveFailures: failures });
+}
+
+type ReadOutcome =
+  | { outcome: 'complete'; stored: number }
+  /** Stopped at the page limit: what was read is stored, but nothing can be concluded about comments not reached. */
+  | { outcome: 'truncated'; stored: number }
+  | { outcome: 'x_reads_spent'; stored: number }
+  | { outcome: 'failed'; stored: number; failure: PlatformFailure };
+
+async function readAllPages(deps: CommentSyncDeps, post: RefreshPost, account: AccountRow, ctx: PlatformContext, limits: AllowanceLimits, now: Date): Promise<ReadOutcome> {
+  const listComments = deps.adapters[post.platform].listComments!;
+  const metered = countsXReads(post.platform, account.own_credentials);
+  let cursor: string | undefined;
+  let stored = 0;
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const granted = metered ? await takeXCommentReads(deps.db, post.user_id, limits.xCommentReadsPerMonth, X_PAGE_SIZE, now) : Infinity;
+    if (granted === 0) return { outcome: 'x_reads_spent', stored };
+    let result;
+    try {
+      result = await listComments(ctx, post.platform_post_id, cursor);
+    } catch (err) {
+      if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted, now);
+      if (isPlatformFailure(err)) return { outcome: 'failed', stored, failure: err };
+      throw err;
+    }
+    // Sync rule 8: one read per reply x returned; what the allowance does not cover is not stored.
+    const kept = result.comments.slice(0, granted);
+    if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
+    await upsertRefreshedComments(deps.db, post, kept.map(toRefreshed), now);
+    stored += kept.length;
+    if (kept.length < result.comments.length) return { outcome: 'x_reads_spent', stored };
+    if (!result.nextCursor) return { outcome: 'complete', stored };
+    cursor = result.nextCursor;
+  }
+  deps.logger.warn({ postId: post.id, pages: MAX_PAGES }, 'comment refresh stopped at the page limit');
+  return { outcome: 'truncated', stored };
+}
+
+function toRefreshed(c: PlatformComment): RefreshedComment {
+  const createdAt = new Date(c.createdAt);
+  return { ...c, createdAt: Number.isNaN(createdAt.getTime()) ? new Date(0) : createdAt };
+}

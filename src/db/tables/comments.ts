@@ -1,0 +1,55 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { PlatformSlug } from '../../platforms/types';
+
+/** publishing-api.md "Listing meta (comments)" sync.status values. */
+export const commentSyncStatuses = ['ok', 'unsupported', 'permission', 'rate_limited', 'budget', 'plan', 'error'] as const;
+export type CommentSyncStatus = (typeof commentSyncStatuses)[number];
+
+/** One stored platform comment (migration 0060). */
+export interface CommentsTable {
+  id: Generated<string>;
+  post_id: string;
+  platform: PlatformSlug;
+  platform_comment_id: string;
+  platform_parent_id: string | null;
+  author_handle: string;
+  author_display_name: string;
+  author_platform_id: string;
+  author_avatar_url: string | null;
+  text: string;
+  created_at: ColumnType<Date, Date | string, Date | string>;
+  likes: Generated<number>;
+  replies: Generated<number>;
+  hidden: Generated<boolean>;
+  deleted: Generated<boolean>;
+  own: Generated<boolean>;
+  replied: Generated<boolean>;
+  replied_at: Date | null;
+  reply_comment_id: string | null;
+  first_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Start of the last complete refresh that saw it; a complete refresh marks deleted what it did not see. */
+  last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** Per-post sync state: what `meta.sync` reports and what the sync workflow's windows and backoff read. */
+export interface CommentSyncStatesTable {
+  post_id: string;
+  status: Generated<CommentSyncStatus>;
+  synced_at: Date | null;
+  reason: string | null;
+  next_sync_after: Date | null;
+  consecutive_failures: Generated<number>;
+  last_listed_at: Date | null;
+  created_at: ColumnType<Date, Date | string | undefined, never>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface CommentsTables {
+  comments: CommentsTable;
+  comment_sync_states: CommentSyncStatesTable;
+}
+
+export type CommentRow = Selectable<CommentsTable>;
+export type NewCommentRow = Insertable<CommentsTable>;
+export type CommentSyncStateRow = Selectable<CommentSyncStatesTable>;

@@ -1,0 +1,287 @@
+import assert from 'node:assert/strict';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { replyAttemptId } from '../../src/comments/actions-reply';
+import { loadLimits, reserveQuota, usageFor, usageMonth } from '../../src/quota/quota';
+import { insertMastodonAccount, insertXAccount } from '../posts/fixtures';
+import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { comment, commentsConfig, connectAccount, publish, snapshot } from './actions-fixtures';
+
+describe('comment actions: reply', function () {
+  this.timeout(180_000);
+  let h: PostsHarness;
+  let x: AccountRow;
+
+  before(async () => {
+    h = await startPostsHarness({ plan: 'starter', config: commentsConfig() });
+    x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+  });
+  after(async () => h?.stop());
+  afterEach(() => h.standIns.x.standIn.clearFaults());
+
+  const replyPath = (postId: string, commentId: string) => `/api/v1/posts/${postId}/comments/${commentId}/reply`;
+  const reply = (postId: string, commentId: string, body: unknown, key?: string) =>
+    h.api.request('POST', replyPath(postId, commentId), { body, ...(key ? { key } : {}) });
+  const stored = (id: string) => h.db.selectFrom('comments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const usage = (userId = h.api.userId) => usageFor(h.db, userId, new Date());
+
+  /** An x post of `account` with one reply by a stranger, stored as a refresh would store it. */
+  async function xPostWithComment(account: AccountRow, text: string, key?: string) {
+    const post = await publish(h, account.id, `post for ${text}`, {}, key);
+    const stranger = h.standIns.x.addUser({ username: `stranger${Math.floor(Math.random() * 1e6)}` });
+    h.standIns.x.addReply(post.platform_post_id, stranger, text);
+    await snapshot(h, post.id);
+    return { post, target: await comment(h, post.id, text) };
+  }
+
+  it('x: 201 with the reply in the comment shape, own: true, stored at once; the answered comment is replied; one post of quota', async () => {
+    const { post, target } = await xPostWithComment(x, 'what do you think?');
+    const before = await usage();
+    const res = await reply(post.id, target.id, { text: 'we think so too' });
+    assert.equal(res.status, 201, res.text);
+    const data = res.body.data;
+    const tweet = h.standIns.x.liveTweets().find((t) => t.text === 'we think so too')!;
+    assert.deepEqual(tweet.referenced_tweets, [{ type: 'replied_to', id: target.platform_comment_id }]);
+    assert.deepEqual(
+      { ...data, id: undefined, created_at: undefined },
+      {
+        id: undefined, post_id: post.id, platform: 'x', platform_comment_id: tweet.id, platform_parent_id: target.platform_comment_id,
+        author: { handle: x.username, display_name: x.username, platform_id: x.platform_account_id, avatar_url: null },
+        text: 'we think so too', created_at: undefined, likes: 0, replies: 0, hidden: false, deleted: false, own: true, replied: false, replied_at: null, reply_comment_id: null,
+      },
+    );
+    const answered = await stored(target.id);
+    assert.deepEqual([answered.replied, answered.reply_comment_id, answered.replied_at instanceof Date], [true, data.id, true]);
+    assert.equal((await usage()).posts, before.posts + 1);
+    const spent = await h.db.selectFrom('quota_reservations').select(['kind', 'state']).where('user_id', '=', h.api.userId).where('state', '=', 'reserved').execute();
+    assert.deepEqual(spent, [], 'nothing left reserved');
+
+    await snapshot(h, post.id);
+    assert.equal((await comment(h, post.id, 'we think so too')).id, data.id, 'a refresh keeps the stored reply and its id');
+  });
+
+  it('replies on every other platform that replies: bluesky, mastodon, facebook, instagram, threads and a linkedin Page', async () => {
+    const { bluesky, mastodon, facebook, instagram, threads, linkedin } = h.standIns;
+    const me = bluesky.addAccount({ handle: 'herald.bsky.test' });
+    const bsky = await connectAccount(h, { platform: 'bluesky', handle: me.handle, app_password: me.appPassword, service_url: bluesky.origin });
+    const masto = await insertMastodonAccount(h.db, h.api.userId, mastodon);
+    const fb = await connectAccount(h, { platform: 'facebook', page_id: facebook.page.id, access_token: facebook.page.token });
+    const ig = await connectAccount(h, { platform: 'instagram', access_token: instagram.user.igToken });
+    const th = await connectAccount(h, { platform: 'threads', access_token: threads.user.token });
+    const li = await connectAccount(h, { platform: 'linkedin', access_token: linkedin.member.token, organization_id: String(linkedin.organization.id) });
+    const mediaId = '17900000000000999';
+    instagram.media.set(mediaId, { id: mediaId, kind: 'feed', caption: 'ig', timestamp: new Date().toISOString(), shortcode: 'Cxyz', containerId: 'c9', children: [] });
+    const igPost = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: ig.id, platform: 'instagram', text: 'ig', status: 'published', platform_post_id: mediaId, published_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+
+    const cases: Array<[string, string, (platformPostId: string, text: string) => void]> = [
+      ['bluesky', bsky.id, (id, text) => bluesky.reply(id, bluesky.addAccount({ handle: 'fan.bsky.test' }), text)],
+      ['mastodon', masto.id, (id, text) => mastodon.addReply(id, mastodon.addAccount('fan'), text)],
+      ['facebook', fb.id, (id, text) => facebook.addExternalComment(id, text)],
+      ['instagram', ig.id, (id, text) => instagram.addExternalComment(id, text)],
+      ['threads', th.id, (id, text) => threads.addExternalReply(id, text)],
+      ['linkedin', li.id, (id, text) => linkedin.addExternalComment(id, text)],
+    ];
+    for (const [platform, accountId, addComment] of cases) {
+      const postId = platform === 'instagram' ? igPost.id : (await publish(h, accountId, `${platform} post to answer`)).id;
+      const platformPostId = (await h.db.selectFrom('posts').select('platform_post_id').where('id', '=', postId).executeTakeFirstOrThrow()).platform_post_id!;
+      addComment(platformPostId, `${platform} fan comment`);
+      await snapshot(h, postId);
+      const target = await comment(h, postId, `${platform} fan comment`);
+      const res = await reply(postId, target.id, { text: `${platform} thanks you` });
+      assert.equal(res.status, 201, `${platform}: ${res.text}`);
+      assert.deepEqual([res.body.data.own, res.body.data.platform, res.body.data.text], [true, platform, `${platform} thanks you`]);
+      assert.equal((await stored(target.id)).reply_comment_id, res.body.data.id, platform);
+      const rows = await snapshot(h, postId);
+      const replies = rows.filter((r) => r.text === `${platform} thanks you`);
+      assert.deepEqual(replies.map((r) => [r.id, r.own]), [[res.body.data.id, true]], `${platform}: the platform lists the reply under the id Herald stored`);
+    }
+  });
+
+  it('text: missing, blank or over the platform limit is 400 validation_error naming the limit; a non-string is 400 bad_request; nothing sent or charged', async () => {
+    const { post, target } = await xPostWithComment(x, 'say something');
+    const tweets = h.standIns.x.tweets().length;
+    const before = await usage();
+    const missing = await reply(post.id, target.id, {});
+    assert.deepEqual([missing.status, missing.body], [400, { error: { code: 'validation_error', message: 'text is required for a reply' } }]);
+    assert.equal((await reply(post.id, target.id, { text: '   ' })).body.error.code, 'validation_error');
+    const long = await reply(post.id, target.id, { text: 'a'.repeat(281) });
+    assert.deepEqual([long.status, long.body], [400, { error: { code: 'validation_error', message: 'text is 281 characters as X counts them (links 23, emoji and CJK 2); x allows 280' } }]);
+    assert.equal((await reply(post.id, target.id, { text: 'a'.repeat(280) })).status, 201, 'exactly the limit is fine');
+    const wrongType = await reply(post.id, target.id, { text: 5 });
+    assert.deepEqual([wrongType.status, wrongType.body.error.code], [400, 'bad_request']);
+    assert.equal((await reply(post.id, target.id, { text: 'hi', extra: 1 })).body.error.code, 'bad_request');
+    assert.equal(h.standIns.x.tweets().length, tweets + 1);
+    assert.equal((await usage()).posts, before.posts + 1);
+  });
+
+  it('x links: 402 on Free before anything is sent or charged; billed on a paid plan; own X credentials are exempt', async () => {
+    const free = await h.api.newUser('free');
+    const freeX = await insertXAccount(h.db, free.userId, h.standIns.x);
+    const { post, target } = await xPostWithComment(freeX, 'link please', free.apiKey);
+    const tweets = h.standIns.x.tweets().length;
+    const before = await usage(free.userId);
+    const refused = await reply(post.id, target.id, { text: 'see https://example.com/doc' }, free.apiKey);
+    assert.equal(refused.status, 402, refused.text);
+    assert.deepEqual(refused.body.error, {
+      code: 'x_link_posts_require_paid_plan',
+      message: 'text contains a link (https://example.com/doc); x posts, replies and first comments with links need a paid plan or an account connected with your own X API credentials',
+    });
+    assert.equal(h.standIns.x.tweets().length, tweets);
+    assert.deepEqual(await usage(free.userId), before);
+
+    const paid = await xPostWithComment(x, 'link on paid');
+    const beforePaid = await usage();
+    assert.equal((await reply(paid.post.id, paid.target.id, { text: 'see example.com' })).status, 201);
+    const afterPaid = await usage();
+    assert.deepEqual([afterPaid.posts, afterPaid.x_link_posts], [beforePaid.posts + 1, beforePaid.x_link_posts + 1]);
+
+    const ownCreds = await insertXAccount(h.db, free.userId, h.standIns.x, { ownCredentials: true });
+    const exempt = await xPostWithComment(ownCreds, 'link with own credentials', free.apiKey);
+    assert.equal((await reply(exempt.post.id, exempt.target.id, { text: 'see example.com' }, free.apiKey)).status, 201);
+    assert.equal((await usage(free.userId)).x_link_posts, 0);
+  });
+
+  it('Free with the monthly post quota spent: 429 usage_limit_exceeded, nothing sent', async () => {
+    const free = await h.api.newUser('free');
+    const freeX = await insertXAccount(h.db, free.userId, h.standIns.x);
+    const { post, target } = await xPostWithComment(freeX, 'quota test', free.apiKey);
+    await h.db.updateTable('usage_months').set({ posts: 30 }).where('user_id', '=', free.userId).where('month', '=', usageMonth(new Date())).execute();
+    const tweets = h.standIns.x.tweets().length;
+    const res = await reply(post.id, target.id, { text: 'over quota' }, free.apiKey);
+    assert.equal(res.status, 429, res.text);
+    assert.equal(res.body.error.code, 'usage_limit_exceeded');
+    assert.equal(res.headers.get('retry-after'), null);
+    assert.equal(h.standIns.x.tweets().length, tweets);
+    assert.equal((await stored(target.id)).replied, false);
+  });
+
+  it('a platform refusal is 502 upstream_error: nothing stored, the comment not replied, the reservation refunded', async () => {
+    const { post, target } = await xPostWithComment(x, 'refuse me');
+    const before = await usage();
+    const count = await h.db.selectFrom('comments').select((eb) => eb.fn.countAll<string>().as('n')).where('post_id', '=', post.id).executeTakeFirstOrThrow();
+    h.standIns.x.standIn.inject(
+      { method: 'POST', path: '/2/tweets' },
+      { kind: 'reply', response: { status: 403, headers: { 'content-type': 'application/problem+json' }, json: { title: 'Forbidden', detail: 'You are not permitted to perform this action.', type: 'about:blank', status: 403 } } },
+    );
+    const res = await reply(post.id, target.id, { text: 'refused reply' });
+    assert.equal(res.status, 502, res.text);
+    assert.equal(res.body.error.code, 'upstream_error');
+    assert.match(res.body.error.message, /^X /);
+    assert.doesNotMatch(res.body.error.message, /not permitted to perform/, 'the platform body is not passed through');
+    assert.deepEqual(await usage(), before);
+    const after = await h.db.selectFrom('comments').select((eb) => eb.fn.countAll<string>().as('n')).where('post_id', '=', post.id).executeTakeFirstOrThrow();
+    assert.equal(after.n, count.n);
+    assert.equal((await stored(target.id)).replied, false);
+    const refunded = await h.db.selectFrom('quota_reservations').select('state').where('user_id', '=', h.api.userId).where('state', '=', 'refunded').execute();
+    assert.ok(refunded.length >= 1);
+  });
+
+  it('a platform rate limit is 502 upstream_error with the wait X names in Retry-After, and nothing charged', async () => {
+    const { post, target } = await xPostWithComment(x, 'rate limited');
+    const before = await usage();
+    h.standIns.x.rateLimit('/2/tweets', Math.floor(Date.now() / 1000) + 120);
+    const res = await reply(post.id, target.id, { text: 'slow down' });
+    assert.deepEqual([res.status, res.body.error.code], [502, 'upstream_error'], res.text);
+    const wait = Number(res.headers.get('retry-after'));
+    assert.ok(wait > 60 && wait <= 121, `Retry-After ${wait}`);
+    assert.deepEqual(await usage(), before);
+  });
+
+  it('a lost answer: the reply is looked for on the platform; found, it is recorded once; not found, 502 says so and nothing is charged', async () => {
+    const first = await xPostWithComment(x, 'lost answer, published');
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset', thenHandle: true });
+    const before = await usage();
+    const found = await reply(first.post.id, first.target.id, { text: 'made it through' });
+    assert.equal(found.status, 201, found.text);
+    assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === 'made it through').length, 1, 'sent once');
+    assert.equal(found.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === 'made it through')!.id);
+    assert.equal((await usage()).posts, before.posts + 1);
+
+    const second = await xPostWithComment(x, 'lost answer, not published');
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset' });
+    const middle = await usage();
+    const lost = await reply(second.post.id, second.target.id, { text: 'never arrived' });
+    assert.equal(lost.status, 502, lost.text);
+    assert.equal(lost.body.error.code, 'upstream_error');
+    assert.match(lost.body.error.message, /could not be found on the post afterwards, so nothing was charged; list the comments with sync=true before sending it again\.$/);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'never arrived').length, 0, 'never sent a second time');
+    assert.deepEqual(await usage(), middle);
+    assert.equal((await stored(second.target.id)).replied, false);
+  });
+
+  it('a keyed request whose process stopped mid-call: its retry finds the published reply and records it once, or sends it when nothing is there', async () => {
+    const account = x;
+    const me = { id: account.platform_account_id, username: account.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    for (const published of [true, false]) {
+      const { post, target } = await xPostWithComment(account, `crash test ${published}`);
+      const text = `answer after a crash ${published}`;
+      const key = `crash-${target.id}`;
+      // What the stopped attempt left: its reservation, and (maybe) the reply on X.
+      const limits = await loadLimits(h.db, h.api.userId);
+      const attempt = replyAttemptId(h.api.userId, target.id, text, key);
+      await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: attempt, kind: 'post' }], now: new Date() }));
+      if (published) {
+        h.standIns.x.addReply(target.platform_comment_id, me, text);
+        await snapshot(h, post.id); // a refresh meanwhile stored it, as any own comment
+      }
+      const before = await usage();
+
+      const res = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+      assert.equal(res.status, 201, res.text);
+      assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1, `published=${published}: one reply on X`);
+      assert.equal(res.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === text)!.id);
+      assert.equal((await usage()).posts, before.posts, 'charged once: the stopped attempt\'s reservation is the one spent');
+      if (published) assert.equal(res.body.data.id, (await comment(h, post.id, text)).id, 'the stored row keeps its id');
+      assert.equal((await stored(target.id)).reply_comment_id, res.body.data.id);
+      const states = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', attempt).execute();
+      assert.deepEqual(states, [{ state: 'spent' }]);
+    }
+  });
+
+  it('mastodon: the same reply twice within its idempotency hour is one status, stored and charged once', async () => {
+    const masto = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const post = await publish(h, masto.id, 'mastodon post for repeats');
+    h.standIns.mastodon.addReply(post.platform_post_id, h.standIns.mastodon.addAccount('repeat_fan'), 'say it twice');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'say it twice');
+    const before = await usage();
+    const first = await reply(post.id, target.id, { text: 'said once' });
+    const second = await reply(post.id, target.id, { text: 'said once' });
+    assert.deepEqual([first.status, second.status], [201, 201]);
+    assert.equal(second.body.data.id, first.body.data.id);
+    assert.equal(h.standIns.mastodon.liveStatuses().filter((st) => st.text === 'said once').length, 1);
+    assert.equal((await usage()).posts, before.posts + 1);
+  });
+
+  it('a deleted comment cannot be answered (404); the reply route replays with Idempotency-Key', async () => {
+    const { post, target } = await xPostWithComment(x, 'will vanish');
+    const keyed = { body: { text: 'once only' }, headers: { 'Idempotency-Key': `reply-${target.id}` } };
+    const firstTry = await h.api.request('POST', replyPath(post.id, target.id), keyed);
+    const replay = await h.api.request('POST', replyPath(post.id, target.id), keyed);
+    assert.deepEqual([firstTry.status, replay.status, replay.headers.get('idempotent-replay')], [201, 201, 'true']);
+    assert.deepEqual(replay.body, firstTry.body);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'once only').length, 1);
+
+    await h.db.updateTable('comments').set({ deleted: true }).where('id', '=', target.id).execute();
+    const res = await reply(post.id, target.id, { text: 'too late' });
+    assert.deepEqual([res.status, res.body.error.code], [404, 'not_found']);
+  });
+
+  it('first comments are stored at once: first_comment.comment_id names an own comment of the post, usable with the comment routes', async () => {
+    const post = await publish(h, x.id, 'post with a first comment', { first_comment: 'first!' });
+    assert.equal(post.first_comment!.status, 'posted');
+    const row = await stored(post.first_comment!.comment_id!);
+    const postRow = await h.db.selectFrom('posts').select(['first_comment_platform_id']).where('id', '=', post.id).executeTakeFirstOrThrow();
+    assert.deepEqual(
+      [row.post_id, row.own, row.text, row.platform_comment_id, row.platform_parent_id, row.author_handle],
+      [post.id, true, 'first!', postRow.first_comment_platform_id, null, x.username],
+    );
+    const read = await h.api.request('GET', `/api/v1/posts/${post.id}`);
+    assert.equal(read.body.data.first_comment.comment_id, row.id);
+    const rows = await snapshot(h, post.id);
+    assert.deepEqual(rows.map((r) => r.id), [row.id], 'a refresh finds it already stored');
+  });
+});
