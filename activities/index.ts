@@ -2,6 +2,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db';
 import type { Logger } from '../src/logger';
 import { createPostsRuntime, type PostsRuntimeOverrides } from '../src/posts/runtime';
+import { createCredentialActivities } from './credentials';
 import { createPostActivities } from './posts';
 import { createThreadActivities } from './threads';
 
@@ -23,5 +24,6 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createPostActivities(postsRuntime),
     ...createThreadActivities(postsRuntime),
+    ...createCredentialActivities(postsRuntime),
   };
 }

@@ -12,6 +12,7 @@ import * as m0050 from './0050_publish_attempts';
 import * as m0051 from './0051_post_change_notifications';
 import * as m0052 from './0052_post_publishing_workflow';
 import * as m0053 from './0053_first_comment_attempts';
+import * as m0075 from './0075_account_credential_lifetime';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0051_post_change_notifications': m0051,
   '0052_post_publishing_workflow': m0052,
   '0053_first_comment_attempts': m0053,
+  '0075_account_credential_lifetime': m0075,
 };

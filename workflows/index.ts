@@ -3,3 +3,4 @@
 export { publishPost } from './publish-post';
 export { publishGroup } from './publish-group';
 export { publishThread } from './publish-thread';
+export { keepCredentialAlive } from './keep-credential-alive';
