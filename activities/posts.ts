@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
+import { CredentialRenewalPending, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
 import { cancelPosts } from '../src/posts/cancel';
 import { failureSentence, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { sendFirstComment } from '../src/posts/first-comment';
@@ -24,7 +24,8 @@ export type ClaimResult =
 export type PublishAttempt =
   /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
   | { ok: true; platformPostId: string; url: string | null; recorded: boolean; hasFirstComment: boolean; hasMedia: boolean }
-  | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null }
+  /** `awaitingCredential`: the account's credential ended and is being renewed (a scheduled post waits for it). */
+  | { ok: false; kind: PublishFailureKind; message: string; retryAfterSeconds: number | null; awaitingCredential?: boolean }
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
 
@@ -138,6 +139,7 @@ export function createPostActivities(rt: PostsRuntime) {
         if (!isPlatformFailure(err)) throw err;
         rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
         if (err.kind !== 'unknown_outcome') await endAttempt(row.id);
+        if (err instanceof CredentialRenewalPending) return { ...refusal(err.kind, err.clientMessage), awaitingCredential: true };
         return refusal(err.kind, err.clientMessage, err.retryAfterSeconds ?? null);
       }
       const outcome = { platformPostId: published.platformPostId, url: published.url, publishedAt: input.now + (Date.now() - started) };
@@ -202,6 +204,19 @@ export function createPostActivities(rt: PostsRuntime) {
           .executeTakeFirst();
         if (input.final && updated.numUpdatedRows > 0n) await refundQuota(trx, [input.postId]);
       });
+    },
+
+    /**
+     * A scheduled post whose account credential is being renewed waits for it as `scheduled`, its `retry_count`
+     * untouched (decisions.md "Keeping credentials alive": it waits rather than failing for a token Herald can renew).
+     */
+    async awaitCredential(input: { postId: string }): Promise<void> {
+      await db
+        .updateTable('posts')
+        .set({ status: 'scheduled', publish_attempt_started_at: null, updated_at: sql`now()` })
+        .where('id', '=', input.postId)
+        .where('status', '=', 'publishing')
+        .execute();
     },
 
     /**

@@ -27,6 +27,17 @@ export interface CredentialKeepingDeps extends CredentialRenewalDeps {
 
 const DEFAULT_PATIENCE_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
 
+/**
+ * The credential ended and its renewal keeps failing transiently: nothing was sent. A scheduled post waits for the
+ * credential (its retries are not spent on this); an immediate one treats it as any transient fault.
+ */
+export class CredentialRenewalPending extends PlatformFailure {
+  constructor(platform: PlatformSlug, detail?: { status?: number; body?: string }) {
+    super(platform, 'retryable', `${platformName(platform)} access for this account is being renewed; Herald tries again.`, undefined, detail);
+    this.name = 'CredentialRenewalPending';
+  }
+}
+
 export function keepingCredentialsAlive(adapters: PlatformAdapters, deps: CredentialKeepingDeps): PlatformAdapters {
   const wrapped = { ...adapters } as Record<PlatformSlug, PlatformAdapter>;
   for (const [platform, renewer] of Object.entries(deps.renewers) as Array<[PlatformSlug, CredentialRenewer]>) {
@@ -77,7 +88,7 @@ async function renewedContext(ctx: PlatformContext, renewer: CredentialRenewer, 
         await sleep(patience[attempt]!);
         continue;
       }
-      throw new PlatformFailure(renewer.platform, 'retryable', `${platformName(renewer.platform)} access for this account is being renewed; Herald tries again.`, undefined, err.detail);
+      throw new CredentialRenewalPending(renewer.platform, err.detail);
     }
     if (outcome.kind !== 'renewed' && outcome.kind !== 'current') return null;
     return (await loadPlatformContext(deps.db, deps.sealedBox, accountId)).ctx;
