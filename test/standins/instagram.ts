@@ -7,6 +7,7 @@
  */
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { cursorPage, graphError, graphErrors, graphTime, nextGraphId, param, pick, requireToken, fieldNames } from './graph';
+import { TokenBook } from './tokens';
 
 export interface InstagramContainer {
   id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; mediaId?: string;
@@ -56,7 +57,10 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
   }
 
   function routes(prefix: string, flavour: 'instagram' | 'facebook') {
-    const auth = (req: RecordedRequest) => requireToken(req, (t) => t === (flavour === 'instagram' ? user.igToken : user.fbToken));
+    const auth = (req: RecordedRequest) => {
+      if (flavour === 'instagram' && tokens.stateOf(param(req, 'access_token') ?? '', req.now) === 'ended') throw new StandInReply(graphErrors.expiredToken());
+      return requireToken(req, (t) => t === (flavour === 'instagram' ? user.igToken : user.fbToken) || (flavour === 'instagram' && tokens.stateOf(t, req.now) === 'live'));
+    };
     const ownUser = (req: RecordedRequest) => {
       if (req.params.userId !== user.igUserId) throw new StandInReply(graphErrors.unknownObject(req.params.userId));
     };
@@ -206,6 +210,28 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     });
   }
 
+  // Instagram Login long-lived tokens (protocols.md section 13): `ig_refresh_token` on the unversioned origin, GET only,
+  // for a token at least 24 h old and not ended; a younger one answers itself. `user.igToken` as given never ends.
+  const tokens = new TokenBook('ig-token', 60 * 86_400);
+  standIn.on('GET', '/refresh_access_token', (req) => {
+    const token = req.query.access_token ?? '';
+    if (req.query.grant_type !== 'ig_refresh_token') return graphErrors.invalidParameter('(#100) grant_type must be ig_refresh_token');
+    const state = token === user.igToken && !tokens.tokens.has(token) ? 'live' : tokens.stateOf(token, req.now);
+    if (state !== 'live') {
+      tokens.renewals.push({ token, outcome: state === 'ended' ? 'ended' : 'unknown' });
+      return state === 'ended' ? graphErrors.expiredToken() : graphErrors.invalidToken();
+    }
+    const entry = tokens.tokens.get(token);
+    if (entry && req.now - entry.issuedAt < 86_400_000) {
+      tokens.renewals.push({ token, outcome: 'too_young' });
+      return { json: { access_token: token, token_type: 'bearer', expires_in: Math.floor((entry.expiresAt - req.now) / 1000) } };
+    }
+    const renewed = tokens.issue(req.now);
+    user.igToken = renewed;
+    tokens.renewals.push({ token, outcome: 'renewed' });
+    return { json: { access_token: renewed, token_type: 'bearer', expires_in: tokens.lifetimeS } };
+  });
+
   routes('/v25.0', 'instagram');
   routes('/fb/v25.0', 'facebook');
   const origin = await standIn.start();
@@ -213,7 +239,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     standIn,
     origin: `${origin}/v25.0`,
     facebookOrigin: `${origin}/fb/v25.0`,
-    user, containers, media, comments, quota, failingUrls, noPermalink, state,
+    user, containers, media, comments, quota, failingUrls, noPermalink, state, tokens,
     setClock(fn: () => Date) { clock = fn; },
     addExternalComment(target: string, text: string, from = { id: '17841499999999999', username: 'visitor.one' }) {
       return addComment(target, text, from);
