@@ -21,8 +21,9 @@ export function createCredentialActivities(rt: PostsRuntime) {
     async planCredentialRenewal(input: { accountId: string; now: number }): Promise<CredentialPlan> {
       const account = await rt.db.selectFrom('accounts').selectAll().where('id', '=', input.accountId).executeTakeFirst();
       if (!account || !account.active || account.credentials_sealed === null) return { kind: 'stop' };
-      if (!renewerOf(rt.renewers, account, openCredentials(rt.sealedBox, account.user_id, account.credentials_sealed))) return { kind: 'stop' };
-      const due = renewalDueAt(account);
+      const renewer = renewerOf(rt.renewers, account, openCredentials(rt.sealedBox, account.user_id, account.credentials_sealed));
+      if (!renewer) return { kind: 'stop' };
+      const due = renewalDueAt(account, renewer);
       return due > input.now ? { kind: 'wait', until: due } : { kind: 'renew' };
     },
 

@@ -20,12 +20,13 @@ import { loadPlatformContext } from './platform-context';
 
 export interface CredentialKeepingDeps extends CredentialRenewalDeps {
   now(): Date;
-  /** Waits between attempts at a transiently failing renewal within one call (default 1, 2, 4, 8, 15 s). */
+  /** Waits between attempts at a transiently failing renewal within one call (default 1 and 3 s). */
   patienceMs?: readonly number[];
   sleep?: (ms: number) => Promise<void>;
 }
 
-const DEFAULT_PATIENCE_MS = [1_000, 2_000, 4_000, 8_000, 15_000];
+// Short: an immediate post's request waits on it; a scheduled post waits for the credential in its workflow instead.
+const DEFAULT_PATIENCE_MS = [1_000, 3_000];
 
 /**
  * The credential ended and its renewal keeps failing transiently: nothing was sent. A scheduled post waits for the

@@ -2,6 +2,7 @@ import type { SealedBox } from '../crypto/sealed-box';
 import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { Logger } from '../logger';
+import type { CredentialLifetime } from '../platforms/renewal/lifetimes';
 import type { CredentialRenewer, CredentialRenewers } from '../platforms/renewal/types';
 import { PlatformFailure, type AccountCredentials } from '../platforms/types';
 import { openCredentials, sealCredentials } from './credentials';
@@ -39,11 +40,15 @@ export type RenewalOutcome =
 export const RENEW_AT_FRACTION = 0.8;
 export const RENEW_AT_LEAST_BEFORE_MS = 10 * 60_000;
 
-/** When the stored credential is due for renewal (ms); an unknown lifetime (no `credential_issued_at`) is due now. */
-export function renewalDueAt(account: Pick<AccountRow, 'credential_issued_at' | 'credential_expires_at'>): number {
+/**
+ * When the stored credential is due for renewal (ms). A token of unknown age (`credential_issued_at` null: handed over
+ * at connect time, `credential_expires_at` its latest end) is first renewed `firstRenewalAfterS` after the connect.
+ */
+export function renewalDueAt(account: Pick<AccountRow, 'credential_issued_at' | 'credential_expires_at'>, lifetime: CredentialLifetime): number {
   const expires = account.credential_expires_at?.getTime();
+  if (expires === undefined) return 0;
   const issued = account.credential_issued_at?.getTime();
-  if (expires === undefined || issued === undefined) return 0;
+  if (issued === undefined) return expires - (lifetime.tokenLifetimeSeconds - lifetime.firstRenewalAfterS) * 1000;
   return Math.min(issued + RENEW_AT_FRACTION * (expires - issued), expires - RENEW_AT_LEAST_BEFORE_MS);
 }
 
@@ -76,7 +81,7 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
     if (!renewer) return { kind: 'not_renewable' };
     const expiresAt = account.credential_expires_at?.getTime() ?? null;
     if (request.staleAccessToken !== undefined && credentials.access_token !== request.staleAccessToken) return { kind: 'current', expiresAt };
-    if (request.onlyIfDue && renewalDueAt(account) > request.now) return { kind: 'current', expiresAt };
+    if (request.onlyIfDue && renewalDueAt(account, renewer) > request.now) return { kind: 'current', expiresAt };
 
     let renewed;
     try {

@@ -4,6 +4,7 @@ import { createCredentialKeeper, credentialWorkflowId } from '../../src/accounts
 import { openCredentials } from '../../src/accounts/credentials';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createHttpClient } from '../../src/net/http';
+import { createGraphRenewer } from '../../src/platforms/graph/refresh';
 import { createXRenewer } from '../../src/platforms/x/refresh';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
@@ -20,7 +21,7 @@ import { silenceSdkLogs } from '../helpers/temporal';
 const HOUR = 60 * 60_000;
 const serviceUnavailable = { kind: 'reply' as const, response: { status: 503, json: { error: 'temporarily_unavailable' } } };
 
-describe('Credentials that stay alive (x)', function () {
+describe('Credentials that stay alive', function () {
   this.timeout(300_000);
   let h: PostsHarness;
   const http = createHttpClient({ allowInsecure: true, timeoutMs: 5_000 });
@@ -33,8 +34,12 @@ describe('Credentials that stay alive (x)', function () {
     h = await startPostsHarness({ plan: 'pro', posts: { renewers, renewalPatienceMs: [20, 20] } });
     xOrigin = h.standIns.x.origin;
     // The stand-ins start inside the harness: point the renewer at the X stand-in now that its origin is known.
-    Object.assign(renewers, { x: createXRenewer({ http, origin: xOrigin, app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }) });
+    Object.assign(renewers, {
+      x: createXRenewer({ http, origin: xOrigin, app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }),
+      threads: createGraphRenewer({ http, platform: 'threads', apiUrl: h.standIns.threads.origin }),
+    });
     h.standIns.x.standIn.clock = () => h.env.currentTimeMs();
+    h.standIns.threads.standIn.clock = () => h.env.currentTimeMs();
   });
   after(async () => {
     await h?.stop();
@@ -111,6 +116,52 @@ describe('Credentials that stay alive (x)', function () {
     assert.equal(description.status.name, 'RUNNING');
     assert.notEqual(description.runId, firstRun, 'a fresh run after the renewal');
     await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  it('a token handed over at connect (age unknown) is renewed at once on x, and after 24 hours on threads', async () => {
+    const now = await h.env.currentTimeMs();
+    const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
+    const pair = h.standIns.x.issueTokens(user, now - HOUR);
+    const x = await insertAccount(h.db, h.api.userId, {
+      platform: 'x',
+      platform_account_id: user.id,
+      username: user.username,
+      credentials: { access_token: pair.accessToken, refresh_token: pair.refreshToken },
+      settings: { user_id: user.id, username: user.username },
+      credential_issued_at: null,
+      credential_expires_at: new Date(now + 2 * HOUR),
+    });
+    await keeper().credentialStored(x.id);
+    await eventually('the x credential is renewed', async () => (await credentialsOf(x.id)).refresh_token !== pair.refreshToken);
+    const renewedX = await account(x.id);
+    assert.ok(renewedX.credential_issued_at!.getTime() - now < 60_000, 'renewed at once');
+    assert.equal(renewedX.credential_expires_at!.getTime() - renewedX.credential_issued_at!.getTime(), 2 * HOUR, 'its real end learnt');
+    await h.env.client.workflow.getHandle(credentialWorkflowId(x.id)).terminate('test done');
+
+    // A Threads token ten days old when connected: Herald does not know its age, and renews it once it surely may.
+    const threadsToken = h.standIns.threads.tokens.issue(now, 60 * 24 * 3600, now - 10 * 24 * HOUR);
+    const threadsUser = h.standIns.threads.user;
+    const threads = await insertAccount(h.db, h.api.userId, {
+      platform: 'threads',
+      platform_account_id: `${threadsUser.id}-${randomUUID().slice(0, 4)}`,
+      username: threadsUser.username,
+      credentials: { access_token: threadsToken },
+      settings: { threadsUserId: threadsUser.id },
+      credential_issued_at: null,
+      credential_expires_at: new Date(now + 60 * 24 * HOUR),
+    });
+    await keeper().credentialStored(threads.id);
+    await h.env.sleep(23 * HOUR);
+    assert.equal((await credentialsOf(threads.id)).access_token, threadsToken, 'not renewed within the first day');
+    await h.env.sleep(2 * HOUR);
+    await eventually('the threads token is renewed', async () => (await credentialsOf(threads.id)).access_token !== threadsToken);
+    const renewed = await account(threads.id);
+    const after = renewed.credential_issued_at!.getTime() - now;
+    assert.ok(after >= 24 * HOUR && after < 24 * HOUR + 60_000, `renewed ${after / HOUR} hours after the connect`);
+    assert.equal(renewed.credential_expires_at!.getTime() - renewed.credential_issued_at!.getTime(), 60 * 24 * HOUR);
+    assert.equal((await credentialsOf(threads.id)).access_token, threadsUser.token, 'the token Threads handed out is stored');
+    assert.deepEqual(h.standIns.threads.tokens.renewals.at(-1), { token: threadsToken, outcome: 'renewed' });
+    await h.env.client.workflow.getHandle(credentialWorkflowId(threads.id)).terminate('test done');
   });
 
   it('renews on demand when X answers that the token ended, and retries the publish once with the new token', async () => {

@@ -9,6 +9,12 @@ import type { RenewableAccount } from './types';
 export interface CredentialLifetime {
   tokenLifetimeSeconds: number;
   renewsWith: 'refresh_token' | 'access_token';
+  /**
+   * When a token whose age is unknown (handed over at connect time) may first be renewed, counted from the connect:
+   * at once where a refresh token renews it; after 24 hours where the token renews itself (only tokens at least a day
+   * old may be renewed), which also learns its real end.
+   */
+  firstRenewalAfterS: number;
   /** The configuration entry (`Config['credentialApps']`) renewal needs; null: the token renews itself. */
   app: 'x' | 'linkedin' | null;
   applies(account: RenewableAccount): boolean;
@@ -18,9 +24,9 @@ const DAY_S = 24 * 60 * 60;
 
 export const credentialLifetimes: Partial<Record<PlatformSlug, CredentialLifetime>> = {
   // OAuth 1.0a credentials (own X API keys) do not expire.
-  x: { tokenLifetimeSeconds: 2 * 60 * 60, renewsWith: 'refresh_token', app: 'x', applies: (account) => !account.own_credentials },
-  linkedin: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'refresh_token', app: 'linkedin', applies: () => true },
-  threads: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', app: null, applies: () => true },
+  x: { tokenLifetimeSeconds: 2 * 60 * 60, renewsWith: 'refresh_token', firstRenewalAfterS: 0, app: 'x', applies: (account) => !account.own_credentials },
+  linkedin: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'refresh_token', firstRenewalAfterS: 0, app: 'linkedin', applies: () => true },
+  threads: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, app: null, applies: () => true },
   // Instagram through Facebook Login runs on Facebook tokens, which nothing renews.
-  instagram: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', app: null, applies: (account) => account.via === 'instagram' },
+  instagram: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, app: null, applies: (account) => account.via === 'instagram' },
 };
