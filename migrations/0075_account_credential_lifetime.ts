@@ -3,8 +3,8 @@ import { sql, type Kysely } from 'kysely';
 /**
  * When an account's credential ends (decisions.md "Keeping credentials alive"). `credential_expires_at`: null where
  * the credential does not expire. `credential_issued_at`: when the stored token's lifetime began, as far as Herald
- * knows; null when it does not (a token handed over at connect time), which makes the credential workflow renew it at
- * once to learn its real lifetime. The partial index serves the reconciler, which gives each such account its workflow.
+ * knows; null when it does not (a token handed over at connect time): the credential workflow then renews it as soon
+ * as it may, to learn its real lifetime. The partial index serves the reconciler, which gives each such account its workflow.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema

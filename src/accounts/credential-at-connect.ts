@@ -7,7 +7,7 @@ import type { AccountCredentials, PlatformSlug } from '../platforms/types';
 /**
  * What connecting tells about the credential's end (decisions.md "Keeping credentials alive"). No platform hands
  * over an expiry with the token, so `credential_expires_at` starts as the latest the token can live (its lifetime
- * counted from now), and the credential workflow renews a renewable one at once to learn the real end. A credential
+ * counted from now), and the credential workflow renews a renewable one as soon as it may to learn the real end. A credential
  * Herald will not be able to renew comes with a warning saying the account will need reconnecting.
  */
 

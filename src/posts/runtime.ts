@@ -12,6 +12,7 @@ import type { AccountLifecycle } from '../accounts/lifecycle';
 import { keepingCredentialsAlive } from '../accounts/credential-keeping-adapters';
 import { createCredentialRenewers } from '../platforms/renewal/registry';
 import type { CredentialRenewers } from '../platforms/renewal/types';
+import { cancelPosts } from './cancel';
 import type { PostChangeFeed } from './change-feed';
 
 /**
@@ -60,13 +61,16 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
   const renewers = overrides.renewers ?? createCredentialRenewers({ http, platformUrls: config.platformUrls, apps: config.credentialApps });
   const adapters =
     overrides.adapters ?? createPlatformAdapters({ http, platformUrls: config.platformUrls, allowInsecureUrls: config.allowInsecureUrls });
-  return {
+  // A renewal refused during any platform call (a publish, a delete, a comment) loses the connection: the account's
+  // scheduled posts are cancelled with `connection_lost` then and there, whoever made the call.
+  const lifecycle: AccountLifecycle = { accountDeactivated: (accountId, reason) => cancelPosts(runtime, { accountId, reason }).then(() => undefined) };
+  const runtime: PostsRuntime = {
     ...base,
     temporal: overrides.temporal ?? base.temporal,
     changes: overrides.changes,
     taskQueue: overrides.taskQueue ?? POSTS_TASK_QUEUE,
     http,
-    adapters: keepingCredentialsAlive(adapters, { db: base.db, sealedBox, renewers, logger: base.logger, now, patienceMs: overrides.renewalPatienceMs }),
+    adapters: keepingCredentialsAlive(adapters, { db: base.db, sealedBox, renewers, logger: base.logger, lifecycle, now, patienceMs: overrides.renewalPatienceMs }),
     renewers,
     renewalPatienceMs: overrides.renewalPatienceMs,
     mediaStore: overrides.mediaStore ?? createMediaStore(base.db as unknown as Kysely<MediaTables>),
@@ -76,6 +80,7 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
     scheduledRetryDelaysMs: overrides.scheduledRetryDelaysMs ?? SCHEDULED_RETRY_DELAYS_MS,
     immediateRetryDelaysMs: overrides.immediateRetryDelaysMs ?? IMMEDIATE_RETRY_DELAYS_MS,
   };
+  return runtime;
 }
 
 /** The posts feature's side of the accounts lifecycle, for `AppDeps.accountLifecycle`. */

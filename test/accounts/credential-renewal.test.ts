@@ -232,6 +232,22 @@ describe('Credentials that stay alive', function () {
     assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('never sent')).length, 0);
   });
 
+  it('a renewal refused during a publish fails that post and cancels the account\'s scheduled posts with connection_lost', async () => {
+    const { row, accessToken, refreshToken } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const scheduled = await schedule(row.id, 'scheduled, never sent', start + 5 * HOUR);
+    h.standIns.x.expireAccessToken(accessToken);
+    h.standIns.x.revokeRefreshToken(refreshToken);
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: row.id, text: 'immediate, refused' } });
+    assert.equal(res.status, 502, res.text);
+    assert.equal(res.body.error.code, 'upstream_error');
+    assert.equal(res.body.error.message, "X no longer accepts this account's credentials; reconnect the account.");
+    const lost = await account(row.id);
+    assert.deepEqual({ active: lost.active, inactive_reason: lost.inactive_reason }, { active: false, inactive_reason: 'connection_lost' });
+    const cancelled = await post(scheduled);
+    assert.deepEqual({ status: cancelled.status, error_message: cancelled.error_message }, { status: 'deleted', error_message: 'connection_lost' });
+  });
+
   it('a transient renewal failure is retried with backoff, and a post due meanwhile publishes once the token is back', async () => {
     const from = h.standIns.x.oauth.renewals.length;
     const { row, refreshToken } = await renewableXAccount();
