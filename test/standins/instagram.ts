@@ -7,7 +7,7 @@
  */
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { cursorPage, graphError, graphErrors, graphTime, nextGraphId, param, pick, requireToken, fieldNames } from './graph';
-import { TokenBook } from './tokens';
+import { graphTokenRenewal, TokenBook } from './tokens';
 
 export interface InstagramContainer {
   id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; mediaId?: string;
@@ -210,27 +210,10 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     });
   }
 
-  // Instagram Login long-lived tokens (protocols.md section 13): `ig_refresh_token` on the unversioned origin, GET only,
-  // for a token at least 24 h old and not ended; a younger one answers itself. `user.igToken` as given never ends.
+  // Instagram Login long-lived tokens (protocols.md section 13): `ig_refresh_token` on the unversioned origin, GET only.
+  // `user.igToken` as given never ends.
   const tokens = new TokenBook('ig-token', 60 * 86_400);
-  standIn.on('GET', '/refresh_access_token', (req) => {
-    const token = req.query.access_token ?? '';
-    if (req.query.grant_type !== 'ig_refresh_token') return graphErrors.invalidParameter('(#100) grant_type must be ig_refresh_token');
-    const state = token === user.igToken && !tokens.tokens.has(token) ? 'live' : tokens.stateOf(token, req.now);
-    if (state !== 'live') {
-      tokens.renewals.push({ token, outcome: state === 'ended' ? 'ended' : 'unknown' });
-      return state === 'ended' ? graphErrors.expiredToken() : graphErrors.invalidToken();
-    }
-    const entry = tokens.tokens.get(token);
-    if (entry && req.now - entry.issuedAt < 86_400_000) {
-      tokens.renewals.push({ token, outcome: 'too_young' });
-      return { json: { access_token: token, token_type: 'bearer', expires_in: Math.floor((entry.expiresAt - req.now) / 1000) } };
-    }
-    const renewed = tokens.issue(req.now);
-    user.igToken = renewed;
-    tokens.renewals.push({ token, outcome: 'renewed' });
-    return { json: { access_token: renewed, token_type: 'bearer', expires_in: tokens.lifetimeS } };
-  });
+  standIn.on('GET', '/refresh_access_token', graphTokenRenewal(tokens, 'ig_refresh_token', { get token() { return user.igToken; }, set token(value) { user.igToken = value; } }));
 
   routes('/v25.0', 'instagram');
   routes('/fb/v25.0', 'facebook');

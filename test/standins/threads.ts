@@ -6,7 +6,7 @@
  */
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { cursorPage, graphError, graphErrors, nextGraphId, param, pick, requireToken } from './graph';
-import { TokenBook } from './tokens';
+import { graphTokenRenewal, TokenBook } from './tokens';
 
 export interface ThreadsContainer { id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; errorMessage?: string }
 export interface ThreadsPost {
@@ -30,25 +30,7 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
     if (tokens.stateOf(param(req, 'access_token') ?? '', req.now) === 'ended') throw new StandInReply(graphErrors.expiredToken());
     return requireToken(req, (t) => t === user.token || tokens.stateOf(t, req.now) === 'live');
   };
-  /** `th_refresh_token`: a token at least 24 h old and not ended gets a new 60-day one; a younger one answers itself. */
-  const renew = (req: RecordedRequest) => {
-    const token = req.query.access_token ?? '';
-    if (req.query.grant_type !== 'th_refresh_token') return graphErrors.invalidParameter('(#100) grant_type must be th_refresh_token');
-    const state = token === user.token && !tokens.tokens.has(token) ? 'live' : tokens.stateOf(token, req.now);
-    if (state !== 'live') {
-      tokens.renewals.push({ token, outcome: state === 'ended' ? 'ended' : 'unknown' });
-      return state === 'ended' ? graphErrors.expiredToken() : graphErrors.invalidToken();
-    }
-    const entry = tokens.tokens.get(token);
-    if (entry && req.now - entry.issuedAt < 86_400_000) {
-      tokens.renewals.push({ token, outcome: 'too_young' });
-      return { json: { access_token: token, token_type: 'bearer', expires_in: Math.floor((entry.expiresAt - req.now) / 1000) } };
-    }
-    const renewed = tokens.issue(req.now);
-    user.token = renewed;
-    tokens.renewals.push({ token, outcome: 'renewed' });
-    return { json: { access_token: renewed, token_type: 'bearer', expires_in: tokens.lifetimeS } };
-  };
+  const renew = graphTokenRenewal(tokens, 'th_refresh_token', user);
   standIn.on('GET', '/refresh_access_token', renew);
   standIn.on('GET', `${v}/refresh_access_token`, renew);
   const userOf = (req: RecordedRequest) => {

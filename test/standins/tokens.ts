@@ -6,7 +6,10 @@
  *   const book = new TokenBook('threads-token', 60 * 86_400)
  *   book.issue(now, lifetimeS?, issuedAt?) → token     book.stateOf(token, now) → 'live' | 'ended' | 'unknown'
  *   book.expire(token)                                  book.renewals: every renewal call and its outcome
+ *   graphTokenRenewal(book, grantType, user)  → the handler of Graph's `GET /refresh_access_token` (Threads, Instagram)
  */
+import { graphErrors } from './graph';
+import type { Handler } from './kit';
 export type TokenState = 'live' | 'ended' | 'unknown';
 
 export class TokenBook {
@@ -36,4 +39,30 @@ export class TokenBook {
     const entry = this.tokens.get(token);
     if (entry) entry.expiresAt = -Infinity;
   }
+}
+
+/**
+ * Graph's self-renewal (`th_refresh_token`, `ig_refresh_token`): a token at least 24 h old and not ended gets a new
+ * 60-day one, which becomes the user's current token; a younger one answers itself with its remaining lifetime [the
+ * stand-in's choice: unverified]; an ended one is 190/463, an unknown one 190. `user.token` as given counts as old and live.
+ */
+export function graphTokenRenewal(book: TokenBook, grantType: string, user: { get token(): string; set token(value: string) }): Handler {
+  return (req) => {
+    const token = req.query.access_token ?? '';
+    if (req.query.grant_type !== grantType) return graphErrors.invalidParameter(`(#100) grant_type must be ${grantType}`);
+    const state = token === user.token && !book.tokens.has(token) ? 'live' : book.stateOf(token, req.now);
+    if (state !== 'live') {
+      book.renewals.push({ token, outcome: state === 'ended' ? 'ended' : 'unknown' });
+      return state === 'ended' ? graphErrors.expiredToken() : graphErrors.invalidToken();
+    }
+    const entry = book.tokens.get(token);
+    if (entry && req.now - entry.issuedAt < 86_400_000) {
+      book.renewals.push({ token, outcome: 'too_young' });
+      return { json: { access_token: token, token_type: 'bearer', expires_in: Math.floor((entry.expiresAt - req.now) / 1000) } };
+    }
+    const renewed = book.issue(req.now);
+    user.token = renewed;
+    book.renewals.push({ token, outcome: 'renewed' });
+    return { json: { access_token: renewed, token_type: 'bearer', expires_in: book.lifetimeS } };
+  };
 }
