@@ -12,6 +12,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('credential_expires_at', 'timestamptz')
     .addColumn('credential_issued_at', 'timestamptz')
     .execute();
+  // Accounts connected before this migration: the latest their tokens can end, counted from now, with their age unknown
+  // (the lifetimes of src/platforms/renewal/lifetimes.ts as they are today), so the reconciler gives them a workflow.
+  await sql`
+    update accounts set credential_expires_at = now() + interval '2 hours'
+    where platform = 'x' and not own_credentials and credentials_sealed is not null`.execute(db);
+  await sql`
+    update accounts set credential_expires_at = now() + interval '60 days'
+    where credentials_sealed is not null and (platform in ('threads', 'linkedin') or (platform = 'instagram' and via = 'instagram'))`.execute(db);
   await db.schema
     .createIndex('accounts_expiring_credentials_idx')
     .on('accounts')

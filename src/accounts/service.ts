@@ -107,13 +107,15 @@ export async function connectAccount(
     return { account, created: true, credential };
   });
   const { account, created, credential } = connected;
-  if (credential.renewable && deps.credentialKeeper) {
-    // The account is connected whatever happens here: the reconciler gives it its workflow at the next start.
-    await deps.credentialKeeper.credentialStored(account.id).catch((err) => {
-      deps.logger.error({ err, accountId: account.id }, 'could not start the credential workflow');
-    });
-  }
+  if (credential.renewable) await keepCredentialAlive(deps, account.id);
   return { account, created, warnings: credential.warning ? [credential.warning] : [] };
+}
+
+/** The account is stored whatever happens here: a workflow that cannot be started now is given by the next start's reconciler. */
+async function keepCredentialAlive(deps: AccountsDeps, accountId: string): Promise<void> {
+  await deps.credentialKeeper?.credentialStored(accountId).catch((err) => {
+    deps.logger.error({ err, accountId }, 'could not start the credential workflow');
+  });
 }
 
 /**
@@ -204,6 +206,8 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
   });
 
   if (request.active === false) await accountWentInactive(deps, account.id, 'account_deactivated');
+  // Switched back on: its credential workflow (which ended when the account was switched off) runs again.
+  if (request.active === true && account.active && account.credential_expires_at !== null) await keepCredentialAlive(deps, account.id);
   return account;
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createCredentialKeeper, credentialWorkflowId } from '../../src/accounts/credential-workflow-client';
+import { createCredentialKeeper, credentialWorkflowId, reconcileCredentialWorkflows } from '../../src/accounts/credential-workflow-client';
+import { createLogger } from '../../src/logger';
 import { openCredentials } from '../../src/accounts/credentials';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createHttpClient } from '../../src/net/http';
@@ -162,6 +163,37 @@ describe('Credentials that stay alive', function () {
     assert.equal((await credentialsOf(threads.id)).access_token, threadsUser.token, 'the token Threads handed out is stored');
     assert.deepEqual(h.standIns.threads.tokens.renewals.at(-1), { token: threadsToken, outcome: 'renewed' });
     await h.env.client.workflow.getHandle(credentialWorkflowId(threads.id)).terminate('test done');
+  });
+
+  it('the reconciler at start gives every active account with an expiring credential its workflow; one nothing can renew ends', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, refreshToken } = await renewableXAccount();
+    await h.db.updateTable('accounts').set({ credential_issued_at: null }).where('id', '=', row.id).execute();
+    const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
+    const now = await h.env.currentTimeMs();
+    const noRefresh = await insertAccount(h.db, h.api.userId, {
+      platform: 'x',
+      platform_account_id: user.id,
+      username: user.username,
+      credentials: { access_token: h.standIns.x.issueTokens(user, now).accessToken },
+      settings: { user_id: user.id, username: user.username },
+      credential_expires_at: new Date(now + 2 * HOUR),
+    });
+    try {
+      const result = await reconcileCredentialWorkflows(h.db, keeper(), createLogger('silent'));
+      assert.ok(result.started >= 2 && result.checked === result.started, JSON.stringify(result));
+      await eventually('the reconciled account is renewed', async () => (await credentialsOf(row.id)).refresh_token !== refreshToken);
+      assert.deepEqual(
+        renewalsSince(from).filter((r) => r.refreshToken === refreshToken),
+        [{ refreshToken, outcome: 'renewed' }],
+      );
+      assert.deepEqual(await h.env.client.workflow.getHandle(credentialWorkflowId(noRefresh.id)).result(), { outcome: 'stopped', renewals: 0 });
+    } finally {
+      // The reconciler started one for every account of this shared database: the later tests renew only their own.
+      for (const { id } of await h.db.selectFrom('accounts').select('id').execute()) {
+        await h.env.client.workflow.getHandle(credentialWorkflowId(id)).terminate('test done').catch(() => undefined);
+      }
+    }
   });
 
   it('renews on demand when X answers that the token ended, and retries the publish once with the new token', async () => {
