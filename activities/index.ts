@@ -3,6 +3,7 @@ import type { Db } from '../src/db';
 import type { Logger } from '../src/logger';
 import { createPostsRuntime, type PostsRuntimeOverrides } from '../src/posts/runtime';
 import { createCommentSyncActivities } from './comments-sync';
+import { createCredentialActivities } from './credentials';
 import { createPostActivities } from './posts';
 import { createThreadActivities } from './threads';
 
@@ -25,5 +26,6 @@ export function createActivities(deps: ActivityDeps) {
     ...createPostActivities(postsRuntime),
     ...createThreadActivities(postsRuntime),
     ...createCommentSyncActivities(postsRuntime),
+    ...createCredentialActivities(postsRuntime),
   };
 }

@@ -1,4 +1,4 @@
-import { markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
+import { CredentialRenewalPending, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
@@ -22,7 +22,8 @@ export type ClaimResult =
 export type PublishAttempt =
   /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
   | { ok: true; platformPostId: string; url: string | null; recorded: boolean; hasFirstComment: boolean; hasMedia: boolean }
-  | Refusal
+  /** `awaitingCredential`: the account's credential ended and is being renewed (a scheduled post waits for it). */
+  | (Refusal & { awaitingCredential?: boolean })
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
 
@@ -71,6 +72,7 @@ export function createPostActivities(rt: PostsRuntime) {
         if (!isPlatformFailure(err)) throw err;
         rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
         if (err.kind !== 'unknown_outcome') await posts.clearPublishAttempt(db, row.id);
+        if (err instanceof CredentialRenewalPending) return { ...refusalFromFailure(row.platform, err), awaitingCredential: true };
         return refusalFromFailure(row.platform, err);
       }
       const outcome = { platformPostId: published.platformPostId, url: published.url, publishedAt: input.now + (Date.now() - started) };
@@ -119,6 +121,14 @@ export function createPostActivities(rt: PostsRuntime) {
      */
     async recordFailedAttempt(input: { postId: string; message: string; final: boolean; requeue: 'scheduled' | 'publishing' }): Promise<void> {
       await posts.recordFailedAttempt(db, input.postId, input);
+    },
+
+    /**
+     * A scheduled post whose account credential is being renewed waits for it as `scheduled`, its `retry_count`
+     * untouched (decisions.md "Keeping credentials alive": it waits rather than failing for a token Herald can renew).
+     */
+    async awaitCredential(input: { postId: string }): Promise<void> {
+      await posts.requeueAwaitingCredential(db, input.postId);
     },
 
     /**

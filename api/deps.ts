@@ -32,6 +32,8 @@ export interface AppDeps {
   sealedBox?: import('../src/crypto/sealed-box').SealedBox;
   /** Cancels an account's scheduled posts when it is deactivated or disconnected (implemented by the posts feature). */
   accountLifecycle?: import('../src/accounts/lifecycle').AccountLifecycle;
+  /** Starts an account's credential workflow once a renewable credential is stored (decisions.md "Keeping credentials alive"). */
+  credentialKeeper?: import('../src/accounts/credential-workflow-client').CredentialKeeper;
   /** Posts: task queue, retry waits, clock... (tests); the rest comes from the members above and `config`. */
   posts?: import('../src/posts/runtime').PostsRuntimeOverrides;
 }

@@ -15,6 +15,7 @@ import * as m0053 from './0053_first_comment_attempts';
 import * as m0054 from './0054_idempotency_response_text';
 import * as m0070 from './0070_post_analytics';
 import * as m0060 from './0060_comments';
+import * as m0075 from './0075_account_credential_lifetime';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0054_idempotency_response_text': m0054,
   '0070_post_analytics': m0070,
   '0060_comments': m0060,
+  '0075_account_credential_lifetime': m0075,
 };

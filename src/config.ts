@@ -51,6 +51,11 @@ const envSchema = z.object({
   HERALD_EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  HERALD_X_CLIENT_ID: optionalText,
+  HERALD_X_CLIENT_SECRET: optionalText,
+  HERALD_LINKEDIN_CLIENT_ID: optionalText,
+  HERALD_LINKEDIN_CLIENT_SECRET: optionalText,
+  HERALD_LINKEDIN_OAUTH_URL: httpUrl('https://www.linkedin.com'),
 });
 
 export interface Config {
@@ -75,6 +80,14 @@ export interface Config {
   embeddedPostgresPort: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
+  /**
+   * The app credentials that renew users' tokens (decisions.md "Keeping credentials alive"); null when not configured.
+   * x: `clientSecret` null for a public client. linkedin: `oauthUrl` is the origin of its token endpoint.
+   */
+  credentialApps: {
+    x: { clientId: string; clientSecret: string | null } | null;
+    linkedin: { clientId: string; clientSecret: string; oauthUrl: string } | null;
+  };
 }
 
 export class ConfigError extends Error {
@@ -119,6 +132,24 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     embeddedPostgresPort: e.HERALD_EMBEDDED_POSTGRES_PORT,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    credentialApps: credentialAppsOf(e),
+  };
+}
+
+/** A secret without its client id, or half of LinkedIn's pair, is a mistake worth stopping for. */
+function credentialAppsOf(e: z.output<typeof envSchema>): Config['credentialApps'] {
+  const problems: string[] = [];
+  if (e.HERALD_X_CLIENT_SECRET && !e.HERALD_X_CLIENT_ID) problems.push('HERALD_X_CLIENT_SECRET needs HERALD_X_CLIENT_ID');
+  if (Boolean(e.HERALD_LINKEDIN_CLIENT_ID) !== Boolean(e.HERALD_LINKEDIN_CLIENT_SECRET)) {
+    problems.push('HERALD_LINKEDIN_CLIENT_ID and HERALD_LINKEDIN_CLIENT_SECRET go together');
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  return {
+    x: e.HERALD_X_CLIENT_ID ? { clientId: e.HERALD_X_CLIENT_ID, clientSecret: e.HERALD_X_CLIENT_SECRET ?? null } : null,
+    linkedin:
+      e.HERALD_LINKEDIN_CLIENT_ID && e.HERALD_LINKEDIN_CLIENT_SECRET
+        ? { clientId: e.HERALD_LINKEDIN_CLIENT_ID, clientSecret: e.HERALD_LINKEDIN_CLIENT_SECRET, oauthUrl: e.HERALD_LINKEDIN_OAUTH_URL }
+        : null,
   };
 }
 

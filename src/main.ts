@@ -5,6 +5,7 @@ import type { ReadinessProbe } from '../api/deps';
 import { deleteExpiredIdempotencyKeys } from '../api/idempotency';
 import type { AnyRoute } from '../api/route';
 import { startServer as startTemporalDevServer } from '../temporal-dev';
+import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts/credential-workflow-client';
 import { ConfigError, type Config, loadConfig } from './config';
 import { createSealedBox } from './crypto/sealed-box';
 import { connectDatabase } from './db/connect';
@@ -75,6 +76,9 @@ export async function startHerald(
     cleanups.push(() => changes.close());
     const posts = createPostsRuntime({ config, db: database.handle.db, logger, temporal: temporal.client }, { adapters, sealedBox, http: platformHttp, changes });
     const reconciler = startReconciler(posts);
+    // Every account whose credential ends gets its workflow back (the embedded Temporal forgets it on restart).
+    const credentialKeeper = createCredentialKeeper(temporal.client, posts.taskQueue);
+    reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger).catch((err) => logger.error({ err }, 'credential reconcile at start failed'));
     cleanups.push(async () => reconciler.stop());
 
     const probes: ReadinessProbe[] = [
@@ -98,6 +102,7 @@ export async function startHerald(
         adapters,
         sealedBox,
         accountLifecycle: createPostsLifecycle(posts),
+        credentialKeeper,
         posts,
       },
       options.routes,

@@ -4,3 +4,4 @@ export { publishPost } from './publish-post';
 export { publishGroup } from './publish-group';
 export { publishThread } from './publish-thread';
 export { syncComments } from './sync-comments';
+export { keepCredentialAlive } from './keep-credential-alive';

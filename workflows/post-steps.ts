@@ -28,6 +28,9 @@ export const bookkeeping = proxyLocalActivities<PostActivities>({
 
 type Refusal = Extract<PublishAttempt, { ok: false; message: string }>;
 
+/** How often a scheduled post waiting for its account's credential to be renewed looks again (not a spent retry). */
+const CREDENTIAL_WAIT_MS = 2 * 60_000;
+
 /**
  * An immediate post, its request waiting: published now, or refused for good, with quick retries of transient faults
  * (`delaysMs`) in between. Its row is `publishing` throughout, which the API refuses to edit or delete, so there is
@@ -63,7 +66,11 @@ export async function afterRefusal(
   postId: string,
   attempt: Refusal,
   retry: { scheduled: boolean; delaysMs: readonly number[]; failures: number },
-): Promise<{ done: PublishPostResult } | { retryInMs: number }> {
+): Promise<{ done: PublishPostResult } | { retryInMs: number; uncounted?: true }> {
+  if (attempt.awaitingCredential && retry.scheduled) {
+    await bookkeeping.awaitCredential({ postId });
+    return { retryInMs: CREDENTIAL_WAIT_MS, uncounted: true };
+  }
   if (attempt.kind === 'reauthorize') {
     await bookkeeping.handleConnectionLost({ postId, scheduled: retry.scheduled, message: attempt.message });
     await bookkeeping.cleanupPostMedia({ postId });

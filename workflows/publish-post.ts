@@ -70,7 +70,7 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
       failures,
     });
     if ('done' in next) return next.done;
-    failures += 1;
+    if (!next.uncounted) failures += 1;
     notBefore = Date.now() + next.retryInMs;
   }
 }

@@ -19,6 +19,10 @@ import { defineRoute } from '../route';
 
 const accountParams = z.strictObject({ id: z.guid({ error: 'must be a UUID' }) });
 const accountBody = z.object({ data: AccountSchema });
+const ConnectWarning = z
+  .object({ account_id: z.string(), platform: z.string(), code: z.enum(['credential_not_renewable']), message: z.string() })
+  .meta({ id: 'ConnectWarning', description: 'Something the connection will need later (today: reconnecting when a token Herald cannot renew ends)' });
+const connectedBody = z.object({ data: AccountSchema, warnings: z.array(ConnectWarning) });
 
 const sealedBoxes = new WeakMap<AppDeps, SealedBox>();
 
@@ -38,6 +42,8 @@ function accountsDeps(deps: AppDeps): AccountsDeps {
     allowInsecureUrls: deps.config.allowInsecureUrls,
     lifecycle: deps.accountLifecycle,
     logger: deps.logger,
+    credentialApps: deps.config.credentialApps,
+    credentialKeeper: deps.credentialKeeper,
   };
 }
 
@@ -49,7 +55,8 @@ export const accountsRoutes = [
     description:
       'Connects an account with credentials you already hold. Herald verifies them with the platform first (a refusal is 502 upstream_error and nothing is saved), stores them encrypted and never returns them. ' +
       'Connecting a platform account you already have (same platform account) refreshes its credentials, switches it back on and answers 200; it needs no free slot unless you had deactivated or disconnected it. ' +
-      'A new account beyond the plan limit is 429 account_limit_reached. Accounts you deactivated or disconnected do not count toward the limit.',
+      'A new account beyond the plan limit is 429 account_limit_reached. Accounts you deactivated or disconnected do not count toward the limit. ' +
+      'Expiring tokens (x OAuth 2.0, linkedin, threads, instagram) are renewed by Herald before they end; `warnings` says when this one cannot be (no refresh_token, or no app credentials configured), so the account will need reconnecting when its token ends. A reconnect without a refresh_token keeps the stored one.',
     tags: ['Accounts'],
     scope: 'accounts:write',
     body: ConnectAccountBody,
@@ -63,12 +70,13 @@ export const accountsRoutes = [
       'upstream_error',
     ],
     responses: {
-      201: { description: 'Connected a new account', schema: accountBody },
-      200: { description: 'Reconnected an account you already had (same platform account)', schema: accountBody },
+      201: { description: 'Connected a new account', schema: connectedBody },
+      200: { description: 'Reconnected an account you already had (same platform account)', schema: connectedBody },
     },
     handler: async ({ body, auth, deps }) => {
-      const { account, created } = await connectAccount(accountsDeps(deps), auth.userId, body);
-      return { status: created ? 201 : 200, body: { data: toAccountView(account) } };
+      const { account, created, warnings } = await connectAccount(accountsDeps(deps), auth.userId, body);
+      const entries = warnings.map((warning) => ({ account_id: account.id, platform: account.platform, ...warning }));
+      return { status: created ? 201 : 200, body: { data: toAccountView(account), warnings: entries } };
     },
   }),
   defineRoute({

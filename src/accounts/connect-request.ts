@@ -141,6 +141,7 @@ const LinkedInConnect = z
   .strictObject({
     platform: z.literal('linkedin'),
     access_token: secret('access token'),
+    refresh_token: secret('refresh token').optional().meta({ description: 'Programmatic refresh token (approved apps); Herald renews the access token with it' }),
     organization_id: z
       .preprocess(
         numberAsText,

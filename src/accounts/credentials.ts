@@ -76,5 +76,9 @@ export function openCredentials(box: SealedBox, userId: string, sealed: string):
 /** The adapter context of a stored account; null when its credentials were wiped (disconnected). */
 export function platformContextOf(box: SealedBox, account: AccountRow): PlatformContext | null {
   if (account.credentials_sealed === null) return null;
-  return { credentials: openCredentials(box, account.user_id, account.credentials_sealed), settings: { ...account.settings } };
+  return {
+    credentials: openCredentials(box, account.user_id, account.credentials_sealed),
+    settings: { ...account.settings },
+    account: { id: account.id, credentialExpiresAt: account.credential_expires_at },
+  };
 }

@@ -1,4 +1,5 @@
 import type { Transaction } from 'kysely';
+import type { Config } from '../config';
 import type { SealedBox } from '../crypto/sealed-box';
 import type { Database, Db } from '../db';
 import type { AccountRow, AccountUpdate } from '../db/tables/accounts';
@@ -10,7 +11,9 @@ import { platformName, requireAvailablePlatform } from '../platforms/availabilit
 import type { PlatformAdapters } from '../platforms/registry';
 import { type AccountCredentials, type AccountIdentity, PlatformFailure, type PlatformSlug } from '../platforms/types';
 import type { ConnectAccountRequest, UpdateAccountRequest } from './connect-request';
-import { assertTimezone, prepareConnection, sealCredentials } from './credentials';
+import { credentialAtConnect, type CredentialAtConnect } from './credential-at-connect';
+import type { CredentialKeeper } from './credential-workflow-client';
+import { assertTimezone, openCredentials, prepareConnection, sealCredentials } from './credentials';
 import type { AccountInactiveReason, AccountLifecycle } from './lifecycle';
 import {
   countSlotHolders,
@@ -41,6 +44,11 @@ export interface AccountsDeps {
   /** Cancels the account's scheduled posts; see `AccountLifecycle`. */
   lifecycle?: AccountLifecycle;
   logger: Logger;
+  /** App credentials that renew expiring tokens (decisions.md "Keeping credentials alive"). */
+  credentialApps: Config['credentialApps'];
+  /** Starts (or wakes) the account's credential workflow once a renewable credential is stored. */
+  credentialKeeper?: CredentialKeeper;
+  now?: () => Date;
 }
 
 type Trx = Transaction<Database>;
@@ -49,7 +57,7 @@ export async function connectAccount(
   deps: AccountsDeps,
   userId: string,
   request: ConnectAccountRequest,
-): Promise<{ account: AccountRow; created: boolean }> {
+): Promise<{ account: AccountRow; created: boolean; warnings: Array<NonNullable<CredentialAtConnect['warning']>> }> {
   const platform = requireAvailablePlatform(request.platform, deps.comingSoon);
   const prepared = prepareConnection(request, { allowInsecureUrls: deps.allowInsecureUrls });
   // The platform is asked before anything is written: a refusal leaves no row behind.
@@ -62,32 +70,62 @@ export async function connectAccount(
     kind: identity.kind ?? null,
     own_credentials: prepared.ownCredentials,
     premium: identity.premium ?? false,
-    credentials_sealed: sealCredentials(deps.sealedBox, userId, prepared.credentials),
     settings: JSON.stringify(identity.settings ?? {}),
   };
+  // The sealed credentials and their end, once the stored row (a reconnect may keep its refresh token) is known.
+  const credentialValues = (credentials: AccountCredentials) => {
+    const account = { via: prepared.via, own_credentials: prepared.ownCredentials };
+    const credential = credentialAtConnect(deps.credentialApps, platform, account, credentials, (deps.now ?? (() => new Date()))());
+    const row = { credentials_sealed: sealCredentials(deps.sealedBox, userId, credentials), credential_expires_at: credential.expiresAt, credential_issued_at: null };
+    return { credential, row };
+  };
 
-  return deps.db.transaction().execute(async (trx) => {
+  const connected = await deps.db.transaction().execute(async (trx) => {
     const user = await lockUserForAccounts(trx, userId);
     const existing = await findByPlatformAccount(trx, userId, platform, identity.platformAccountId);
     if (!existing || !holdsSlot(existing)) await assertFreeSlot(trx, user);
     if (existing) {
+      const { credential, row } = credentialValues(keepingStoredRefreshToken(deps, existing, prepared.credentials));
       const account = await updateAccountRow(trx, existing.id, {
         ...values,
+        ...row,
         active: true,
         inactive_reason: null,
         ...(prepared.timezone !== undefined ? { timezone: prepared.timezone } : {}),
       });
-      return { account, created: false };
+      return { account, created: false, credential };
     }
+    const { credential, row } = credentialValues(prepared.credentials);
     const account = await insertAccount(trx, {
       ...values,
+      ...row,
       user_id: userId,
       platform,
       platform_account_id: identity.platformAccountId,
       timezone: prepared.timezone ?? null,
     });
-    return { account, created: true };
+    return { account, created: true, credential };
   });
+  const { account, created, credential } = connected;
+  if (credential.renewable) await keepCredentialAlive(deps, account.id);
+  return { account, created, warnings: credential.warning ? [credential.warning] : [] };
+}
+
+/** The account is stored whatever happens here: a workflow that cannot be started now is given by the next start's reconciler. */
+async function keepCredentialAlive(deps: AccountsDeps, accountId: string): Promise<void> {
+  await deps.credentialKeeper?.credentialStored(accountId).catch((err) => {
+    deps.logger.error({ err, accountId }, 'could not start the credential workflow');
+  });
+}
+
+/**
+ * A reconnect that brings no refresh token keeps the stored one (decisions.md "Keeping credentials alive"): an empty
+ * value never overwrites a refresh token Herald may still renew with. OAuth 1.0a credentials carry none.
+ */
+function keepingStoredRefreshToken(deps: AccountsDeps, existing: AccountRow, credentials: AccountCredentials): AccountCredentials {
+  if (credentials.refresh_token || credentials.api_key || existing.credentials_sealed === null) return credentials;
+  const stored = openCredentials(deps.sealedBox, existing.user_id, existing.credentials_sealed).refresh_token;
+  return stored ? { ...credentials, refresh_token: stored } : credentials;
 }
 
 async function verifyCredentials(deps: AccountsDeps, platform: PlatformSlug, credentials: AccountCredentials): Promise<AccountIdentity> {
@@ -168,6 +206,8 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
   });
 
   if (request.active === false) await accountWentInactive(deps, account.id, 'account_deactivated');
+  // Switched back on: its credential workflow (which ended when the account was switched off) runs again.
+  if (request.active === true && account.active && account.credential_expires_at !== null) await keepCredentialAlive(deps, account.id);
   return account;
 }
 

@@ -22,6 +22,9 @@ export const AccountSchema = z
       description: 'reauthorization_required: a platform withheld a comment permission; comment actions answer 409 until reconnected, and the account stays active for posting',
     }),
     timezone: z.string().nullable().meta({ description: 'IANA name; read by schedule_at without an offset' }),
+    credential_expires_at: z.string().nullable().meta({
+      description: 'ISO 8601, UTC: when the current credential ends (Herald renews renewable ones before then); null where it does not expire',
+    }),
     created_at: z.string().meta({ description: 'ISO 8601, UTC' }),
   })
   .meta({ id: 'Account' });
@@ -42,6 +45,7 @@ export function toAccountView(row: AccountRow): AccountView {
     active: row.active,
     inactive_reason: row.inactive_reason,
     timezone: row.timezone,
+    credential_expires_at: row.credential_expires_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
   };
 }

@@ -88,6 +88,8 @@ export interface PlatformContext {
   credentials: AccountCredentials;
   /** Settings from AccountIdentity.settings, stored with the account. */
   settings: Record<string, string>;
+  /** The stored account it came from (absent at connect time): lets an ended token be renewed and the call retried. */
+  account?: { id: string; credentialExpiresAt: Date | null };
 }
 
 /**

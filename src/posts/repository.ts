@@ -359,6 +359,16 @@ export async function recordFirstCommentOutcome(db: Db, postId: string, outcome:
   });
 }
 
+/** `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16). */
+export async function requeueAwaitingCredential(db: Db, postId: string): Promise<void> {
+  await db
+    .updateTable('posts')
+    .set({ status: 'scheduled', publish_attempt_started_at: null, updated_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', 'publishing')
+    .execute();
+}
+
 /** A user's retry: `failed` → `pending`, its attempt mark cleared. False when another retry claimed it first. */
 export async function reopenFirstComment(trx: Trx, postId: string): Promise<boolean> {
   const claimed = await trx

@@ -8,6 +8,11 @@ import type { Logger } from '../logger';
 import { createMediaStore, createMediaUrlSigner, deriveMediaUrlKey, type MediaStore, type MediaUrlSigner } from '../media';
 import { createHttpClient, type HttpClient } from '../net/http';
 import { createPlatformAdapters, type PlatformAdapters } from '../platforms/registry';
+import type { AccountLifecycle } from '../accounts/lifecycle';
+import { keepingCredentialsAlive } from '../accounts/credential-keeping-adapters';
+import { createCredentialRenewers } from '../platforms/renewal/registry';
+import type { CredentialRenewers } from '../platforms/renewal/types';
+import { cancelScheduled } from './repository';
 import type { PostChangeFeed } from './change-feed';
 
 /**
@@ -24,7 +29,12 @@ export interface PostsRuntime {
   changes?: PostChangeFeed;
   /** Task queue the post workflows run on (`herald`). */
   taskQueue: string;
+  /** The adapters, renewing an ended credential on demand and retrying the call once (`keepingCredentialsAlive`). */
   adapters: PlatformAdapters;
+  /** Token renewal per platform whose credentials expire (decisions.md "Keeping credentials alive"). */
+  renewers: CredentialRenewers;
+  /** Waits between attempts at a transiently failing renewal inside one platform call (tests shorten them). */
+  renewalPatienceMs?: readonly number[];
   http: HttpClient;
   mediaStore: MediaStore;
   sealedBox: SealedBox;
@@ -46,19 +56,30 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
   const { config } = base;
   if (!config.encryptionKey) throw new Error('HERALD_ENCRYPTION_KEY is required to publish posts');
   const http = overrides.http ?? createHttpClient({ allowInsecure: config.allowInsecureUrls });
-  return {
+  const sealedBox = overrides.sealedBox ?? createSealedBox(config.encryptionKey);
+  const now = overrides.now ?? (() => new Date());
+  const renewers = overrides.renewers ?? createCredentialRenewers({ http, platformUrls: config.platformUrls, apps: config.credentialApps });
+  const adapters =
+    overrides.adapters ?? createPlatformAdapters({ http, platformUrls: config.platformUrls, allowInsecureUrls: config.allowInsecureUrls });
+  // A renewal refused during any platform call (a publish, a delete, a comment) loses the connection: the account's
+  // scheduled posts are cancelled with `connection_lost` then and there, whoever made the call. Database only, as the
+  // activities do it (no workflow client here, so no import loop): the cancelled posts' workflows end at their next read.
+  const lifecycle: AccountLifecycle = { accountDeactivated: (accountId, reason) => cancelScheduled(base.db, { accountId, reason }).then(() => undefined) };
+  const runtime: PostsRuntime = {
     ...base,
     temporal: overrides.temporal ?? base.temporal,
     changes: overrides.changes,
     taskQueue: overrides.taskQueue ?? POSTS_TASK_QUEUE,
     http,
-    adapters:
-      overrides.adapters ?? createPlatformAdapters({ http, platformUrls: config.platformUrls, allowInsecureUrls: config.allowInsecureUrls }),
+    adapters: keepingCredentialsAlive(adapters, { db: base.db, sealedBox, renewers, logger: base.logger, lifecycle, now, patienceMs: overrides.renewalPatienceMs }),
+    renewers,
+    renewalPatienceMs: overrides.renewalPatienceMs,
     mediaStore: overrides.mediaStore ?? createMediaStore(base.db as unknown as Kysely<MediaTables>),
-    sealedBox: overrides.sealedBox ?? createSealedBox(config.encryptionKey),
+    sealedBox,
     mediaUrls: overrides.mediaUrls ?? createMediaUrlSigner({ publicBaseUrl: config.publicUrl, key: deriveMediaUrlKey(config.encryptionKey) }),
-    now: overrides.now ?? (() => new Date()),
+    now,
     scheduledRetryDelaysMs: overrides.scheduledRetryDelaysMs ?? SCHEDULED_RETRY_DELAYS_MS,
     immediateRetryDelaysMs: overrides.immediateRetryDelaysMs ?? IMMEDIATE_RETRY_DELAYS_MS,
   };
+  return runtime;
 }

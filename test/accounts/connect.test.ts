@@ -7,12 +7,25 @@ import { type PlatformStandIns, startPlatformStandIns } from '../helpers/platfor
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The whole response body, with the server-chosen id and created_at checked for shape and taken as given. */
-function expectAccount(res: { status: number; body: any }, status: number, fields: Record<string, unknown>) {
+/**
+ * The whole response body, with the server-chosen id and created_at checked for shape and taken as given.
+ * `credential`: the credential ends about `endsInS` from now (decisions.md "Keeping credentials alive"; null: never),
+ * and `warning` matches the one warning that it cannot be renewed.
+ */
+function expectAccount(res: { status: number; body: any }, status: number, fields: Record<string, unknown>, credential: { endsInS: number; warning?: RegExp } | null = null) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   const data = res.body?.data ?? {};
   assert.match(data.id, UUID);
   assert.ok(!Number.isNaN(Date.parse(data.created_at)) && data.created_at.endsWith('Z'));
+  if (credential) {
+    const endsIn = Date.parse(data.credential_expires_at) - Date.now();
+    assert.ok(endsIn > credential.endsInS * 1000 - 120_000 && endsIn <= credential.endsInS * 1000, `credential_expires_at ${data.credential_expires_at}`);
+  }
+  const warnings = res.body?.warnings ?? [];
+  if (credential?.warning) {
+    assert.equal(warnings.length, 1, JSON.stringify(warnings));
+    assert.match(warnings[0].message, credential.warning);
+  }
   assert.deepEqual(res.body, {
     data: {
       id: data.id,
@@ -24,10 +37,15 @@ function expectAccount(res: { status: number; body: any }, status: number, field
       inactive_reason: null,
       timezone: null,
       ...fields,
+      credential_expires_at: credential ? data.credential_expires_at : null,
       created_at: data.created_at,
     },
+    warnings: credential?.warning ? [{ account_id: data.id, platform: data.platform, code: 'credential_not_renewable', message: warnings[0].message }] : [],
   });
 }
+
+const TWO_HOURS_S = 2 * 60 * 60;
+const SIXTY_DAYS_S = 60 * 24 * 60 * 60;
 
 function expectError(res: { status: number; body: any; headers: Headers }, status: number, code: string, message: string | RegExp) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -68,7 +86,7 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
       display_name: 'Premiumalice',
       profile_url: 'https://x.com/premiumalice',
       premium: true,
-    });
+    }, { endsInS: TWO_HOURS_S, warning: /no X app credentials \(HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET\)/ });
     const calls = platforms.x.standIn.calls('GET', '/2/users/me');
     assert.equal(calls.at(-1)!.headers.authorization, 'Bearer x-oauth2-alice');
     const [row] = (await rowsOf(api.userId)).filter((r) => r.id === res.body.data.id);
@@ -181,7 +199,7 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
       display_name: user.name,
       profile_url: `https://www.instagram.com/${user.username}/`,
       via: 'instagram',
-    });
+    }, { endsInS: SIXTY_DAYS_S });
     const viaFacebook = await api.request('POST', '/api/v1/accounts', {
       body: { platform: 'instagram', via: 'facebook', access_token: user.fbToken, ig_user_id: user.igUserId },
     });
@@ -203,13 +221,14 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
       username: user.username,
       display_name: user.name,
       profile_url: `https://www.threads.com/@${user.username}`,
-    });
+    }, { endsInS: SIXTY_DAYS_S });
   });
 
   it('linkedin as the member, and as a Page with organization_id', async () => {
     const { member, organization } = platforms.linkedin;
     const profile = await api.request('POST', '/api/v1/accounts', { body: { platform: 'linkedin', access_token: member.token } });
-    expectAccount(profile, 201, { platform: 'linkedin', username: member.name, display_name: member.name, profile_url: null, kind: 'profile' });
+    const notRenewable = { endsInS: SIXTY_DAYS_S, warning: /^Connected without a refresh_token: LinkedIn access tokens last at most 60 days/ };
+    expectAccount(profile, 201, { platform: 'linkedin', username: member.name, display_name: member.name, profile_url: null, kind: 'profile' }, notRenewable);
     const page = await api.request('POST', '/api/v1/accounts', {
       body: { platform: 'linkedin', access_token: member.token, organization_id: String(organization.id) },
     });
@@ -219,7 +238,7 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
       display_name: organization.localizedName,
       profile_url: `https://www.linkedin.com/company/${organization.vanityName}/`,
       kind: 'page',
-    });
+    }, notRenewable);
   });
 
   it('stores credentials sealed: no plaintext secret in the row; sealed for this user only', async () => {
@@ -254,7 +273,7 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
       display_name: 'Erin',
       profile_url: 'https://x.com/erin_renamed',
       timezone: 'America/New_York',
-    });
+    }, { endsInS: TWO_HOURS_S, warning: /^Connected without a refresh_token: X access tokens last at most 2 hours/ });
     assert.equal(again.body.data.created_at, first.body.data.created_at);
     const rows = (await rowsOf(api.userId)).filter((r) => r.platform_account_id === user.id);
     assert.equal(rows.length, 1);

@@ -8,6 +8,7 @@
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { graphInsightsAnswer, MetricsBook } from './metrics';
 import { cursorPage, graphError, graphErrors, graphTime, nextGraphId, param, pick, requireToken, fieldNames } from './graph';
+import { graphTokenRenewal, TokenBook } from './tokens';
 
 interface InstagramContainer {
   id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; mediaId?: string;
@@ -70,7 +71,10 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
   });
 
   function routes(prefix: string, flavour: 'instagram' | 'facebook') {
-    const auth = (req: RecordedRequest) => requireToken(req, (t) => t === (flavour === 'instagram' ? user.igToken : user.fbToken));
+    const auth = (req: RecordedRequest) => {
+      if (flavour === 'instagram' && tokens.stateOf(param(req, 'access_token') ?? '', req.now) === 'ended') throw new StandInReply(graphErrors.expiredToken());
+      return requireToken(req, (t) => t === (flavour === 'instagram' ? user.igToken : user.fbToken) || (flavour === 'instagram' && tokens.stateOf(t, req.now) === 'live'));
+    };
     const ownUser = (req: RecordedRequest) => {
       if (req.params.userId !== user.igUserId) throw new StandInReply(graphErrors.unknownObject(req.params.userId));
     };
@@ -237,6 +241,11 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     });
   }
 
+  // Instagram Login long-lived tokens (protocols.md section 13): `ig_refresh_token` on the unversioned origin, GET only.
+  // `user.igToken` as given never ends.
+  const tokens = new TokenBook('ig-token', 60 * 86_400);
+  standIn.on('GET', '/refresh_access_token', graphTokenRenewal(tokens, 'ig_refresh_token', { get token() { return user.igToken; }, set token(value) { user.igToken = value; } }));
+
   routes('/v25.0', 'instagram');
   routes('/fb/v25.0', 'facebook');
   const origin = await standIn.start();
@@ -244,7 +253,7 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     standIn,
     origin: `${origin}/v25.0`,
     facebookOrigin: `${origin}/fb/v25.0`,
-    user, containers, media, comments, quota, failingUrls, noPermalink, state,
+    user, containers, media, comments, quota, failingUrls, noPermalink, state, tokens,
     /** Granted permissions; delete `instagram_manage_comments` to have comment replies, hides and deletes refused (#200). */
     permissions,
     setClock(fn: () => Date) { clock = fn; },

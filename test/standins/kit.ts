@@ -28,6 +28,8 @@ export interface RecordedRequest {
   form?: Record<string, string>;
   multipart?: MultipartPart[];
   at: number;
+  /** The stand-in's clock when the request came (`StandIn.clock`): token lifetimes are judged by it. */
+  now: number;
 }
 
 export interface StandInResponse {
@@ -51,7 +53,7 @@ interface FaultMatch {
   path?: string | RegExp;
 }
 
-type Handler = (req: RecordedRequest) => StandInResponse | Promise<StandInResponse>;
+export type Handler = (req: RecordedRequest) => StandInResponse | Promise<StandInResponse>;
 
 export class StandInReply extends Error {
   constructor(readonly response: StandInResponse) {
@@ -79,6 +81,8 @@ export class StandIn {
   private server?: http.Server;
   private readonly sockets = new Set<import('node:net').Socket>();
   origin = '';
+  /** What "now" is for the platform (token expiry). Time-skipping tests point it at the workflow clock. */
+  clock: () => number | Promise<number> = Date.now;
 
   constructor(readonly name: string) {}
 
@@ -149,6 +153,7 @@ export class StandIn {
       headers: req.headers,
       body,
       at: Date.now(),
+      now: await this.clock(),
     };
     await parseBody(recorded);
     this.requests.push(recorded);

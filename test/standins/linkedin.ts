@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
 import { MetricsBook } from './metrics';
+import { TokenBook } from './tokens';
 
 interface LinkedInPost { urn: string; author: string; commentary: string; content?: any; createdAt: number; body: any }
 interface LinkedInCommentRecord { id: string; commentUrn: string; object: string; actor: string; text: string; parentComment?: string; time: number }
@@ -28,8 +29,35 @@ export async function startLinkedInStandIn() {
   const personUrn = () => `urn:li:person:${member.sub}`;
   const orgUrn = () => `urn:li:organization:${organization.id}`;
 
+  /**
+   * Programmatic refresh (protocols.md section 13): `POST /oauth/v2/accessToken` with the app's id and secret mints a
+   * new 60-day access token for a known refresh token (the same refresh token comes back). `member.token` as given
+   * never ends; tokens from `tokens` end (401 EXPIRED_ACCESS_TOKEN 65602).
+   */
+  const tokens = new TokenBook('li-token', 60 * 86_400);
+  const oauth = { app: { clientId: 'li-client', clientSecret: 'li-secret' }, refreshTokens: new Set<string>() };
+  const oauthError = (error: string, description: string) => ({ status: 400, json: { error, error_description: description } });
+  standIn.on('POST', '/oauth/v2/accessToken', (req) => {
+    const form = req.form ?? {};
+    if (!form.refresh_token) return oauthError('invalid_request', 'A required parameter "refresh_token" is missing');
+    if (form.client_id !== oauth.app.clientId || form.client_secret !== oauth.app.clientSecret) {
+      tokens.renewals.push({ token: form.refresh_token, outcome: 'refused' });
+      return { status: 401, json: { error: 'invalid_client', error_description: 'Client authentication failed' } };
+    }
+    if (form.grant_type !== 'refresh_token' || !oauth.refreshTokens.has(form.refresh_token)) {
+      tokens.renewals.push({ token: form.refresh_token, outcome: 'refused' });
+      return oauthError('invalid_request', 'The provided authorization grant or refresh token is invalid, expired or revoked');
+    }
+    const accessToken = tokens.issue(req.now);
+    member.token = accessToken;
+    tokens.renewals.push({ token: form.refresh_token, outcome: 'renewed' });
+    return { json: { access_token: accessToken, expires_in: tokens.lifetimeS, refresh_token: form.refresh_token, refresh_token_expires_in: 365 * 86_400 } };
+  });
+
   function auth(req: RecordedRequest): void {
-    if (req.headers.authorization !== `Bearer ${member.token}`) throw new StandInReply(linkedInError(401, 'Invalid access token', 'INVALID_ACCESS_TOKEN', 65600));
+    const bearer = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (tokens.stateOf(bearer, req.now) === 'ended') throw new StandInReply(linkedInError(401, 'The token used in the request has expired', 'EXPIRED_ACCESS_TOKEN', 65602));
+    if (bearer !== member.token && tokens.stateOf(bearer, req.now) !== 'live') throw new StandInReply(linkedInError(401, 'Invalid access token', 'INVALID_ACCESS_TOKEN', 65600));
     if (req.path.startsWith('/rest/') && !/^\d{6}$/.test(String(req.headers['linkedin-version'] ?? ''))) {
       throw new StandInReply(linkedInError(426, `Requested version ${req.headers['linkedin-version'] ?? '(none)'} is not active`, 'NONEXISTENT_VERSION'));
     }
@@ -189,7 +217,7 @@ export async function startLinkedInStandIn() {
 
   const origin = await standIn.start();
   return {
-    standIn, origin, member, organization, images, posts, comments, personUrn, orgUrn,
+    standIn, origin, member, organization, images, posts, comments, personUrn, orgUrn, tokens, oauth,
     setClock(fn: () => Date) { clock = fn; },
     /** Numbers the statistics endpoints report for a post, in Herald's keys. */
     setMetrics: (urn: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(urn, values),

@@ -7,6 +7,7 @@
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { graphInsightsAnswer, MetricsBook } from './metrics';
 import { cursorPage, graphError, graphErrors, nextGraphId, param, pick, requireToken } from './graph';
+import { graphTokenRenewal, TokenBook } from './tokens';
 
 interface ThreadsContainer { id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; errorMessage?: string }
 interface ThreadsPost {
@@ -24,7 +25,15 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
   const state = { processingPolls: opts.processingPolls ?? 0, withholdPermalinks: false };
   let clock = () => new Date();
   const v = '/v1.0';
-  const auth = (req: RecordedRequest) => requireToken(req, (t) => t === user.token);
+  // Long-lived tokens (protocols.md section 13): `user.token` as given never ends; tokens from `tokens` end and renew.
+  const tokens = new TokenBook('threads-token', 60 * 86_400);
+  const auth = (req: RecordedRequest) => {
+    if (tokens.stateOf(param(req, 'access_token') ?? '', req.now) === 'ended') throw new StandInReply(graphErrors.expiredToken());
+    return requireToken(req, (t) => t === user.token || tokens.stateOf(t, req.now) === 'live');
+  };
+  const renew = graphTokenRenewal(tokens, 'th_refresh_token', user);
+  standIn.on('GET', '/refresh_access_token', renew);
+  standIn.on('GET', `${v}/refresh_access_token`, renew);
   const userOf = (req: RecordedRequest) => {
     const id = req.params.userId;
     if (id !== 'me' && id !== user.id) throw new StandInReply(graphErrors.unknownObject(id));
@@ -180,7 +189,7 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
 
   const origin = await standIn.start();
   return {
-    standIn, origin: `${origin}${v}`, user, containers, posts, quota, failingUrls, state,
+    standIn, origin: `${origin}${v}`, user, containers, posts, quota, failingUrls, state, tokens,
     setClock(fn: () => Date) { clock = fn; },
     /** Numbers the media's insights report, in Herald's keys. */
     setMetrics: (id: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(id, values),

@@ -81,10 +81,65 @@ export async function startXStandIn() {
     return createHmac('sha1', key).update(base).digest('base64') === fields.oauth_signature ? user : undefined;
   }
 
+  /**
+   * OAuth 2.0 user tokens that end and renew (protocols.md section 13): access tokens live `accessLifetimeS` by the
+   * stand-in's clock; `POST /2/oauth2/token` takes the app's Basic auth (a public client: `client_id` in the form),
+   * spends the refresh token it is given and hands out a new pair; a spent, revoked or unknown one is refused.
+   */
+  const oauth = {
+    app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' as string | null },
+    accessLifetimeS: 7200,
+    access: new Map<string, { userId: string; expiresAt: number }>(),
+    refresh: new Map<string, { userId: string; spent: boolean; revoked: boolean }>(),
+    /** Every renewal call: the refresh token sent and what became of it. */
+    renewals: [] as Array<{ refreshToken: string; outcome: 'renewed' | 'spent' | 'revoked' | 'unknown' | 'bad_client' }>,
+  };
+  let tokenSerial = 0;
+  function issueTokens(userId: string, now: number, lifetimeS = oauth.accessLifetimeS) {
+    const serial = ++tokenSerial;
+    const pair = { accessToken: `x-access-${serial}-${newId()}`, refreshToken: `x-refresh-${serial}-${newId()}` };
+    oauth.access.set(pair.accessToken, { userId, expiresAt: now + lifetimeS * 1000 });
+    oauth.refresh.set(pair.refreshToken, { userId, spent: false, revoked: false });
+    return pair;
+  }
+  function oauthError(status: number, error: string, description: string): never {
+    throw new StandInReply({ status, json: { error, error_description: description } });
+  }
+  function renewTokens(req: RecordedRequest): StandInResponse {
+    const refreshToken = req.form?.refresh_token ?? '';
+    const basic = String(req.headers.authorization ?? '');
+    const client = basic.startsWith('Basic ') ? Buffer.from(basic.slice(6), 'base64').toString('utf8') : null;
+    const clientOk = oauth.app.clientSecret
+      ? client === `${encodeURIComponent(oauth.app.clientId)}:${encodeURIComponent(oauth.app.clientSecret)}`
+      : req.form?.client_id === oauth.app.clientId;
+    if (!clientOk) {
+      oauth.renewals.push({ refreshToken, outcome: 'bad_client' });
+      oauthError(401, 'unauthorized_client', 'Missing valid authorization header');
+    }
+    if (req.form?.grant_type !== 'refresh_token') oauthError(400, 'invalid_request', 'Value passed for the grant type was invalid.');
+    const entry = oauth.refresh.get(refreshToken);
+    if (!entry || entry.spent || entry.revoked) {
+      oauth.renewals.push({ refreshToken, outcome: !entry ? 'unknown' : entry.spent ? 'spent' : 'revoked' });
+      oauthError(400, 'invalid_request', 'Value passed for the token was invalid.');
+    }
+    entry.spent = true;
+    oauth.renewals.push({ refreshToken, outcome: 'renewed' });
+    const pair = issueTokens(entry.userId, req.now);
+    return {
+      status: 200,
+      json: { token_type: 'bearer', expires_in: oauth.accessLifetimeS, access_token: pair.accessToken, scope: 'tweet.read tweet.write users.read offline.access', refresh_token: pair.refreshToken },
+    };
+  }
+  function oauthUser(req: RecordedRequest, token: string): XStandInUser | undefined {
+    const issued = oauth.access.get(token);
+    if (!issued || issued.expiresAt <= req.now) return undefined;
+    return users.get(issued.userId);
+  }
+
   function authenticate(req: RecordedRequest): XStandInUser {
     const header = String(req.headers.authorization ?? '');
     const user = header.startsWith('Bearer ')
-      ? [...users.values()].find((u) => u.bearerToken && u.bearerToken === header.slice(7))
+      ? (oauthUser(req, header.slice(7)) ?? [...users.values()].find((u) => u.bearerToken && u.bearerToken === header.slice(7)))
       : header.startsWith('OAuth ')
         ? verifyOAuth1(req, header)
         : undefined;
@@ -349,11 +404,25 @@ export async function startXStandIn() {
       m.alt = text;
       return ok({ data: { id: m.id, associated_metadata: { alt_text: { text } } } });
     });
+  standIn.on('POST', '/2/oauth2/token', renewTokens);
   const origin = await standIn.start();
 
   return {
     standIn,
     origin,
+    oauth,
+    /** An OAuth 2.0 token pair for the user (scope offline.access), its access token ending `lifetimeS` after `now`. */
+    issueTokens: (user: XStandInUser, now: number, lifetimeS?: number) => issueTokens(user.id, now, lifetimeS),
+    /** The access token ends now (X then answers 401 about:blank). */
+    expireAccessToken(token: string) {
+      const issued = oauth.access.get(token);
+      if (issued) issued.expiresAt = -Infinity;
+    },
+    /** The user revoked the app: the refresh token is refused from now on. */
+    revokeRefreshToken(token: string) {
+      const entry = oauth.refresh.get(token);
+      if (entry) entry.revoked = true;
+    },
     addUser(opts: { username: string; bearerToken?: string; oauth1?: XStandInUser['oauth1']; scopes?: string[]; subscription_type?: XStandInUser['subscription_type']; verified_type?: XStandInUser['verified_type'] }): XStandInUser {
       const user: XStandInUser = {
         id: String(1000 + users.size + 1),

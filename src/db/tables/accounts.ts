@@ -21,6 +21,10 @@ interface AccountsTable {
   /** AES-256-GCM sealed JSON of the credentials (user id bound as context); null once disconnected (wiped). */
   credentials_sealed: string | null;
   settings: ColumnType<Record<string, string>, string | undefined, string>;
+  /** When the credential ends; null where it does not (migration 0075). */
+  credential_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** When the stored token's lifetime began; null when unknown (renewed at once where it can be). */
+  credential_issued_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

@@ -1,0 +1,41 @@
+import type { Config } from '../config';
+import { platformName } from '../platforms/availability';
+import { credentialLifetimes } from '../platforms/renewal/lifetimes';
+import type { RenewableAccount } from '../platforms/renewal/types';
+import type { AccountCredentials, PlatformSlug } from '../platforms/types';
+
+/**
+ * What connecting tells about the credential's end (decisions.md "Keeping credentials alive"). No platform hands
+ * over an expiry with the token, so `credential_expires_at` starts as the latest the token can live (its lifetime
+ * counted from now), and the credential workflow renews a renewable one as soon as it may to learn the real end. A credential
+ * Herald will not be able to renew comes with a warning saying the account will need reconnecting.
+ */
+
+export interface CredentialAtConnect {
+  expiresAt: Date | null;
+  renewable: boolean;
+  warning: { code: 'credential_not_renewable'; message: string } | null;
+}
+
+const appVariables = { x: 'HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET', linkedin: 'HERALD_LINKEDIN_CLIENT_ID and HERALD_LINKEDIN_CLIENT_SECRET' } as const;
+
+export function credentialAtConnect(
+  apps: Config['credentialApps'],
+  platform: PlatformSlug,
+  account: RenewableAccount,
+  credentials: AccountCredentials,
+  now: Date,
+): CredentialAtConnect {
+  const lifetime = credentialLifetimes[platform];
+  if (!lifetime || !lifetime.applies(account)) return { expiresAt: null, renewable: false, warning: null };
+  const expiresAt = new Date(now.getTime() + lifetime.tokenLifetimeSeconds * 1000);
+  const holdsWhatRenews = Boolean(credentials[lifetime.renewsWith]);
+  const appConfigured = lifetime.app === null || apps[lifetime.app] !== null;
+  if (holdsWhatRenews && appConfigured) return { expiresAt, renewable: true, warning: null };
+  const name = platformName(platform);
+  const lasts = lifetime.tokenLifetimeSeconds < 86_400 ? `${lifetime.tokenLifetimeSeconds / 3600} hours` : `${lifetime.tokenLifetimeSeconds / 86_400} days`;
+  const message = !holdsWhatRenews
+    ? `Connected without a refresh_token: ${name} access tokens last at most ${lasts}, after which this account will need reconnecting. Connect with a refresh_token to have Herald renew it.`
+    : `This Herald has no ${name} app credentials (${appVariables[lifetime.app!]}) to renew the token with, so this account will need reconnecting when its token ends (${name} access tokens last at most ${lasts}).`;
+  return { expiresAt, renewable: false, warning: { code: 'credential_not_renewable', message } };
+}

@@ -1,0 +1,113 @@
+import type { SealedBox } from '../crypto/sealed-box';
+import type { Db } from '../db';
+import type { AccountRow } from '../db/tables/accounts';
+import type { Logger } from '../logger';
+import type { CredentialLifetime } from '../platforms/renewal/lifetimes';
+import type { CredentialRenewer, CredentialRenewers } from '../platforms/renewal/types';
+import { PlatformFailure, type AccountCredentials } from '../platforms/types';
+import { openCredentials, sealCredentials } from './credentials';
+import { markConnectionLost, type AccountLifecycle } from './lifecycle';
+
+/**
+ * Renewing an account's expiring credential (decisions.md "Keeping credentials alive"): the one place that calls a
+ * platform's token endpoint and stores the answer. Every renewal runs under the account row's lock (SELECT ... FOR
+ * UPDATE) from reading the stored tokens to storing the new ones, so two renewals of one account never race: X refresh
+ * tokens are single-use, and the second caller finds the token it saw fail already replaced and sends nothing. The new
+ * pair is sealed and written in the same transaction that read the old one, so the old one is never dropped first.
+ */
+
+export interface CredentialRenewalDeps {
+  db: Db;
+  sealedBox: SealedBox;
+  renewers: CredentialRenewers;
+  logger: Logger;
+  /** Cancels the scheduled posts of an account whose renewal the platform refused (`connection_lost`). */
+  lifecycle?: AccountLifecycle;
+}
+
+export type RenewalOutcome =
+  | { kind: 'renewed'; expiresAt: number }
+  /** Nothing to do now: another caller renewed it already, or (`onlyIfDue`) its time has not come. */
+  | { kind: 'current'; expiresAt: number | null }
+  /** The platform refused the renewal: the account is `connection_lost` and its scheduled posts are cancelled. */
+  | { kind: 'lost' }
+  /** Nothing can renew it (no refresh token, no app credentials, a credential that does not expire). */
+  | { kind: 'not_renewable' }
+  /** Deleted, disconnected or switched off: nothing to keep alive. */
+  | { kind: 'gone' };
+
+/** Renew at 80% of the credential's lifetime, and at least 10 minutes before it ends. */
+export const RENEW_AT_FRACTION = 0.8;
+export const RENEW_AT_LEAST_BEFORE_MS = 10 * 60_000;
+
+/**
+ * When the stored credential is due for renewal (ms). A token of unknown age (`credential_issued_at` null: handed over
+ * at connect time, `credential_expires_at` its latest end) is first renewed `firstRenewalAfterS` after the connect.
+ */
+export function renewalDueAt(account: Pick<AccountRow, 'credential_issued_at' | 'credential_expires_at'>, lifetime: CredentialLifetime): number {
+  const expires = account.credential_expires_at?.getTime();
+  if (expires === undefined) return 0;
+  const issued = account.credential_issued_at?.getTime();
+  if (issued === undefined) return expires - (lifetime.tokenLifetimeSeconds - lifetime.firstRenewalAfterS) * 1000;
+  return Math.min(issued + RENEW_AT_FRACTION * (expires - issued), expires - RENEW_AT_LEAST_BEFORE_MS);
+}
+
+/** The renewer that can keep this account's credential alive, or null when none can. */
+export function renewerOf(renewers: CredentialRenewers, account: AccountRow, credentials: AccountCredentials): CredentialRenewer | null {
+  const renewer = renewers[account.platform];
+  if (!renewer || !renewer.configured || !renewer.applies(account)) return null;
+  return credentials[renewer.renewsWith] ? renewer : null;
+}
+
+export interface RenewalRequest {
+  /** Now, in the caller's clock (the workflow's under time skipping); the new token's lifetime counts from it. */
+  now: number;
+  /** The access token a platform just refused: renew only if it is still the stored one. */
+  staleAccessToken?: string;
+  /** Renew only if the stored credential is due (a scheduled renewal that finds it renewed meanwhile does nothing). */
+  onlyIfDue?: boolean;
+}
+
+/**
+ * Throws the renewer's transient `PlatformFailure` (`retryable`, `rate_limited`): nothing was stored, the old pair
+ * stays, and the caller tries again later.
+ */
+export async function renewAccountCredential(deps: CredentialRenewalDeps, accountId: string, request: RenewalRequest): Promise<RenewalOutcome> {
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome> => {
+    const account = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).forUpdate().executeTakeFirst();
+    if (!account || !account.active || account.credentials_sealed === null) return { kind: 'gone' };
+    const credentials = openCredentials(deps.sealedBox, account.user_id, account.credentials_sealed);
+    const renewer = renewerOf(deps.renewers, account, credentials);
+    if (!renewer) return { kind: 'not_renewable' };
+    const expiresAt = account.credential_expires_at?.getTime() ?? null;
+    if (request.staleAccessToken !== undefined && credentials.access_token !== request.staleAccessToken) return { kind: 'current', expiresAt };
+    if (request.onlyIfDue && renewalDueAt(account, renewer) > request.now) return { kind: 'current', expiresAt };
+
+    let renewed;
+    try {
+      renewed = await renewer.renew(credentials);
+    } catch (err) {
+      if (!(err instanceof PlatformFailure)) throw err;
+      deps.logger.warn({ accountId, platform: account.platform, kind: err.kind, detail: err.detail }, 'credential renewal refused');
+      if (err.kind !== 'reauthorize' && err.kind !== 'permanent') throw err;
+      await markConnectionLost(trx, accountId);
+      return { kind: 'lost' };
+    }
+    const next: AccountCredentials = { ...credentials, access_token: renewed.accessToken };
+    if (renewed.refreshToken) next.refresh_token = renewed.refreshToken;
+    const lifetimeMs = (renewed.expiresInSeconds || renewer.tokenLifetimeSeconds) * 1000;
+    await trx
+      .updateTable('accounts')
+      .set({
+        credentials_sealed: sealCredentials(deps.sealedBox, account.user_id, next),
+        credential_issued_at: new Date(request.now),
+        credential_expires_at: new Date(request.now + lifetimeMs),
+      })
+      .where('id', '=', accountId)
+      .execute();
+    deps.logger.info({ accountId, platform: account.platform, expiresInSeconds: renewed.expiresInSeconds }, 'credential renewed');
+    return { kind: 'renewed', expiresAt: request.now + lifetimeMs };
+  });
+  if (outcome.kind === 'lost' && deps.lifecycle) await deps.lifecycle.accountDeactivated(accountId, 'connection_lost');
+  return outcome;
+}

@@ -1,0 +1,33 @@
+import type { HttpClient } from '../../net/http';
+import { callTokenEndpoint } from '../renewal/token-endpoint';
+import { credentialLifetimes } from '../renewal/lifetimes';
+import type { CredentialRenewer } from '../renewal/types';
+import { PlatformFailure } from '../types';
+
+/**
+ * Threads and Instagram (Instagram Login) long-lived tokens live 60 days and renew themselves: `GET
+ * /refresh_access_token?grant_type=<th|ig>_refresh_token&access_token=<token>` on the unversioned origin, no app
+ * secret (protocols.md section 13). The configured API URL carries a version segment (`/v1.0`, `/v25.0`), dropped here.
+ * Instagram connected through Facebook Login runs on Facebook tokens, which nothing renews.
+ */
+export function createGraphRenewer(deps: { http: HttpClient; platform: 'threads' | 'instagram'; apiUrl: string }): CredentialRenewer {
+  const origin = deps.apiUrl.replace(/\/+$/, '').replace(/\/v\d+(\.\d+)?$/, '');
+  const grantType = deps.platform === 'threads' ? 'th_refresh_token' : 'ig_refresh_token';
+  const name = deps.platform === 'threads' ? 'Threads' : 'Instagram';
+  return {
+    platform: deps.platform,
+    ...credentialLifetimes[deps.platform]!,
+    configured: true,
+    // Error code 190: the token ended (subcode 463) or was invalidated (460, 467...); a renewal settles which.
+    isEndedTokenAnswer: (failure) => /"code"\s*:\s*190\b/.test(failure.detail?.body ?? ''),
+    async renew(credentials) {
+      const token = credentials.access_token;
+      if (!token) throw new PlatformFailure(deps.platform, 'reauthorize', `${name} needs an access token; reconnect the account.`);
+      return callTokenEndpoint(deps.http, deps.platform, {
+        method: 'GET',
+        url: `${origin}/refresh_access_token`,
+        query: { grant_type: grantType, access_token: token },
+      });
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import type { AccountCredentials, PlatformFailure, PlatformSlug } from '../types';
+import type { CredentialLifetime } from './lifetimes';
+
+/**
+ * Renewing a user's token before (or when) it ends (protocols.md section 13). One renewer per platform whose
+ * credentials expire; the accounts feature decides when to call it and stores what it returns.
+ */
+
+export interface RenewedCredential {
+  accessToken: string;
+  /** A new refresh token when the platform rotates them (x: the one sent is spent); absent: keep the stored one. */
+  refreshToken?: string;
+  expiresInSeconds: number;
+}
+
+/** What kind of stored account the renewer applies to. */
+export interface RenewableAccount {
+  via: 'instagram' | 'facebook' | null;
+  own_credentials: boolean;
+}
+
+/** The static facts of `lifetimes.ts`, plus whether the app credentials are configured and the renewal call itself. */
+export interface CredentialRenewer extends CredentialLifetime {
+  readonly platform: PlatformSlug;
+  /** False when the app credentials it needs are not configured (decisions.md: HERALD_<PLATFORM>_CLIENT_ID...). */
+  readonly configured: boolean;
+  /** Does this refusal of an ordinary call mean the token ended (so one renewal and one retry are worth it)? */
+  isEndedTokenAnswer(failure: PlatformFailure): boolean;
+  /**
+   * Throws `PlatformFailure`: `reauthorize` when the platform refuses the renewal for good (revoked, spent or expired
+   * refresh token), `retryable` or `rate_limited` for a transient fault.
+   */
+  renew(credentials: AccountCredentials): Promise<RenewedCredential>;
+}
+
+export type CredentialRenewers = Partial<Record<PlatformSlug, CredentialRenewer>>;

@@ -1,0 +1,342 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createCredentialKeeper, credentialWorkflowId, reconcileCredentialWorkflows } from '../../src/accounts/credential-workflow-client';
+import { createLogger } from '../../src/logger';
+import { openCredentials } from '../../src/accounts/credentials';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { createHttpClient } from '../../src/net/http';
+import { createGraphRenewer } from '../../src/platforms/graph/refresh';
+import { createXRenewer } from '../../src/platforms/x/refresh';
+import { insertAccount, testSealedBox } from '../posts/fixtures';
+import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { silenceSdkLogs } from '../helpers/temporal';
+
+/**
+ * decisions.md "Keeping credentials alive", on x (two-hour tokens, single-use refresh tokens): the credential workflow
+ * renews at 80% of the lifetime, a publish that meets an ended token renews it and retries once, concurrent publishes
+ * cause one renewal, a spent refresh token is never sent, a refused renewal loses the connection and cancels the
+ * scheduled posts, a transient one is retried until the token is back, and a week of renewals keeps a history short.
+ * The X stand-in judges token lifetimes by the workflow clock (time skipping moves it).
+ */
+
+const HOUR = 60 * 60_000;
+const serviceUnavailable = { kind: 'reply' as const, response: { status: 503, json: { error: 'temporarily_unavailable' } } };
+
+describe('Credentials that stay alive', function () {
+  this.timeout(300_000);
+  let h: PostsHarness;
+  const http = createHttpClient({ allowInsecure: true, timeoutMs: 5_000 });
+
+  before(async function () {
+    // Failing renewals are the point of some tests: the SDK's warning for each retried activity is noise here.
+    silenceSdkLogs('ERROR');
+    let xOrigin = '';
+    const renewers = { x: createXRenewer({ http, origin: 'http://placeholder.invalid', app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }) };
+    h = await startPostsHarness({ plan: 'pro', posts: { renewers, renewalPatienceMs: [20, 20] } });
+    xOrigin = h.standIns.x.origin;
+    // The stand-ins start inside the harness: point the renewer at the X stand-in now that its origin is known.
+    Object.assign(renewers, {
+      x: createXRenewer({ http, origin: xOrigin, app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }),
+      threads: createGraphRenewer({ http, platform: 'threads', apiUrl: h.standIns.threads.origin }),
+    });
+    h.standIns.x.standIn.clock = () => h.env.currentTimeMs();
+    h.standIns.threads.standIn.clock = () => h.env.currentTimeMs();
+  });
+  after(async () => {
+    await h?.stop();
+    await http.close();
+  });
+  afterEach(() => h.standIns.x.standIn.clearFaults());
+
+  const keeper = () => createCredentialKeeper(h.env.client, h.taskQueue);
+  const account = (id: string) => h.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const credentialsOf = async (id: string) => {
+    const row = await account(id);
+    return openCredentials(testSealedBox, row.user_id, row.credentials_sealed!);
+  };
+  const post = (id: string) => h.db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+  /** An x account connected with OAuth 2.0 tokens the stand-in issued at `issuedAt` (workflow clock), living `lifetimeS`. */
+  async function renewableXAccount(options: { lifetimeS?: number } = {}): Promise<{ row: AccountRow; refreshToken: string; accessToken: string }> {
+    const now = await h.env.currentTimeMs();
+    const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
+    const lifetimeS = options.lifetimeS ?? 7200;
+    const pair = h.standIns.x.issueTokens(user, now, lifetimeS);
+    const row = await insertAccount(h.db, h.api.userId, {
+      platform: 'x',
+      platform_account_id: user.id,
+      username: user.username,
+      credentials: { access_token: pair.accessToken, refresh_token: pair.refreshToken },
+      settings: { user_id: user.id, username: user.username },
+      credential_issued_at: new Date(now),
+      credential_expires_at: new Date(now + lifetimeS * 1000),
+    });
+    return { row, ...pair };
+  }
+
+  /** The renewal calls the X stand-in saw for refresh tokens issued to this test's accounts since `from`. */
+  const renewalsSince = (from: number) => h.standIns.x.oauth.renewals.slice(from);
+
+  /** Real-time wait for a condition the worker reaches after time skipped (activities run in real time). */
+  async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await check())) {
+      if (Date.now() > deadline) assert.fail(`timed out waiting for: ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  async function schedule(accountId: string, text: string, at: number): Promise<string> {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: accountId, text, schedule_at: new Date(at).toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    return res.body.data.id;
+  }
+
+  it('renews at 80% of the lifetime, stores the new pair, and continues as new', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, refreshToken } = await renewableXAccount();
+    const issuedAt = row.credential_issued_at!.getTime();
+    await keeper().credentialStored(row.id);
+    const firstRun = (await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).describe()).runId;
+
+    await h.env.sleep(0.8 * 2 * HOUR - 2 * 60_000);
+    assert.deepEqual(renewalsSince(from), [], 'nothing renewed before 80% of the lifetime');
+
+    await h.env.sleep(3 * 60_000);
+    await eventually('the renewal is stored', async () => (await credentialsOf(row.id)).refresh_token !== refreshToken);
+    assert.deepEqual(renewalsSince(from), [{ refreshToken, outcome: 'renewed' }]);
+    const renewed = await account(row.id);
+    const renewedAt = renewed.credential_issued_at!.getTime() - issuedAt;
+    assert.ok(renewedAt >= 0.8 * 2 * HOUR && renewedAt < 0.8 * 2 * HOUR + 60_000, `renewed ${renewedAt / 60_000} minutes after issue`);
+    assert.equal(renewed.credential_expires_at!.getTime() - renewed.credential_issued_at!.getTime(), 2 * HOUR, 'the new token lives expires_in');
+    const stored = await credentialsOf(row.id);
+    assert.equal(h.standIns.x.oauth.refresh.get(stored.refresh_token!)?.spent, false, 'the stored refresh token is the new, unspent one');
+    assert.equal(h.standIns.x.oauth.access.has(stored.access_token!), true);
+    const description = await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).describe();
+    assert.equal(description.status.name, 'RUNNING');
+    assert.notEqual(description.runId, firstRun, 'a fresh run after the renewal');
+    await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  it('a token handed over at connect (age unknown) is renewed at once on x, and after 24 hours on threads', async () => {
+    const now = await h.env.currentTimeMs();
+    const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
+    const pair = h.standIns.x.issueTokens(user, now - HOUR);
+    const x = await insertAccount(h.db, h.api.userId, {
+      platform: 'x',
+      platform_account_id: user.id,
+      username: user.username,
+      credentials: { access_token: pair.accessToken, refresh_token: pair.refreshToken },
+      settings: { user_id: user.id, username: user.username },
+      credential_issued_at: null,
+      credential_expires_at: new Date(now + 2 * HOUR),
+    });
+    await keeper().credentialStored(x.id);
+    await eventually('the x credential is renewed', async () => (await credentialsOf(x.id)).refresh_token !== pair.refreshToken);
+    const renewedX = await account(x.id);
+    assert.ok(renewedX.credential_issued_at!.getTime() - now < 60_000, 'renewed at once');
+    assert.equal(renewedX.credential_expires_at!.getTime() - renewedX.credential_issued_at!.getTime(), 2 * HOUR, 'its real end learnt');
+    await h.env.client.workflow.getHandle(credentialWorkflowId(x.id)).terminate('test done');
+
+    // A Threads token ten days old when connected: Herald does not know its age, and renews it once it surely may.
+    const threadsToken = h.standIns.threads.tokens.issue(now, 60 * 24 * 3600, now - 10 * 24 * HOUR);
+    const threadsUser = h.standIns.threads.user;
+    const threads = await insertAccount(h.db, h.api.userId, {
+      platform: 'threads',
+      platform_account_id: `${threadsUser.id}-${randomUUID().slice(0, 4)}`,
+      username: threadsUser.username,
+      credentials: { access_token: threadsToken },
+      settings: { threadsUserId: threadsUser.id },
+      credential_issued_at: null,
+      credential_expires_at: new Date(now + 60 * 24 * HOUR),
+    });
+    await keeper().credentialStored(threads.id);
+    await h.env.sleep(23 * HOUR);
+    assert.equal((await credentialsOf(threads.id)).access_token, threadsToken, 'not renewed within the first day');
+    await h.env.sleep(2 * HOUR);
+    await eventually('the threads token is renewed', async () => (await credentialsOf(threads.id)).access_token !== threadsToken);
+    const renewed = await account(threads.id);
+    const after = renewed.credential_issued_at!.getTime() - now;
+    assert.ok(after >= 24 * HOUR && after < 24 * HOUR + 60_000, `renewed ${after / HOUR} hours after the connect`);
+    assert.equal(renewed.credential_expires_at!.getTime() - renewed.credential_issued_at!.getTime(), 60 * 24 * HOUR);
+    assert.equal((await credentialsOf(threads.id)).access_token, threadsUser.token, 'the token Threads handed out is stored');
+    assert.deepEqual(h.standIns.threads.tokens.renewals.at(-1), { token: threadsToken, outcome: 'renewed' });
+    await h.env.client.workflow.getHandle(credentialWorkflowId(threads.id)).terminate('test done');
+  });
+
+  it('the reconciler at start gives every active account with an expiring credential its workflow; one nothing can renew ends', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, refreshToken } = await renewableXAccount();
+    await h.db.updateTable('accounts').set({ credential_issued_at: null }).where('id', '=', row.id).execute();
+    const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
+    const now = await h.env.currentTimeMs();
+    const noRefresh = await insertAccount(h.db, h.api.userId, {
+      platform: 'x',
+      platform_account_id: user.id,
+      username: user.username,
+      credentials: { access_token: h.standIns.x.issueTokens(user, now).accessToken },
+      settings: { user_id: user.id, username: user.username },
+      credential_expires_at: new Date(now + 2 * HOUR),
+    });
+    try {
+      const result = await reconcileCredentialWorkflows(h.db, keeper(), createLogger('silent'));
+      assert.ok(result.started >= 2 && result.checked === result.started, JSON.stringify(result));
+      await eventually('the reconciled account is renewed', async () => (await credentialsOf(row.id)).refresh_token !== refreshToken);
+      assert.deepEqual(
+        renewalsSince(from).filter((r) => r.refreshToken === refreshToken),
+        [{ refreshToken, outcome: 'renewed' }],
+      );
+      assert.deepEqual(await h.env.client.workflow.getHandle(credentialWorkflowId(noRefresh.id)).result(), { outcome: 'stopped', renewals: 0 });
+    } finally {
+      // The reconciler started one for every account of this shared database: the later tests renew only their own.
+      for (const { id } of await h.db.selectFrom('accounts').select('id').execute()) {
+        await h.env.client.workflow.getHandle(credentialWorkflowId(id)).terminate('test done').catch(() => undefined);
+      }
+    }
+  });
+
+  it('renews on demand when X answers that the token ended, and retries the publish once with the new token', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, accessToken, refreshToken } = await renewableXAccount();
+    h.standIns.x.expireAccessToken(accessToken);
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: row.id, text: 'after the token ended' } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.status, 'published');
+    assert.equal(res.body.data.retry_count, 0);
+    assert.deepEqual(renewalsSince(from), [{ refreshToken, outcome: 'renewed' }]);
+    const creates = h.standIns.x.standIn.calls('POST', '/2/tweets').filter((c) => c.json?.text === 'after the token ended');
+    assert.deepEqual(
+      creates.map((c) => c.headers.authorization === `Bearer ${accessToken}`),
+      [true, false],
+      'one refused create with the ended token, one accepted with the new one',
+    );
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'after the token ended').length, 1);
+    assert.equal((await account(row.id)).active, true);
+  });
+
+  it('two concurrent publishes after the token ended cause one renewal, and no spent refresh token is ever sent', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, accessToken, refreshToken } = await renewableXAccount();
+    h.standIns.x.expireAccessToken(accessToken);
+    await h.syncClock();
+    const [a, b] = await Promise.all(
+      ['concurrent one', 'concurrent two'].map((text) => h.api.request('POST', '/api/v1/posts', { body: { account_id: row.id, text } })),
+    );
+    assert.equal(a!.status, 201, a!.text);
+    assert.equal(b!.status, 201, b!.text);
+    assert.deepEqual([a!.body.data.status, b!.body.data.status], ['published', 'published']);
+    assert.deepEqual(renewalsSince(from), [{ refreshToken, outcome: 'renewed' }], 'one renewal, with the one unspent refresh token');
+
+    // Ended again: the next renewal sends the refresh token the first one handed out, never the spent one.
+    const stored = await credentialsOf(row.id);
+    h.standIns.x.expireAccessToken(stored.access_token!);
+    const c = await h.api.request('POST', '/api/v1/posts', { body: { account_id: row.id, text: 'concurrent three' } });
+    assert.equal(c.status, 201, c.text);
+    assert.deepEqual(renewalsSince(from), [
+      { refreshToken, outcome: 'renewed' },
+      { refreshToken: stored.refresh_token!, outcome: 'renewed' },
+    ]);
+    assert.equal(h.standIns.x.oauth.renewals.filter((r) => r.outcome === 'spent').length, 0, 'no spent refresh token was ever sent');
+  });
+
+  it('a refused renewal marks the account connection_lost and cancels its scheduled posts with that reason', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, refreshToken } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const later = await schedule(row.id, 'never sent: revoked', start + 3 * HOUR);
+    const muchLater = await schedule(row.id, 'never sent either', start + 30 * HOUR);
+    h.standIns.x.revokeRefreshToken(refreshToken);
+    await keeper().credentialStored(row.id);
+
+    const result = await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).result();
+    assert.deepEqual(result, { outcome: 'lost', renewals: 0 });
+    assert.deepEqual(renewalsSince(from), [{ refreshToken, outcome: 'revoked' }]);
+    const lost = await account(row.id);
+    assert.deepEqual({ active: lost.active, inactive_reason: lost.inactive_reason }, { active: false, inactive_reason: 'connection_lost' });
+    for (const id of [later, muchLater]) {
+      const cancelled = await post(id);
+      assert.deepEqual({ status: cancelled.status, error_message: cancelled.error_message }, { status: 'deleted', error_message: 'connection_lost' });
+    }
+    const seen = await h.api.request('GET', `/api/v1/accounts/${row.id}`);
+    assert.equal(seen.body.data.inactive_reason, 'connection_lost');
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('never sent')).length, 0);
+  });
+
+  it('a renewal refused during a publish fails that post and cancels the account\'s scheduled posts with connection_lost', async () => {
+    const { row, accessToken, refreshToken } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const scheduled = await schedule(row.id, 'scheduled, never sent', start + 5 * HOUR);
+    h.standIns.x.expireAccessToken(accessToken);
+    h.standIns.x.revokeRefreshToken(refreshToken);
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: row.id, text: 'immediate, refused' } });
+    assert.equal(res.status, 502, res.text);
+    assert.equal(res.body.error.code, 'upstream_error');
+    assert.equal(res.body.error.message, "X no longer accepts this account's credentials; reconnect the account.");
+    const lost = await account(row.id);
+    assert.deepEqual({ active: lost.active, inactive_reason: lost.inactive_reason }, { active: false, inactive_reason: 'connection_lost' });
+    const cancelled = await post(scheduled);
+    assert.deepEqual({ status: cancelled.status, error_message: cancelled.error_message }, { status: 'deleted', error_message: 'connection_lost' });
+  });
+
+  it('a transient renewal failure is retried with backoff, and a post due meanwhile publishes once the token is back', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, refreshToken } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const due = await schedule(row.id, 'due while the token endpoint is down', start + 2 * HOUR + 2 * 60_000);
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/oauth2/token' }, serviceUnavailable, 10_000);
+    await keeper().credentialStored(row.id);
+
+    // The renewal at 96 minutes and its retries fail; the token ends at 120; the post falls due at 122 and is still
+    // waiting past 143, when three spent retries (1, 5 and 15 minutes) would have failed it.
+    await h.env.sleep(2 * HOUR + 45 * 60_000);
+    const waiting = await post(due);
+    assert.deepEqual(
+      { status: waiting.status, retry_count: waiting.retry_count, error_message: waiting.error_message },
+      { status: 'scheduled', retry_count: 0, error_message: null },
+      'the post waits for the credential without spending its retries',
+    );
+    const tries = h.standIns.x.standIn.calls('POST', '/2/tweets').filter((c) => c.json?.text === 'due while the token endpoint is down').length;
+    assert.ok(tries >= 2, `the post looked again while waiting (${tries} refused creates)`);
+    assert.equal((await account(row.id)).active, true, 'a transient failure never loses the connection');
+    const attempts = h.standIns.x.standIn.calls('POST', '/2/oauth2/token').filter((c) => c.form?.refresh_token === refreshToken).length;
+    assert.ok(attempts >= 3, `renewal retried (${attempts} attempts)`);
+
+    h.standIns.x.standIn.clearFaults();
+    assert.deepEqual(await h.settle(due), { outcome: 'published', firstComment: null });
+    const published = await post(due);
+    assert.deepEqual({ status: published.status, retry_count: published.retry_count }, { status: 'published', retry_count: 0 });
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'due while the token endpoint is down').length, 1);
+    assert.deepEqual(
+      renewalsSince(from).filter((r) => r.outcome !== 'renewed'),
+      [],
+      'every renewal that reached the endpoint succeeded; a failed one spends nothing',
+    );
+    assert.equal(renewalsSince(from).length >= 1, true);
+    await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  it('a post scheduled a week ahead on an x account publishes: the token is renewed 80+ times and the history stays short', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const weekAhead = await schedule(row.id, 'a week later', start + 7 * 24 * HOUR);
+    await keeper().credentialStored(row.id);
+
+    assert.deepEqual(await h.settle(weekAhead), { outcome: 'published', firstComment: null });
+    const published = await post(weekAhead);
+    assert.equal(published.status, 'published');
+    assert.equal(published.retry_count, 0);
+    const renewals = renewalsSince(from);
+    assert.ok(renewals.length >= 80, `${renewals.length} renewals`);
+    assert.deepEqual(renewals.filter((r) => r.outcome !== 'renewed'), []);
+    assert.equal(new Set(renewals.map((r) => r.refreshToken)).size, renewals.length, 'each refresh token sent once');
+    const handle = h.env.client.workflow.getHandle(credentialWorkflowId(row.id));
+    const history = await handle.fetchHistory();
+    assert.ok((history.events ?? []).length < 40, `the current run's history has ${history.events?.length} events`);
+    const tweetCalls = h.standIns.x.standIn.calls('POST', '/2/tweets').filter((c) => c.json?.text === 'a week later');
+    assert.equal(tweetCalls.length, 1, 'published with a live token at the first try');
+    await handle.terminate('test done');
+  });
+});
