@@ -51,6 +51,12 @@ const envSchema = z.object({
   HERALD_EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  HERALD_WEB_UI: z
+    .enum(['true', 'false', '1', '0', ''])
+    .default('true')
+    .transform((value) => value !== 'false' && value !== '0'),
+  HERALD_WEB_UI_PORT: z.coerce.number().int().min(0).max(65535).default(8233),
+  HERALD_WEB_UI_HOST: z.string().min(1).default('127.0.0.1'),
 });
 
 export interface Config {
@@ -75,6 +81,8 @@ export interface Config {
   embeddedPostgresPort: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
+  /** The Temporal Web UI beside the embedded Temporal server (never with TEMPORAL_ADDRESS); port 0 = a free port. */
+  webUi: { enabled: boolean; port: number; host: string };
 }
 
 export class ConfigError extends Error {
@@ -119,6 +127,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     embeddedPostgresPort: e.HERALD_EMBEDDED_POSTGRES_PORT,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    webUi: { enabled: e.HERALD_WEB_UI, port: e.HERALD_WEB_UI_PORT, host: e.HERALD_WEB_UI_HOST },
   };
 }
 

@@ -192,7 +192,9 @@ export function createHttpApi(engine: Engine, options: HttpApiOptions): Server {
       stat = statSync(file, { throwIfNoEntry: false });
     }
     if (!stat?.isFile()) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      // The directory is filled by a build that may still be running when the server starts.
+      res.writeHead(503, { 'content-type': 'text/html; charset=utf-8', 'retry-after': '5', 'cache-control': 'no-store' });
+      res.end('<!doctype html><meta http-equiv="refresh" content="5"><title>Temporal Web UI</title><p>The Web UI is not built yet; this page reloads until it is.</p>');
       return;
     }
     const immutable = file.includes(`${path.sep}_app${path.sep}immutable${path.sep}`);
