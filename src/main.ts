@@ -28,6 +28,8 @@ import { startTemporal } from './temporal/worker';
 
 export interface RunningHerald {
   url: string;
+  /** The Temporal Web UI beside the embedded Temporal server, when it is on. */
+  webUiUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,7 @@ export async function startHerald(
     const adapters = createPlatformAdapters({ http: platformHttp, platformUrls: config.platformUrls, allowInsecureUrls: config.allowInsecureUrls });
 
     let temporalAddress = config.temporal.address;
+    let webUiUrl: string | undefined;
     if (temporalAddress === null) {
       const { webUi } = config;
       const http = webUi.enabled ? { port: webUi.port, host: webUi.host, staticDir: webUiBuildDir } : undefined;
@@ -69,7 +72,8 @@ export async function startHerald(
       cleanups.push(() => devServer.close());
       temporalAddress = devServer.address;
       logger.info({ address: temporalAddress }, 'embedded Temporal dev server started');
-      if (devServer.httpUrl) announceWebUi(devServer.httpUrl, logger);
+      webUiUrl = devServer.httpUrl;
+      if (webUiUrl) announceWebUi(webUiUrl, logger);
     }
     const temporal = await startTemporal(
       temporalAddress,
@@ -127,7 +131,7 @@ export async function startHerald(
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url, port, temporal: temporalAddress, embeddedPostgres: database.embedded !== null }, 'herald listening');
     let stopping: Promise<void> | undefined;
-    return { url, stop: () => (stopping ??= stopAll()) };
+    return { url, webUiUrl, stop: () => (stopping ??= stopAll()) };
   } catch (err) {
     await stopAll();
     throw err;

@@ -13,7 +13,15 @@ import type { Logger } from '../logger';
  * sees half a build; a lock directory keeps two processes (a test run and `npm start`) from building at once.
  */
 
-export const webUiDir = path.resolve(__dirname, '..', '..', '..', 'temporal-ui');
+/** `temporal-ui/` of the checkout this compiled file lives in (dist/ or any other out dir). */
+function findWebUiDir(): string {
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'temporal-ui', 'package.json'))) return path.join(dir, 'temporal-ui');
+  }
+  return path.resolve(__dirname, '..', '..', '..', 'temporal-ui');
+}
+
+export const webUiDir = findWebUiDir();
 export const webUiBuildDir = path.join(webUiDir, 'build');
 
 const STAMP_FILE = '.herald-build-stamp';
