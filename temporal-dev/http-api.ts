@@ -89,13 +89,16 @@ function settings(namespace: string): Msg {
   };
 }
 
-/** Sets `a.b.c` in a nested object (query parameters and path templates name nested fields that way). */
-function setPath(target: Msg, dotted: string, value: string): void {
+/**
+ * Sets `a.b.c` in a nested object (query parameters and path templates name nested fields that way). A repeated
+ * query parameter becomes a list; a path parameter replaces what the body said, as grpc-gateway does.
+ */
+function setPath(target: Msg, dotted: string, value: string, replace = false): void {
   const parts = dotted.split('.').map((p) => p.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
   let node = target;
   for (const part of parts.slice(0, -1)) node = node[part] = typeof node[part] === 'object' && node[part] !== null ? node[part] : {};
   const last = parts[parts.length - 1]!;
-  if (last in node) node[last] = ([] as unknown[]).concat(node[last], value);
+  if (last in node && !replace) node[last] = ([] as unknown[]).concat(node[last], value);
   else node[last] = value;
 }
 
@@ -154,7 +157,7 @@ export function createHttpApi(engine: Engine, options: HttpApiOptions): Server {
     const json: Msg = route.body === '*' ? ((await readBody(req)) as Msg) : {};
     if (route.body !== '*') for (const [key, value] of url.searchParams) setPath(json, key, value);
     if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalidArgument('request body must be a JSON object');
-    for (const [field, value] of Object.entries(params)) setPath(json, field, value);
+    for (const [field, value] of Object.entries(params)) setPath(json, field, value, true);
     const request = fromJson(route.requestType, json);
     try {
       const response = await handler(request, pollContext(res));

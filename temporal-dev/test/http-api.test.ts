@@ -189,7 +189,8 @@ describe('temporal-dev: HTTP API (/api/v1) for the Web UI', function () {
       assert.equal(woke.history.events[0].eventType, 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED');
 
       const query = await eventually(
-        () => api(`${wf(workflowId)}/query/total`, post({ query: {} })),
+        // The UI repeats the path's workflow id in the body; the path wins, as with grpc-gateway.
+        () => api(`${wf(workflowId)}/query/total`, post({ execution: { workflowId }, query: { queryType: 'total' } })),
         (res) => res.status === 200 && Buffer.from(res.body.queryResult?.payloads?.[0]?.data ?? '', 'base64').toString() === '7',
         'the query to see the signal',
       );

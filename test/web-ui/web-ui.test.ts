@@ -109,7 +109,8 @@ describe('Temporal Web UI (headless Chromium against a running Herald)', functio
     await page.goto(`${herald.webUiUrl}/namespaces/default/workflows/${workflowId}`);
     await page.waitForURL(/\/history/);
     await page.getByRole('button', { name: /workflow actions/i }).click();
-    await page.getByTestId('terminate-button').click();
+    // The actions menu is rendered for both layouts (wide and narrow); click the one on screen.
+    await page.locator('[data-testid="terminate-button"]:visible').first().click();
     const modal = page.getByTestId('terminate-confirmation-modal');
     await modal.locator('#workflow-termination-reason').fill('terminated from the Web UI test');
     await modal.getByTestId('confirm-modal-button').click();
