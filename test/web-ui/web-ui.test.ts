@@ -4,7 +4,7 @@
 // Needs Chromium from Debian (`apt-get install -y chromium`); without it the suite skips with a one-line reason.
 // The UI is built once (src/temporal/web-ui.ts) and reused while its sources do not change.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { createLogger } from '../../src/logger';
@@ -58,6 +58,7 @@ describe('Temporal Web UI (headless Chromium against a running Herald)', functio
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.setDefaultTimeout(UI_TIMEOUT_MS);
+    rmSync(ARTIFACTS, { recursive: true, force: true });
     mkdirSync(ARTIFACTS, { recursive: true });
   });
 
@@ -111,9 +112,9 @@ describe('Temporal Web UI (headless Chromium against a running Herald)', functio
     await page.getByRole('button', { name: /workflow actions/i }).click();
     // The actions menu is rendered for both layouts (wide and narrow); click the one on screen.
     await page.locator('[data-testid="terminate-button"]:visible').first().click();
-    const modal = page.getByTestId('terminate-confirmation-modal');
-    await modal.locator('#workflow-termination-reason').fill('terminated from the Web UI test');
-    await modal.getByTestId('confirm-modal-button').click();
+    const modal = '[data-testid="terminate-confirmation-modal"]';
+    await page.locator(`${modal} #workflow-termination-reason:visible`).first().fill('terminated from the Web UI test');
+    await page.locator(`${modal} [data-testid="confirm-modal-button"]:visible`).first().click();
 
     const deadline = Date.now() + UI_TIMEOUT_MS;
     let status = '';
