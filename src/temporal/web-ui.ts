@@ -75,16 +75,32 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, logger: Lo
   });
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A lock is stale when its builder died (Ctrl-C during a first start) or it is very old. */
+function lockIsStale(lock: string): boolean {
+  const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
+  const pid = Number(readStamp(path.join(lock, 'pid')));
+  return age > STALE_LOCK_MS || (Number.isInteger(pid) && pid > 0 && !isAlive(pid)) || (!pid && age > 10_000);
+}
+
 async function withLock<T>(fn: () => Promise<T>): Promise<T> {
   const lock = path.join(webUiDir, '.building');
   for (;;) {
     try {
       mkdirSync(lock);
+      writeFileSync(path.join(lock, 'pid'), String(process.pid));
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
-      if (age > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
+      if (lockIsStale(lock)) rmSync(lock, { recursive: true, force: true });
       else await new Promise((r) => setTimeout(r, 1_000));
     }
   }

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { createLogger } from '../../src/logger';
 import { startHerald, type RunningHerald } from '../../src/main';
-import { ensureWebUiBuilt } from '../../src/temporal/web-ui';
+import { ensureWebUiBuilt, webUiIsBuilt } from '../../src/temporal/web-ui';
 import { createUserWithKey, request, testConfig } from '../helpers/api';
 import { testDatabase, type TestDatabase } from '../helpers/db';
 import { silenceSdkLogs } from '../helpers/temporal';
@@ -45,7 +45,8 @@ describe('Temporal Web UI (headless Chromium against a running Herald)', functio
     }
     // First build on a fresh clone: npm ci in temporal-ui/ and vite build (minutes on a loaded machine).
     this.timeout(15 * 60_000);
-    await ensureWebUiBuilt(createLogger('silent'));
+    const served = await ensureWebUiBuilt(createLogger('silent'));
+    assert.ok(webUiIsBuilt() && existsSync(path.join(served, 'index.html')), 'the build is current and complete');
     silenceSdkLogs();
     database = await testDatabase();
     x = await startXStandIn();
