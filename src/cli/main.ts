@@ -26,7 +26,7 @@ const usage = `usage:
   herald keys revoke --key-id ID
   herald migrate
   herald posts stuck [--older-than SECONDS]   (overdue by more than this without Temporal; default 300)
-  herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS]`;
+  herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS] [--http-port N]`;
 
 class UsageError extends Error {}
 class CommandError extends Error {}
