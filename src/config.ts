@@ -56,6 +56,12 @@ const envSchema = z.object({
   HERALD_LINKEDIN_CLIENT_ID: optionalText,
   HERALD_LINKEDIN_CLIENT_SECRET: optionalText,
   HERALD_LINKEDIN_OAUTH_URL: httpUrl('https://www.linkedin.com'),
+  HERALD_WEB_UI: z
+    .enum(['true', 'false', '1', '0', ''])
+    .default('true')
+    .transform((value) => value !== 'false' && value !== '0'),
+  HERALD_WEB_UI_PORT: z.coerce.number().int().min(0).max(65535).default(8233),
+  HERALD_WEB_UI_HOST: z.string().min(1).default('127.0.0.1'),
 });
 
 export interface Config {
@@ -88,6 +94,8 @@ export interface Config {
     x: { clientId: string; clientSecret: string | null } | null;
     linkedin: { clientId: string; clientSecret: string; oauthUrl: string } | null;
   };
+  /** The Temporal Web UI beside the embedded Temporal server (never with TEMPORAL_ADDRESS); port 0 = a free port. */
+  webUi: { enabled: boolean; port: number; host: string };
 }
 
 export class ConfigError extends Error {
@@ -133,6 +141,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     credentialApps: credentialAppsOf(e),
+    webUi: { enabled: e.HERALD_WEB_UI, port: e.HERALD_WEB_UI_PORT, host: e.HERALD_WEB_UI_HOST },
   };
 }
 

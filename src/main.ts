@@ -16,6 +16,8 @@ import { createPostsLifecycle } from './posts/cancel';
 import { startPostChangeFeed } from './posts/change-feed';
 import { startReconciler } from './posts/reconcile';
 import { createPostsRuntime } from './posts/runtime';
+import { registerSearchAttributes } from './temporal/search-attributes';
+import { ensureWebUiBuilt, webUiBuildDir } from './temporal/web-ui';
 import { startTemporal } from './temporal/worker';
 
 /**
@@ -27,6 +29,8 @@ import { startTemporal } from './temporal/worker';
 
 export interface RunningHerald {
   url: string;
+  /** The Temporal Web UI beside the embedded Temporal server, when it is on. */
+  webUiUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -56,11 +60,21 @@ export async function startHerald(
     const adapters = createPlatformAdapters({ http: platformHttp, platformUrls: config.platformUrls, allowInsecureUrls: config.allowInsecureUrls });
 
     let temporalAddress = config.temporal.address;
+    let webUiUrl: string | undefined;
     if (temporalAddress === null) {
-      const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace });
+      const { webUi } = config;
+      const http = webUi.enabled ? { port: webUi.port, host: webUi.host, staticDir: webUiBuildDir } : undefined;
+      const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace, http }).catch((err) => {
+        if (http && (err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+          throw new ConfigError(`Temporal Web UI: ${webUi.host}:${webUi.port} is in use (set HERALD_WEB_UI_PORT, or HERALD_WEB_UI=false)`);
+        }
+        throw err;
+      });
       cleanups.push(() => devServer.close());
       temporalAddress = devServer.address;
       logger.info({ address: temporalAddress }, 'embedded Temporal dev server started');
+      webUiUrl = devServer.httpUrl;
+      if (webUiUrl) announceWebUi(webUiUrl, logger);
     }
     const temporal = await startTemporal(
       temporalAddress,
@@ -69,6 +83,7 @@ export async function startHerald(
       { shutdownGraceMs: Math.max(1_000, config.shutdownTimeoutMs - 5_000) },
     );
     cleanups.push(() => temporal.shutdown());
+    await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
     temporal.running.catch((err) => logger.error({ err }, 'temporal worker failed'));
 
     // Posts: one runtime for the API side; every post that needs a workflow gets one now and is watched every minute.
@@ -121,11 +136,22 @@ export async function startHerald(
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url, port, temporal: temporalAddress, embeddedPostgres: database.embedded !== null }, 'herald listening');
     let stopping: Promise<void> | undefined;
-    return { url, stop: () => (stopping ??= stopAll()) };
+    return { url, webUiUrl, stop: () => (stopping ??= stopAll()) };
   } catch (err) {
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * The UI is served as soon as it is built: at once when `temporal-ui/build` is current, otherwise after a build in
+ * the background (the API does not wait for it; until then the UI's port answers that it is being built).
+ */
+function announceWebUi(url: string, logger: Logger): void {
+  ensureWebUiBuilt(logger).then(
+    () => logger.info({ url }, `Temporal Web UI at ${url}`),
+    (err) => logger.error({ err, url }, 'the Temporal Web UI could not be built; the API runs without it'),
+  );
 }
 
 /** Stops accepting connections and resolves once in-flight requests have been answered. */

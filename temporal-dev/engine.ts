@@ -17,6 +17,8 @@ export interface Namespace {
   /** Runs in start order, for visibility (forgotten runs are compacted away lazily). */
   allRuns: Run[];
   forgottenCount: number;
+  /** Custom search attributes added through OperatorService, with their IndexedValueType. */
+  customSearchAttributes: Map<string, number>;
 }
 
 /** Closed runs are forgotten this long after closing (real-clock mode only), like a namespace's retention. */
@@ -51,7 +53,15 @@ export class Engine {
   registerNamespace(name: string): Namespace {
     const existing = this.namespaces.get(name);
     if (existing) return existing;
-    const ns: Namespace = { name, id: randomUUID(), executions: new Map(), runs: new Map(), allRuns: [], forgottenCount: 0 };
+    const ns: Namespace = {
+      name,
+      id: randomUUID(),
+      executions: new Map(),
+      runs: new Map(),
+      allRuns: [],
+      forgottenCount: 0,
+      customSearchAttributes: new Map(),
+    };
     this.namespaces.set(name, ns);
     return ns;
   }

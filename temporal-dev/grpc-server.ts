@@ -3,6 +3,7 @@
 import { Server, ServerCredentials, status, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { Engine } from './engine';
 import { RpcError } from './errors';
+import { operatorServiceHandlers } from './operator-service';
 import { decode, encode, serviceMethods } from './proto';
 import type { PollContext } from './task-queues';
 import { testServiceHandlers } from './test-service';
@@ -61,7 +62,7 @@ function bindService(
 export async function listen(engine: Engine, host: string, port: number): Promise<{ server: Server; port: number }> {
   const server = new Server({ 'grpc.max_receive_message_length': 128 * 1024 * 1024, 'grpc.max_send_message_length': 128 * 1024 * 1024 });
   bindService(server, engine, 'temporal.api.workflowservice.v1.WorkflowService', workflowServiceHandlers(engine));
-  bindService(server, engine, 'temporal.api.operatorservice.v1.OperatorService', {});
+  bindService(server, engine, 'temporal.api.operatorservice.v1.OperatorService', operatorServiceHandlers(engine));
   if (engine.clock.timeSkipping) bindService(server, engine, 'temporal.api.testservice.v1.TestService', testServiceHandlers(engine));
   const boundPort = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));

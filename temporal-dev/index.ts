@@ -2,6 +2,7 @@
 // with a real-clock mode and a time-skipping mode (Temporal's TestService).
 import { Engine } from './engine';
 import { listen } from './grpc-server';
+import { listenHttp } from './http-api';
 
 export interface StartServerOptions {
   /** 0 = any free port. Default 7233. */
@@ -12,34 +13,57 @@ export interface StartServerOptions {
   timeSkipping?: boolean;
   /** The namespace that exists at start. Default 'default'. */
   namespace?: string;
+  /**
+   * Also serve Temporal's HTTP API (/api/v1/..., as the Web UI calls it) on this port (0 = any free port), bound to
+   * `http.host` (default: `host`), and, with `staticDir`, a built Web UI on the same origin.
+   */
+  http?: { port: number; host?: string; staticDir?: string };
 }
 
 export interface RunningServer {
   address: string;
   port: number;
+  /** `http://host:port` of the HTTP API (and Web UI), when `http` was given. */
+  httpUrl?: string;
   close(): Promise<void>;
 }
 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
-  const engine = new Engine({ timeSkipping: options.timeSkipping ?? false, namespace: options.namespace ?? 'default' });
+  const namespace = options.namespace ?? 'default';
+  const engine = new Engine({ timeSkipping: options.timeSkipping ?? false, namespace });
   const { server, port } = await listen(engine, host, options.port ?? 7233);
-  const address = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const hostPort = (h: string, p: number) => `${h.includes(':') ? `[${h}]` : h}:${p}`;
+  const address = hostPort(host, port);
+  let http: Awaited<ReturnType<typeof listenHttp>> | undefined;
+  if (options.http) {
+    const httpHost = options.http.host ?? host;
+    try {
+      http = await listenHttp(engine, { host: httpHost, port: options.http.port, staticDir: options.http.staticDir, namespace });
+    } catch (err) {
+      engine.close();
+      server.forceShutdown();
+      throw err;
+    }
+  }
   let closed: Promise<void> | undefined;
   return {
     address,
     port,
+    httpUrl: http ? `http://${hostPort(options.http!.host ?? host, http.port)}` : undefined,
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         engine.close();
         server.forceShutdown();
-        resolve();
+        if (!http) return resolve();
+        http.server.close(() => resolve());
+        http.server.closeAllConnections();
       })),
   };
 }
 
 const USAGE = `usage: temporal-dev <port>                       time-skipping test server (as @temporalio/testing launches it)
-       temporal-dev --port N [--time-skipping] [--host H] [--namespace NS]
+       temporal-dev --port N [--time-skipping] [--host H] [--namespace NS] [--http-port N]
        temporal-dev server start-dev --port N [--ip H] [--namespace NS]   (the CLI's dev-server arguments)`;
 
 export function parseArgs(argv: string[]): StartServerOptions {
@@ -57,6 +81,7 @@ export function parseArgs(argv: string[]): StartServerOptions {
     else if (arg === '--time-skipping') options.timeSkipping = true;
     else if (arg === '--host' || arg === '--ip') options.host = value();
     else if (arg === '--namespace' || arg === '-n') options.namespace = value();
+    else if (arg === '--http-port') options.http = { port: Number(value()) };
     else if (arg === '--help' || arg === '-h') throw new Error(USAGE);
     else if (arg.startsWith('--')) {
       // Dev-server flags without meaning here (--headless, --log-format ...) take a value unless boolean.
@@ -64,6 +89,9 @@ export function parseArgs(argv: string[]): StartServerOptions {
     } else throw new Error(`unexpected argument ${arg}\n${USAGE}`);
   }
   if (!Number.isInteger(options.port) || options.port! < 0 || options.port! > 65535) throw new Error(`bad port\n${USAGE}`);
+  if (options.http && !(Number.isInteger(options.http.port) && options.http.port >= 0 && options.http.port <= 65535)) {
+    throw new Error(`bad --http-port\n${USAGE}`);
+  }
   return options;
 }
 
@@ -83,7 +111,7 @@ export async function runCli(argv: string[]): Promise<RunningServer> {
   server = await startServer(options);
   const mode = options.timeSkipping ? 'time-skipping' : 'real clock';
   // Launched by @temporalio/testing (bare port argument): stay quiet, its output lands in test logs.
-  if (!(argv.length === 1 && /^\d+$/.test(argv[0]!))) process.stderr.write(`temporal-dev listening on ${server.address} (${mode}, namespace ${options.namespace ?? 'default'})\n`);
+  if (!(argv.length === 1 && /^\d+$/.test(argv[0]!))) process.stderr.write(`temporal-dev listening on ${server.address} (${mode}, namespace ${options.namespace ?? 'default'})${server.httpUrl ? `, HTTP API on ${server.httpUrl}` : ''}\n`);
   return server;
 }
 

@@ -67,6 +67,7 @@ export const ConflictPolicy = enumValues('WorkflowIdConflictPolicy');
 export const UpdateStage = enumValues('UpdateWorkflowExecutionLifecycleStage');
 export const PendingActivityState = enumValues('PendingActivityState');
 export const TaskQueueKind = enumValues('TaskQueueKind');
+export const TaskQueueType = enumValues('TaskQueueType');
 export const QueryRejectCondition = enumValues('QueryRejectCondition');
 export const HistoryEventFilterType = enumValues('HistoryEventFilterType');
 export const QueryResultType = enumValues('QueryResultType');

@@ -26,12 +26,47 @@ interface Waiter {
 export const LONG_POLL_MS = 20_000;
 /** A queue counts as having a live worker when it was polled within this window. */
 const POLLER_LIVENESS_MS = 3_000;
+/**
+ * DescribeTaskQueue lists a poller while it has a poll open or polled this recently (workers re-poll at once, so
+ * a live one is never quiet for long). Shorter than the real server's 5 minutes: "No Workers Running" in the Web UI
+ * should mean that soon after a worker stops.
+ */
+export const POLLER_LISTED_MS = 10_000;
+
+export interface PollerInfo {
+  identity: string;
+  lastAccessTime: number;
+}
 
 class TaskQueue {
   private tasks: QueuedTask[] = [];
   private head = 0;
   private waiters: Waiter[] = [];
   lastPollAt = 0;
+  private pollers = new Map<string, { lastAccessTime: number; open: number }>();
+
+  private pollStarted(identity: string): void {
+    const poller = this.pollers.get(identity) ?? { lastAccessTime: 0, open: 0 };
+    poller.open++;
+    poller.lastAccessTime = Date.now();
+    this.pollers.set(identity, poller);
+  }
+
+  private pollEnded(identity: string): void {
+    const poller = this.pollers.get(identity);
+    if (!poller) return;
+    poller.open = Math.max(0, poller.open - 1);
+    poller.lastAccessTime = Date.now();
+  }
+
+  listPollers(now = Date.now()): PollerInfo[] {
+    const out: PollerInfo[] = [];
+    for (const [identity, poller] of this.pollers) {
+      if (poller.open > 0 || now - poller.lastAccessTime < POLLER_LISTED_MS) out.push({ identity, lastAccessTime: poller.lastAccessTime });
+      else this.pollers.delete(identity);
+    }
+    return out;
+  }
 
   get hasLiveWorker(): boolean {
     return this.waiters.length > 0 || Date.now() - this.lastPollAt < POLLER_LIVENESS_MS;
@@ -53,6 +88,15 @@ class TaskQueue {
   }
 
   async poll(poll: PollRequest, ctx: PollContext, holdOnly = false): Promise<Msg | null> {
+    this.pollStarted(poll.identity);
+    try {
+      return await this.takeOrWait(poll, ctx, holdOnly);
+    } finally {
+      this.pollEnded(poll.identity);
+    }
+  }
+
+  private async takeOrWait(poll: PollRequest, ctx: PollContext, holdOnly: boolean): Promise<Msg | null> {
     this.lastPollAt = Date.now();
     while (!holdOnly && this.head < this.tasks.length) {
       const task = this.tasks[this.head]!;
@@ -105,6 +149,10 @@ export class TaskQueues {
 
   poll(namespace: string, kind: 'workflow' | 'activity', name: string, poll: PollRequest, ctx: PollContext, holdOnly = false) {
     return this.queue(namespace, kind, name).poll(poll, ctx, holdOnly);
+  }
+
+  pollers(namespace: string, kind: 'workflow' | 'activity', name: string): PollerInfo[] {
+    return this.queue(namespace, kind, name).listPollers();
   }
 
   hasLiveWorker(namespace: string, kind: 'workflow' | 'activity', name: string): boolean {

@@ -12,11 +12,11 @@ import type { Engine } from './engine';
 import { notFound, RpcError, workflowCompleted } from './errors';
 import { requestCancelRun, signalRun, startWorkflow, terminateRun } from './executions';
 import { countWorkflows, describeWorkflow, getHistory, listWorkflows } from './inspection';
-import { duration, TaskQueueKind, type Msg } from './proto';
+import { searchAttributeKeys } from './operator-service';
+import { duration, TaskQueueKind, TaskQueueType, timestamp, type Msg } from './proto';
 import { queryWorkflow, respondQueryTaskCompleted } from './queries';
 import type { PollContext } from './task-queues';
 import { pollUpdate, updateWorkflow } from './updates';
-import { BUILTIN_SEARCH_ATTRIBUTES } from './visibility';
 import { completeWorkflowTask, failWorkflowTask } from './workflow-tasks';
 
 export type Handler = (req: Msg, ctx: PollContext) => Msg | Promise<Msg>;
@@ -80,7 +80,7 @@ export function workflowServiceHandlers(engine: Engine): Record<string, Handler>
       engine.registerNamespace(req.namespace);
       return {};
     },
-    GetSearchAttributes: () => ({ keys: BUILTIN_SEARCH_ATTRIBUTES }),
+    GetSearchAttributes: (req) => ({ keys: searchAttributeKeys(engine, req.namespace) }),
 
     StartWorkflowExecution: (req) => {
       const { run, started, eagerWorkflowTask } = startWorkflow(engine, req, {}, { allowEager: true });
@@ -120,7 +120,12 @@ export function workflowServiceHandlers(engine: Engine): Record<string, Handler>
     ListWorkflowExecutions: (req) => listWorkflows(engine, req),
     ScanWorkflowExecutions: (req) => listWorkflows(engine, req),
     CountWorkflowExecutions: (req) => countWorkflows(engine, req),
-    DescribeTaskQueue: () => ({ pollers: [] }),
+    DescribeTaskQueue: (req) => {
+      engine.ns(req.namespace);
+      const kind = req.taskQueueType === TaskQueueType.ACTIVITY ? 'activity' : 'workflow';
+      const pollers = engine.queues.pollers(req.namespace, kind, req.taskQueue?.name ?? '');
+      return { pollers: pollers.map((p) => ({ identity: p.identity, lastAccessTime: timestamp(p.lastAccessTime), ratePerSecond: 100_000 })) };
+    },
 
     PollWorkflowTaskQueue: async (req, ctx) => {
       engine.ns(req.namespace);

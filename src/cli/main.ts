@@ -8,6 +8,7 @@ import { connectDatabase, type Connected } from '../db/connect';
 import { MigrationError, migrateToLatest } from '../db/migrate';
 import { createLogger } from '../logger';
 import { findStuckPosts } from '../posts/reconcile';
+import { runningWebUiUrl, webUiPostLink } from '../temporal/web-ui';
 import { type CustomQuotas, planNames, plans } from '../plans';
 import { createUser, findUser, setPlan } from '../users/users';
 
@@ -25,7 +26,7 @@ const usage = `usage:
   herald keys revoke --key-id ID
   herald migrate
   herald posts stuck [--older-than SECONDS]   (overdue by more than this without Temporal; default 300)
-  herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS]`;
+  herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS] [--http-port N]`;
 
 class UsageError extends Error {}
 class CommandError extends Error {}
@@ -170,7 +171,10 @@ const commands: Record<string, Command> = {
     const config = loadConfig();
     if (config.temporal.address === null) {
       // The embedded Temporal server lives inside the running service and cannot be asked from here.
-      return { temporal: 'not_configured', stuck: await findStuckPosts(handle.db, null, new Date(), graceMs) };
+      const stuck = await findStuckPosts(handle.db, null, new Date(), graceMs);
+      const ui = await runningWebUiUrl(config);
+      const linked = ui ? stuck.map((post) => ({ ...post, web_ui: webUiPostLink(ui, config.temporal.namespace, post.id) })) : stuck;
+      return { temporal: 'not_configured', ...(ui ? { web_ui: ui } : {}), stuck: linked };
     }
     const { Client, Connection } = require('@temporalio/client') as typeof import('@temporalio/client');
     const connection = await Connection.connect({ address: config.temporal.address });

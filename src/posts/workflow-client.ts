@@ -1,6 +1,7 @@
 import { InternalConnectionLikeSymbol, WorkflowNotFoundError, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
 import type { PublishGroupInput } from '../../workflows/publish-group';
 import type { PublishPostInput } from '../../workflows/publish-post';
+import { workflowSearchAttributes } from '../temporal/search-attributes';
 import type { PostsRuntime } from './runtime';
 
 /**
@@ -43,6 +44,7 @@ export async function startPublishWorkflow(rt: PostsRuntime, postId: string, opt
     workflowId: postWorkflowId(postId),
     taskQueue: rt.taskQueue,
     args: [publishInput(rt, postId, options.immediate)],
+    typedSearchAttributes: await workflowSearchAttributes(rt.db, { postIds: [postId] }),
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: options.immediate === true && canStartEagerly(temporal),
   });
@@ -59,6 +61,7 @@ export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, post
     workflowId: groupWorkflowId(groupId),
     taskQueue: rt.taskQueue,
     args: [input],
+    typedSearchAttributes: await workflowSearchAttributes(rt.db, { postIds }),
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: canStartEagerly(temporal),
   });

@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import type { PublishThreadInput, PublishThreadResult } from '../../workflows/publish-thread';
 import type { PostsRuntime } from '../posts/runtime';
+import { workflowSearchAttributes } from '../temporal/search-attributes';
 
 /**
  * How the API and the reconciler talk to thread workflows: one `publishThread` per thread, workflow id
@@ -27,6 +28,7 @@ export async function startThreadWorkflow(rt: PostsRuntime, threadId: string): P
     workflowId: threadWorkflowId(threadId),
     taskQueue: rt.taskQueue,
     args: [publishThreadInput(rt, threadId)],
+    typedSearchAttributes: await workflowSearchAttributes(rt.db, { threadId }),
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
 }

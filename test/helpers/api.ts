@@ -41,6 +41,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
       HERALD_ALLOW_INSECURE_URLS: 'true',
       HERALD_ENCRYPTION_KEY: testEncryptionKey,
       LOG_LEVEL: 'silent',
+      HERALD_WEB_UI: 'false',
       ...env,
     },
     process.cwd(),
