@@ -12,6 +12,8 @@ import * as m0050 from './0050_publish_attempts';
 import * as m0051 from './0051_post_change_notifications';
 import * as m0052 from './0052_post_publishing_workflow';
 import * as m0053 from './0053_first_comment_attempts';
+import * as m0085 from './0085_posts_listing_indexes';
+import * as m0086 from './0086_rate_limits_unlogged';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -31,4 +33,6 @@ export const migrations: Record<string, Migration> = {
   '0051_post_change_notifications': m0051,
   '0052_post_publishing_workflow': m0052,
   '0053_first_comment_attempts': m0053,
+  '0085_posts_listing_indexes': m0085,
+  '0086_rate_limits_unlogged': m0086,
 };
