@@ -8,7 +8,7 @@ import pg from 'pg';
 import { createApp } from '../api/app';
 import { parseConfig } from '../src/config';
 import { openDatabase } from '../src/db';
-import { createLogger } from '../src/logger';
+import { createStdoutLogger } from '../src/logger';
 
 const [role, databaseUrl] = process.argv.slice(2);
 const encryptionKey = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
@@ -53,7 +53,7 @@ function startBare(): http.Server {
 function startHerald(): http.Server {
   const config = parseConfig({ NODE_ENV: 'production', PORT: '0', HERALD_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' });
   const { db, pool } = openDatabase(databaseUrl!, { max: 10, applicationName: 'herald-api' });
-  const app = createApp({ config, db, pool, logger: createLogger('info') });
+  const app = createApp({ config, db, pool, logger: createStdoutLogger('info') });
   return http.createServer(app);
 }
 

@@ -8,7 +8,7 @@ import { startServer as startTemporalDevServer } from '../temporal-dev';
 import { ConfigError, type Config, loadConfig } from './config';
 import { createSealedBox } from './crypto/sealed-box';
 import { connectDatabase } from './db/connect';
-import { createLogger, type Logger } from './logger';
+import { createStdoutLogger, type Logger } from './logger';
 import { createHttpClient } from './net/http';
 import { createPlatformAdapters } from './platforms/registry';
 import { createPostsLifecycle } from './posts/cancel';
@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createStdoutLogger(config.logLevel);
   let herald: RunningHerald;
   try {
     herald = await startHerald(config, logger);
