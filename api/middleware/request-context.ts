@@ -4,7 +4,7 @@ import type { Logger } from '../../src/logger';
 
 declare module 'http' {
   interface IncomingMessage {
-    /** The app's logger bound to this request's `request_id` (made on first use). */
+    /** The app's logger bound to this request's `request_id`. */
     log: Logger;
   }
 }
@@ -19,16 +19,15 @@ const clientRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
  * the answer gets a "request aborted" line.
  *
  * Written by hand rather than with pino-http (issue 15): that built a child logger and serialized the whole request
- * (headers included, to be thrown away by our serializer) on every request; here the child logger is made only when
- * a handler logs, and the access line is one call with the four fields it keeps.
+ * (headers included, to be thrown away by our serializer) and wrapped the response on every request; here the access
+ * line is one call with the four fields it keeps.
  */
 export function requestContext(logger: Logger): RequestHandler {
   return (req, res, next) => {
     const offered = req.headers['x-request-id'];
     const id = typeof offered === 'string' && clientRequestId.test(offered) ? offered : randomUUID();
     res.setHeader('X-Request-Id', id);
-    let child: Logger | undefined;
-    Object.defineProperty(req, 'log', { configurable: true, enumerable: false, get: () => (child ??= logger.child({ request_id: id })) });
+    req.log = logger.child({ request_id: id });
     const started = performance.now();
     const url = redactQuery(req.originalUrl);
     const log = (aborted: boolean) => {
