@@ -17,6 +17,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import type pg from 'pg';
 import { createApiKey } from '../src/auth/api-keys';
 import { openDatabase } from '../src/db';
 import { ensureDatabase, startEmbeddedPostgres } from '../src/db/embedded';
@@ -95,15 +96,28 @@ interface CaseResult {
   p99: number;
   /** CPU seconds per 1,000 requests. */
   cpu: { server: number; postgres: number; total: number };
+  /** Per request, from PostgreSQL's own counters: committed transactions (one per statement here) and WAL bytes. */
+  database: { transactions: number; walBytes: number };
 }
 
-async function runCase(side: Side, postmasterPid: number, pathFor: (client: number) => string, keys: Array<string | null>): Promise<CaseResult> {
+/** Committed transactions in the database and the WAL insert position, after every backend reported its counters. */
+async function databaseCounters(pool: pg.Pool): Promise<{ transactions: number; walBytes: number }> {
+  await new Promise((done) => setTimeout(done, 1_100)); // backends report their statistics at most once a second
+  const { rows } = await pool.query<{ xact_commit: string; wal: string }>(
+    `select pg_stat_clear_snapshot(), (select xact_commit from pg_stat_database where datname = current_database())::text as xact_commit,
+            (pg_current_wal_insert_lsn() - '0/0'::pg_lsn)::text as wal`,
+  );
+  return { transactions: Number(rows[0]!.xact_commit), walBytes: Number(rows[0]!.wal) };
+}
+
+async function runCase(side: Side, postmasterPid: number, pool: pg.Pool, pathFor: (client: number) => string, keys: Array<string | null>): Promise<CaseResult> {
   const send = async (client: number) => {
     const status = await get(side.port, pathFor(client), keys[client]!);
     if (status !== 200) throw new Error(`${side.name} ${pathFor(client)}: status ${status}`);
   };
   for (let i = 0; i < 20; i++) await Promise.all(keys.map((_, client) => send(client))); // warm-up (JIT, pool)
   const latencies: number[] = [];
+  const countersBefore = await databaseCounters(pool);
   const serverBefore = cpuMs(side.child.pid!);
   const postgresBefore = postgresCpuMs(postmasterPid);
   const started = performance.now();
@@ -120,6 +134,7 @@ async function runCase(side: Side, postmasterPid: number, pathFor: (client: numb
   const seconds = (performance.now() - started) / 1000;
   const serverCpu = cpuMs(side.child.pid!) - serverBefore;
   const postgresCpu = postgresCpuMs(postmasterPid) - postgresBefore;
+  const countersAfter = await databaseCounters(pool);
   latencies.sort((a, b) => a - b);
   const perThousand = (ms: number) => ms / latencies.length; // ms per request = s per 1,000 requests
   return {
@@ -128,6 +143,11 @@ async function runCase(side: Side, postmasterPid: number, pathFor: (client: numb
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     cpu: { server: perThousand(serverCpu), postgres: perThousand(postgresCpu), total: perThousand(serverCpu + postgresCpu) },
+    database: {
+      // Less the one transaction of the second reading itself.
+      transactions: (countersAfter.transactions - countersBefore.transactions - 1) / latencies.length,
+      walBytes: (countersAfter.walBytes - countersBefore.walBytes) / latencies.length,
+    },
   };
 }
 
@@ -191,15 +211,16 @@ async function main(): Promise<void> {
   const report: Record<string, unknown> = {};
   for (const c of cases) {
     if (only && !c.name.includes(only)) continue;
-    const heraldResult = await runCase(herald, postmasterPid, () => `/api/v1${c.path}`, await newKeys(c.user));
+    const heraldResult = await runCase(herald, postmasterPid, database.pool, () => `/api/v1${c.path}`, await newKeys(c.user));
     const separator = c.path.includes('?') ? '&' : '?';
-    const bareResult = await runCase(bare, postmasterPid, () => `${c.path}${separator}user=${c.user}`, Array.from({ length: CLIENTS }, () => null));
+    const bareResult = await runCase(bare, postmasterPid, database.pool, () => `${c.path}${separator}user=${c.user}`, Array.from({ length: CLIENTS }, () => null));
     const show = (r: CaseResult) => ({
       requests: r.requests,
       throughput_per_s: f(r.throughput),
       p50_ms: f(r.p50, 2),
       p99_ms: f(r.p99, 2),
       cpu_s_per_1000: { api: f(r.cpu.server, 3), postgres: f(r.cpu.postgres, 3), total: f(r.cpu.total, 3) },
+      per_request: { transactions: f(r.database.transactions, 2), wal_bytes: f(r.database.walBytes, 0) },
     });
     report[c.name] = {
       herald: show(heraldResult),

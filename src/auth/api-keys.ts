@@ -49,15 +49,11 @@ export interface KeyRecord {
   last_used_at: Date | null;
 }
 
-/** Accepts only an exact `Bearer <key>` header. The 401 messages say which of missing/invalid/revoked/expired. */
-export async function authenticate(db: Db, authorization: string | undefined, now = new Date()): Promise<AuthenticatedKey> {
-  const secret = bearerSecret(authorization);
-  const row = await findKey(db, secret);
-  if (!row) throw invalidKey();
-  return acceptKey(db, row, now);
-}
-
-/** The secret of an exact `Bearer <key>` header, or 401 saying what is wrong with the header. */
+/**
+ * The secret of an exact `Bearer <key>` header, or 401 saying what is wrong with it. With `findKey` and `acceptKey`,
+ * the steps of authentication; `src/auth/key-cache.ts` puts them together behind its cache. The 401 messages say
+ * which of missing/invalid/revoked/expired.
+ */
 export function bearerSecret(authorization: string | undefined): string {
   if (authorization === undefined || authorization.trim() === '') {
     throw new ApiError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API_KEY>');
