@@ -96,7 +96,10 @@ interface CaseResult {
   p99: number;
   /** CPU seconds per 1,000 requests. */
   cpu: { server: number; postgres: number; total: number };
-  /** Per request, from PostgreSQL's own counters: committed transactions (one per statement here) and WAL bytes. */
+  /**
+   * Per request, from PostgreSQL's own counters: WAL bytes (exact), and committed transactions (one per statement
+   * here; approximate, since a busy backend reports its counts late).
+   */
   database: { transactions: number; walBytes: number };
 }
 
