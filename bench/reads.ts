@@ -23,6 +23,7 @@ import { openDatabase } from '../src/db';
 import { ensureDatabase, startEmbeddedPostgres } from '../src/db/embedded';
 import { migrateToLatest } from '../src/db/migrate';
 import { createUser } from '../src/users/users';
+import { seedPublishedThenDrafts } from '../test/helpers/listing-seed';
 
 const [SECONDS = 3, CLIENTS = 8, DRAFTS = 20_000] = process.argv.slice(2).map(Number);
 const ticksPerSecond = 100; // USER_HZ on Linux
@@ -181,18 +182,7 @@ async function main(): Promise<void> {
   // One account with 200 published posts and DRAFTS newer drafts; another user with no posts at all.
   const reader = await createUser(database.db, { plan: 'enterprise' });
   const empty = await createUser(database.db, { plan: 'enterprise' });
-  await database.pool.query(
-    `insert into posts (user_id, platform, text, status, published_at, created_at)
-     select $1, 'x', 'published ' || i, 'published', now() - interval '2 days', now() - interval '2 days' + i * interval '1 second'
-     from generate_series(1, 200) i`,
-    [reader.id],
-  );
-  await database.pool.query(
-    `insert into posts (user_id, platform, text, status, created_at)
-     select $1, 'x', 'draft ' || i, 'draft', now() - interval '1 day' + i * interval '1 second'
-     from generate_series(1, $2::int) i`,
-    [reader.id, DRAFTS],
-  );
+  await seedPublishedThenDrafts(database.pool, reader.id, { published: 200, drafts: DRAFTS });
   await database.pool.query('vacuum analyze posts');
   const { rows: picked } = await database.pool.query<{ id: string }>(`select id from posts where user_id = $1 and status = 'published' limit 1`, [reader.id]);
   const postId = picked[0]!.id;

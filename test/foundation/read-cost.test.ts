@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from '../../src/db';
 import { type TestApi, startApi } from '../helpers/api';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
+import { seedPublishedThenDrafts } from '../helpers/listing-seed';
 
 /**
  * What a read costs the database (issue 15): an authenticated read writes no WAL for the burst limiter or the key,
@@ -59,18 +60,7 @@ describe('read path: database cost', function () {
   }
 
   it('reads both listings off an index, past 20,000 newer drafts', async () => {
-    await database.pool.query(
-      `insert into posts (user_id, platform, text, status, published_at, created_at)
-       select $1, 'x', 'published ' || i, 'published', now() - interval '2 days', now() - interval '2 days' + i * interval '1 second'
-       from generate_series(1, 150) i`,
-      [api.userId],
-    );
-    await database.pool.query(
-      `insert into posts (user_id, platform, text, status, created_at)
-       select $1, 'x', 'draft ' || i, 'draft', now() - interval '1 day' + i * interval '1 second' from generate_series(1, 20000) i`,
-      [api.userId],
-    );
-    await database.pool.query('analyze posts');
+    await seedPublishedThenDrafts(database.pool, api.userId, { published: 150, drafts: 20_000 });
 
     const published = await plan('/api/v1/posts?limit=100');
     assert.deepEqual(
