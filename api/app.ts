@@ -38,7 +38,7 @@ export function createApp(deps: AppDeps, routes: readonly AnyRoute[] = apiRoutes
   app.use('/docs', swaggerUi.serve, swaggerUi.setup(openapi, { customSiteTitle: 'Herald API reference' }));
 
   const v1 = express.Router();
-  v1.use(authenticateRequests(deps.db));
+  v1.use(authenticateRequests(deps));
   v1.use(burstRateLimit(deps.pool));
   for (const route of routes) v1[route.method](route.path, ...routeChain(route, deps));
   // The media upload parses its own body (multipart or JSON); built on first use (it needs the encryption key).

@@ -24,6 +24,8 @@ export interface AppDeps {
   probes?: ReadinessProbe[];
   /** Temporal client, for routes that start or signal workflows. */
   temporal?: Client;
+  /** The authentication cache's bound and clock (src/auth/key-cache.ts); tests shorten or move them. */
+  keyCache?: import('../src/auth/key-cache').KeyCacheOptions;
   /** Tuning of the Idempotency-Key protocol (tests shorten the waits). */
   idempotency?: import('./idempotency').IdempotencyOptions;
   /** The eight platform adapters (`createPlatformAdapters`); connecting an account verifies with them. */

@@ -16,6 +16,8 @@ import * as m0054 from './0054_idempotency_response_text';
 import * as m0070 from './0070_post_analytics';
 import * as m0060 from './0060_comments';
 import * as m0075 from './0075_account_credential_lifetime';
+import * as m0085 from './0085_posts_listing_indexes';
+import * as m0086 from './0086_rate_limits_unlogged';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -39,4 +41,6 @@ export const migrations: Record<string, Migration> = {
   '0070_post_analytics': m0070,
   '0060_comments': m0060,
   '0075_account_credential_lifetime': m0075,
+  '0085_posts_listing_indexes': m0085,
+  '0086_rate_limits_unlogged': m0086,
 };

@@ -9,7 +9,7 @@ import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts
 import { ConfigError, type Config, loadConfig } from './config';
 import { createSealedBox } from './crypto/sealed-box';
 import { connectDatabase } from './db/connect';
-import { createLogger, type Logger } from './logger';
+import { createStdoutLogger, type Logger } from './logger';
 import { createHttpClient } from './net/http';
 import { createPlatformAdapters } from './platforms/registry';
 import { createPostsLifecycle } from './posts/cancel';
@@ -173,7 +173,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createStdoutLogger(config.logLevel);
   let herald: RunningHerald;
   try {
     herald = await startHerald(config, logger);

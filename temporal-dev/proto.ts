@@ -14,7 +14,7 @@ interface ProtoType {
 }
 
 const typeCache = new Map<string, ProtoType>();
-function protoType(fullName: string): ProtoType {
+export function protoType(fullName: string): ProtoType {
   let t = typeCache.get(fullName);
   if (!t) {
     t = root.lookupType(fullName) as ProtoType;

@@ -1,14 +1,27 @@
 import type { RequestHandler } from 'express';
-import { authenticate } from '../../src/auth/api-keys';
+import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/key-cache';
 import { holdsScope, type Scope } from '../../src/auth/scopes';
-import type { Db } from '../../src/db';
+import type { AppDeps } from '../deps';
 import { ApiError } from '../../src/errors';
 import { maybeRequestAuth, setRequestAuth } from '../request-auth';
 
+const authenticators = new WeakMap<AppDeps, KeyAuthenticator>();
+
+/** This app's key authenticator and its cache (src/auth/key-cache.ts), built once per `AppDeps`. */
+export function keyAuthenticatorOf(deps: AppDeps): KeyAuthenticator {
+  let authenticator = authenticators.get(deps);
+  if (!authenticator) {
+    authenticator = createKeyAuthenticator(deps.db, deps.keyCache);
+    authenticators.set(deps, authenticator);
+  }
+  return authenticator;
+}
+
 /** `Authorization: Bearer <API_KEY>` on every `/api/v1` route; sets `requestAuth(req)`. */
-export function authenticateRequests(db: Db): RequestHandler {
+export function authenticateRequests(deps: AppDeps): RequestHandler {
+  const authenticator = keyAuthenticatorOf(deps);
   return async (req, _res, next) => {
-    setRequestAuth(req, await authenticate(db, req.headers.authorization));
+    setRequestAuth(req, await authenticator.authenticate(req.headers.authorization));
     next();
   };
 }

@@ -16,7 +16,7 @@ export const unknownRoute: RequestHandler = (req) => {
 export const errorMiddleware: ErrorRequestHandler = (err, req, res, _next) => {
   const apiError = toApiError(err);
   if (apiError.status >= 500) {
-    // pino-http logs the completed request with this error attached.
+    // The access log (api/middleware/request-context.ts) logs the completed request with this error attached.
     (res as unknown as { err?: unknown }).err = err;
   }
   if (res.headersSent) {

@@ -3,6 +3,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from '../../src/auth/api-keys
 import { missingScopes, ScopeSchema, scopes } from '../../src/auth/scopes';
 import type { ApiKeyRow } from '../../src/db/tables/api-keys';
 import { ApiError } from '../../src/errors';
+import { keyAuthenticatorOf } from '../middleware/auth';
 import { defineRoute } from '../route';
 
 /** decisions.md "Keys": POST/GET/DELETE /api/v1/keys, scope `keys:write` for all three. */
@@ -123,6 +124,7 @@ export const keysRoutes = [
     handler: async ({ params, auth, deps }) => {
       const row = await revokeApiKey(deps.db, params.id, auth.userId);
       if (!row) throw new ApiError('not_found', `API key ${params.id} not found`);
+      keyAuthenticatorOf(deps).forget(row.id);
       return { status: 200, body: { data: toApiKeyView(row) } };
     },
   }),

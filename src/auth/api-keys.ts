@@ -27,19 +27,34 @@ function generateSecret(): string {
   return out;
 }
 
-function hashSecret(secret: string): string {
+export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
-interface AuthenticatedKey {
+export interface AuthenticatedKey {
   keyId: string;
   userId: string;
   scopes: ScopeList;
   plan: PlanName;
 }
 
-/** Accepts only an exact `Bearer <key>` header. The 401 messages say which of missing/invalid/revoked/expired. */
-export async function authenticate(db: Db, authorization: string | undefined, now = new Date()): Promise<AuthenticatedKey> {
+/** The row of a key as authentication needs it: who, which scopes, the owner's plan, and whether it still works. */
+export interface KeyRecord {
+  id: string;
+  user_id: string;
+  scopes: ScopeList;
+  plan: PlanName;
+  revoked_at: Date | null;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+}
+
+/**
+ * The secret of an exact `Bearer <key>` header, or 401 saying what is wrong with it. With `findKey` and `acceptKey`,
+ * the steps of authentication; `src/auth/key-cache.ts` puts them together behind its cache. The 401 messages say
+ * which of missing/invalid/revoked/expired.
+ */
+export function bearerSecret(authorization: string | undefined): string {
   if (authorization === undefined || authorization.trim() === '') {
     throw new ApiError('unauthorized', 'Missing API key: send the header Authorization: Bearer <API_KEY>');
   }
@@ -49,26 +64,39 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   }
   const secret = match[1];
   if (!keyShape.test(secret)) throw invalidKey();
+  return secret;
+}
+
+/** The key whose hash matches the secret's (compared in constant time), with its owner's plan; null when none. */
+export async function findKey(db: Db, secret: string): Promise<KeyRecord | null> {
   const hash = Buffer.from(hashSecret(secret), 'hex');
   // The owner's plan comes with the key: one round trip authenticates a request and says which limits apply.
   const candidates = await db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
-    .selectAll('api_keys')
-    .select('users.plan')
+    .select(['api_keys.id', 'api_keys.user_id', 'api_keys.key_hash', 'api_keys.scopes', 'api_keys.revoked_at', 'api_keys.expires_at', 'api_keys.last_used_at', 'users.plan'])
     .where('api_keys.prefix', '=', secret.slice(0, displayPrefixLength))
     .execute();
   const row = candidates.find((candidate) => timingSafeEqual(Buffer.from(candidate.key_hash, 'hex'), hash));
-  if (!row) throw invalidKey();
+  if (!row) return null;
+  const { key_hash: _hash, ...record } = row;
+  return record;
+}
+
+/**
+ * 401 when the key is revoked or expired at `now`; otherwise who is calling. Records `last_used_at` at most once a
+ * minute per key (on `row` too, so a cached row does not write again), so busy keys neither write nor wait on every request.
+ */
+export async function acceptKey(db: Db, row: KeyRecord, now: Date): Promise<AuthenticatedKey> {
   if (row.revoked_at !== null) {
     throw new ApiError('unauthorized', `This API key was revoked on ${row.revoked_at.toISOString()}; use another key`);
   }
   if (row.expires_at !== null && row.expires_at.getTime() <= now.getTime()) {
     throw new ApiError('unauthorized', `This API key expired on ${row.expires_at.toISOString()}; create a new key`);
   }
-  // Recorded at most once a minute per key, so busy keys neither write nor wait on every request.
   const staleBefore = new Date(now.getTime() - 60_000);
   if (row.last_used_at === null || row.last_used_at < staleBefore) {
+    row.last_used_at = now;
     await db
       .updateTable('api_keys')
       .set({ last_used_at: now })
@@ -79,7 +107,7 @@ export async function authenticate(db: Db, authorization: string | undefined, no
   return { keyId: row.id, userId: row.user_id, scopes: row.scopes, plan: row.plan };
 }
 
-function invalidKey(): ApiError {
+export function invalidKey(): ApiError {
   return new ApiError('unauthorized', 'Invalid API key');
 }
 

@@ -34,6 +34,16 @@ function installRuntime(logger: Logger): void {
   }
 }
 
+/**
+ * gzip (the SDK's default) costs CPU on both ends of every call and saves nothing on the loopback interface, where
+ * the embedded temporal-dev always is: off there. A server elsewhere keeps the default.
+ */
+export function grpcCompressionFor(address: string): { codec: 'gzip' | 'none' } {
+  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const loopback = host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+  return { codec: loopback ? 'none' : 'gzip' };
+}
+
 interface TemporalParts {
   client: Client;
   worker: Worker;
@@ -51,7 +61,7 @@ export async function startTemporal(
 ): Promise<TemporalParts> {
   installRuntime(deps.logger);
   // One connection for the worker and the API's client: eager workflow start needs the client on the worker's own.
-  const nativeConnection = await NativeConnection.connect({ address });
+  const nativeConnection = await NativeConnection.connect({ address, grpcCompression: grpcCompressionFor(address) });
   const client = new Client({ connection: nativeConnection, namespace });
   let worker: Worker;
   try {

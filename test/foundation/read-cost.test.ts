@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { Kysely, PostgresDialect } from 'kysely';
+import type { Database } from '../../src/db';
+import { type TestApi, startApi } from '../helpers/api';
+import { createTestDatabase, type TestDatabase } from '../helpers/db';
+import { seedPublishedThenDrafts } from '../helpers/listing-seed';
+
+/**
+ * What a read costs the database (issue 15): an authenticated read writes no WAL for the burst limiter or the key,
+ * and both listings of GET /api/v1/posts read a page off an index, past 20,000 newer drafts (migration 0085).
+ */
+describe('read path: database cost', function () {
+  this.timeout(120_000);
+  let database: TestDatabase;
+  let api: TestApi;
+  /** Every statement the app sent that reads `posts`, with its parameters (captured through Kysely's log hook). */
+  const postQueries: Array<{ sql: string; parameters: readonly unknown[] }> = [];
+
+  before(async () => {
+    database = await createTestDatabase();
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: database.pool }),
+      log: (event) => {
+        if (event.level === 'query' && /from "posts"/.test(event.query.sql)) postQueries.push({ sql: event.query.sql, parameters: event.query.parameters });
+      },
+    });
+    api = await startApi({ database, deps: { db } });
+    await database.pool.query('create extension if not exists pg_walinspect');
+  });
+  after(() => api.close());
+
+  it('writes no WAL for the burst limiter or the key on an authenticated read', async () => {
+    assert.equal((await api.request('GET', '/api/v1/posts?limit=1')).status, 200); // first use: last_used_at, the limiter's row
+    const { rows: files } = await database.pool.query<{ file: string }>(
+      `select pg_relation_filenode(name)::text as file from unnest(array['rate_limits', 'api_keys', 'users']) name`,
+    );
+    const start = (await database.pool.query<{ lsn: string }>('select pg_current_wal_insert_lsn()::text as lsn')).rows[0]!.lsn;
+    for (let i = 0; i < 20; i++) {
+      const res = await api.request('GET', '/api/v1/posts?limit=1');
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-ratelimit-remaining'), String(118 - i), 'the limiter still counts every request');
+    }
+    // A record that touches a page of one of those tables names its file in block_ref ("rel 1663/<db>/<file> ...").
+    const { rows } = await database.pool.query<{ resource_manager: string; record_type: string; block_ref: string }>(
+      `select resource_manager, record_type, block_ref from pg_get_wal_records_info($1::pg_lsn, pg_current_wal_insert_lsn())
+       where block_ref ~ ('/(' || $2 || ') ')`,
+      [start, files.map((f) => f.file).join('|')],
+    );
+    assert.deepEqual(rows, []);
+  });
+
+  async function plan(path: string) {
+    postQueries.length = 0;
+    const res = await api.request('GET', path);
+    assert.equal(res.status, 200);
+    const listing = postQueries.find((q) => /order by/.test(q.sql));
+    assert.ok(listing, `the listing query of ${path} was captured`);
+    const { rows } = await database.pool.query(`explain (analyze, format json) ${listing.sql}`, [...listing.parameters]);
+    return { body: res.body, plan: (rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan };
+  }
+
+  it('reads both listings off an index, past 20,000 newer drafts', async () => {
+    await seedPublishedThenDrafts(database.pool, api.userId, { published: 150, drafts: 20_000 });
+
+    const published = await plan('/api/v1/posts?limit=100');
+    assert.deepEqual(
+      published.body.data.map((p: { text: string }) => p.text),
+      Array.from({ length: 100 }, (_, i) => `published ${150 - i}`),
+    );
+    assert.deepEqual(indexesUsed(published.plan), ['posts_user_listing_idx']);
+    assert.equal(nodes(published.plan).some((n) => n['Node Type'] === 'Sort'), false, 'no sort');
+    assert.ok(rowsVisited(published.plan) <= 100, `visited ${rowsVisited(published.plan)} rows`);
+
+    const drafts = await plan('/api/v1/posts?status=draft&limit=100');
+    assert.deepEqual(
+      drafts.body.data.map((p: { text: string }) => p.text),
+      Array.from({ length: 100 }, (_, i) => `draft ${20000 - i}`),
+    );
+    assert.equal(nodes(drafts.plan).some((n) => n['Node Type'] === 'Sort'), false, 'no sort');
+    assert.ok(rowsVisited(drafts.plan) <= 100, `visited ${rowsVisited(drafts.plan)} rows`);
+  });
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
+
+function nodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodes)];
+}
+
+function indexesUsed(node: PlanNode): string[] {
+  return nodes(node).filter((n) => n['Relation Name'] === 'posts' && n['Index Name']).map((n) => n['Index Name']!);
+}
+
+/** Rows of `posts` the plan read: those it returned plus those it read and threw away. */
+function rowsVisited(node: PlanNode): number {
+  return nodes(node)
+    .filter((n) => n['Relation Name'] === 'posts')
+    .reduce((sum, n) => sum + n['Actual Rows'] + (n['Rows Removed by Filter'] ?? 0), 0);
+}
