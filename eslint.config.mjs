@@ -7,7 +7,7 @@ import { noUnusedExports } from './eslint.no-unused-exports.mjs';
  * property of the product, and the type-aware ones share one TypeScript program (tsconfig.json), built once per run.
  */
 export default tseslint.config(
-  { ignores: ['dist/', '.build/', 'node_modules/', '.data/'] },
+  { ignores: ['temporal-ui/**', 'dist/', '.build/', 'node_modules/', '.data/'] },
   {
     files: ['**/*.ts'],
     languageOptions: {

@@ -17,10 +17,10 @@ import type { PollContext } from './task-queues';
 import { workflowServiceHandlers, type Handler } from './workflow-service';
 
 /** The Web UI version the settings announce: the UI encodes path parameters once from 2.23.0 on. */
-export const WEB_UI_VERSION = '2.38.0';
+const WEB_UI_VERSION = '2.38.0';
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-export interface HttpApiOptions {
+interface HttpApiOptions {
   host: string;
   port: number;
   /** A built single-page app to serve for every path outside /api/ (its index.html answers unknown paths). */
@@ -144,7 +144,7 @@ function pollContext(res: ServerResponse): PollContext {
   return { cancelled: () => gone, onCancel: (fn) => listeners.push(fn) };
 }
 
-export function createHttpApi(engine: Engine, options: HttpApiOptions): Server {
+function createHttpApi(engine: Engine, options: HttpApiOptions): Server {
   const routes = httpRoutes(['temporal.api.workflowservice.v1.WorkflowService', 'temporal.api.operatorservice.v1.OperatorService']);
   const handlers: Record<string, Record<string, Handler>> = {
     'temporal.api.workflowservice.v1.WorkflowService': workflowServiceHandlers(engine),

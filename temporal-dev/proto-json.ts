@@ -65,11 +65,11 @@ function fraction(nanos: number): string {
   return `.${digits.endsWith('000000') ? digits.slice(0, 3) : digits.endsWith('000') ? digits.slice(0, 6) : digits}`;
 }
 
-export function timestampToJson(seconds: number, nanos: number): string {
+function timestampToJson(seconds: number, nanos: number): string {
   return `${new Date(seconds * 1000).toISOString().replace(/\.000Z$/, '')}${fraction(nanos)}Z`;
 }
 
-export function durationToJson(seconds: number, nanos: number): string {
+function durationToJson(seconds: number, nanos: number): string {
   const negative = seconds < 0 || nanos < 0;
   return `${negative ? '-' : ''}${Math.abs(seconds)}${fraction(Math.abs(nanos))}s`;
 }

@@ -31,9 +31,9 @@ const POLLER_LIVENESS_MS = 3_000;
  * a live one is never quiet for long). Shorter than the real server's 5 minutes: "No Workers Running" in the Web UI
  * should mean that soon after a worker stops.
  */
-export const POLLER_LISTED_MS = 10_000;
+const POLLER_LISTED_MS = 10_000;
 
-export interface PollerInfo {
+interface PollerInfo {
   identity: string;
   lastAccessTime: number;
 }

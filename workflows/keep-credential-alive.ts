@@ -24,14 +24,14 @@ export interface KeepCredentialAliveInput {
   historyLimit?: number;
 }
 
-export interface KeepCredentialAliveResult {
+interface KeepCredentialAliveResult {
   outcome: 'lost' | 'stopped';
   renewals: number;
 }
 
 const HISTORY_LIMIT = 500;
 
-export const credentialChanged = defineSignal('credentialChanged');
+const credentialChanged = defineSignal('credentialChanged');
 
 const reading = proxyActivities<CredentialActivities>({
   startToCloseTimeout: '30 seconds',

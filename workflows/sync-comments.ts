@@ -23,15 +23,15 @@ export interface SyncCommentsInput {
   historyLimit?: number;
 }
 
-export type SyncCommentsResult = { outcome: 'idle' | 'stopped' };
+type SyncCommentsResult = { outcome: 'idle' | 'stopped' };
 
 const HISTORY_LIMIT = 1_000;
 /** An activity that failed outright (database unreachable...) is tried again after this, if the post is still read. */
 const AFTER_ACTIVITY_FAILURE_MS = 60_000;
 const IDLE_GRACE_MS = 1_000;
 
-export const commentsListed = defineSignal('commentsListed');
-export const refreshCommentsNow = defineUpdate<{ ran: boolean }>('refreshCommentsNow');
+const commentsListed = defineSignal('commentsListed');
+const refreshCommentsNow = defineUpdate<{ ran: boolean }>('refreshCommentsNow');
 
 // Reaches a platform and spends allowances: the workflow decides about repeats itself (the sync state's backoff).
 const sync = proxyActivities<CommentSyncActivities>({

@@ -12,7 +12,7 @@ const MetricsSchema = z.object(
   Object.fromEntries(metricKeys.map((key) => [key, z.number().int().nullable()])) as Record<(typeof metricKeys)[number], z.ZodNullable<z.ZodNumber>>,
 ).meta({ description: 'Every key is present: an integer, or null where the platform does not report it for this post' });
 
-export const PostAnalyticsSchema = z.object({
+const PostAnalyticsSchema = z.object({
   post_id: z.string(),
   platform: z.enum(platformSlugs),
   platform_post_id: z.string(),

@@ -18,7 +18,7 @@ import { loadPlatformContext } from './platform-context';
  * `verify` (connect time, no stored account) is left as it is.
  */
 
-export interface CredentialKeepingDeps extends CredentialRenewalDeps {
+interface CredentialKeepingDeps extends CredentialRenewalDeps {
   now(): Date;
   /** Waits between attempts at a transiently failing renewal within one call (default 1 and 3 s). */
   patienceMs?: readonly number[];

@@ -2,7 +2,7 @@ import type { SealedBox } from '../crypto/sealed-box';
 import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { Logger } from '../logger';
-import type { CredentialLifetime } from '../platforms/renewal/lifetimes';
+import type { CredentialLifetime } from '../platforms/renewal/types';
 import type { CredentialRenewer, CredentialRenewers } from '../platforms/renewal/types';
 import { PlatformFailure, type AccountCredentials } from '../platforms/types';
 import { openCredentials, sealCredentials } from './credentials';
@@ -37,8 +37,8 @@ export type RenewalOutcome =
   | { kind: 'gone' };
 
 /** Renew at 80% of the credential's lifetime, and at least 10 minutes before it ends. */
-export const RENEW_AT_FRACTION = 0.8;
-export const RENEW_AT_LEAST_BEFORE_MS = 10 * 60_000;
+const RENEW_AT_FRACTION = 0.8;
+const RENEW_AT_LEAST_BEFORE_MS = 10 * 60_000;
 
 /**
  * When the stored credential is due for renewal (ms). A token of unknown age (`credential_issued_at` null: handed over
@@ -59,7 +59,7 @@ export function renewerOf(renewers: CredentialRenewers, account: AccountRow, cre
   return credentials[renewer.renewsWith] ? renewer : null;
 }
 
-export interface RenewalRequest {
+interface RenewalRequest {
   /** Now, in the caller's clock (the workflow's under time skipping); the new token's lifetime counts from it. */
   now: number;
   /** The access token a platform just refused: renew only if it is still the stored one. */

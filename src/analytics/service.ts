@@ -20,14 +20,14 @@ import { claimRefresh, findSnapshot, releaseClaim, storeSnapshot } from './repos
  */
 
 /** The floor between two platform reads of one post. */
-export const REFRESH_FLOOR_MS = 5 * 60_000;
+const REFRESH_FLOOR_MS = 5 * 60_000;
 /** A claim older than this belongs to a request that died (longer than any adapter's read with its timeouts). */
-export const CLAIM_ABANDONED_AFTER_MS = 2 * 60_000;
+const CLAIM_ABANDONED_AFTER_MS = 2 * 60_000;
 /** How often a request waiting for another's first read looks again, and for how long at most. */
 const WAIT_POLL_MS = 100;
 const WAIT_LIMIT_MS = 60_000;
 
-export interface AnalyticsDeps {
+interface AnalyticsDeps {
   db: Db;
   adapters: PlatformAdapters;
   sealedBox: SealedBox;
@@ -36,7 +36,7 @@ export interface AnalyticsDeps {
   sleep?(ms: number): Promise<void>;
 }
 
-export interface PostAnalytics {
+interface PostAnalytics {
   post_id: string;
   platform: PlatformSlug;
   platform_post_id: string;

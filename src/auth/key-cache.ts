@@ -29,7 +29,7 @@ export interface KeyCacheOptions {
   clock?: () => number;
 }
 
-export const defaultKeyCacheTtlMs = 2_000;
+const defaultKeyCacheTtlMs = 2_000;
 
 export function createKeyAuthenticator(db: Db, options: KeyCacheOptions = {}): KeyAuthenticator {
   const ttlMs = options.ttlMs ?? defaultKeyCacheTtlMs;

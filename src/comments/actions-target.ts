@@ -63,7 +63,7 @@ export async function loadCommentTarget(
  * `platform:comments` flag, 501 `comments_unsupported` where the post can read no comments (telegram, LinkedIn member
  * profiles). Returns its account row (absent when the post has none) and the account's comment capabilities.
  */
-export async function loadCommentablePost(
+async function loadCommentablePost(
   rt: Pick<PostsRuntime, 'db' | 'config'>,
   userId: string,
   postId: string,

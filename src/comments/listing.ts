@@ -24,7 +24,7 @@ import { isDue } from './sync-windows';
  * workflow for a refresh when one is due (`auto`: behind the answer; `true`: waits for it, at most 10 s).
  */
 
-export interface ListingRuntime {
+interface ListingRuntime {
   db: Db;
   logger: Logger;
   temporal?: Client;
@@ -33,7 +33,7 @@ export interface ListingRuntime {
   now(): Date;
 }
 
-export interface ListingQuery {
+interface ListingQuery {
   limit?: number;
   cursor?: string;
   since?: Date;
@@ -43,14 +43,14 @@ export interface ListingQuery {
   parent_id?: string;
 }
 
-export interface SyncMeta {
+interface SyncMeta {
   status: CommentSyncStatus;
   synced_at: string | null;
   reason: string | null;
   next_sync_after: string | null;
 }
 
-export interface CommentListing {
+interface CommentListing {
   data: CommentView[];
   meta: {
     next_cursor: string | null;
@@ -59,7 +59,7 @@ export interface CommentListing {
   };
 }
 
-export const DEFAULT_COMMENT_PAGE = 25;
+const DEFAULT_COMMENT_PAGE = 25;
 
 export async function listComments(rt: ListingRuntime, userId: string, postId: string, query: ListingQuery): Promise<CommentListing> {
   const post = await findOwnPost(rt.db, userId, postId);

@@ -14,7 +14,7 @@ type Executor = Db | Transaction<Database>;
  * publishing-api.md "Comment flags": where deleting a comment takes its replies with it. On x, bluesky and mastodon
  * replies stay live (they are posts of their own); telegram reads no comments.
  */
-export const repliesDeletedWithParent: Readonly<Record<PlatformSlug, boolean>> = {
+const repliesDeletedWithParent: Readonly<Record<PlatformSlug, boolean>> = {
   facebook: true,
   instagram: true,
   threads: true,

@@ -10,14 +10,14 @@ import type { SyncCommentsInput } from '../../workflows/sync-comments';
 
 export const commentSyncWorkflowId = (postId: string) => `comments-${postId}`;
 
-export interface CommentSyncClient {
+interface CommentSyncClient {
   temporal?: Client;
   taskQueue: string;
   logger: Logger;
 }
 
 /** `sync=true` waits this long for the refresh it asked for, then answers from the snapshot as it stands. */
-export const SYNC_TRUE_WAIT_MS = 10_000;
+const SYNC_TRUE_WAIT_MS = 10_000;
 
 function startOptions(rt: CommentSyncClient, postId: string) {
   const input: SyncCommentsInput = { postId };

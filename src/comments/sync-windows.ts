@@ -16,7 +16,7 @@ export const READ_RECENTLY_MS = 30 * 60_000;
 /** Failed refreshes wait longer each time, up to this. */
 export const MAX_BACKOFF_MS = 60 * 60_000;
 
-export type SyncTiming = Pick<CommentSyncStateRow, 'synced_at' | 'next_sync_after'>;
+type SyncTiming = Pick<CommentSyncStateRow, 'synced_at' | 'next_sync_after'>;
 
 export function windowMs(platform: PlatformSlug, mode: RefreshMode): number {
   const [auto, onDemand] = capabilities[platform].syncWindowSeconds;

@@ -64,4 +64,3 @@ export async function publishingContextOf(rt: PostsRuntime, row: PostRow): Promi
 export { loadPlatformContext, AccountNotConnectedError };
 export { markConnectionLost } from '../accounts/lifecycle';
 export { CredentialRenewalPending } from '../accounts/credential-keeping-adapters';
-export type { AccountLifecycle, AccountInactiveReason } from '../accounts/lifecycle';

@@ -8,7 +8,7 @@ import type { Logger } from '../logger';
  * workflow that publishes a post, whether it is the post's own, its fan-out group's or its thread's.
  * PostId and Platform are lists (a group or thread workflow publishes several posts, possibly on several platforms).
  */
-export const searchAttributeKeys = {
+const searchAttributeKeys = {
   PostId: defineSearchAttributeKey('PostId', SearchAttributeType.KEYWORD_LIST),
   ThreadId: defineSearchAttributeKey('ThreadId', SearchAttributeType.KEYWORD),
   GroupId: defineSearchAttributeKey('GroupId', SearchAttributeType.KEYWORD),

@@ -21,7 +21,7 @@ function findWebUiDir(): string {
   return path.resolve(__dirname, '..', '..', '..', 'temporal-ui');
 }
 
-export const webUiDir = findWebUiDir();
+const webUiDir = findWebUiDir();
 export const webUiBuildDir = path.join(webUiDir, 'build');
 
 const STAMP_FILE = '.herald-build-stamp';

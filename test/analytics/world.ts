@@ -15,7 +15,7 @@ import { startApi, type TestApi } from '../helpers/api';
 import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
 
-export type MetricsPlatform = Exclude<PlatformSlug, 'telegram'> | 'linkedin_member';
+type MetricsPlatform = Exclude<PlatformSlug, 'telegram'> | 'linkedin_member';
 
 /** Each stand-in's metrics endpoint, to count the reads that reached the platform. */
 const metricsPaths: Record<MetricsPlatform, { standIn: Exclude<PlatformSlug, 'telegram'>; path: RegExp }> = {
@@ -29,7 +29,7 @@ const metricsPaths: Record<MetricsPlatform, { standIn: Exclude<PlatformSlug, 'te
   linkedin_member: { standIn: 'linkedin', path: /^\/rest\/memberCreatorPostAnalytics$/ },
 };
 
-export interface PublishedFixture {
+interface PublishedFixture {
   postId: string;
   platformPostId: string;
   accountId: string;

@@ -8,7 +8,7 @@ import type { MetricKey } from '../../src/platforms/types';
 import type { StandInResponse } from './kit';
 import { graphError } from './graph';
 
-export type HeraldMetricValues = Partial<Record<MetricKey, number>>;
+type HeraldMetricValues = Partial<Record<MetricKey, number>>;
 
 export class MetricsBook {
   private readonly byPost = new Map<string, HeraldMetricValues>();

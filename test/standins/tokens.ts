@@ -10,7 +10,7 @@
  */
 import { graphErrors } from './graph';
 import type { Handler } from './kit';
-export type TokenState = 'live' | 'ended' | 'unknown';
+type TokenState = 'live' | 'ended' | 'unknown';
 
 export class TokenBook {
   readonly tokens = new Map<string, { issuedAt: number; expiresAt: number }>();

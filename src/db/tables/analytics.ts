@@ -1,7 +1,7 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { PostMetrics } from '../../platforms/types';
 
-export interface PostAnalyticsTable {
+interface PostAnalyticsTable {
   post_id: string;
   /** Null until the first platform read succeeds (migration 0070). */
   metrics: ColumnType<PostMetrics | null, string | null | undefined, string | null>;

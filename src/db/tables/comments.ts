@@ -6,7 +6,7 @@ export const commentSyncStatuses = ['ok', 'unsupported', 'permission', 'rate_lim
 export type CommentSyncStatus = (typeof commentSyncStatuses)[number];
 
 /** One stored platform comment (migration 0060). */
-export interface CommentsTable {
+interface CommentsTable {
   id: Generated<string>;
   post_id: string;
   platform: PlatformSlug;
@@ -33,7 +33,7 @@ export interface CommentsTable {
 }
 
 /** Per-post sync state: what `meta.sync` reports and what the sync workflow's windows and backoff read. */
-export interface CommentSyncStatesTable {
+interface CommentSyncStatesTable {
   post_id: string;
   status: Generated<CommentSyncStatus>;
   synced_at: Date | null;
@@ -51,5 +51,5 @@ export interface CommentsTables {
 }
 
 export type CommentRow = Selectable<CommentsTable>;
-export type NewCommentRow = Insertable<CommentsTable>;
+type NewCommentRow = Insertable<CommentsTable>;
 export type CommentSyncStateRow = Selectable<CommentSyncStatesTable>;

@@ -7,7 +7,7 @@ import type { BlueskyClient } from './client';
  * `app.bsky.feed.getPosts`, read through the account's PDS (which proxies to the AppView). Every count is optional;
  * `bookmarkCount` only on newer AppViews. Bluesky has no impressions, reach or views.
  */
-export const BLUESKY_METRICS: MetricsMapping = {
+const BLUESKY_METRICS: MetricsMapping = {
   likes: 'likeCount',
   replies: 'replyCount',
   reposts: 'repostCount',

@@ -8,7 +8,7 @@ import type { MetricsRequest, PostMetrics } from '../types';
  * post's insights. Impressions metrics are gone since November 2025 ("replaced by views"), so impressions and reach
  * are the media views metrics; video views are asked for video posts only.
  */
-export const FACEBOOK_METRICS: MetricsMapping = {
+const FACEBOOK_METRICS: MetricsMapping = {
   likes: 'counts.reactions.summary.total_count',
   replies: 'counts.comments.summary.total_count',
   shares: 'counts.shares.count',

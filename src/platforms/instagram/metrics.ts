@@ -8,7 +8,7 @@ import type { MetricsRequest, PostMetrics } from '../types';
  * Instagram media metrics (protocols.md section 12): `GET /{ig-media-id}/insights`. `views` replaced `impressions`
  * and `plays` (April 2025); for a video it is the video's views too. Unavailable data is left out of `data`: null.
  */
-export const INSTAGRAM_METRICS: MetricsMapping = {
+const INSTAGRAM_METRICS: MetricsMapping = {
   impressions: 'views',
   reach: 'reach',
   likes: 'likes',
@@ -19,7 +19,7 @@ export const INSTAGRAM_METRICS: MetricsMapping = {
 };
 
 /** The counts on the media object itself, for media Instagram shows no insights for. */
-export const INSTAGRAM_COUNT_METRICS: MetricsMapping = { likes: 'like_count', replies: 'comments_count' };
+const INSTAGRAM_COUNT_METRICS: MetricsMapping = { likes: 'like_count', replies: 'comments_count' };
 
 const INSIGHTS = ['views', 'reach', 'likes', 'comments', 'saved', 'shares'];
 

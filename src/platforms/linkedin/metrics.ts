@@ -10,7 +10,7 @@ import type { LinkedInClient } from './client';
  * Query strings are written by hand: Rest.li wants `List(...)` and `(share:...)` with literal parentheses around
  * encoded URNs, which a URL encoder would escape.
  */
-export const LINKEDIN_PAGE_METRICS: MetricsMapping = {
+const LINKEDIN_PAGE_METRICS: MetricsMapping = {
   impressions: 'impressionCount',
   reach: 'uniqueImpressionsCount',
   likes: 'likeCount',
@@ -19,7 +19,7 @@ export const LINKEDIN_PAGE_METRICS: MetricsMapping = {
   clicks: 'clickCount',
 };
 
-export const LINKEDIN_MEMBER_METRICS: MetricsMapping = {
+const LINKEDIN_MEMBER_METRICS: MetricsMapping = {
   impressions: 'IMPRESSION',
   reach: 'MEMBERS_REACHED',
   likes: 'REACTION',

@@ -6,7 +6,7 @@ import type { MastodonClient } from './client';
  * Mastodon post metrics (protocols.md section 12): the counts on the Status itself, `GET /api/v1/statuses/:id`.
  * `quotes_count` exists from Mastodon 4.5; older servers leave it out (null). No views, reach or bookmarks count.
  */
-export const MASTODON_METRICS: MetricsMapping = {
+const MASTODON_METRICS: MetricsMapping = {
   likes: 'favourites_count',
   replies: 'replies_count',
   reposts: 'reblogs_count',

@@ -1,5 +1,4 @@
 import type { AccountCredentials, PlatformFailure, PlatformSlug } from '../types';
-import type { CredentialLifetime } from './lifetimes';
 
 /**
  * Renewing a user's token before (or when) it ends (protocols.md section 13). One renewer per platform whose
@@ -34,3 +33,18 @@ export interface CredentialRenewer extends CredentialLifetime {
 }
 
 export type CredentialRenewers = Partial<Record<PlatformSlug, CredentialRenewer>>;
+
+/** How long one platform's token lives and how it is renewed (the data is `lifetimes.ts`). */
+export interface CredentialLifetime {
+  tokenLifetimeSeconds: number;
+  renewsWith: 'refresh_token' | 'access_token';
+  /**
+   * When a token whose age is unknown (handed over at connect time) may first be renewed, counted from the connect:
+   * at once where a refresh token renews it; after 24 hours where the token renews itself (only tokens at least a day
+   * old may be renewed), which also learns its real end.
+   */
+  firstRenewalAfterS: number;
+  /** The configuration entry (`Config['credentialApps']`) renewal needs; null: the token renews itself. */
+  app: 'x' | 'linkedin' | null;
+  applies(account: RenewableAccount): boolean;
+}

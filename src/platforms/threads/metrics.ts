@@ -7,7 +7,7 @@ import type { MetricsRequest, PostMetrics } from '../types';
  * Threads media metrics (protocols.md section 12): `GET /{threads-media-id}/insights`. For a reply, `replies` counts
  * direct replies only (the platform's rule). No reach, bookmarks, saves or clicks.
  */
-export const THREADS_METRICS: MetricsMapping = {
+const THREADS_METRICS: MetricsMapping = {
   impressions: 'views',
   likes: 'likes',
   replies: 'replies',

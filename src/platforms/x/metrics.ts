@@ -7,7 +7,7 @@ import type { XClient } from './client';
  * post the video's own view count. Non-public metrics exist only for the account's own posts of the last 30 days;
  * X then still answers 200 with the public ones and an `errors[]` entry, so clicks become null.
  */
-export const X_METRICS: MetricsMapping = {
+const X_METRICS: MetricsMapping = {
   impressions: 'public_metrics.impression_count',
   likes: 'public_metrics.like_count',
   replies: 'public_metrics.reply_count',
