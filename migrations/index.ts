@@ -13,8 +13,8 @@ import * as m0051 from './0051_post_change_notifications';
 import * as m0052 from './0052_post_publishing_workflow';
 import * as m0053 from './0053_first_comment_attempts';
 import * as m0054 from './0054_idempotency_response_text';
-import * as m0070 from './0070_post_analytics';
 import * as m0060 from './0060_comments';
+import * as m0070 from './0070_post_analytics';
 import * as m0075 from './0075_account_credential_lifetime';
 import * as m0085 from './0085_posts_listing_indexes';
 import * as m0086 from './0086_rate_limits_unlogged';
@@ -38,8 +38,8 @@ export const migrations: Record<string, Migration> = {
   '0052_post_publishing_workflow': m0052,
   '0053_first_comment_attempts': m0053,
   '0054_idempotency_response_text': m0054,
-  '0070_post_analytics': m0070,
   '0060_comments': m0060,
+  '0070_post_analytics': m0070,
   '0075_account_credential_lifetime': m0075,
   '0085_posts_listing_indexes': m0085,
   '0086_rate_limits_unlogged': m0086,
