@@ -22,12 +22,12 @@ import { createUser } from '../src/users/users';
 import { createTestDatabase, stopTestCluster } from '../test/helpers/db';
 import { insertXAccount, testSealedBox } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
+import { percentile } from './percentile';
 
 const [COMMENTS = 100_000, CLIENTS = 4, INGEST = 10_000] = process.argv.slice(2).map(Number);
 const ENCRYPTION_KEY = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
 const PAGE = 100;
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const round = (n: number) => Math.round(n * 100) / 100;
 function stats(samples: number[]) {
   const sorted = [...samples].sort((a, b) => a - b);

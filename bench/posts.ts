@@ -26,6 +26,7 @@ import { createUser } from '../src/users/users';
 import { createTestDatabase, stopTestCluster } from '../test/helpers/db';
 import { insertXAccount, testSealedBox } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
+import { percentile } from './percentile';
 
 const [SEQUENTIAL = 200, CONCURRENT = 200, CONCURRENCY = 8, FANOUT_RUNS = 5] = process.argv.slice(2).map(Number);
 const ENCRYPTION_KEY = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
@@ -48,7 +49,6 @@ async function startTemporalDev(port: number): Promise<ChildProcess> {
   return child;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 interface Stats {
   p50: number;

@@ -24,6 +24,7 @@ import { ensureDatabase, startEmbeddedPostgres } from '../src/db/embedded';
 import { migrateToLatest } from '../src/db/migrate';
 import { createUser } from '../src/users/users';
 import { seedPublishedThenDrafts } from '../test/helpers/listing-seed';
+import { percentile } from './percentile';
 
 const [SECONDS = 3, CLIENTS = 8, DRAFTS = 20_000] = process.argv.slice(2).map(Number);
 const ticksPerSecond = 100; // USER_HZ on Linux
@@ -60,7 +61,6 @@ function safeRead(file: string): string | null {
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 interface Side {
   name: 'herald' | 'bare';

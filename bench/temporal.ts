@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { percentile } from './percentile';
 
 const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ
 const [WORKFLOWS = 1000, CONCURRENCY = 100, OPEN = 10_000] = process.argv.slice(2).map(Number);
@@ -52,9 +53,6 @@ async function startServerProcess(port: number): Promise<ChildProcess> {
   return child;
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
