@@ -9,6 +9,7 @@ import { commentCapabilitiesFor, type CommentCapabilities } from '../platforms/c
 import type { PlatformContext } from '../platforms/types';
 import { findOwnPost } from '../posts/read';
 import type { PostsRuntime } from '../posts/runtime';
+import { requireReadableComments } from './readable';
 import { findCommentForUser, type OwnCommentInput } from './repository';
 
 /**
@@ -72,10 +73,7 @@ async function loadCommentablePost(
   requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
   const account = post.account_id === null ? undefined : await findOwnAccount(rt.db, userId, post.account_id);
   const caps = commentCapabilitiesFor(post.platform, account ?? {});
-  if (!caps.list) {
-    const what = account?.kind === 'profile' ? `${platformName(post.platform)} member profiles expose` : `${platformName(post.platform)} exposes`;
-    throw new ApiError('comments_unsupported', `${what} no comments Herald can read.`);
-  }
+  requireReadableComments(post.platform, account?.kind, caps);
   return { post, account, caps };
 }
 

@@ -5,9 +5,10 @@ import type { CommentSyncStateRow, CommentSyncStatus } from '../db/tables/commen
 import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
-import { platformName, requireAvailablePlatform } from '../platforms/availability';
+import { requireAvailablePlatform } from '../platforms/availability';
 import { commentCapabilitiesFor } from '../platforms/capabilities';
 import { findOwnPost } from '../posts/read';
+import { requireReadableComments } from './readable';
 import { effectiveLimits } from '../plans';
 import type { Client } from '@temporalio/client';
 import { planRefusal, type AllowanceLimits } from './allowance';
@@ -74,9 +75,7 @@ export async function listComments(rt: ListingRuntime, userId: string, postId: s
         .executeTakeFirst()
     : undefined;
   const caps = commentCapabilitiesFor(post.platform, account ?? {});
-  if (!caps.list) {
-    throw new ApiError('comments_unsupported', `${platformName(post.platform)}${account?.kind === 'profile' ? ' profiles' : ''} expose no comments Herald can read.`);
-  }
+  requireReadableComments(post.platform, account?.kind, caps);
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, post.id);
 
   const planLimits = account ? { ...effectiveLimits(account.plan, account), planName: account.plan } : undefined;
