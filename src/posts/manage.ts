@@ -5,7 +5,7 @@ import { platformName } from '../platforms/availability';
 import { isPlatformFailure } from '../platforms/types';
 import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
 import { cancelPosts } from './cancel';
-import { findOwnPost, getPostView } from './read';
+import { findOwnPost, findOwnPostView, getPostView } from './read';
 import * as posts from './repository';
 import { platformRefusal, type PlatformRefusal } from './outcomes';
 import type { PostView } from './post-view';
@@ -29,11 +29,12 @@ const askedForUrl = new Set(['threads', 'instagram']);
  * could not be read at publish time asks the platform once more and stores the answer (a failure changes nothing).
  */
 export async function getPost(rt: PostsRuntime, userId: string, postId: string): Promise<PostView> {
-  const row = await findOwnPost(rt.db, userId, postId);
+  const { row, view } = await findOwnPostView(rt.db, userId, postId);
   if (row.status === 'published' && row.platform_post_url === null && row.platform_post_id && row.account_id && askedForUrl.has(row.platform)) {
     await refreshUrl(rt, row).catch((err) => rt.logger.warn({ err, postId }, 'could not refresh a post link'));
+    return getPostView(rt.db, row.id);
   }
-  return getPostView(rt.db, row.id);
+  return view;
 }
 
 async function refreshUrl(rt: PostsRuntime, row: PostRow): Promise<void> {

@@ -7,12 +7,23 @@ import * as posts from './repository';
 /** The user's post row, or 404 `not_found` (absent, another user's, or not a UUID). */
 export async function findOwnPost(db: Db, userId: string, postId: string): Promise<PostRow> {
   const row = await posts.findOwnPost(db, userId, postId);
-  if (!row) throw new ApiError('not_found', `Post ${postId} was not found`);
+  if (!row) throw postNotFound(postId);
   return row;
+}
+
+/** The user's post row and its view, read in one statement, or 404 `not_found` as `findOwnPost`. */
+export async function findOwnPostView(db: Db, userId: string, postId: string): Promise<{ row: PostRow; view: PostView }> {
+  const found = await posts.findOwnPostView(db, userId, postId);
+  if (!found) throw postNotFound(postId);
+  return found;
 }
 
 export async function getPostView(db: Db, postId: string): Promise<PostView> {
   const [view] = await posts.loadPostViews(db, [postId]);
-  if (!view) throw new ApiError('not_found', `Post ${postId} was not found`);
+  if (!view) throw postNotFound(postId);
   return view;
+}
+
+function postNotFound(postId: string): ApiError {
+  return new ApiError('not_found', `Post ${postId} was not found`);
 }

@@ -54,6 +54,18 @@ function toViewOf({ account_inactive_reason, ...row }: PostRow & { account_inact
   return toPostView(row, row.account_id === null ? null : { inactive_reason: account_inactive_reason ?? null });
 }
 
+/**
+ * The user's post as the API shows it, with its row, in one statement (`GET /posts/:id` reads nothing else); undefined
+ * when absent, another user's, or not a UUID.
+ */
+export async function findOwnPostView(db: Db, userId: string, postId: string): Promise<{ row: PostRow; view: PostView } | undefined> {
+  if (!uuidPattern.test(postId)) return undefined;
+  const found = await viewQuery(db).where('posts.id', '=', postId).where('posts.user_id', '=', userId).executeTakeFirst();
+  if (!found) return undefined;
+  const { account_inactive_reason: _reason, ...row } = found;
+  return { row, view: toViewOf(found) };
+}
+
 /** Posts as the API shows them, in the order of `ids`. */
 export async function loadPostViews(db: Db, ids: readonly string[]): Promise<PostView[]> {
   if (ids.length === 0) return [];

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Database } from '../../src/db';
-import { type TestApi, startApi } from '../helpers/api';
+import { type TestApi, request, startApi } from '../helpers/api';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { seedPublishedThenDrafts } from '../helpers/listing-seed';
 
 /**
  * What a read costs the database (issue 15): an authenticated read writes no WAL for the burst limiter or the key,
- * and both listings of GET /api/v1/posts read a page off an index, past 20,000 newer drafts (migration 0085).
+ * both listings of GET /api/v1/posts read a page off an index, past 20,000 newer drafts (migration 0085), and
+ * GET /api/v1/posts/:id is one statement (with the limiter's occasional lease).
  */
 describe('read path: database cost', function () {
   this.timeout(120_000);
@@ -15,6 +16,7 @@ describe('read path: database cost', function () {
   let api: TestApi;
   /** Every statement the app sent that reads `posts`, with its parameters (captured through Kysely's log hook). */
   const postQueries: Array<{ sql: string; parameters: readonly unknown[] }> = [];
+  const limiterStatements: string[] = [];
 
   before(async () => {
     database = await createTestDatabase();
@@ -24,7 +26,17 @@ describe('read path: database cost', function () {
         if (event.level === 'query' && /from "posts"/.test(event.query.sql)) postQueries.push({ sql: event.query.sql, parameters: event.query.parameters });
       },
     });
-    api = await startApi({ database, deps: { db } });
+    // The limiter sends its statements through the pool itself (not Kysely): counted here.
+    const pool = new Proxy(database.pool, {
+      get(target, name, receiver) {
+        if (name !== 'query') return Reflect.get(target, name, receiver);
+        return (config: { text?: string }, ...rest: unknown[]) => {
+          if (typeof config === 'object' && config.text?.includes('rate_limits')) limiterStatements.push(config.text);
+          return (target.query as (...args: unknown[]) => unknown)(config, ...rest);
+        };
+      },
+    });
+    api = await startApi({ database, deps: { db, pool } });
     await database.pool.query('create extension if not exists pg_walinspect');
   });
   after(() => api.close());
@@ -89,6 +101,28 @@ describe('read path: database cost', function () {
     );
     assert.equal(nodes(drafts.plan).some((n) => n['Node Type'] === 'Sort'), false, 'no sort');
     assert.ok(rowsVisited(drafts.plan) <= 100, `visited ${rowsVisited(drafts.plan)} rows`);
+  });
+
+  it('GET /posts/:id reads its post in one statement, and the burst limiter asks the database for a fraction of requests', async () => {
+    const listed = await api.request('GET', '/api/v1/posts?limit=1');
+    const post = listed.body.data[0];
+    const fresh = await api.newUser('free');
+    await request(api.url, 'GET', '/api/v1/posts?limit=1', { key: fresh.apiKey }); // the key's first use writes last_used_at
+    postQueries.length = 0;
+    limiterStatements.length = 0;
+    for (let i = 0; i < 20; i++) {
+      const res = await request(api.url, 'GET', `/api/v1/posts/${post.id}`, { key: api.apiKey });
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { data: post }, 'the same post as the listing shows');
+    }
+    assert.equal(postQueries.length, 20, 'one statement reads the post');
+    assert.ok(limiterStatements.length <= 6, `${limiterStatements.length} limiter statements for 20 requests`);
+
+    postQueries.length = 0;
+    const theirs = await request(api.url, 'GET', `/api/v1/posts/${post.id}`, { key: fresh.apiKey });
+    assert.equal(theirs.status, 404);
+    assert.deepEqual(theirs.body, { error: { code: 'not_found', message: `Post ${post.id} was not found` } });
+    assert.equal(postQueries.length, 1);
   });
 });
 
