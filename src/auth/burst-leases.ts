@@ -20,7 +20,7 @@ import type pg from 'pg';
  * A key whose window is full is refused from memory until the window ends, so refused requests cost no statement.
  * The row's layout (`burst:<keyId>`, points, expire in epoch ms) is the one rate-limiter-flexible used before.
  */
-export interface BurstLimiter {
+interface BurstLimiter {
   consume(keyId: string, limit: number): Promise<BurstDecision>;
 }
 

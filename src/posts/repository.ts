@@ -4,6 +4,7 @@ import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
+import { precompiled } from '../db/precompiled';
 import { refundQuota, spendQuota } from '../quota/quota';
 import { toPostView, type PostView } from './post-view';
 
@@ -54,13 +55,36 @@ function toViewOf({ account_inactive_reason, ...row }: PostRow & { account_inact
   return toPostView(row, row.account_id === null ? null : { inactive_reason: account_inactive_reason ?? null });
 }
 
+// The two statements of the read path (GET /posts/:id, GET /posts), compiled once (src/db/precompiled.ts).
+const ownPostViewQuery = precompiled((db, { postId, userId }: { postId: string; userId: string }) =>
+  viewQuery(db).where('posts.id', '=', postId).where('posts.user_id', '=', userId),
+);
+
+const withHidden = 'with hidden';
+type ListingValues = { userId: string; status?: PostStatus; account_id?: string; group_id?: string; limit: number; offset: number };
+const listingQuery = precompiled((db, values: ListingValues, variant) => {
+  let query = viewQuery(db).where('posts.user_id', '=', values.userId).where('posts.promoted_to_id', 'is', null);
+  if (values.status !== undefined) query = query.where('posts.status', '=', values.status);
+  else if (values.group_id === undefined) query = query.where('posts.status', '!=', 'draft');
+  if (values.account_id !== undefined) query = query.where('posts.account_id', '=', values.account_id);
+  if (values.group_id !== undefined) query = query.where('posts.group_id', '=', values.group_id);
+  if (variant !== withHidden) query = query.where('posts.hidden', '=', false);
+  return query
+    .orderBy('posts.created_at', 'desc')
+    .orderBy('posts.thread_id')
+    .orderBy('posts.thread_order')
+    .orderBy('posts.id', 'desc')
+    .limit(values.limit)
+    .offset(values.offset);
+});
+
 /**
  * The user's post as the API shows it, with its row, in one statement (`GET /posts/:id` reads nothing else); undefined
  * when absent, another user's, or not a UUID.
  */
 export async function findOwnPostView(db: Db, userId: string, postId: string): Promise<{ row: PostRow; view: PostView } | undefined> {
   if (!uuidPattern.test(postId)) return undefined;
-  const found = await viewQuery(db).where('posts.id', '=', postId).where('posts.user_id', '=', userId).executeTakeFirst();
+  const [found] = await ownPostViewQuery.execute(db, { postId, userId });
   if (!found) return undefined;
   const { account_inactive_reason: _reason, ...row } = found;
   return { row, view: toViewOf(found) };
@@ -87,20 +111,11 @@ export interface PostListFilter {
  * `status=draft` or `group_id` is given; hidden posts unless `include_hidden=true`; a promoted draft is gone.
  */
 export async function listPostViews(db: Db, userId: string, filter: PostListFilter): Promise<PostView[]> {
-  let query = viewQuery(db).where('posts.user_id', '=', userId).where('posts.promoted_to_id', 'is', null);
-  if (filter.status !== undefined) query = query.where('posts.status', '=', filter.status);
-  else if (filter.group_id === undefined) query = query.where('posts.status', '!=', 'draft');
-  if (filter.account_id !== undefined) query = query.where('posts.account_id', '=', filter.account_id);
-  if (filter.group_id !== undefined) query = query.where('posts.group_id', '=', filter.group_id);
-  if (filter.include_hidden !== true) query = query.where('posts.hidden', '=', false);
-  const rows = await query
-    .orderBy('posts.created_at', 'desc')
-    .orderBy('posts.thread_id')
-    .orderBy('posts.thread_order')
-    .orderBy('posts.id', 'desc')
-    .limit(filter.limit ?? 20)
-    .offset(filter.offset ?? 0)
-    .execute();
+  const rows = await listingQuery.execute(
+    db,
+    { userId, status: filter.status, account_id: filter.account_id, group_id: filter.group_id, limit: filter.limit ?? 20, offset: filter.offset ?? 0 },
+    filter.include_hidden === true ? withHidden : '',
+  );
   return rows.map(toViewOf);
 }
 
