@@ -27,18 +27,18 @@ export function requestContext(logger: Logger): RequestHandler {
     const offered = req.headers['x-request-id'];
     const id = typeof offered === 'string' && clientRequestId.test(offered) ? offered : randomUUID();
     res.setHeader('X-Request-Id', id);
-    req.log = logger.child({ request_id: id });
+    // Built on first use: most requests log nothing but their access line, and a child logger per request was garbage.
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', { get: () => (child ??= logger.child({ request_id: id })), configurable: true });
     const started = performance.now();
-    const url = redactQuery(req.originalUrl);
-    const log = (aborted: boolean) => {
-      const entry = { request_id: id, req: { method: req.method, url }, res: { status: res.statusCode }, responseTime: Math.round(performance.now() - started) };
+    // 'close' follows 'finish' on every response, answered or not: one listener, not two.
+    res.once('close', () => {
+      const entry = { request_id: id, req: { method: req.method, url: redactQuery(req.originalUrl) }, res: { status: res.statusCode }, responseTime: Math.round(performance.now() - started) };
       const err = (res as unknown as { err?: unknown }).err;
-      if (aborted) logger.warn(entry, 'request aborted');
+      if (!res.writableFinished) logger.warn(entry, 'request aborted');
       else if (err !== undefined || res.statusCode >= 500) logger.error({ ...entry, err }, 'request errored');
       else logger.info(entry, 'request completed');
-    };
-    res.once('finish', () => log(false));
-    res.once('close', () => res.writableFinished || log(true));
+    });
     next();
   };
 }
