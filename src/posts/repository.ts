@@ -51,8 +51,10 @@ function viewQuery(db: Db) {
     .select('accounts.inactive_reason as account_inactive_reason');
 }
 
-function toViewOf({ account_inactive_reason, ...row }: PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }): PostView {
-  return toPostView(row, row.account_id === null ? null : { inactive_reason: account_inactive_reason ?? null });
+// toPostView copies the fields it shows, so the row goes as read (copying it without the account's column was a
+// measurable part of a listing's CPU).
+function toViewOf(row: PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }): PostView {
+  return toPostView(row, row.account_id === null ? null : { inactive_reason: row.account_inactive_reason ?? null });
 }
 
 // The two statements of the read path (GET /posts/:id, GET /posts), compiled once (src/db/precompiled.ts).
@@ -86,8 +88,7 @@ export async function findOwnPostView(db: Db, userId: string, postId: string): P
   if (!uuidPattern.test(postId)) return undefined;
   const [found] = await ownPostViewQuery.execute(db, { postId, userId });
   if (!found) return undefined;
-  const { account_inactive_reason: _reason, ...row } = found;
-  return { row, view: toViewOf(found) };
+  return { row: found, view: toViewOf(found) };
 }
 
 /** Posts as the API shows them, in the order of `ids`. */
