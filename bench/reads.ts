@@ -6,7 +6,8 @@
 //   - GET /api/v1/posts/:id;
 //   - GET /api/v1/posts?limit=100 with 20,000 newer drafts in the account;
 //   - GET /api/v1/posts?status=draft&limit=100 in that account.
-// Every case uses fresh API keys (one per client) so the burst limit never answers 429. Bounded (< 2 minutes).
+// Every case uses fresh API keys (one per client) so the burst limit never answers 429; each side is warmed up for
+// 1 s before it is measured. Bounded (< 2 minutes).
 // Usage: node <out>/bench/reads.js [secondsPerCase=3] [clients=8] [drafts=20000]
 // HERALD_BENCH_NODE_ARGS adds node flags to the Herald process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof");
 // HERALD_BENCH_CASES=<text> runs only the cases whose name contains it;
@@ -28,6 +29,7 @@ import { percentile } from './percentile';
 
 const [SECONDS = 3, CLIENTS = 8, DRAFTS = 20_000] = process.argv.slice(2).map(Number);
 const ticksPerSecond = 100; // USER_HZ on Linux
+const WARM_UP_SECONDS = 1;
 
 /** utime+stime of a process in ms; with `children`, also the CPU of the children it reaped (cutime+cstime). */
 function cpuMs(pid: number, children = false): number {
@@ -119,7 +121,12 @@ async function runCase(side: Side, postmasterPid: number, pool: pg.Pool, pathFor
     const status = await get(side.port, pathFor(client), keys[client]!);
     if (status !== 200) throw new Error(`${side.name} ${pathFor(client)}: status ${status}`);
   };
-  for (let i = 0; i < 20; i++) await Promise.all(keys.map((_, client) => send(client))); // warm-up (JIT, pool)
+  // Warm-up (JIT, pool, caches) for a fixed time, so that neither side is measured while still compiling: Herald's
+  // request path is far more code than the bare handler's and took most of a short warm-up's requests to settle.
+  const warmUntil = performance.now() + WARM_UP_SECONDS * 1000;
+  await Promise.all(keys.map(async (_, client) => {
+    while (performance.now() < warmUntil) await send(client);
+  }));
   const latencies: number[] = [];
   const countersBefore = await databaseCounters(pool);
   const serverBefore = cpuMs(side.child.pid!);
