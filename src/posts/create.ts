@@ -47,9 +47,10 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
     newRow(plan, { userId, groupId, workflowId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }),
   );
   try {
+    // The quota last: it locks the user's month row, which every publish of this user waits for, until the commit.
     await rt.db.transaction().execute(async (trx) => {
-      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) });
       await insertPosts(trx, rows);
+      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) });
     });
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(media.downloaded).catch(() => undefined);

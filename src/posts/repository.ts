@@ -262,23 +262,32 @@ export async function clearPublishAttempt(db: Db, postId: string): Promise<void>
 }
 
 /** The platform took it: `publishing` → `published` and its reservations spent, in one transaction. */
-export async function recordPublished(db: Db, postId: string, outcome: { platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
+export async function recordPublished(db: Db, postId: string, outcome: PublishedOutcome): Promise<void> {
+  await recordPublishedAll(db, [{ postId, ...outcome }]);
+}
+
+interface PublishedOutcome {
+  platformPostId: string;
+  url: string | null;
+  publishedAt: number;
+}
+
+/**
+ * `recordPublished` of many posts (an immediate fan-out's first attempts) in one transaction of three statements,
+ * whatever their number: each row changes only if it is still `publishing`, and only the rows that changed spend.
+ */
+export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string }>): Promise<void> {
+  if (outcomes.length === 0) return;
   await db.transaction().execute(async (trx) => {
-    const published = await trx
-      .updateTable('posts')
-      .set({
-        status: 'published',
-        platform_post_id: outcome.platformPostId,
-        platform_post_url: outcome.url,
-        published_at: new Date(outcome.publishedAt),
-        error_message: null,
-        updated_at: sql`now()`,
-      })
-      .where('id', '=', postId)
-      .where('status', '=', 'publishing')
-      .returning('id')
-      .execute();
-    await spendQuota(trx, published.map((r) => r.id), publishedCharges);
+    const published = await sql<{ id: string }>`
+      update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
+        published_at = outcome.published_at, error_message = null, updated_at = now()
+      from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[],
+                  ${outcomes.map((o) => o.url)}::text[], ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[])
+        as outcome(id, platform_post_id, url, published_at)
+      where posts.id = outcome.id and posts.status = 'publishing'
+      returning posts.id`.execute(trx);
+    await spendQuota(trx, published.rows.map((r) => r.id), publishedCharges);
   });
 }
 
