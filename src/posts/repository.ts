@@ -4,7 +4,7 @@ import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
-import { refundQuota, spendQuota } from '../quota/quota';
+import { refundQuota, spendQuota, spendReservedOf } from '../quota/quota';
 import { toPostView, type PostView } from './post-view';
 
 /**
@@ -273,22 +273,23 @@ interface PublishedOutcome {
 }
 
 /**
- * `recordPublished` of many posts (an immediate fan-out's first attempts) in one transaction of three statements,
- * whatever their number: each row changes only if it is still `publishing`, and only the rows that changed spend.
+ * `recordPublished` of many posts (an immediate fan-out's first attempts) in one statement, whatever their number
+ * (atomic as a transaction, one round trip): each row changes only if it is still `publishing`, and only the rows
+ * that changed spend their reservations.
  */
 export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string }>): Promise<void> {
   if (outcomes.length === 0) return;
-  await db.transaction().execute(async (trx) => {
-    const published = await sql<{ id: string }>`
+  await sql`
+    with published as (
       update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
         published_at = outcome.published_at, error_message = null, updated_at = now()
       from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[],
                   ${outcomes.map((o) => o.url)}::text[], ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[])
         as outcome(id, platform_post_id, url, published_at)
       where posts.id = outcome.id and posts.status = 'publishing'
-      returning posts.id`.execute(trx);
-    await spendQuota(trx, published.rows.map((r) => r.id), publishedCharges);
-  });
+      returning posts.id
+    )
+    ${spendReservedOf(sql`select id from published`, publishedCharges)}`.execute(db);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { ReservationKind } from '../db/tables/quota';
 import { ApiError } from '../errors';
@@ -151,13 +151,16 @@ export async function refundQuota(db: Db | Transaction<Database>, postIds: reado
 /** The platform took it: the reservations of `postIds` (all kinds, or only `kinds`) are spent for good. */
 export async function spendQuota(db: Db | Transaction<Database>, postIds: readonly string[], kinds?: readonly ReservationKind[]): Promise<void> {
   if (postIds.length === 0) return;
-  let update = db
-    .updateTable('quota_reservations')
-    .set({ state: 'spent', updated_at: sql`now()` })
-    .where('post_id', 'in', postIds)
-    .where('state', '=', 'reserved');
-  if (kinds) update = update.where('kind', 'in', kinds);
-  await update.execute();
+  await spendReservedOf(sql`select unnest(${postIds}::uuid[])`, kinds).execute(db);
+}
+
+/**
+ * `spendQuota` as a statement of its own, for the posts a query names (`select <post id> ...`), so a caller can make
+ * it the last step of one statement whose earlier steps decide which posts spend (see `recordPublishedAll`).
+ */
+export function spendReservedOf(postIds: RawBuilder<unknown>, kinds?: readonly ReservationKind[]): RawBuilder<unknown> {
+  const ofKinds = kinds ? sql` and kind = any(${[...kinds]}::text[])` : sql``;
+  return sql`update quota_reservations set state = 'spent', updated_at = now() where post_id in (${postIds}) and state = 'reserved'${ofKinds}`;
 }
 
 interface UsageSnapshot {

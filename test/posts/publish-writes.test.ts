@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../src/errors';
 import { insertPosts, recordPublishedAll } from '../../src/posts/repository';
 import { loadLimits, reserveQuota, usageFor, usageMonth, type Charge } from '../../src/quota/quota';
+import { searchAttributesOf, workflowSearchAttributes } from '../../src/temporal/search-attributes';
 import { createUser } from '../../src/users/users';
 import { testDatabase, type TestDatabase } from '../helpers/db';
 
@@ -95,5 +96,23 @@ describe('Publish writes: quota in one statement, a group recorded together', fu
     );
     const states = new Map((await reservations(ids)).map((r) => [r.post_id, r.state]));
     assert.deepEqual(ids.map((id) => states.get(id)), ['spent', 'spent', 'reserved']);
+  });
+
+  it("a workflow's search attributes from the rows the API just wrote are those read back from the table", async () => {
+    const user = await createUser(database.db, { plan: 'enterprise' });
+    const groupId = randomUUID();
+    const rows = [randomUUID(), randomUUID(), randomUUID()].map((id, i) => ({
+      id,
+      user_id: user.id,
+      platform: i === 1 ? ('bluesky' as const) : ('x' as const),
+      text: `attributes ${i}`,
+      status: 'draft' as const,
+      group_id: groupId,
+    }));
+    await database.db.transaction().execute((trx) => insertPosts(trx, rows));
+    const fromRows = searchAttributesOf(rows);
+    assert.deepEqual(fromRows, await workflowSearchAttributes(database.db, { postIds: rows.map((r) => r.id) }));
+    assert.equal(fromRows.find((p) => p.key.name === 'GroupId')?.value, groupId);
+    assert.deepEqual(fromRows.find((p) => p.key.name === 'PostId')?.value, rows.map((r) => r.id).sort());
   });
 });
