@@ -1,11 +1,11 @@
-import { CredentialRenewalPending, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
+import { CredentialRenewalPending, markConnectionLost, publishingContextOf, publishingContextsOf } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
-import { isPlatformFailure } from '../src/platforms/types';
+import { isPlatformFailure, type PlatformContext } from '../src/platforms/types';
 
 /**
  * The activities of one post's publication (`workflows/publish-post.ts`): each is a call of `src/posts/repository.ts`
@@ -27,6 +27,9 @@ export type PublishAttempt =
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
 
+/** A `publishing` row whose platform call was just marked as begun. */
+type BegunAttempt = NonNullable<Awaited<ReturnType<typeof posts.beginPublishAttempt>>>;
+
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
 
@@ -35,11 +38,15 @@ export function createPostActivities(rt: PostsRuntime) {
    * report, or what the platform took with the outcome to record. The callers record it (one post, or a group's
    * together) and report `recorded: false` when that failed, so the workflow records it and never sends again.
    */
-  async function sendOnce(postId: string, now: number): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number } }> {
+  async function sendOnce(
+    postId: string,
+    now: number,
+    begun?: { row: BegunAttempt | undefined; ctx: PlatformContext | null },
+  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number } }> {
     const started = Date.now();
-    const row = await posts.beginPublishAttempt(db, postId);
+    const row = begun ? begun.row : await posts.beginPublishAttempt(db, postId);
     if (!row) return { ok: false, kind: 'not_publishing' };
-    const ctx = await publishingContextOf(rt, row);
+    const ctx = begun ? begun.ctx : await publishingContextOf(rt, row);
     if (!ctx) return refusalOf(row.platform, 'account_inactive');
     const request = await publishRequestFor(rt, row);
     const adapter = rt.adapters[row.platform];
@@ -116,7 +123,18 @@ export function createPostActivities(rt: PostsRuntime) {
      * attempts it again on its own; its mark in the row keeps that second attempt from sending blindly.
      */
     async publishGroupToPlatforms(input: { postIds: string[]; now: number }): Promise<Record<string, PublishAttempt | { ok: false; kind: 'error' }>> {
-      const attempts = await Promise.allSettled(input.postIds.map((postId) => sendOnce(postId, input.now)));
+      // Marked and their credentials read in one statement each (not 25). A failed mark: each post marks its own. A
+      // failed read after the mark: every post reports `error`, as a post failing there alone does.
+      const marked = await posts.beginPublishAttempts(db, input.postIds).catch(() => null);
+      const contexts = marked && (await publishingContextsOf(rt, marked).catch(() => null));
+      const rows = new Map((marked ?? []).map((row) => [row.id, row]));
+      const attempts = await Promise.allSettled(
+        input.postIds.map((postId) => {
+          if (!marked) return sendOnce(postId, input.now);
+          if (!contexts) return Promise.reject(new Error('the accounts of a group could not be read'));
+          return sendOnce(postId, input.now, { row: rows.get(postId), ctx: contexts.get(postId) ?? null });
+        }),
+      );
       const taken = attempts.flatMap((settled, i) => (settled.status === 'fulfilled' && 'outcome' in settled.value ? [{ postId: input.postIds[i]!, ...settled.value.outcome }] : []));
       const recorded = await posts.recordPublishedAll(db, taken).then(...recordedOrLogged(input.postIds.join(',')));
       return Object.fromEntries(

@@ -246,14 +246,20 @@ export async function claimScheduled(db: Db, postId: string): Promise<boolean> {
  * reported back (its mark still set). One statement: the subquery reads the row as it was before this update.
  */
 export async function beginPublishAttempt(db: Db, postId: string) {
+  return (await beginPublishAttempts(db, [postId]))[0];
+}
+
+/** `beginPublishAttempt` of many posts (an immediate fan-out's first attempts) in one statement. */
+export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
+  if (postIds.length === 0) return [];
   return db
     .updateTable('posts')
     .set({ publish_attempt_started_at: sql`now()` })
-    .where('id', '=', postId)
+    .where('id', 'in', [...postIds])
     .where('status', '=', 'publishing')
     .returningAll()
     .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
-    .executeTakeFirst();
+    .execute();
 }
 
 /** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../src/errors';
-import { insertPosts, recordPublishedAll } from '../../src/posts/repository';
+import { beginPublishAttempts, insertPosts, recordPublishedAll } from '../../src/posts/repository';
 import { loadLimits, reserveQuota, usageFor, usageMonth, type Charge } from '../../src/quota/quota';
 import { searchAttributesOf, workflowSearchAttributes } from '../../src/temporal/search-attributes';
 import { createUser } from '../../src/users/users';
@@ -114,5 +114,23 @@ describe('Publish writes: quota in one statement, a group recorded together', fu
     assert.deepEqual(fromRows, await workflowSearchAttributes(database.db, { postIds: rows.map((r) => r.id) }));
     assert.equal(fromRows.find((p) => p.key.name === 'GroupId')?.value, groupId);
     assert.deepEqual(fromRows.find((p) => p.key.name === 'PostId')?.value, rows.map((r) => r.id).sort());
+  });
+
+  it("marks a group's platform calls begun in one statement: only publishing rows, each saying whether an earlier call was left open", async () => {
+    const user = await createUser(database.db, { plan: 'enterprise' });
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    await database.db.transaction().execute((trx) =>
+      insertPosts(trx, ids.map((id, i) => ({ id, user_id: user.id, platform: 'x' as const, text: `begin ${i}`, status: i === 2 ? ('published' as const) : ('publishing' as const) }))),
+    );
+    const first = await beginPublishAttempts(database.db, [ids[0]!]);
+    assert.deepEqual(first.map((r) => [r.id, r.earlier_attempt_open]), [[ids[0], false]]);
+    const group = await beginPublishAttempts(database.db, ids);
+    assert.deepEqual(
+      new Map(group.map((r) => [r.id, r.earlier_attempt_open])),
+      new Map([
+        [ids[0], true],
+        [ids[1], false],
+      ]),
+    );
   });
 });
