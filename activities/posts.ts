@@ -1,11 +1,11 @@
-import { CredentialRenewalPending, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
+import { CredentialRenewalPending, markConnectionLost, publishingContextOf, publishingContextsOf } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
-import { isPlatformFailure } from '../src/platforms/types';
+import { isPlatformFailure, type PlatformContext } from '../src/platforms/types';
 
 /**
  * The activities of one post's publication (`workflows/publish-post.ts`): each is a call of `src/posts/repository.ts`
@@ -27,8 +27,62 @@ export type PublishAttempt =
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
 
+/** A `publishing` row whose platform call was just marked as begun. */
+type BegunAttempt = NonNullable<Awaited<ReturnType<typeof posts.beginPublishAttempt>>>;
+
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
+
+  /**
+   * One create on the platform, not yet recorded: a refusal (or a row no longer `publishing`) as the attempt to
+   * report, or what the platform took with the outcome to record. The callers record it (one post, or a group's
+   * together) and report `recorded: false` when that failed, so the workflow records it and never sends again.
+   */
+  async function sendOnce(
+    postId: string,
+    now: number,
+    begun?: { row: BegunAttempt | undefined; ctx: PlatformContext | null },
+  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number } }> {
+    const started = Date.now();
+    const row = begun ? begun.row : await posts.beginPublishAttempt(db, postId);
+    if (!row) return { ok: false, kind: 'not_publishing' };
+    const ctx = begun ? begun.ctx : await publishingContextOf(rt, row);
+    if (!ctx) return refusalOf(row.platform, 'account_inactive');
+    const request = await publishRequestFor(rt, row);
+    const adapter = rt.adapters[row.platform];
+    let published;
+    try {
+      if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return refusalOf(row.platform, 'unknown_outcome');
+      const found = row.earlier_attempt_open && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
+      published = found ?? (await adapter.publish(ctx, request));
+    } catch (err) {
+      if (!isPlatformFailure(err)) throw err;
+      rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
+      if (err.kind !== 'unknown_outcome') await posts.clearPublishAttempt(db, row.id);
+      if (err instanceof CredentialRenewalPending) return { ...refusalFromFailure(row.platform, err), awaitingCredential: true };
+      return refusalFromFailure(row.platform, err);
+    }
+    return {
+      attempt: {
+        ok: true,
+        platformPostId: published.platformPostId,
+        url: published.url,
+        hasFirstComment: row.first_comment_text !== null && row.first_comment_status === 'pending',
+        hasMedia: mediaIdsOf(row).length > 0,
+      },
+      outcome: { platformPostId: published.platformPostId, url: published.url, publishedAt: now + (Date.now() - started) },
+    };
+  }
+
+  /** `then` handlers of a recording after the platform took the post(s): true, or false with the failure logged. */
+  const recordedOrLogged = (postIds: string) =>
+    [
+      () => true,
+      (err: unknown) => {
+        rt.logger.error({ err, postIds }, 'published, but the row could not be recorded yet; the workflow records it');
+        return false;
+      },
+    ] as const;
 
   const activities = {
     /**
@@ -56,54 +110,37 @@ export function createPostActivities(rt: PostsRuntime) {
      * `now` is the workflow's clock at the attempt; `published_at` is that plus the time the call took.
      */
     async publishToPlatform(input: { postId: string; now: number }): Promise<PublishAttempt> {
-      const started = Date.now();
-      const row = await posts.beginPublishAttempt(db, input.postId);
-      if (!row) return { ok: false, kind: 'not_publishing' };
-      const ctx = await publishingContextOf(rt, row);
-      if (!ctx) return refusalOf(row.platform, 'account_inactive');
-      const request = await publishRequestFor(rt, row);
-      const adapter = rt.adapters[row.platform];
-      let published;
-      try {
-        if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return refusalOf(row.platform, 'unknown_outcome');
-        const found = row.earlier_attempt_open && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
-        published = found ?? (await adapter.publish(ctx, request));
-      } catch (err) {
-        if (!isPlatformFailure(err)) throw err;
-        rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
-        if (err.kind !== 'unknown_outcome') await posts.clearPublishAttempt(db, row.id);
-        if (err instanceof CredentialRenewalPending) return { ...refusalFromFailure(row.platform, err), awaitingCredential: true };
-        return refusalFromFailure(row.platform, err);
-      }
-      const outcome = { platformPostId: published.platformPostId, url: published.url, publishedAt: input.now + (Date.now() - started) };
-      const recorded = await posts.recordPublished(db, row.id, outcome).then(
-        () => true,
-        (err) => {
-          rt.logger.error({ err, postId: row.id }, 'published, but the row could not be recorded yet; the workflow records it');
-          return false;
-        },
-      );
-      return {
-        ok: true,
-        platformPostId: published.platformPostId,
-        url: published.url,
-        recorded,
-        hasFirstComment: row.first_comment_text !== null && row.first_comment_status === 'pending',
-        hasMedia: mediaIdsOf(row).length > 0,
-      };
+      const attempt = await sendOnce(input.postId, input.now);
+      if (!('outcome' in attempt)) return attempt;
+      const recorded = await posts.recordPublished(db, input.postId, attempt.outcome).then(...recordedOrLogged(input.postId));
+      return { ...attempt.attempt, recorded };
     },
 
     /**
-     * The first attempt of every post of an immediate fan-out, in one activity (one dispatch instead of 25). A post
-     * whose attempt failed outside the platform (a database error) is reported `error`, and the workflow attempts it
-     * again on its own; its mark in the row keeps that second attempt from sending blindly.
+     * The first attempt of every post of an immediate fan-out, in one activity (one dispatch instead of 25), their
+     * platform calls concurrent and the posts the platforms took recorded together in one transaction (not 25). A
+     * post whose attempt failed outside the platform (a database error) is reported `error`, and the workflow
+     * attempts it again on its own; its mark in the row keeps that second attempt from sending blindly.
      */
     async publishGroupToPlatforms(input: { postIds: string[]; now: number }): Promise<Record<string, PublishAttempt | { ok: false; kind: 'error' }>> {
-      const attempts = await Promise.allSettled(input.postIds.map((postId) => activities.publishToPlatform({ postId, now: input.now })));
+      // Marked and their credentials read in one statement each (not 25). A failed mark: each post marks its own. A
+      // failed read after the mark: every post reports `error`, as a post failing there alone does.
+      const marked = await posts.beginPublishAttempts(db, input.postIds).catch(() => null);
+      const contexts = marked && (await publishingContextsOf(rt, marked).catch(() => null));
+      const rows = new Map((marked ?? []).map((row) => [row.id, row]));
+      const attempts = await Promise.allSettled(
+        input.postIds.map((postId) => {
+          if (!marked) return sendOnce(postId, input.now);
+          if (!contexts) return Promise.reject(new Error('the accounts of a group could not be read'));
+          return sendOnce(postId, input.now, { row: rows.get(postId), ctx: contexts.get(postId) ?? null });
+        }),
+      );
+      const taken = attempts.flatMap((settled, i) => (settled.status === 'fulfilled' && 'outcome' in settled.value ? [{ postId: input.postIds[i]!, ...settled.value.outcome }] : []));
+      const recorded = await posts.recordPublishedAll(db, taken).then(...recordedOrLogged(input.postIds.join(',')));
       return Object.fromEntries(
         input.postIds.map((postId, i) => {
           const settled = attempts[i]!;
-          if (settled.status === 'fulfilled') return [postId, settled.value];
+          if (settled.status === 'fulfilled') return [postId, 'outcome' in settled.value ? { ...settled.value.attempt, recorded } : settled.value];
           rt.logger.error({ err: settled.reason, postId }, 'a first attempt of a group failed outside the platform; it is attempted again alone');
           return [postId, { ok: false as const, kind: 'error' as const }];
         }),

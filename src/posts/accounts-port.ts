@@ -1,4 +1,4 @@
-import { AccountNotConnectedError, loadPlatformContext } from '../accounts/platform-context';
+import { AccountNotConnectedError, loadPlatformContext, loadPlatformContexts } from '../accounts/platform-context';
 import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow } from '../db/tables/posts';
@@ -59,6 +59,17 @@ export async function publishingContextOf(rt: PostsRuntime, row: PostRow): Promi
     if (err instanceof AccountNotConnectedError) return null;
     throw err;
   }
+}
+
+/** `publishingContextOf` of many posts (an immediate fan-out's) in one query: by post id. */
+export async function publishingContextsOf(rt: PostsRuntime, rows: readonly PostRow[]): Promise<Map<string, PlatformContext | null>> {
+  const accounts = await loadPlatformContexts(rt.db, rt.sealedBox, [...new Set(rows.flatMap((row) => (row.account_id === null ? [] : [row.account_id])))]);
+  return new Map(
+    rows.map((row) => {
+      const found = row.account_id === null ? undefined : accounts.get(row.account_id);
+      return [row.id, found?.account.active ? found.ctx : null];
+    }),
+  );
 }
 
 export { loadPlatformContext, AccountNotConnectedError };

@@ -10,6 +10,7 @@ import { validatePostRequest, type CreatePostBody, type AccountBody, type Accoun
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { insertPosts, scheduledTimesOf, statusOf } from './repository';
+import type { SearchedPost } from '../temporal/search-attributes';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 
 /**
@@ -47,9 +48,10 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
     newRow(plan, { userId, groupId, workflowId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }),
   );
   try {
+    // The quota last: it locks the user's month row, which every publish of this user waits for, until the commit.
     await rt.db.transaction().execute(async (trx) => {
-      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) });
       await insertPosts(trx, rows);
+      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) });
     });
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(media.downloaded).catch(() => undefined);
@@ -60,9 +62,9 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
   if (workflowId !== null) {
     const postIds = rows.map((row) => row.id);
-    await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds), true);
+    await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds, rows), true);
   } else if (!draft) {
-    await runWorkflows(rt, created, immediate);
+    await runWorkflows(rt, rows, immediate);
   }
   return publishOutcome(rt, { created, fanOut, groupId, draft, warnings });
 }
@@ -99,9 +101,9 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
   return charges;
 }
 
-/** Starts one `publishPost` per post, in parallel; immediate posts are awaited (see `startAndAwait`). */
-export async function runWorkflows(rt: PostsRuntime, posts: ReadonlyArray<{ id: string }>, awaitResults: boolean): Promise<void> {
-  await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults }), awaitResults)));
+/** Starts one `publishPost` per post (rows just written), in parallel; immediate posts are awaited (see `startAndAwait`). */
+export async function runWorkflows(rt: PostsRuntime, posts: readonly SearchedPost[], awaitResults: boolean): Promise<void> {
+  await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults)));
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
 import { precompiled } from '../db/precompiled';
-import { refundQuota, spendQuota } from '../quota/quota';
+import { refundQuota, spendQuota, spendReservedOf } from '../quota/quota';
 import { toPostView, type PostView } from './post-view';
 
 /**
@@ -274,14 +274,20 @@ export async function claimScheduled(db: Db, postId: string): Promise<boolean> {
  * reported back (its mark still set). One statement: the subquery reads the row as it was before this update.
  */
 export async function beginPublishAttempt(db: Db, postId: string) {
+  return (await beginPublishAttempts(db, [postId]))[0];
+}
+
+/** `beginPublishAttempt` of many posts (an immediate fan-out's first attempts) in one statement. */
+export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
+  if (postIds.length === 0) return [];
   return db
     .updateTable('posts')
     .set({ publish_attempt_started_at: sql`now()` })
-    .where('id', '=', postId)
+    .where('id', 'in', [...postIds])
     .where('status', '=', 'publishing')
     .returningAll()
     .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
-    .executeTakeFirst();
+    .execute();
 }
 
 /** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */
@@ -290,24 +296,34 @@ export async function clearPublishAttempt(db: Db, postId: string): Promise<void>
 }
 
 /** The platform took it: `publishing` → `published` and its reservations spent, in one transaction. */
-export async function recordPublished(db: Db, postId: string, outcome: { platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const published = await trx
-      .updateTable('posts')
-      .set({
-        status: 'published',
-        platform_post_id: outcome.platformPostId,
-        platform_post_url: outcome.url,
-        published_at: new Date(outcome.publishedAt),
-        error_message: null,
-        updated_at: sql`now()`,
-      })
-      .where('id', '=', postId)
-      .where('status', '=', 'publishing')
-      .returning('id')
-      .execute();
-    await spendQuota(trx, published.map((r) => r.id), publishedCharges);
-  });
+export async function recordPublished(db: Db, postId: string, outcome: PublishedOutcome): Promise<void> {
+  await recordPublishedAll(db, [{ postId, ...outcome }]);
+}
+
+interface PublishedOutcome {
+  platformPostId: string;
+  url: string | null;
+  publishedAt: number;
+}
+
+/**
+ * `recordPublished` of many posts (an immediate fan-out's first attempts) in one statement, whatever their number
+ * (atomic as a transaction, one round trip): each row changes only if it is still `publishing`, and only the rows
+ * that changed spend their reservations.
+ */
+export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string }>): Promise<void> {
+  if (outcomes.length === 0) return;
+  await sql`
+    with published as (
+      update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
+        published_at = outcome.published_at, error_message = null, updated_at = now()
+      from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[],
+                  ${outcomes.map((o) => o.url)}::text[], ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[])
+        as outcome(id, platform_post_id, url, published_at)
+      where posts.id = outcome.id and posts.status = 'publishing'
+      returning posts.id
+    )
+    ${spendReservedOf(sql`select id from published`, publishedCharges)}`.execute(db);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { InternalConnectionLikeSymbol, WorkflowNotFoundError, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
 import type { PublishGroupInput } from '../../workflows/publish-group';
 import type { PublishPostInput } from '../../workflows/publish-post';
-import { workflowSearchAttributes } from '../temporal/search-attributes';
+import { searchAttributesOf, workflowSearchAttributes, type SearchedPost } from '../temporal/search-attributes';
 import type { PostsRuntime } from './runtime';
 
 /**
@@ -37,14 +37,15 @@ function canStartEagerly(temporal: Client): boolean {
 /**
  * Starts the post's workflow; when one with this id is already running it is used as is (the reconciler and the
  * API may both ask), so a post never gets two. An immediate post, whose request waits, starts eagerly where it can.
+ * `post`: its row when the caller holds it (the API just wrote it), so its search attributes need no read.
  */
-export async function startPublishWorkflow(rt: PostsRuntime, postId: string, options: { immediate?: boolean } = {}): Promise<WorkflowHandle> {
+export async function startPublishWorkflow(rt: PostsRuntime, postId: string, options: { immediate?: boolean; post?: SearchedPost } = {}): Promise<WorkflowHandle> {
   const temporal = client(rt);
   return temporal.workflow.start('publishPost', {
     workflowId: postWorkflowId(postId),
     taskQueue: rt.taskQueue,
     args: [publishInput(rt, postId, options.immediate)],
-    typedSearchAttributes: await workflowSearchAttributes(rt.db, { postIds: [postId] }),
+    typedSearchAttributes: options.post ? searchAttributesOf([options.post]) : await workflowSearchAttributes(rt.db, { postIds: [postId] }),
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: options.immediate === true && canStartEagerly(temporal),
   });
@@ -54,14 +55,14 @@ export async function startPublishWorkflow(rt: PostsRuntime, postId: string, opt
  * Starts the workflow that publishes an immediate fan-out's posts together (same reuse rule as a post's). The
  * reconciler restarts it with the posts still `publishing`; each attempt looks before it sends again.
  */
-export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, postIds: readonly string[]): Promise<WorkflowHandle> {
+export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, postIds: readonly string[], posts?: readonly SearchedPost[]): Promise<WorkflowHandle> {
   const temporal = client(rt);
   const input: PublishGroupInput = { groupId, postIds: [...postIds], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
   return temporal.workflow.start('publishGroup', {
     workflowId: groupWorkflowId(groupId),
     taskQueue: rt.taskQueue,
     args: [input],
-    typedSearchAttributes: await workflowSearchAttributes(rt.db, { postIds }),
+    typedSearchAttributes: posts ? searchAttributesOf(posts) : await workflowSearchAttributes(rt.db, { postIds }),
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: canStartEagerly(temporal),
   });

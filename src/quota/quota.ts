@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { ReservationKind } from '../db/tables/quota';
 import { ApiError } from '../errors';
@@ -49,7 +49,8 @@ function plural(n: number, word: string): string {
 
 /**
  * Reserves `charges` for `userId` in the month of `now`, or throws 429 `usage_limit_exceeded` (no Retry-After) with
- * the arithmetic of the shortfall. Must run inside the transaction that inserts the posts.
+ * the arithmetic of the shortfall. Must run inside the transaction that inserts the posts, as its last statement
+ * (the user's month row stays locked until the commit), and the caller must let a refusal roll that transaction back.
  */
 export async function reserveQuota(
   trx: Transaction<Database>,
@@ -57,18 +58,38 @@ export async function reserveQuota(
 ): Promise<void> {
   if (input.charges.length === 0) return;
   const month = usageMonth(input.now);
-  // One statement creates the month's row if needed and locks it (the no-op update takes the row lock), so every
-  // concurrent request of this user waits here and reads the counters the previous one committed.
-  const usage = await trx
-    .insertInto('usage_months')
-    .values({ user_id: input.userId, month })
-    .onConflict((oc) => oc.columns(['user_id', 'month']).doUpdateSet({ posts: sql`usage_months.posts` }))
-    .returningAll()
-    .executeTakeFirstOrThrow();
-
   const { limits } = input;
-  const planLabel = plans[limits.planName] ? `the ${limits.planName[0]!.toUpperCase()}${limits.planName.slice(1)} plan` : 'your plan';
+  const postsNeeded = input.charges.filter((c) => postKinds.has(c.kind)).length;
   const scheduledNeeded = input.charges.filter((c) => c.kind === 'scheduled').length;
+  const xLinks = input.charges.filter((c) => xLinkKinds.has(c.kind)).length;
+  // Post charges past the monthly post quota are overage (billed per post on paid plans): the n-th post charge of
+  // this request is overage when the counter before it plus n reaches the quota.
+  const postQuota = Number.isFinite(limits.postsPerMonth) ? limits.postsPerMonth : null;
+  let ordinal = 0;
+  const postOrdinals = input.charges.map((c) => (postKinds.has(c.kind) ? ordinal++ : null));
+  // One statement, the user's month row taken last and held only until the commit: it creates or locks the row and
+  // adds this request's charges (so every concurrent request of this user waits here and counts on top of the
+  // previous one's committed counters), and inserts the reservations. A request over a hard limit is refused below,
+  // after the fact: the caller's transaction rolls all of it back.
+  const { rows } = await sql<{ posts_before: number; scheduled_before: number }>`
+    with usage as (
+      insert into usage_months as u (user_id, month, posts, scheduled, overage, x_link_posts)
+      values (${input.userId}, ${month}, ${postsNeeded}, ${scheduledNeeded}, ${postQuota === null ? 0 : Math.max(0, postsNeeded - Math.max(0, postQuota))}, ${xLinks})
+      on conflict (user_id, month) do update set
+        posts = u.posts + excluded.posts,
+        scheduled = u.scheduled + excluded.scheduled,
+        overage = u.overage + coalesce(greatest(0, excluded.posts - greatest(0, ${postQuota}::integer - u.posts)), 0),
+        x_link_posts = u.x_link_posts + excluded.x_link_posts
+      returning u.posts - ${postsNeeded}::integer as posts_before, u.scheduled - ${scheduledNeeded}::integer as scheduled_before
+    ), reserved as (
+      insert into quota_reservations (user_id, post_id, month, kind, overage)
+      select ${input.userId}, charge.post_id, ${month}, charge.kind, coalesce(charge.post_ordinal >= greatest(0, ${postQuota}::integer - usage.posts_before), false)
+      from usage, unnest(${input.charges.map((c) => c.postId)}::uuid[], ${input.charges.map((c) => c.kind)}::text[], ${postOrdinals}::integer[]) as charge(post_id, kind, post_ordinal)
+    )
+    select posts_before, scheduled_before from usage`.execute(trx);
+  const usage = { posts: rows[0]!.posts_before, scheduled: rows[0]!.scheduled_before };
+
+  const planLabel = plans[limits.planName] ? `the ${limits.planName[0]!.toUpperCase()}${limits.planName.slice(1)} plan` : 'your plan';
   if (scheduledNeeded > 0 && usage.scheduled + scheduledNeeded > limits.scheduledPerMonth) {
     const left = Math.max(0, limits.scheduledPerMonth - usage.scheduled);
     throw new ApiError(
@@ -76,7 +97,6 @@ export async function reserveQuota(
       `Monthly scheduled-post quota reached: ${usage.scheduled} of ${plural(limits.scheduledPerMonth, 'scheduled post')} used this month on ${planLabel}; this request needs ${scheduledNeeded} and ${left} ${left === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
     );
   }
-  const postsNeeded = input.charges.filter((c) => postKinds.has(c.kind)).length;
   const postsLeft = Math.max(0, limits.postsPerMonth - usage.posts);
   if (limits.postQuotaHard && postsNeeded > postsLeft) {
     throw new ApiError(
@@ -84,29 +104,6 @@ export async function reserveQuota(
       `Monthly post quota reached: ${usage.posts} of ${plural(limits.postsPerMonth, 'post')} used this month on ${planLabel}; this request needs ${postsNeeded} (first comments count as posts) and ${postsLeft} ${postsLeft === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
     );
   }
-
-  let withinQuota = postsLeft;
-  const rows = input.charges.map((charge) => {
-    let overage = false;
-    if (postKinds.has(charge.kind)) {
-      if (withinQuota > 0) withinQuota -= 1;
-      else overage = true;
-    }
-    return { user_id: input.userId, post_id: charge.postId, month, kind: charge.kind, overage };
-  });
-  // One statement: the reservations and the counters they add to.
-  await trx
-    .with('reserved', (qb) => qb.insertInto('quota_reservations').values(rows))
-    .updateTable('usage_months')
-    .set({
-      posts: sql`posts + ${postsNeeded}`,
-      scheduled: sql`scheduled + ${scheduledNeeded}`,
-      overage: sql`overage + ${rows.filter((r) => r.overage).length}`,
-      x_link_posts: sql`x_link_posts + ${rows.filter((r) => xLinkKinds.has(r.kind)).length}`,
-    })
-    .where('user_id', '=', input.userId)
-    .where('month', '=', month)
-    .execute();
 }
 
 /**
@@ -154,13 +151,16 @@ export async function refundQuota(db: Db | Transaction<Database>, postIds: reado
 /** The platform took it: the reservations of `postIds` (all kinds, or only `kinds`) are spent for good. */
 export async function spendQuota(db: Db | Transaction<Database>, postIds: readonly string[], kinds?: readonly ReservationKind[]): Promise<void> {
   if (postIds.length === 0) return;
-  let update = db
-    .updateTable('quota_reservations')
-    .set({ state: 'spent', updated_at: sql`now()` })
-    .where('post_id', 'in', postIds)
-    .where('state', '=', 'reserved');
-  if (kinds) update = update.where('kind', 'in', kinds);
-  await update.execute();
+  await spendReservedOf(sql`select unnest(${postIds}::uuid[])`, kinds).execute(db);
+}
+
+/**
+ * `spendQuota` as a statement of its own, for the posts a query names (`select <post id> ...`), so a caller can make
+ * it the last step of one statement whose earlier steps decide which posts spend (see `recordPublishedAll`).
+ */
+export function spendReservedOf(postIds: RawBuilder<unknown>, kinds?: readonly ReservationKind[]): RawBuilder<unknown> {
+  const ofKinds = kinds ? sql` and kind = any(${[...kinds]}::text[])` : sql``;
+  return sql`update quota_reservations set state = 'spent', updated_at = now() where post_id in (${postIds}) and state = 'reserved'${ofKinds}`;
 }
 
 interface UsageSnapshot {

@@ -25,6 +25,15 @@ const INDEXED_VALUE_TYPE = { KEYWORD: 2, KEYWORD_LIST: 7 } as const;
  */
 let attachSearchAttributes = true;
 
+/** What the search attributes of a post's workflow are made of (a `posts` row, or the row about to be written). */
+export interface SearchedPost {
+  id: string;
+  user_id: string;
+  platform: string;
+  thread_id?: string | null;
+  group_id?: string | null;
+}
+
 /** The search attributes of the workflow that publishes these posts (read from their rows). */
 export async function workflowSearchAttributes(db: Db, where: { postIds?: readonly string[]; threadId?: string }): Promise<SearchAttributePair[]> {
   if (!attachSearchAttributes) return [];
@@ -32,8 +41,13 @@ export async function workflowSearchAttributes(db: Db, where: { postIds?: readon
   if (where.threadId) query = query.where('thread_id', '=', where.threadId);
   else if (where.postIds?.length) query = query.where('id', 'in', [...where.postIds]);
   else return [];
-  const rows = await query.execute();
-  if (rows.length === 0) return [];
+  return searchAttributesOf(await query.execute());
+}
+
+/** The same from rows the caller holds (the API, which has just written them): no read. */
+export function searchAttributesOf(posts: readonly SearchedPost[]): SearchAttributePair[] {
+  if (!attachSearchAttributes || posts.length === 0) return [];
+  const rows = [...posts].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)); // as `order by id` (uuid)
   const first = rows[0]!;
   const pairs: SearchAttributePair[] = [
     { key: searchAttributeKeys.PostId, value: rows.map((r) => r.id) },

@@ -1,0 +1,62 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/**
+ * CPU time of processes from /proc (Linux), for the benches that put each side in its own process. Same reading as
+ * bench/reads.ts: utime+stime in clock ticks (USER_HZ = 100), so a figure is good to 10 ms per process.
+ */
+
+const ticksPerSecond = 100;
+
+/** The fields after "pid (comm) ": state is 0, the parent pid 1, utime 11, stime 12, cutime 13, cstime 14. */
+function statFields(file: string): string[] | null {
+  try {
+    return readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
+  } catch {
+    return null; // exited
+  }
+}
+
+/** utime+stime of a process in ms; with `children`, also the CPU of the children it reaped (cutime+cstime). */
+export function cpuMs(pid: number, children = false): number {
+  const fields = statFields(`/proc/${pid}/stat`);
+  if (!fields) return 0;
+  const ticks = Number(fields[11]) + Number(fields[12]) + (children ? Number(fields[13]) + Number(fields[14]) : 0);
+  return (ticks * 1000) / ticksPerSecond;
+}
+
+/** PostgreSQL's whole CPU: the postmaster with what it reaped, plus every live child (backends, walwriter...). */
+export function postgresCpuMs(postmasterPid: number): number {
+  let total = cpuMs(postmasterPid, true);
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const fields = statFields(`/proc/${name}/stat`);
+    if (fields && Number(fields[1]) === postmasterPid) total += cpuMs(Number(name));
+  }
+  return total;
+}
+
+/**
+ * A process's CPU by thread name (ms): in a Node process running a Temporal worker, `node` is the main thread (HTTP,
+ * activities), the SDK's workflow threads and sdk-core's tokio threads have their own names, V8 and libuv theirs.
+ */
+export function cpuMsByThread(pid: number): Record<string, number> {
+  const byName: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const tid of tids) {
+    let name: string;
+    try {
+      name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      continue;
+    }
+    const fields = statFields(`/proc/${pid}/task/${tid}/stat`);
+    if (!fields) continue;
+    byName[name] = (byName[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
+  }
+  return byName;
+}
