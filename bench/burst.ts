@@ -16,7 +16,7 @@
 // Usage: node <out>/bench/burst.js [posts=2000] [shapes=fanout,single]
 // HERALD_BENCH_PROFILE=<dir> writes a CPU profile of the Herald process for each drain (T to the last receipt).
 import { fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -29,41 +29,13 @@ import { testEncryptionKey } from '../test/helpers/api';
 import { insertXAccount } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
 import { percentile } from './percentile';
+import { cpuMs, postgresCpuMs } from './proc-cpu';
 
 const [N = 2000] = process.argv.slice(2, 3).map(Number);
 const SHAPES = (process.argv[3] ?? 'fanout,single').split(',') as Array<'fanout' | 'single'>;
 const FAN = 25;
 const CLIENTS = 8;
 const DRAIN_CAP_MS = 90_000;
-const ticksPerSecond = 100; // USER_HZ on Linux
-
-function cpuMs(pid: number, children = false): number {
-  const stat = safeRead(`/proc/${pid}/stat`);
-  if (!stat) return 0;
-  // After "pid (comm) ": utime is field 11, stime 12, cutime 13, cstime 14.
-  const fields = stat.split(') ')[1]!.split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]) + (children ? Number(fields[13]) + Number(fields[14]) : 0);
-  return (ticks * 1000) / ticksPerSecond;
-}
-
-/** PostgreSQL's whole CPU: the postmaster with what it reaped, plus every live child (backends, walwriter...). */
-function postgresCpuMs(postmasterPid: number): number {
-  let total = cpuMs(postmasterPid, true);
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = safeRead(`/proc/${name}/stat`);
-    if (stat && Number(stat.split(') ')[1]!.split(' ')[1]) === postmasterPid) total += cpuMs(Number(name));
-  }
-  return total;
-}
-
-function safeRead(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-}
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const load = () => os.loadavg().map((n) => n.toFixed(2)).join(' ');
