@@ -28,6 +28,7 @@ import { percentile } from './percentile';
 import { cpuMs, postgresCpuMs } from './proc-cpu';
 
 const [SECONDS = 3, CLIENTS = 8, DRAFTS = 20_000] = process.argv.slice(2).map(Number);
+
 interface Side {
   name: 'herald' | 'bare';
   child: ChildProcess;
