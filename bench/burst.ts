@@ -5,16 +5,18 @@
 //   - fanout: N/25 requests of `account_ids` (25 accounts each), all with the same `schedule_at`;
 //   - single: N requests of one `account_id` each.
 // The instant is chosen after a warm-up of the same shape (8 requests at far-future times) measured how fast posts
-// can be scheduled: T = now + the time N posts took at the warm-up's (sequential) rate + 10 s. Lateness of a post = the stand-in's
-// receipt time of its create minus T. Printed per shape: lateness p50/p99/max, how many within 5 s and 15 s, the drain
+// can be scheduled: T = now + the time N posts take at the warm-up's (sequential) rate + 10 s. Lateness of a post =
+// the stand-in's receipt time of its create minus T. Printed per shape: lateness p50/p99/max, how many within 5 s and 15 s, the drain
 // rate (N / (last receipt - T)), CPU seconds per process from /proc between T and the last receipt (Herald = API +
 // worker + temporal-dev, one process; PostgreSQL = the whole cluster; stand-in = this process), duplicates, rows
 // left unpublished. Baseline, same run, same database and stand-in, Herald stopped: a bare scheduler process
 // (bench/burst-side.ts `bare`) that at T claims due rows 100 at a time in one statement and calls the platform 32 at
 // once, one update per post: what the burst costs with no workflow engine at all.
-// Lateness figures depend on the machine's load: compare them within one run. Bounded (~4 minutes at N=2000).
+// Lateness figures depend on the machine's load: compare them within one run. Bounded: 4–5 minutes at N=2000
+// here, and it gives up after 8.
 // Usage: node <out>/bench/burst.js [posts=2000] [shapes=fanout,single]
-// HERALD_BENCH_PROFILE=<dir> writes a CPU profile of the Herald process for each drain (T to the last receipt).
+// HERALD_BENCH_PROFILE=<dir> writes a CPU profile of the Herald process's main thread for each drain (T to the last
+// receipt; .cpuprofile, for Chrome DevTools); the workflow thread and sdk-core's threads are not in it.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
