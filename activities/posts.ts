@@ -117,6 +117,24 @@ export function createPostActivities(rt: PostsRuntime) {
     },
 
     /**
+     * `claimPost`, and when it says publish, `publishToPlatform` in the same activity: a scheduled post that comes
+     * due costs one local activity and one workflow activation fewer (a burst of them at :00 is bound by that cost).
+     * A claim that fails (the database) is reported `claim: null` and the workflow claims again with the retried
+     * `claimPost`; a failure of the attempt itself surfaces as `publishToPlatform`'s would.
+     */
+    async claimAndPublish(input: { postId: string; now: number; notBefore: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
+      let claim: ClaimResult;
+      try {
+        claim = await activities.claimPost(input);
+      } catch (err) {
+        rt.logger.warn({ err, postId: input.postId }, 'claiming a due post failed; the workflow claims it again with retries');
+        return { claim: null };
+      }
+      if (claim.kind !== 'publish') return { claim };
+      return { claim, attempt: await activities.publishToPlatform({ postId: input.postId, now: input.now }) };
+    },
+
+    /**
      * The first attempt of every post of an immediate fan-out, in one activity (one dispatch instead of 25), their
      * platform calls concurrent and the posts the platforms took recorded together in one transaction (not 25). A
      * post whose attempt failed outside the platform (a database error) is reported `error`, and the workflow

@@ -13,7 +13,7 @@
 // HERALD_BENCH_CASES=<text> runs only the cases whose name contains it;
 // HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and prints the top statements by total time after the run.
 import { fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -26,43 +26,10 @@ import { migrateToLatest } from '../src/db/migrate';
 import { createUser } from '../src/users/users';
 import { seedPublishedThenDrafts } from '../test/helpers/listing-seed';
 import { percentile } from './percentile';
+import { cpuMs, postgresCpuMs } from './proc-cpu';
 
 const [SECONDS = 3, CLIENTS = 8, DRAFTS = 20_000] = process.argv.slice(2).map(Number);
-const ticksPerSecond = 100; // USER_HZ on Linux
 const WARM_UP_SECONDS = 1;
-
-/** utime+stime of a process in ms; with `children`, also the CPU of the children it reaped (cutime+cstime). */
-function cpuMs(pid: number, children = false): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    // After "pid (comm) ": state is field 0, utime 11, stime 12, cutime 13, cstime 14.
-    const ticks = Number(fields[11]) + Number(fields[12]) + (children ? Number(fields[13]) + Number(fields[14]) : 0);
-    return (ticks * 1000) / ticksPerSecond;
-  } catch {
-    return 0; // exited
-  }
-}
-
-/** PostgreSQL's whole CPU: the postmaster with what it reaped, plus every live child (backends, walwriter...). */
-function postgresCpuMs(postmasterPid: number): number {
-  let total = cpuMs(postmasterPid, true);
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const stat = safeRead(`/proc/${name}/stat`);
-    // After "pid (comm) ": the parent pid is field 1.
-    if (stat && Number(stat.split(') ')[1]!.split(' ')[1]) === postmasterPid) total += cpuMs(Number(name));
-  }
-  return total;
-}
-
-function safeRead(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-}
-
 
 interface Side {
   name: 'herald' | 'bare';

@@ -49,7 +49,8 @@ export async function startHerald(
     }
   };
   try {
-    const database = await connectDatabase(config, { logger, applicationName: 'herald-api' });
+    // 20 connections: the API and the worker's local activities share the pool (a burst of due posts runs ~100 at once).
+    const database = await connectDatabase(config, { logger, applicationName: 'herald-api', poolSize: 20 });
     cleanups.push(() => database.close());
 
     // Platform adapters and the credentials box, built once; the API verifies connections with them.

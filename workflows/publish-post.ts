@@ -1,4 +1,4 @@
-import { condition, continueAsNew, defineSignal, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, defineSignal, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { ClaimResult, PublishAttempt } from '../activities/posts';
 import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, type PublishPostResult } from './post-steps';
@@ -33,6 +33,9 @@ export interface PublishPostInput {
 /** A post edited or rescheduled many times starts a fresh history rather than growing one without bound. */
 const HISTORY_LIMIT = 2_000;
 
+/** Patch id: the claim and the platform attempt of a due post run as one local activity (`claimAndPublish`). */
+const CLAIM_AND_PUBLISH = 'claim-and-publish';
+
 const reschedulePost = defineSignal('reschedulePost');
 const postEdited = defineSignal('postEdited');
 const cancelPost = defineSignal<[string | null]>('cancelPost');
@@ -50,7 +53,12 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
   for (;;) {
     // Reset before reading: a change signalled while the row is being read still wakes the wait that follows.
     woken = false;
-    const claim: ClaimResult = await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore });
+    // Claim and attempt in one local activity; a failed claim is made again with the bookkeeping retries. Runs
+    // recorded before this change replay their separate claim (the patch marker says which).
+    const step = patched(CLAIM_AND_PUBLISH)
+      ? await platformCall.claimAndPublish({ postId: input.postId, now: Date.now(), notBefore })
+      : { claim: null, attempt: undefined };
+    const claim: ClaimResult = step.claim ?? (await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore }));
     if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
     if (claim.kind === 'wait') {
       await condition(() => woken, Math.max(1, claim.until - Date.now()));
@@ -61,7 +69,7 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
     }
     const scheduled = claim.scheduled;
 
-    const attempt: PublishAttempt = await platformCall.publishToPlatform({ postId: input.postId, now: Date.now() });
+    const attempt: PublishAttempt = step.attempt ?? (await platformCall.publishToPlatform({ postId: input.postId, now: Date.now() }));
     if (attempt.ok) return afterPublished(input.postId, attempt);
     if (attempt.kind === 'not_publishing') return { outcome: 'gone' };
     const next = await afterRefusal(input.postId, attempt, {

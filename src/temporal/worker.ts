@@ -44,6 +44,13 @@ export function grpcCompressionFor(address: string): { codec: 'gzip' | 'none' } 
   return { codec: loopback ? 'none' : 'gzip' };
 }
 
+/**
+ * A burst of scheduled posts due at one instant (issue 15) is as many workflow tasks at once, each waiting mostly
+ * on the database and the platform: more of them in flight keeps the process busy instead of waiting. Measured
+ * with `npm run bench:burst`.
+ */
+const burstWorkerOptions = { maxConcurrentWorkflowTaskExecutions: 100, maxConcurrentLocalActivityExecutions: 200 };
+
 interface TemporalParts {
   client: Client;
   worker: Worker;
@@ -71,6 +78,7 @@ export async function startTemporal(
       taskQueue,
       workflowsPath: require.resolve('../../workflows'),
       activities: createActivities(deps),
+      ...burstWorkerOptions,
       shutdownGraceTime: options.shutdownGraceMs ?? 25_000,
     });
   } catch (err) {
