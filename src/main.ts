@@ -15,6 +15,8 @@ import { createPlatformAdapters } from './platforms/registry';
 import { createPostsLifecycle } from './posts/cancel';
 import { startPostChangeFeed } from './posts/change-feed';
 import { startReconciler } from './posts/reconcile';
+import { startEventDispatcher } from './webhooks/dispatcher';
+import { startEventRetention } from './events/retention';
 import { createPostsRuntime } from './posts/runtime';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { ensureWebUiBuilt, webUiBuildDir } from './temporal/web-ui';
@@ -95,6 +97,11 @@ export async function startHerald(
     const credentialKeeper = createCredentialKeeper(temporal.client, posts.taskQueue);
     reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger).catch((err) => logger.error({ err }, 'credential reconcile at start failed'));
     cleanups.push(async () => reconciler.stop());
+    // Webhooks: new events become delivery workflows (src/webhooks/dispatcher.ts).
+    const dispatcher = startEventDispatcher({ db: database.handle.db, temporal: temporal.client, taskQueue: posts.taskQueue, logger });
+    cleanups.push(async () => dispatcher.stop());
+    const retention = startEventRetention(database.handle.db, logger);
+    cleanups.push(async () => retention.stop());
 
     const probes: ReadinessProbe[] = [
       { name: 'temporal', check: async () => void (await temporal.client.workflowService.getSystemInfo({})) },
