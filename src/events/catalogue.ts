@@ -1,6 +1,6 @@
 /**
  * Every event type (decisions.md "Events and webhooks"), the one list the outbox, the events API and webhook
- * subscriptions validate against. `comment.received` joins when the comments inbox lands (one event per sync).
+ * subscriptions validate against.
  */
 export const eventTypes = [
   'post.published',
@@ -11,6 +11,7 @@ export const eventTypes = [
   'thread.failed',
   'first_comment.posted',
   'first_comment.failed',
+  'comment.received',
   'account.connection_lost',
   'webhook.test',
 ] as const;
