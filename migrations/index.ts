@@ -22,6 +22,7 @@ import * as m0090 from './0090_events_outbox';
 import * as m0091 from './0091_webhook_endpoints';
 import * as m0092 from './0092_webhook_deliveries';
 import * as m0093 from './0093_event_dispatch';
+import * as m0094 from './0094_webhook_dispatches';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0091_webhook_endpoints': m0091,
   '0092_webhook_deliveries': m0092,
   '0093_event_dispatch': m0093,
+  '0094_webhook_dispatches': m0094,
 };

@@ -16,6 +16,7 @@ import { createPostsLifecycle } from './posts/cancel';
 import { startPostChangeFeed } from './posts/change-feed';
 import { startReconciler } from './posts/reconcile';
 import { startEventDispatcher } from './webhooks/dispatcher';
+import { startWebhookReconciler } from './webhooks/reconcile';
 import { startEventRetention } from './events/retention';
 import { createPostsRuntime } from './posts/runtime';
 import { registerSearchAttributes } from './temporal/search-attributes';
@@ -97,9 +98,13 @@ export async function startHerald(
     const credentialKeeper = createCredentialKeeper(temporal.client, posts.taskQueue);
     reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger).catch((err) => logger.error({ err }, 'credential reconcile at start failed'));
     cleanups.push(async () => reconciler.stop());
-    // Webhooks: new events become delivery workflows (src/webhooks/dispatcher.ts).
-    const dispatcher = startEventDispatcher({ db: database.handle.db, temporal: temporal.client, taskQueue: posts.taskQueue, logger });
+    // Webhooks: new events become delivery workflows (src/webhooks/dispatcher.ts); deliveries the memory-only Temporal
+    // forgot get theirs back, resuming their retry schedules (src/webhooks/reconcile.ts).
+    const webhookDeps = { db: database.handle.db, temporal: temporal.client, taskQueue: posts.taskQueue, logger };
+    const dispatcher = startEventDispatcher(webhookDeps);
     cleanups.push(async () => dispatcher.stop());
+    const webhookReconciler = startWebhookReconciler(webhookDeps);
+    cleanups.push(async () => webhookReconciler.stop());
     const retention = startEventRetention(database.handle.db, logger);
     cleanups.push(async () => retention.stop());
 

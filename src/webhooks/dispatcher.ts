@@ -4,11 +4,12 @@ import type { Db } from '../db';
 import type { Logger } from '../logger';
 
 /**
- * Turns new outbox rows into delivery workflows: for each undispatched event, one `deliverWebhook` per enabled
- * endpoint of its user subscribed to its type (`webhook.test` only goes where `/test` sends it), then the event is
- * marked dispatched, in the transaction that holds its row. The workflow id is the event id + the endpoint id and
- * starts with conflict policy USE_EXISTING and reuse policy REJECT_DUPLICATE, so a dispatcher that dies between
- * starting and marking (or two dispatchers at once) neither loses nor duplicates a delivery.
+ * Turns new outbox rows into deliveries: for each undispatched event, one `webhook_dispatches` row per enabled
+ * endpoint of its user subscribed to its type (`webhook.test` only goes where `/test` sends it), written in the
+ * transaction that marks the event dispatched; once that commits, each new delivery's `deliverWebhook` starts. The
+ * workflow id is the event id + the endpoint id (conflict policy USE_EXISTING), so a start is idempotent: a dispatcher
+ * that dies before starting, or a Temporal that forgets its workflows, is made good by the reconciler
+ * (`reconcile.ts`), which starts the workflows of dispatches not yet settled.
  */
 
 export function webhookWorkflowId(eventId: string, endpointId: string): string {
@@ -24,7 +25,17 @@ interface DispatchDeps {
 
 /** One batch, oldest first; returns how many events were dispatched. */
 export async function dispatchEvents(deps: DispatchDeps, batch = 100): Promise<number> {
-  return deps.db.transaction().execute(async (trx) => {
+  const { events, deliveries } = await claimEvents(deps.db, batch);
+  for (const delivery of deliveries) {
+    // Not started now (Temporal unreachable): the dispatch row stays pending and the reconciler starts it.
+    await startDelivery(deps, delivery.event_id, delivery.endpoint_id).catch((err) => deps.logger.warn({ err, ...delivery }, 'webhook delivery not started'));
+  }
+  return events;
+}
+
+/** Records the deliveries of up to `batch` undispatched events and marks them dispatched, in one transaction. */
+export async function claimEvents(db: Db, batch: number): Promise<{ events: number; deliveries: Array<{ event_id: string; endpoint_id: string }> }> {
+  return db.transaction().execute(async (trx) => {
     const events = await trx
       .selectFrom('events')
       .select(['id', 'user_id', 'type'])
@@ -35,6 +46,7 @@ export async function dispatchEvents(deps: DispatchDeps, batch = 100): Promise<n
       .forUpdate()
       .skipLocked()
       .execute();
+    const rows: Array<{ event_id: string; endpoint_id: string }> = [];
     for (const event of events) {
       const endpoints = await trx
         .selectFrom('webhook_endpoints')
@@ -43,24 +55,28 @@ export async function dispatchEvents(deps: DispatchDeps, batch = 100): Promise<n
         .where('enabled', '=', true)
         .where((eb) => eb.or([eb('events', 'is', null), sql<boolean>`${event.type} = any(${eb.ref('events')})`]))
         .execute();
-      for (const endpoint of endpoints) await startDelivery(deps, event.id, endpoint.id);
+      for (const endpoint of endpoints) rows.push({ event_id: event.id, endpoint_id: endpoint.id });
     }
-    if (events.length > 0) await trx.updateTable('events').set({ dispatched_at: new Date() }).where('id', 'in', events.map((e) => e.id)).execute();
-    return events.length;
+    if (events.length === 0) return { events: 0, deliveries: [] };
+    // A delivery recorded before (a mark lost after its transaction) is not recorded, nor started, again.
+    const deliveries = rows.length === 0 ? [] : await trx.insertInto('webhook_dispatches').values(rows).onConflict((oc) => oc.doNothing()).returning(['event_id', 'endpoint_id']).execute();
+    await trx.updateTable('events').set({ dispatched_at: new Date() }).where('id', 'in', events.map((e) => e.id)).execute();
+    return { events: events.length, deliveries };
   });
 }
 
+/** Starts (or finds running) the delivery of a dispatched event to an endpoint; it resumes from its dispatch row. */
 export async function startDelivery(deps: Pick<DispatchDeps, 'temporal' | 'taskQueue'>, eventId: string, endpointId: string): Promise<void> {
   try {
     await deps.temporal.workflow.start('deliverWebhook', {
       taskQueue: deps.taskQueue,
       workflowId: webhookWorkflowId(eventId, endpointId),
-      args: [{ eventId, endpointId }],
+      args: [{ eventId, endpointId, dispatched: true }],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      // A completed delivery is not repeated; one that failed (its activity gave up on the database) may run again.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
     });
   } catch (err) {
-    // Delivered (or given up) already: a finished delivery is not repeated by the dispatcher.
     if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') return;
     throw err;
   }

@@ -17,20 +17,24 @@ interface SendDeps {
 
 type Missing = { ok: false; missing: 'endpoint' | 'event' };
 
-/** Writes a `webhook.test` event (already dispatched: it goes to this endpoint only) and starts its delivery. */
+/** Writes a `webhook.test` event, dispatched to this endpoint only, and starts its delivery. */
 export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: string): Promise<{ ok: true; event: EventRow } | Missing> {
   const endpoint = await findOwnEndpoint(deps.db, userId, endpointId);
   if (!endpoint) return { ok: false, missing: 'endpoint' };
   const event = await deps.db.transaction().execute(async (trx) => {
     const [row] = await recordEvents(trx, [{ userId, type: 'webhook.test', data: { endpoint_id: endpoint.id, message: 'A test event from Herald' } }]);
     await trx.updateTable('events').set({ dispatched_at: new Date() }).where('id', '=', row.id).execute();
+    await trx.insertInto('webhook_dispatches').values({ event_id: row.id, endpoint_id: endpoint.id }).execute();
     return row;
   });
   await startDelivery(deps, event.id, endpoint.id);
   return { ok: true, event };
 }
 
-/** The event again, now, on the full retry schedule, with the same `webhook-id` (receivers deduplicate on it). */
+/**
+ * The event again, now, on the full retry schedule, with the same `webhook-id` (receivers deduplicate on it). Not a
+ * dispatch: a restart of the embedded Temporal forgets it (the client can ask again; it was told 202, not delivered).
+ */
 export async function redeliverEvent(deps: SendDeps, userId: string, endpointId: string, eventId: string): Promise<{ ok: true; event: EventRow } | Missing> {
   const endpoint = await findOwnEndpoint(deps.db, userId, endpointId);
   if (!endpoint) return { ok: false, missing: 'endpoint' };

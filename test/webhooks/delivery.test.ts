@@ -62,7 +62,7 @@ describe('Webhook delivery workflow (time skipping)', function () {
   const endpointRow = (id: string) => h.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   it('the schedule is 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h', () => {
-    assert.deepEqual([...webhookRetrySchedule], ['5 seconds', '5 minutes', '30 minutes', '2 hours', '5 hours', '10 hours', '14 hours', '20 hours', '24 hours']);
+    assert.deepEqual(webhookRetrySchedule, scheduleMs);
   });
 
   it('retries a failing endpoint on the whole schedule as durable timers, then gives up; same webhook-id, each attempt signed', async () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '../../src/logger';
-import { dispatchEvents, startDelivery, webhookWorkflowId } from '../../src/webhooks/dispatcher';
+import { claimEvents, dispatchEvents, webhookWorkflowId } from '../../src/webhooks/dispatcher';
+import { reconcileWebhookDeliveries } from '../../src/webhooks/reconcile';
 import { insertMastodonAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 
@@ -36,7 +37,7 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     return res.body.data.id as string;
   };
 
-  it('starts one delivery per subscribed, enabled endpoint of the event\'s user; a dispatcher that died before marking starts nothing twice', async () => {
+  it('starts one delivery per subscribed, enabled endpoint of the event\'s user; a dispatcher that died before starting it, or whose mark was lost, starts nothing twice', async () => {
     const all = await endpoint('/all');
     const failedOnly = await endpoint('/failed-only', { events: ['post.failed'] });
     const off = await endpoint('/off');
@@ -49,11 +50,17 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     assert.equal(post.status, 201, post.text);
     const event = await h.db.selectFrom('events').selectAll().where('user_id', '=', h.api.userId).where('type', '=', 'post.published').executeTakeFirstOrThrow();
 
-    // A previous dispatcher started this delivery, then died before marking the event.
-    await startDelivery(deps(), event.id, all);
-    while ((await dispatchEvents(deps())) > 0);
-    assert.equal(await h.env.client.workflow.getHandle(webhookWorkflowId(event.id, all)).result(), 'delivered');
+    // A previous dispatcher recorded this event's deliveries, then died before starting them: the reconciler does.
+    const claimed = await claimEvents(h.db, 100);
+    assert.deepEqual(claimed.deliveries.filter((d) => d.event_id === event.id), [{ event_id: event.id, endpoint_id: all }]);
     assert.ok((await h.db.selectFrom('events').select('dispatched_at').where('id', '=', event.id).executeTakeFirstOrThrow()).dispatched_at);
+    while ((await dispatchEvents(deps())) > 0);
+    assert.ok((await reconcileWebhookDeliveries(deps(), 'all')).checked >= 1);
+    await reconcileWebhookDeliveries(deps(), 'all'); // twice: the same workflow, not a second one
+    assert.equal(await h.env.client.workflow.getHandle(webhookWorkflowId(event.id, all)).result(), 'delivered');
+    const dispatch = await h.db.selectFrom('webhook_dispatches').selectAll().where('event_id', '=', event.id).executeTakeFirstOrThrow();
+    assert.ok(dispatch.settled_at, 'settled once delivered');
+    assert.equal((await reconcileWebhookDeliveries(deps(), 'all')).checked, 0, 'nothing pending');
 
     // And once more, as if the mark had been lost after the delivery finished.
     await h.db.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).execute();

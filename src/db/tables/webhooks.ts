@@ -32,9 +32,19 @@ interface WebhookDeliveriesTable {
   delivered: boolean;
 }
 
+/** Where the delivery of one event to one endpoint stands (migration 0094); settled once it needs no more attempts. */
+interface WebhookDispatchesTable {
+  event_id: string;
+  endpoint_id: string;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  settled_at: Date | null;
+}
+
 export interface WebhooksTables {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_dispatches: WebhookDispatchesTable;
 }
 
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
