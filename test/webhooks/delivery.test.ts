@@ -71,8 +71,13 @@ describe('Webhook delivery workflow (time skipping)', function () {
     assert.equal(await deliver(event.id, endpoint.id), 'given_up');
     const rows = await attempts(endpoint.id);
     assert.equal(rows.length, 10);
+    // The waits are the workflow's durable timers, exactly the schedule; an attempt's own run (real time, longer on a
+    // loaded machine) comes on top, so the gaps between attempts are only bounded below.
+    const history = await h.env.client.workflow.getHandle(`webhook-${event.id}-${endpoint.id}`).fetchHistory();
+    const timers = (history.events ?? []).flatMap((e) => (e.timerStartedEventAttributes ? [e.timerStartedEventAttributes.startToFireTimeout] : []));
+    assert.deepEqual(timers.map((t) => Number(t?.seconds ?? 0) * 1000 + Math.round((t?.nanos ?? 0) / 1e6)), scheduleMs);
     const gaps = rows.slice(1).map((row, i) => row.attempted_at.getTime() - rows[i].attempted_at.getTime());
-    gaps.forEach((gap, i) => assert.ok(gap >= scheduleMs[i] && gap < scheduleMs[i] + 2_000, `gap ${i}: ${gap} ms, expected ${scheduleMs[i]}`));
+    gaps.forEach((gap, i) => assert.ok(gap >= scheduleMs[i], `gap ${i}: ${gap} ms, expected at least ${scheduleMs[i]}`));
     assert.deepEqual(rows.map((r) => [r.status_code, r.delivered]), rows.map(() => [500, false]));
     assert.equal(received.length, 10);
     for (const delivery of received) {
