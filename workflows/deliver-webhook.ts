@@ -20,10 +20,14 @@ const { attemptWebhookDelivery, resumeWebhookDelivery } = proxyActivities<Return
 
 type WebhookDeliveryOutcome = 'delivered' | 'disabled' | 'gone' | 'given_up';
 
-export async function deliverWebhook(input: { eventId: string; endpointId: string; dispatched?: boolean }): Promise<WebhookDeliveryOutcome> {
+/**
+ * `dispatched`: its progress is kept in `webhook_dispatches`; `fresh`: started by the dispatcher right after writing
+ * that row (nothing to resume, so it is not read).
+ */
+export async function deliverWebhook(input: { eventId: string; endpointId: string; dispatched?: boolean; fresh?: boolean }): Promise<WebhookDeliveryOutcome> {
   const target = { eventId: input.eventId, endpointId: input.endpointId };
   let first = 0;
-  if (input.dispatched) {
+  if (input.dispatched && !input.fresh) {
     const resumed = await resumeWebhookDelivery({ ...target, at: Date.now() });
     if (resumed === null) return 'gone'; // settled meanwhile: nothing is sent twice
     if (resumed.waitMs > 0) await sleep(resumed.waitMs);

@@ -32,7 +32,7 @@ export async function dispatchEvents(deps: DispatchDeps, batch = 100): Promise<n
   const starter = async () => {
     for (let delivery = deliveries.shift(); delivery; delivery = deliveries.shift()) {
       // Not started now (Temporal unreachable): the dispatch row stays pending and the reconciler starts it.
-      await startDelivery(deps, delivery.event_id, delivery.endpoint_id).catch((err) => deps.logger.warn({ err, ...delivery }, 'webhook delivery not started'));
+      await startDelivery(deps, delivery.event_id, delivery.endpoint_id, { fresh: true }).catch((err) => deps.logger.warn({ err, ...delivery }, 'webhook delivery not started'));
     }
   };
   await Promise.all(Array.from({ length: Math.min(startConcurrency, deliveries.length) }, starter));
@@ -71,13 +71,16 @@ export async function claimEvents(db: Db, batch: number): Promise<{ events: numb
   });
 }
 
-/** Starts (or finds running) the delivery of a dispatched event to an endpoint; it resumes from its dispatch row. */
-export async function startDelivery(deps: Pick<DispatchDeps, 'temporal' | 'taskQueue'>, eventId: string, endpointId: string): Promise<void> {
+/**
+ * Starts (or finds running) the delivery of a dispatched event to an endpoint; it resumes from its dispatch row, unless
+ * `fresh` (the row was written just now: its first attempt is due, and reading it would cost an activity).
+ */
+export async function startDelivery(deps: Pick<DispatchDeps, 'temporal' | 'taskQueue'>, eventId: string, endpointId: string, options: { fresh?: boolean } = {}): Promise<void> {
   try {
     await deps.temporal.workflow.start('deliverWebhook', {
       taskQueue: deps.taskQueue,
       workflowId: webhookWorkflowId(eventId, endpointId),
-      args: [{ eventId, endpointId, dispatched: true }],
+      args: [{ eventId, endpointId, dispatched: true, fresh: options.fresh ?? false }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       // A completed delivery is not repeated; one that failed (its activity gave up on the database) may run again.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',

@@ -27,7 +27,7 @@ export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: 
     await trx.insertInto('webhook_dispatches').values({ event_id: row.id, endpoint_id: endpoint.id }).execute();
     return row;
   });
-  await startDelivery(deps, event.id, endpoint.id);
+  await startDelivery(deps, event.id, endpoint.id, { fresh: true });
   return { ok: true, event };
 }
 
