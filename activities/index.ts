@@ -6,6 +6,7 @@ import { createCommentSyncActivities } from './comments-sync';
 import { createCredentialActivities } from './credentials';
 import { createPostActivities } from './posts';
 import { createThreadActivities } from './threads';
+import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
 
 /** What activities may use; built once by the worker process. Features add optional members. */
 export interface ActivityDeps {
@@ -14,6 +15,8 @@ export interface ActivityDeps {
   logger: Logger;
   /** Posts: adapters, media store, clock... built from `config` when absent (tests pass stand-in adapters). */
   posts?: PostsRuntimeOverrides;
+  /** Webhook delivery: sealed box and guarded HTTP client; the posts runtime's when absent. */
+  webhooks?: Partial<Pick<WebhookActivityDeps, 'sealedBox' | 'http'>>;
 }
 
 /**
@@ -27,5 +30,11 @@ export function createActivities(deps: ActivityDeps) {
     ...createThreadActivities(postsRuntime),
     ...createCommentSyncActivities(postsRuntime),
     ...createCredentialActivities(postsRuntime),
+    ...createWebhookActivities({
+      db: deps.db,
+      logger: deps.logger,
+      sealedBox: deps.webhooks?.sealedBox ?? postsRuntime.sealedBox,
+      http: deps.webhooks?.http ?? postsRuntime.http,
+    }),
   };
 }

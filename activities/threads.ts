@@ -137,10 +137,11 @@ export function createThreadActivities(rt: PostsRuntime) {
      * An immediate thread that failed: no rows are kept (publishing-api.md "States and transitions" rule 2). Every
      * reservation is refunded first, downloaded media copies go, then the rows.
      */
-    async discardThread(input: { threadId: string }): Promise<void> {
+    async discardThread(input: { threadId: string; message?: string; rollback?: unknown }): Promise<void> {
       const rows = await threads.loadThreadParts(db, input.threadId);
       if (rows.length === 0) return;
-      await threads.discardThread(db, input.threadId, rows.map((r) => r.id));
+      const failure = input.message === undefined ? null : { message: input.message, rollback: input.rollback };
+      await threads.discardThread(db, input.threadId, rows.map((r) => r.id), failure);
       for (const row of rows) await removeUnusedCopies(rt, mediaIdsOf(row), row.id);
     },
 
@@ -153,8 +154,8 @@ export function createThreadActivities(rt: PostsRuntime) {
      * A scheduled thread that will not be retried: every part `failed` with the sentence, retry_count + 1, every
      * reservation refunded; the first comment is marked as not sent.
      */
-    async failThread(input: { threadId: string; message: string }): Promise<void> {
-      await threads.failThread(db, input.threadId, input.message);
+    async failThread(input: { threadId: string; message: string; rollback?: unknown }): Promise<void> {
+      await threads.failThread(db, input.threadId, input.message, input.rollback ?? null);
     },
 
     /**

@@ -1,6 +1,7 @@
 import express, { type Express, type RequestHandler, type Response } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import { ApiError } from '../src/errors';
+import { withRequestOrigin } from '../src/events/request-origin';
 import type { AppDeps } from './deps';
 import { parseIdempotencyKey, runIdempotent } from './idempotency';
 import { authenticateRequests, requireScope } from './middleware/auth';
@@ -73,9 +74,12 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
     const query = route.query ? parseInput(route.query, req.query, 'query') : noQuery(req.query);
     const body = route.body ? parseInput(route.body, req.body, 'body') : noBody(req.body);
     const auth = requestAuth(req);
-    const run = () => route.handler({ params, query, body, auth, deps, req });
-
     const key = route.idempotent ? parseIdempotencyKey(req.headers['idempotency-key']) : null;
+    // Events the handler's changes write name this request (decisions.md "Events and webhooks"): its id is the one
+    // `requestContext` chose and echoed in the X-Request-Id header (`req.id` is only pino-http's, which we do not use).
+    const origin = { id: String(res.getHeader('X-Request-Id')), idempotency_key: key };
+    const run = () => withRequestOrigin(origin, () => route.handler({ params, query, body, auth, deps, req }));
+
     let result: RouteResult;
     if (key === null) {
       result = await run();

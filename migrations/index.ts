@@ -18,6 +18,11 @@ import * as m0070 from './0070_post_analytics';
 import * as m0075 from './0075_account_credential_lifetime';
 import * as m0085 from './0085_posts_listing_indexes';
 import * as m0086 from './0086_rate_limits_unlogged';
+import * as m0090 from './0090_events_outbox';
+import * as m0091 from './0091_webhook_endpoints';
+import * as m0092 from './0092_webhook_deliveries';
+import * as m0093 from './0093_event_dispatch';
+import * as m0094 from './0094_webhook_dispatches';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -43,4 +48,9 @@ export const migrations: Record<string, Migration> = {
   '0075_account_credential_lifetime': m0075,
   '0085_posts_listing_indexes': m0085,
   '0086_rate_limits_unlogged': m0086,
+  '0090_events_outbox': m0090,
+  '0091_webhook_endpoints': m0091,
+  '0092_webhook_deliveries': m0092,
+  '0093_event_dispatch': m0093,
+  '0094_webhook_dispatches': m0094,
 };

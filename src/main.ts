@@ -15,6 +15,9 @@ import { createPlatformAdapters } from './platforms/registry';
 import { createPostsLifecycle } from './posts/cancel';
 import { startPostChangeFeed } from './posts/change-feed';
 import { startReconciler } from './posts/reconcile';
+import { startEventDispatcher } from './webhooks/dispatcher';
+import { startWebhookReconciler } from './webhooks/reconcile';
+import { startEventRetention } from './events/retention';
 import { createPostsRuntime } from './posts/runtime';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { ensureWebUiBuilt, webUiBuildDir } from './temporal/web-ui';
@@ -96,6 +99,15 @@ export async function startHerald(
     const credentialKeeper = createCredentialKeeper(temporal.client, posts.taskQueue);
     reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger).catch((err) => logger.error({ err }, 'credential reconcile at start failed'));
     cleanups.push(async () => reconciler.stop());
+    // Webhooks: new events become delivery workflows (src/webhooks/dispatcher.ts); deliveries the memory-only Temporal
+    // forgot get theirs back, resuming their retry schedules (src/webhooks/reconcile.ts).
+    const webhookDeps = { db: database.handle.db, temporal: temporal.client, taskQueue: posts.taskQueue, logger };
+    const dispatcher = startEventDispatcher(webhookDeps);
+    cleanups.push(async () => dispatcher.stop());
+    const webhookReconciler = startWebhookReconciler(webhookDeps);
+    cleanups.push(async () => webhookReconciler.stop());
+    const retention = startEventRetention(database.handle.db, logger);
+    cleanups.push(async () => retention.stop());
 
     const probes: ReadinessProbe[] = [
       { name: 'temporal', check: async () => void (await temporal.client.workflowService.getSystemInfo({})) },

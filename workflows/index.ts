@@ -5,3 +5,4 @@ export { publishGroup } from './publish-group';
 export { publishThread } from './publish-thread';
 export { syncComments } from './sync-comments';
 export { keepCredentialAlive } from './keep-credential-alive';
+export { deliverWebhook } from './deliver-webhook';

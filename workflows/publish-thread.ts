@@ -105,12 +105,12 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     if (attempt.failure.kind === 'reauthorize') await bookkeeping.handleThreadConnectionLost({ threadId: input.threadId });
 
     if (!claim.scheduled) {
-      await bookkeeping.discardThread({ threadId: input.threadId });
+      await bookkeeping.discardThread({ threadId: input.threadId, message: sentence, rollback });
       return failed(sentence);
     }
     const wait = live ? null : retryWait(attempt.failure, input.scheduledRetryDelaysMs, failures, true);
     if (wait === null) {
-      await bookkeeping.failThread({ threadId: input.threadId, message: sentence });
+      await bookkeeping.failThread({ threadId: input.threadId, message: sentence, rollback });
       await bookkeeping.cleanupThreadMedia({ threadId: input.threadId });
       return failed(sentence);
     }

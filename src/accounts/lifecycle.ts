@@ -1,5 +1,8 @@
-import { sql } from 'kysely';
-import type { Db } from '../db';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db } from '../db';
+import { inTransaction } from '../db/in-transaction';
+import { recordEvents } from '../events/outbox';
+import { toAccountView } from './view';
 
 /**
  * What happens to the rest of Herald when an account stops being usable (decisions.md "Accounts"): its scheduled
@@ -20,16 +23,21 @@ export interface AccountLifecycle {
  * Only an active account changes (a deactivated or disconnected one keeps the user's reason). Resolves true when it
  * changed the row. The credentials are kept (the user may reconnect the same platform account, which reuses the row).
  * With `lifecycle`, its scheduled posts are then cancelled with `connection_lost`; without it the caller must call
- * `lifecycle.accountDeactivated(accountId, 'connection_lost')` itself.
+ * `lifecycle.accountDeactivated(accountId, 'connection_lost')` itself. Its `account.connection_lost` event is written
+ * in the same transaction.
  */
-export async function markConnectionLost(db: Db, accountId: string, lifecycle?: AccountLifecycle): Promise<boolean> {
-  const changed = await db
-    .updateTable('accounts')
-    .set({ active: false, inactive_reason: 'connection_lost', updated_at: sql<Date>`now()` })
-    .where('id', '=', accountId)
-    .where('active', '=', true)
-    .returning('id')
-    .executeTakeFirst();
+export async function markConnectionLost(db: Db | Transaction<Database>, accountId: string, lifecycle?: AccountLifecycle): Promise<boolean> {
+  const changed = await inTransaction(db, async (trx) => {
+    const lost = await trx
+      .updateTable('accounts')
+      .set({ active: false, inactive_reason: 'connection_lost', updated_at: sql<Date>`now()` })
+      .where('id', '=', accountId)
+      .where('active', '=', true)
+      .returningAll()
+      .executeTakeFirst();
+    if (lost) await recordEvents(trx, [{ userId: lost.user_id, type: 'account.connection_lost', data: toAccountView(lost) }]);
+    return lost;
+  });
   if (changed && lifecycle) await lifecycle.accountDeactivated(accountId, 'connection_lost');
   return changed !== undefined;
 }

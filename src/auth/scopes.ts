@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** The scopes of decisions.md ("Keys"). A key whose `scopes` is null has full access (as keys that predate scopes do). */
-export const scopes = ['posts:read', 'posts:write', 'accounts:read', 'accounts:write', 'keys:write'] as const;
+export const scopes = ['posts:read', 'posts:write', 'accounts:read', 'accounts:write', 'keys:write', 'webhooks:read', 'webhooks:write'] as const;
 export type Scope = (typeof scopes)[number];
 export const ScopeSchema = z.enum(scopes);
 

@@ -1,7 +1,10 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
+import { inTransaction } from '../db/in-transaction';
 import type { CommentRow } from '../db/tables/comments';
+import { recordEvents } from '../events/outbox';
 import type { PlatformSlug } from '../platforms/types';
+import { toCommentView } from './listing-view';
 
 /**
  * Every write to `comments`, each a named statement (migration 0060). Both the sync (refreshes) and the comment
@@ -153,55 +156,67 @@ export interface RefreshedComment {
 /**
  * Stores one page a refresh read. A comment already stored keeps its id (decisions.md "Comments"); its text, author
  * and counts follow the platform unless it is deleted (a deleted comment keeps its text exactly as last stored and is
- * never undeleted). `seenAt` marks it seen by this refresh.
+ * never undeleted). `seenAt` marks it seen by this refresh. The comments this write inserts, other than the account's
+ * own (Herald's replies and first comments are stored at once as own), are reported in the same transaction as one
+ * `comment.received` event: a comment is inserted once, so it is never reported twice. Returns them.
  */
 export async function upsertRefreshedComments(
   db: Executor,
-  post: { id: string; platform: PlatformSlug },
+  post: { id: string; platform: PlatformSlug; user_id: string },
   comments: readonly RefreshedComment[],
   seenAt: Date,
-): Promise<void> {
-  if (comments.length === 0) return;
+): Promise<CommentRow[]> {
+  if (comments.length === 0) return [];
   // One platform page may repeat a comment (live feeds shift under paging); a statement may touch a row only once.
   const unique = [...new Map(comments.map((c) => [c.platformCommentId, c])).values()];
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const keep = (column: string) => sql<any>`case when comments.deleted then comments.${sql.ref(column)} else excluded.${sql.ref(column)} end`;
-  await db
-    .insertInto('comments')
-    .values(
-      unique.map((c) => ({
-        post_id: post.id,
-        platform: post.platform,
-        platform_comment_id: c.platformCommentId,
-        platform_parent_id: c.platformParentId,
-        author_handle: c.author.handle,
-        author_display_name: c.author.displayName,
-        author_platform_id: c.author.platformId,
-        author_avatar_url: c.author.avatarUrl,
-        text: c.text,
-        created_at: c.createdAt,
-        likes: c.likes,
-        replies: c.replies,
-        own: c.own,
-        first_seen_at: seenAt,
-        last_seen_at: seenAt,
-        updated_at: seenAt,
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({
-        text: keep('text'),
-        author_handle: keep('author_handle'),
-        author_display_name: keep('author_display_name'),
-        author_avatar_url: keep('author_avatar_url'),
-        likes: keep('likes'),
-        replies: keep('replies'),
-        own: sql`comments.own or excluded.own`,
-        last_seen_at: seenAt,
-        updated_at: seenAt,
-      }),
-    )
-    .execute();
+  return inTransaction(db, async (trx) => {
+    const stored = await trx
+      .insertInto('comments')
+      .values(
+        unique.map((c) => ({
+          post_id: post.id,
+          platform: post.platform,
+          platform_comment_id: c.platformCommentId,
+          platform_parent_id: c.platformParentId,
+          author_handle: c.author.handle,
+          author_display_name: c.author.displayName,
+          author_platform_id: c.author.platformId,
+          author_avatar_url: c.author.avatarUrl,
+          text: c.text,
+          created_at: c.createdAt,
+          likes: c.likes,
+          replies: c.replies,
+          own: c.own,
+          first_seen_at: seenAt,
+          last_seen_at: seenAt,
+          updated_at: seenAt,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({
+          text: keep('text'),
+          author_handle: keep('author_handle'),
+          author_display_name: keep('author_display_name'),
+          author_avatar_url: keep('author_avatar_url'),
+          likes: keep('likes'),
+          replies: keep('replies'),
+          own: sql`comments.own or excluded.own`,
+          last_seen_at: seenAt,
+          updated_at: seenAt,
+        }),
+      )
+      // xmax is 0 only on a row this statement inserted (an updated row carries this transaction's id).
+      .returningAll()
+      .returning(sql<boolean>`comments.xmax = 0`.as('inserted'))
+      .execute();
+    const received = stored.filter(({ inserted, own }) => inserted && !own).map(({ inserted: _inserted, ...row }) => row);
+    if (received.length > 0) {
+      await recordEvents(trx, [{ userId: post.user_id, type: 'comment.received', data: { post_id: post.id, comments: received.map(toCommentView) }, request: null }]);
+    }
+    return received;
+  });
 }
 
 /**

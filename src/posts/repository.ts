@@ -1,6 +1,9 @@
 import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
+import type { EventType } from '../events/catalogue';
+import { recordEvents } from '../events/outbox';
+import { currentRequestOrigin } from '../events/request-origin';
 import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
@@ -12,7 +15,7 @@ import { toPostView, type PostView } from './post-view';
  * The `posts` table of single posts, as free functions taking `db` or a transaction first (threads: the thread
  * transitions are in `src/threads/repository.ts`). Every status change is one named write conditional on the status
  * it expects, so a repeated activity or a concurrent request changes nothing twice; the quota a transition settles is
- * settled through `src/quota` in the same transaction.
+ * settled through `src/quota` in the same transaction, and so is the event it reports (`src/events`, the outbox).
  *
  * Longer than 300 lines on purpose: every status transition of a post sits in this one file, so the lifecycle
  * (create → claim → attempt → published | failed | cancelled, and the first comment's) reads as one state machine.
@@ -43,7 +46,7 @@ export async function statusOf(db: Db, postId: string): Promise<PostStatus | und
 }
 
 /** Posts joined with their account's state, which the post view needs. */
-function viewQuery(db: Db) {
+function viewQuery(db: DbOrTrx) {
   return db
     .selectFrom('posts')
     .leftJoin('accounts', 'accounts.id', 'posts.account_id')
@@ -92,10 +95,21 @@ export async function findOwnPostView(db: Db, userId: string, postId: string): P
 }
 
 /** Posts as the API shows them, in the order of `ids`. */
-export async function loadPostViews(db: Db, ids: readonly string[]): Promise<PostView[]> {
+export async function loadPostViews(db: DbOrTrx, ids: readonly string[]): Promise<PostView[]> {
   if (ids.length === 0) return [];
   const byId = new Map((await viewQuery(db).where('posts.id', 'in', ids).execute()).map((row) => [row.id, toViewOf(row)]));
   return ids.map((id) => byId.get(id)).filter((view): view is PostView => view !== undefined);
+}
+
+/**
+ * One event per post of `ids`, the post as the API shows it after the change, in the change's transaction. Its
+ * request is the one being served, else the one the post records (an immediate publish reported by the worker).
+ */
+async function recordPostEvents(trx: Trx, type: EventType, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await viewQuery(trx).where('posts.id', 'in', ids).orderBy('posts.id').execute();
+  const request = currentRequestOrigin();
+  await recordEvents(trx, rows.map((row) => ({ userId: row.user_id, type, data: toViewOf(row), request: request ?? row.request_origin })));
 }
 
 export interface PostListFilter {
@@ -171,7 +185,8 @@ export async function mediaStillWaiting(db: Db, mediaIds: readonly string[], exc
 // ---- creation and edits (API side) -------------------------------------------------------------------------------
 
 export async function insertPosts(trx: Trx, rows: ReadonlyArray<NewPostRow>): Promise<void> {
-  await trx.insertInto('posts').values([...rows]).execute();
+  const request = JSON.stringify(currentRequestOrigin());
+  await trx.insertInto('posts').values(rows.map((row) => (row.status === 'publishing' ? { ...row, request_origin: request } : row))).execute();
 }
 
 /** Edits a scheduled post or a draft in place; false when it left `expected` (or was promoted) meanwhile. */
@@ -223,14 +238,18 @@ export async function setHidden(db: Db, userId: string, unit: PostUnit, hidden: 
 
 /** The user deletes a draft: its whole unit of unpromoted drafts goes (`draft` → `deleted`); returns their ids. */
 export async function deleteDrafts(db: Db, userId: string, unit: PostUnit): Promise<string[]> {
-  const update = db
-    .updateTable('posts')
-    .set({ status: 'deleted', updated_at: sql`now()` })
-    .where('user_id', '=', userId)
-    .where('status', '=', 'draft')
-    .where('promoted_to_id', 'is', null)
-    .where((eb) => inUnit(eb, unit));
-  return (await update.returning('id').execute()).map((r) => r.id);
+  return db.transaction().execute(async (trx) => {
+    const update = trx
+      .updateTable('posts')
+      .set({ status: 'deleted', updated_at: sql`now()` })
+      .where('user_id', '=', userId)
+      .where('status', '=', 'draft')
+      .where('promoted_to_id', 'is', null)
+      .where((eb) => inUnit(eb, unit));
+    const deleted = (await update.returning('id').execute()).map((r) => r.id);
+    await recordPostEvents(trx, 'post.deleted', deleted);
+    return deleted;
+  });
 }
 
 function inUnit(eb: ExpressionBuilder<Database, 'posts'>, unit: PostUnit) {
@@ -241,7 +260,10 @@ function inUnit(eb: ExpressionBuilder<Database, 'posts'>, unit: PostUnit) {
 
 /** A failed post, or a published one the platform deleted, is marked `deleted` (the record stays). */
 export async function markDeleted(db: Db, postId: string, expected: 'failed' | 'published'): Promise<void> {
-  await db.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', postId).where('status', '=', expected).execute();
+  await db.transaction().execute(async (trx) => {
+    const deleted = await trx.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', postId).where('status', '=', expected).returning('id').execute();
+    await recordPostEvents(trx, 'post.deleted', deleted.map((r) => r.id));
+  });
 }
 
 /**
@@ -257,6 +279,7 @@ export async function cancelScheduled(db: Db, target: { postIds?: readonly strin
     if (target.accountId) update = update.where('account_id', '=', target.accountId);
     const cancelled = (await update.returning('id').execute()).map((r) => r.id);
     await refundQuota(trx, cancelled);
+    await recordPostEvents(trx, target.reason === null ? 'post.deleted' : 'post.cancelled', cancelled);
     return cancelled;
   });
 }
@@ -265,7 +288,12 @@ export async function cancelScheduled(db: Db, target: { postIds?: readonly strin
 
 /** A scheduled post that is due: `scheduled` → `publishing`. False when it is no longer scheduled. */
 export async function claimScheduled(db: Db, postId: string): Promise<boolean> {
-  const claimed = await db.updateTable('posts').set({ status: 'publishing', updated_at: sql`now()` }).where('id', '=', postId).where('status', '=', 'scheduled').executeTakeFirst();
+  const claimed = await db
+    .updateTable('posts')
+    .set({ status: 'publishing', request_origin: null, updated_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', 'scheduled')
+    .executeTakeFirst();
   return claimed.numUpdatedRows > 0n;
 }
 
@@ -307,23 +335,26 @@ interface PublishedOutcome {
 }
 
 /**
- * `recordPublished` of many posts (an immediate fan-out's first attempts) in one statement, whatever their number
- * (atomic as a transaction, one round trip): each row changes only if it is still `publishing`, and only the rows
- * that changed spend their reservations.
+ * `recordPublished` of many posts (an immediate fan-out's first attempts): one statement whatever their number, and
+ * their `post.published` events, in one transaction. Each row changes only if it is still `publishing`, and only the
+ * rows that changed spend their reservations and get an event.
  */
 export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string }>): Promise<void> {
   if (outcomes.length === 0) return;
-  await sql`
-    with published as (
-      update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
-        published_at = outcome.published_at, error_message = null, updated_at = now()
-      from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[],
-                  ${outcomes.map((o) => o.url)}::text[], ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[])
-        as outcome(id, platform_post_id, url, published_at)
-      where posts.id = outcome.id and posts.status = 'publishing'
-      returning posts.id
-    )
-    ${spendReservedOf(sql`select id from published`, publishedCharges)}`.execute(db);
+  await db.transaction().execute(async (trx) => {
+    const published = await sql<{ id: string }>`
+      with published as (
+        update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
+          published_at = outcome.published_at, error_message = null, updated_at = now()
+        from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[],
+                    ${outcomes.map((o) => o.url)}::text[], ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[])
+          as outcome(id, platform_post_id, url, published_at)
+        where posts.id = outcome.id and posts.status = 'publishing'
+        returning posts.id
+      ), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
+      select id from published`.execute(trx);
+    await recordPostEvents(trx, 'post.published', published.rows.map((r) => r.id));
+  });
 }
 
 /**
@@ -346,7 +377,10 @@ export async function recordFailedAttempt(db: Db, postId: string, input: { messa
       .where('id', '=', postId)
       .where('status', '=', 'publishing')
       .executeTakeFirst();
-    if (input.final && updated.numUpdatedRows > 0n) await refundQuota(trx, [postId]);
+    if (input.final && updated.numUpdatedRows > 0n) {
+      await refundQuota(trx, [postId]);
+      await recordPostEvents(trx, 'post.failed', [postId]);
+    }
   });
 }
 
@@ -359,7 +393,10 @@ export async function cancelClaimed(db: Db, postId: string, reason: AccountInact
       .where('id', '=', postId)
       .where('status', '=', 'publishing')
       .executeTakeFirst();
-    if (cancelled.numUpdatedRows > 0n) await refundQuota(trx, [postId]);
+    if (cancelled.numUpdatedRows > 0n) {
+      await refundQuota(trx, [postId]);
+      await recordPostEvents(trx, 'post.cancelled', [postId]);
+    }
   });
 }
 
@@ -388,7 +425,7 @@ export async function recordFirstCommentOutcome(db: Db, postId: string, outcome:
   await db.transaction().execute(async (trx) => {
     // The posted comment is stored with the post's comments in the same transaction (`own: true`).
     const stored = outcome.ok ? await insertOwnComment(trx, outcome.comment) : null;
-    await trx
+    const settled = await trx
       .updateTable('posts')
       .set(
         outcome.ok
@@ -397,9 +434,11 @@ export async function recordFirstCommentOutcome(db: Db, postId: string, outcome:
       )
       .where('id', '=', postId)
       .where('first_comment_status', '=', 'pending')
+      .returning('id')
       .execute();
     if (outcome.ok) await spendQuota(trx, [postId], firstCommentCharges);
     else await refundQuota(trx, [postId], firstCommentCharges);
+    await recordPostEvents(trx, outcome.ok ? 'first_comment.posted' : 'first_comment.failed', settled.map((r) => r.id));
   });
 }
 
@@ -417,7 +456,13 @@ export async function requeueAwaitingCredential(db: Db, postId: string): Promise
 export async function reopenFirstComment(trx: Trx, postId: string): Promise<boolean> {
   const claimed = await trx
     .updateTable('posts')
-    .set({ first_comment_status: 'pending', first_comment_error: null, first_comment_attempt_started_at: null, updated_at: sql`now()` })
+    .set({
+      first_comment_status: 'pending',
+      first_comment_error: null,
+      first_comment_attempt_started_at: null,
+      request_origin: JSON.stringify(currentRequestOrigin()),
+      updated_at: sql`now()`,
+    })
     .where('id', '=', postId)
     .where('first_comment_status', '=', 'failed')
     .executeTakeFirst();

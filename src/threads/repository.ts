@@ -1,12 +1,17 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { PostRow } from '../db/tables/posts';
+import { recordEvents } from '../events/outbox';
+import { currentRequestOrigin } from '../events/request-origin';
+import { loadPostViews } from '../posts/repository';
+import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
 
 /**
  * The thread transitions of the `posts` table (one row per part, `thread_id` + `thread_order`), as free functions
  * taking `db` or a transaction first. A thread changes status as a whole; every write is conditional on the status
- * its parts are expected in, and the quota it settles is settled through `src/quota` in the same transaction.
+ * its parts are expected in, and the quota it settles is settled through `src/quota` in the same transaction, as is
+ * the event it reports (`thread.published`, `thread.failed`: `{ thread_id, posts }`, the parts as the API shows them).
  */
 
 type Trx = Transaction<Database>;
@@ -40,9 +45,21 @@ export async function loadOwnThreadParts(db: Db, userId: string, threadId: strin
   return db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).where('user_id', '=', userId).orderBy('thread_order').execute();
 }
 
+/**
+ * The thread's event, in the transaction of its change. `posts` defaults to the parts as they now are; its request
+ * is the one being served, else the one the parts record (an immediate publish reported by the worker).
+ */
+async function recordThreadEvent(trx: Trx, type: 'thread.published' | 'thread.failed', threadId: string, extra: { posts?: PostView[]; thread_rollback?: unknown } = {}): Promise<void> {
+  const part = await trx.selectFrom('posts').select(['user_id', 'request_origin']).where('thread_id', '=', threadId).orderBy('thread_order').executeTakeFirst();
+  if (!part) return;
+  const posts = extra.posts ?? (await loadPostViews(trx, await threadPartIds(trx, threadId))).sort((a, b) => (a.thread_order ?? 0) - (b.thread_order ?? 0));
+  const data = type === 'thread.failed' ? { thread_id: threadId, posts, thread_rollback: extra.thread_rollback ?? null } : { thread_id: threadId, posts };
+  await recordEvents(trx, [{ userId: part.user_id, type, data, request: currentRequestOrigin() ?? part.request_origin }]);
+}
+
 /** A scheduled thread that is due: every part `scheduled` → `publishing` (the caller holds the parts' locks). */
 export async function claimScheduledThread(trx: Trx, threadId: string): Promise<void> {
-  await trx.updateTable('posts').set({ status: 'publishing', updated_at: sql`now()` }).where('thread_id', '=', threadId).where('status', '=', 'scheduled').execute();
+  await trx.updateTable('posts').set({ status: 'publishing', request_origin: null, updated_at: sql`now()` }).where('thread_id', '=', threadId).where('status', '=', 'scheduled').execute();
 }
 
 /** One part went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory. */
@@ -69,12 +86,23 @@ export async function recordThreadPublished(db: Db, parts: ReadonlyArray<{ postI
       if (updated.numUpdatedRows > 0n) ids.push(part.postId);
     }
     await spendQuota(trx, ids, ['post', 'scheduled', 'x_link']);
+    const threadId = ids.length ? (await trx.selectFrom('posts').select('thread_id').where('id', '=', ids[0]).executeTakeFirstOrThrow()).thread_id : null;
+    if (threadId) await recordThreadEvent(trx, 'thread.published', threadId);
   });
 }
 
-/** An immediate thread that failed keeps no rows: every reservation refunded, then its `publishing` parts removed. */
-export async function discardThread(db: Db, threadId: string, partIds: readonly string[]): Promise<void> {
+/**
+ * An immediate thread that failed keeps no rows: every reservation refunded, then its `publishing` parts removed.
+ * Its `thread.failed` event shows the parts as they were, `failed` with the sentence (no row is left to read later).
+ */
+export async function discardThread(db: Db, threadId: string, partIds: readonly string[], failure: { message: string; rollback?: unknown } | null = null): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    await loadThreadParts(trx, threadId, { lock: true });
+    const removing = (await loadPostViews(trx, partIds)).filter((view) => view.status === 'publishing');
+    if (failure !== null && removing.length > 0) {
+      const posts = removing.map((view) => ({ ...view, status: 'failed' as const, error_message: failure.message }));
+      await recordThreadEvent(trx, 'thread.failed', threadId, { posts, thread_rollback: failure.rollback });
+    }
     await refundQuota(trx, partIds);
     await trx.deleteFrom('posts').where('thread_id', '=', threadId).where('status', '=', 'publishing').execute();
   });
@@ -94,7 +122,7 @@ export async function requeueThread(db: Db, threadId: string): Promise<void> {
  * A scheduled thread that will not be retried: every part `publishing` → `failed` with the sentence, retry_count + 1,
  * every reservation refunded; the first comment is marked as not sent.
  */
-export async function failThread(db: Db, threadId: string, message: string): Promise<void> {
+export async function failThread(db: Db, threadId: string, message: string, rollback: unknown = null): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const failed = await trx
       .updateTable('posts')
@@ -111,6 +139,7 @@ export async function failThread(db: Db, threadId: string, message: string): Pro
       .returning('id')
       .execute();
     await refundQuota(trx, failed.map((r) => r.id));
+    if (failed.length > 0) await recordThreadEvent(trx, 'thread.failed', threadId, { thread_rollback: rollback });
   });
 }
 

@@ -124,7 +124,7 @@ describe('herald operator command', function () {
 
     const badScope = await herald(['keys', 'create', '--user', userId, '--scopes', 'posts:read,everything'], env);
     assert.equal(badScope.code, 2);
-    assert.match(badScope.stderr, /^herald: --scopes takes a comma list of posts:read, posts:write, accounts:read, accounts:write, keys:write\n/);
+    assert.match(badScope.stderr, /^herald: --scopes takes a comma list of posts:read, posts:write, accounts:read, accounts:write, keys:write, webhooks:read, webhooks:write\n/);
     const unknownKey = await herald(['keys', 'revoke', '--key-id', '00000000-0000-4000-8000-000000000000'], env);
     assert.equal(unknownKey.code, 1);
     assert.equal(unknownKey.stderr, 'herald: key 00000000-0000-4000-8000-000000000000 not found\n');

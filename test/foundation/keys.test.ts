@@ -69,7 +69,7 @@ describe('keys API', () => {
     assert.deepEqual(res.body, {
       error: {
         code: 'insufficient_scope',
-        message: 'A full-access key can only be created by a full-access key; this key lacks posts:write, accounts:read, accounts:write',
+        message: 'A full-access key can only be created by a full-access key; this key lacks posts:write, accounts:read, accounts:write, webhooks:read, webhooks:write',
       },
     });
   });
@@ -93,7 +93,7 @@ describe('keys API', () => {
     const cases: Array<[unknown, string]> = [
       [{}, 'name is required'],
       [{ name: '' }, 'name: must not be empty'],
-      [{ name: 'x', scopes: ['posts:delete'] }, 'scopes[0]: Invalid option: expected one of "posts:read"|"posts:write"|"accounts:read"|"accounts:write"|"keys:write"'],
+      [{ name: 'x', scopes: ['posts:delete'] }, 'scopes[0]: Invalid option: expected one of "posts:read"|"posts:write"|"accounts:read"|"accounts:write"|"keys:write"|"webhooks:read"|"webhooks:write"'],
       [{ name: 'x', scopes: [] }, "scopes: must name at least one scope; omit the field to inherit this key's scopes"],
       [{ name: 'x', expires_at: 'tomorrow' }, 'expires_at: must be an ISO 8601 timestamp with a timezone, like 2030-01-01T00:00:00Z'],
       [{ name: 'x', expires_at: '2001-01-01T00:00:00Z' }, 'expires_at: must be in the future'],

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { RequestOrigin } from '../../events/request-origin';
 import type { PlatformSlug } from '../../platforms/types';
 
 export const postStatuses = ['draft', 'scheduled', 'publishing', 'published', 'failed', 'deleted'] as const;
@@ -48,6 +49,8 @@ interface PostsTable {
   hidden: Generated<boolean>;
   promoted_from_draft_id: string | null;
   promoted_to_id: string | null;
+  /** The API request this post's next worker-side outcome reports; null for scheduled work (migration 0090). */
+  request_origin: Json<RequestOrigin | null>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

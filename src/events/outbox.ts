@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db';
+import type { EventRow } from '../db/tables/events';
+import type { EventType } from './catalogue';
+import { currentRequestOrigin, type RequestOrigin } from './request-origin';
+
+/**
+ * Writing events into the outbox (migration 0090). Only inside the transaction of the change an event reports: the
+ * `Transaction` parameter makes that the only way to call it.
+ */
+
+interface NewEvent {
+  userId: string;
+  type: EventType;
+  /** The resource as the API returns it. */
+  data: Record<string, unknown>;
+  /** The causing request; defaults to the request being served (null outside any). */
+  request?: RequestOrigin | null;
+}
+
+export async function recordEvents(trx: Transaction<Database>, events: readonly NewEvent[]): Promise<EventRow[]> {
+  if (events.length === 0) return [];
+  const fallback = currentRequestOrigin();
+  const rows = events.map((event) => ({
+    id: newEventId(),
+    user_id: event.userId,
+    type: event.type,
+    data: JSON.stringify(event.data),
+    request: JSON.stringify(event.request === undefined ? fallback : event.request),
+  }));
+  return trx.insertInto('events').values(rows).returningAll().execute();
+}
+
+const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+let lastTime = 0;
+let lastRandom: number[] = [];
+
+/**
+ * `evt_` + a ULID (26 Crockford base32 characters: 48 bits of milliseconds, 80 random bits). Ids made in the same
+ * millisecond by this process increase (the random part is incremented), so ids sort in creation order.
+ */
+export function newEventId(now = Date.now()): string {
+  let random: number[];
+  if (now <= lastTime && lastRandom.length === 16) {
+    random = incremented(lastRandom);
+    now = lastTime;
+  } else {
+    random = [...randomBytes(16)].map((byte) => byte & 31);
+  }
+  lastTime = now;
+  lastRandom = random;
+  let time = '';
+  for (let rest = now, i = 0; i < 10; i += 1, rest = Math.floor(rest / 32)) time = crockford[rest % 32] + time;
+  return `evt_${time}${random.map((digit) => crockford[digit]).join('')}`;
+}
+
+function incremented(digits: readonly number[]): number[] {
+  const next = [...digits];
+  for (let i = next.length - 1; i >= 0; i -= 1) {
+    if (next[i] < 31) {
+      next[i] += 1;
+      return next;
+    }
+    next[i] = 0;
+  }
+  return next;
+}

@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import type { SealedBox } from '../crypto/sealed-box';
+import type { Db } from '../db';
+import type { WebhookEndpointRow } from '../db/tables/webhooks';
+import type { EventType } from '../events/catalogue';
+import { assertFetchableUrl, BlockedAddressError } from '../net/address-guard';
+import * as endpoints from './repository';
+import { newWebhookSecret, sealWebhookSecret } from './secrets';
+
+/**
+ * Managing a user's webhook endpoints (decisions.md "Events and webhooks"). Answers domain results; the routes turn
+ * them into HTTP. A URL is checked by the same guard as media URLs (`src/net/address-guard.ts`).
+ */
+
+const maxEndpointsPerUser = 10;
+/** How long a rotated-out secret keeps signing beside the new one. */
+const rotationOverlapMs = 24 * 60 * 60 * 1000;
+
+export interface WebhooksDeps {
+  db: Db;
+  sealedBox: SealedBox;
+  allowInsecureUrls: boolean;
+}
+
+type Refusal = { ok: false; message: string };
+type Created = { ok: true; endpoint: WebhookEndpointRow; secret: string };
+
+export async function createEndpoint(deps: WebhooksDeps, userId: string, input: { url: string; events?: EventType[]; description?: string }): Promise<Created | Refusal> {
+  const urlRefusal = refusedUrl(input.url, deps.allowInsecureUrls);
+  if (urlRefusal) return urlRefusal;
+  const id = randomUUID();
+  const secret = newWebhookSecret();
+  return deps.db.transaction().execute(async (trx): Promise<Created | Refusal> => {
+    if ((await endpoints.lockAndCountEndpoints(trx, userId)) >= maxEndpointsPerUser) {
+      return { ok: false, message: `At most ${maxEndpointsPerUser} webhook endpoints a user; delete one before adding another` };
+    }
+    const endpoint = await endpoints.insertEndpoint(trx, {
+      id,
+      user_id: userId,
+      url: input.url,
+      events: input.events ? [...new Set(input.events)] : null,
+      description: input.description ?? null,
+      secret_sealed: sealWebhookSecret(deps.sealedBox, id, secret),
+    });
+    return { ok: true, endpoint, secret };
+  });
+}
+
+export async function changeEndpoint(deps: WebhooksDeps, userId: string, endpointId: string, changes: endpoints.EndpointChanges): Promise<{ ok: true; endpoint: WebhookEndpointRow | undefined } | Refusal> {
+  if (changes.url !== undefined) {
+    const urlRefusal = refusedUrl(changes.url, deps.allowInsecureUrls);
+    if (urlRefusal) return urlRefusal;
+  }
+  const events = changes.events ? [...new Set(changes.events)] : changes.events;
+  return { ok: true, endpoint: await endpoints.updateOwnEndpoint(deps.db, userId, endpointId, { ...changes, events }) };
+}
+
+/** A new secret, shown once; the old one keeps signing for 24 hours. Undefined for another user's endpoint. */
+export async function rotateSecret(deps: WebhooksDeps, userId: string, endpointId: string): Promise<{ endpoint: WebhookEndpointRow; secret: string } | undefined> {
+  const secret = newWebhookSecret();
+  const endpoint = await endpoints.rotateOwnSecret(deps.db, userId, endpointId, sealWebhookSecret(deps.sealedBox, endpointId, secret), rotationOverlapMs);
+  return endpoint && { endpoint, secret };
+}
+
+function refusedUrl(url: string, allowInsecure: boolean): Refusal | null {
+  try {
+    assertFetchableUrl(url, allowInsecure);
+    return null;
+  } catch (err) {
+    if (err instanceof BlockedAddressError) return { ok: false, message: `url: ${err.message}` };
+    throw err;
+  }
+}

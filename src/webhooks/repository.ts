@@ -1,0 +1,81 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db } from '../db';
+import type { EventType } from '../events/catalogue';
+import type { WebhookEndpointRow } from '../db/tables/webhooks';
+
+/** The `webhook_endpoints` table, as free functions taking `db` or a transaction first. */
+
+type Trx = Transaction<Database>;
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Serialises the endpoint-limit decisions of one user; returns how many endpoints they have. */
+export async function lockAndCountEndpoints(trx: Trx, userId: string): Promise<number> {
+  await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirstOrThrow();
+  const row = await trx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function insertEndpoint(
+  trx: Trx,
+  row: { id: string; user_id: string; url: string; events: EventType[] | null; description: string | null; secret_sealed: string },
+): Promise<WebhookEndpointRow> {
+  return trx.insertInto('webhook_endpoints').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The user's endpoint; undefined when absent, another user's, or not a UUID. */
+export async function findOwnEndpoint(db: Db, userId: string, endpointId: string): Promise<WebhookEndpointRow | undefined> {
+  if (!uuidPattern.test(endpointId)) return undefined;
+  return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** Oldest first (the order they were added in). */
+export async function listOwnEndpoints(db: Db, userId: string): Promise<WebhookEndpointRow[]> {
+  return db.selectFrom('webhook_endpoints').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();
+}
+
+export interface EndpointChanges {
+  url?: string;
+  events?: EventType[] | null;
+  description?: string | null;
+  enabled?: boolean;
+}
+
+/** Switching an endpoint on clears why it was switched off. */
+export async function updateOwnEndpoint(db: Db, userId: string, endpointId: string, changes: EndpointChanges): Promise<WebhookEndpointRow | undefined> {
+  if (!uuidPattern.test(endpointId)) return undefined;
+  return db
+    .updateTable('webhook_endpoints')
+    .set({ ...changes, ...(changes.enabled === true ? { disabled_reason: null } : {}), updated_at: sql`now()` })
+    .where('id', '=', endpointId)
+    .where('user_id', '=', userId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteOwnEndpoint(db: Db, userId: string, endpointId: string): Promise<WebhookEndpointRow | undefined> {
+  if (!uuidPattern.test(endpointId)) return undefined;
+  return db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).where('user_id', '=', userId).returningAll().executeTakeFirst();
+}
+
+/** The current secret becomes the previous one (signing beside the new one for `overlapMs`), in one statement. */
+export async function rotateOwnSecret(db: Db, userId: string, endpointId: string, newSealed: string, overlapMs: number): Promise<WebhookEndpointRow | undefined> {
+  if (!uuidPattern.test(endpointId)) return undefined;
+  return db
+    .updateTable('webhook_endpoints')
+    .set({
+      previous_secret_sealed: sql`secret_sealed`,
+      previous_secret_expires_at: sql`now() + ${`${overlapMs} milliseconds`}::interval`,
+      secret_sealed: newSealed,
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', endpointId)
+    .where('user_id', '=', userId)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The endpoint's delivery attempts, newest first. */
+export async function listDeliveries(db: Db, endpointId: string, limit: number) {
+  return db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).orderBy('attempted_at', 'desc').orderBy('id').limit(limit).execute();
+}

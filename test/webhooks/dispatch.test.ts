@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createLogger } from '../../src/logger';
+import { claimEvents, dispatchEvents, webhookWorkflowId } from '../../src/webhooks/dispatcher';
+import { reconcileWebhookDeliveries } from '../../src/webhooks/reconcile';
+import { insertMastodonAccount } from '../posts/fixtures';
+import { startPostsHarness, type PostsHarness } from '../posts/harness';
+
+describe('Event dispatcher: outbox rows become delivery workflows, once, across restarts', function () {
+  this.timeout(180_000);
+  let h: PostsHarness;
+  let receiver: Server;
+  let base: string;
+  const received: Array<{ path: string; id: string }> = [];
+
+  before(async () => {
+    h = await startPostsHarness();
+    receiver = createServer((req, res) => {
+      received.push({ path: req.url ?? '', id: String(req.headers['webhook-id']) });
+      req.resume();
+      req.on('end', () => res.end());
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    receiver?.closeAllConnections();
+    receiver?.close();
+    await h?.stop();
+  });
+
+  const deps = () => ({ db: h.db, temporal: h.env.client, taskQueue: h.taskQueue, logger: createLogger('silent') });
+  const endpoint = async (path: string, extra: Record<string, unknown> = {}, key?: string) => {
+    const res = await h.api.request('POST', '/api/v1/webhooks', { body: { url: `${base}${path}`, ...extra }, key });
+    assert.equal(res.status, 201, res.text);
+    return res.body.data.id as string;
+  };
+
+  it('starts one delivery per subscribed, enabled endpoint of the event\'s user; a dispatcher that died before starting it, or whose mark was lost, starts nothing twice', async () => {
+    const all = await endpoint('/all');
+    const failedOnly = await endpoint('/failed-only', { events: ['post.failed'] });
+    const off = await endpoint('/off');
+    await h.api.request('PATCH', `/api/v1/webhooks/${off}`, { body: { enabled: false } });
+    const stranger = await h.api.newUser();
+    const strangers = await endpoint('/stranger', {}, stranger.apiKey);
+
+    const account = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const post = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'dispatched' } });
+    assert.equal(post.status, 201, post.text);
+    const event = await h.db.selectFrom('events').selectAll().where('user_id', '=', h.api.userId).where('type', '=', 'post.published').executeTakeFirstOrThrow();
+
+    // A previous dispatcher recorded this event's deliveries, then died before starting them: the reconciler does.
+    const claimed = await claimEvents(h.db, 100);
+    assert.deepEqual(claimed.deliveries.filter((d) => d.event_id === event.id), [{ event_id: event.id, endpoint_id: all }]);
+    assert.ok((await h.db.selectFrom('events').select('dispatched_at').where('id', '=', event.id).executeTakeFirstOrThrow()).dispatched_at);
+    while ((await dispatchEvents(deps())) > 0);
+    assert.ok((await reconcileWebhookDeliveries(deps(), 'all')).checked >= 1);
+    await reconcileWebhookDeliveries(deps(), 'all'); // twice: the same workflow, not a second one
+    assert.equal(await h.env.client.workflow.getHandle(webhookWorkflowId(event.id, all)).result(), 'delivered');
+    const dispatch = await h.db.selectFrom('webhook_dispatches').selectAll().where('event_id', '=', event.id).executeTakeFirstOrThrow();
+    assert.ok(dispatch.settled_at, 'settled once delivered');
+    await reconcileWebhookDeliveries(deps(), 'all');
+    assert.equal(await h.env.client.workflow.getHandle(webhookWorkflowId(event.id, all)).result(), 'delivered', 'a settled delivery is not started again');
+
+    // And once more, as if the mark had been lost after the delivery finished.
+    await h.db.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).execute();
+    while ((await dispatchEvents(deps())) > 0);
+    await h.env.sleep(60_000);
+    assert.deepEqual(received.filter((r) => r.id === event.id), [{ path: '/all', id: event.id }]);
+    for (const other of [failedOnly, off, strangers]) {
+      await assert.rejects(h.env.client.workflow.getHandle(webhookWorkflowId(event.id, other)).describe(), (err: Error) => err.name === 'WorkflowNotFoundError');
+    }
+  });
+
+  it('/test sends a webhook.test to that endpoint; /redeliver sends an event again with its webhook-id; /deliveries lists the attempts', async () => {
+    const id = await endpoint('/manual', { events: ['post.failed'] });
+    const tested = await h.api.request('POST', `/api/v1/webhooks/${id}/test`);
+    assert.equal(tested.status, 202, tested.text);
+    assert.equal(tested.body.data.type, 'webhook.test');
+    assert.equal(await h.env.client.workflow.getHandle(webhookWorkflowId(tested.body.data.id, id)).result(), 'delivered');
+
+    const event = await h.db.selectFrom('events').select('id').where('user_id', '=', h.api.userId).where('type', '=', 'post.published').executeTakeFirstOrThrow();
+    const again = await h.api.request('POST', `/api/v1/webhooks/${id}/redeliver`, { body: { event_id: event.id } });
+    assert.equal(again.status, 202, again.text);
+    for (let i = 0; i < 50 && !received.some((r) => r.path === '/manual' && r.id === event.id); i += 1) await h.env.sleep(1_000);
+    assert.deepEqual(received.filter((r) => r.path === '/manual').map((r) => r.id), [tested.body.data.id, event.id]);
+
+    const deliveries = await h.api.request('GET', `/api/v1/webhooks/${id}/deliveries`);
+    assert.equal(deliveries.status, 200, deliveries.text);
+    assert.deepEqual(deliveries.body.data.map((d: { event_id: string; status_code: number; delivered: boolean }) => [d.event_id, d.status_code, d.delivered]), [[event.id, 200, true], [tested.body.data.id, 200, true]]);
+    assert.deepEqual(Object.keys(deliveries.body.data[0]).sort(), ['attempted_at', 'delivered', 'duration_ms', 'error', 'event_id', 'status_code']);
+
+    const stranger = await h.api.newUser();
+    for (const [method, path, body] of [
+      ['POST', `/api/v1/webhooks/${id}/test`, undefined],
+      ['POST', `/api/v1/webhooks/${id}/redeliver`, { event_id: event.id }],
+      ['GET', `/api/v1/webhooks/${id}/deliveries`, undefined],
+    ] as const) {
+      const res = await h.api.request(method, path, { key: stranger.apiKey, body });
+      assert.equal(res.status, 404, `${method} ${path}: ${res.text}`);
+    }
+    const theirs = await endpoint('/theirs', {}, stranger.apiKey);
+    const foreign = await h.api.request('POST', `/api/v1/webhooks/${theirs}/redeliver`, { key: stranger.apiKey, body: { event_id: event.id } });
+    assert.equal(foreign.status, 404, 'another user\'s event cannot be sent to your endpoint');
+    const reader = await h.api.newUser('free', ['webhooks:read']);
+    assert.equal((await h.api.request('POST', `/api/v1/webhooks/${id}/test`, { key: reader.apiKey })).status, 403);
+  });
+});
