@@ -23,7 +23,9 @@ function bindService(
       requestStream: false,
       responseStream: false,
       requestSerialize: (msg: object) => encode(requestType, msg),
-      requestDeserialize: (buf: Buffer) => decode(requestType, buf),
+      // Decoded bytes fields are views of the buffer given: a copy of exactly the request keeps a payload stored
+      // for days (a waiting run's input) from holding on to whatever larger receive buffer grpc-js read it into.
+      requestDeserialize: (buf: Buffer) => decode(requestType, Buffer.from(buf)),
       responseSerialize: (msg: object) => encode(responseType, msg),
       responseDeserialize: (buf: Buffer) => decode(responseType, buf),
     };
