@@ -17,7 +17,9 @@
 //  task), then SETTLE_S more (the pg pool closes connections idle for 10 s). PSS is split into anonymous memory
 //  (heaps) and file-backed (code, shared libraries) so the table says which one grew.
 //  `--separate-temporal` runs temporal-dev as its own process (TEMPORAL_ADDRESS), to tell its memory from the worker's.
-// Bounded: about 2-4 minutes.
+//  `--heap-snapshots` has each node process write a heap snapshot (into the current directory) at both readings.
+// Bounded: 12 minutes at most; about 5 on a quiet machine (the worker takes a few minutes to run 10,000 first
+// workflow tasks on two busy cores; the waiting reading is taken once it has).
 // Usage: node <out>/bench/memory.js [posts=10000] [--web-ui] [--settle=SECONDS] [--separate-temporal]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -35,6 +37,8 @@ const POSTS = Number(flags.find((a) => /^\d+$/.test(a)) ?? 10_000);
 const WEB_UI = flags.includes('--web-ui');
 const SETTLE_S = Number(flags.find((a) => a.startsWith('--settle='))?.slice('--settle='.length) ?? 15);
 const SEPARATE_TEMPORAL = flags.includes('--separate-temporal');
+const HEAP_SNAPSHOTS = flags.includes('--heap-snapshots');
+const nodeFlags = HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : [];
 const ACCOUNTS = 25;
 const CONCURRENCY = 4;
 const SPACING_MS = 6 * 60_000;
@@ -117,22 +121,30 @@ function cpuSecondsOf(root: number): number {
   return ticks / 100;
 }
 
-/** Waits until the trees use under 5% of a core over 3 s (at most 2 minutes), then `SETTLE_S` more. */
+/** Waits until the trees use under 5% of a core over 3 s (at most 4 minutes), then `SETTLE_S` more. */
 async function settle(roots: number[]): Promise<void> {
   const started = Date.now();
   for (;;) {
     const before = roots.reduce((total, pid) => total + cpuSecondsOf(pid), 0);
     await sleep(3000);
     const used = roots.reduce((total, pid) => total + cpuSecondsOf(pid), 0) - before;
-    if (used < 0.15 || Date.now() - started > 120_000) break;
+    if (used < 0.15 || Date.now() - started > 240_000) break;
   }
-  console.log(`quiet after ${((Date.now() - started) / 1000).toFixed(0)} s; then ${SETTLE_S} s more`);
+  const seconds = (Date.now() - started) / 1000;
+  console.log(`${seconds > 240 ? 'NOT quiet (still busy) after' : 'quiet after'} ${seconds.toFixed(0)} s; then ${SETTLE_S} s more`);
   await sleep(SETTLE_S * 1000);
+}
+
+/** With `--heap-snapshots`: SIGUSR2 to each node process, then time for the snapshot to be written. */
+async function snapshotHeaps(roots: number[]): Promise<void> {
+  if (!HEAP_SNAPSHOTS) return;
+  for (const pid of roots) process.kill(pid, 'SIGUSR2');
+  await sleep(60_000);
 }
 
 async function startTemporalDev(): Promise<{ child: ChildProcess; address: string }> {
   const port = 17_233 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, [path.resolve(__dirname, '..', 'temporal-dev', 'main.js'), '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, path.resolve(__dirname, '..', 'temporal-dev', 'main.js'), '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
   await new Promise<void>((ready, fail) => {
     child.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && ready());
     child.once('exit', (code) => fail(new Error(`temporal-dev exited with ${code}`)));
@@ -141,7 +153,7 @@ async function startTemporalDev(): Promise<{ child: ChildProcess; address: strin
 }
 
 async function startHeraldProcess(dataDir: string, temporalAddress?: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [path.resolve(__dirname, '..', 'src', 'main.js')], {
+  const child = spawn(process.execPath, [...nodeFlags, path.resolve(__dirname, '..', 'src', 'main.js')], {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
@@ -210,9 +222,9 @@ async function schedulePosts(url: string, apiKey: string, accountIds: string[]):
 
 async function main(): Promise<void> {
   const deadline = setTimeout(() => {
-    console.error('bench/memory: over 6 minutes, giving up');
+    console.error('bench/memory: over 12 minutes, giving up');
     process.exit(1);
-  }, 6 * 60_000);
+  }, 12 * 60_000);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-memory-'));
   const temporal = SEPARATE_TEMPORAL ? await startTemporalDev() : undefined;
   const { child: herald, url } = await startHeraldProcess(dataDir, temporal?.address);
@@ -223,6 +235,7 @@ async function main(): Promise<void> {
     console.log(`Herald at ${url} (Web UI ${WEB_UI ? 'on' : 'off'}${temporal ? ', temporal-dev in its own process' : ''}), data dir ${dataDir}`);
     await settle(roots);
     const idle = readHerald();
+    await snapshotHeaps(roots);
     printTree('Herald idle after start', idle);
 
     const database = openDatabase(clusterUrl(dataDir), { max: 2, applicationName: 'bench-memory' });
@@ -257,6 +270,7 @@ async function main(): Promise<void> {
     console.log(`\nscheduled ${created} posts (${Math.ceil(POSTS / ACCOUNTS)} fan-outs of ${ACCOUNTS}) in ${seconds.toFixed(1)} s`);
     await settle(roots);
     const waiting = heraldOnly(readHerald());
+    await snapshotHeaps(roots);
     printTree(`Herald with ${created} posts waiting`, waiting);
 
     printTree('Baseline: bare node:http + pg process', bareTree);
