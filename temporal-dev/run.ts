@@ -1,7 +1,7 @@
 // One workflow run: its history and the mutable state derived from it. History is append-only; events that
 // arrive while a workflow task is running are held back (`buffered`) and appended after that task completes,
 // which is the ordering sdk-core insists on.
-import { decode, encode, EventType, timestamp, WorkflowStatus, type Msg } from './proto';
+import { decode, encode, EventType, ownedCopy, timestamp, WorkflowStatus, type Msg } from './proto';
 import type { Scheduled } from './scheduler';
 
 export interface WorkflowTask {
@@ -151,7 +151,7 @@ export class Run {
 
   appendEvent(event: Msg): number {
     if (event.eventId !== this.encodedEvents.length + 1) throw new Error(`event id ${event.eventId} out of order`);
-    const bytes = encode(HISTORY_EVENT, event);
+    const bytes = ownedCopy(encode(HISTORY_EVENT, event));
     this.encodedEvents.push(bytes);
     this.historySizeBytes += bytes.length;
     for (const listener of [...this.listeners]) listener();

@@ -1,7 +1,7 @@
 // A waiting run's state is kept compact (issue 15): history stored as encoded events and decoded when read, and
 // workers that evict waiting workflows from a small cache replay them from that history correctly.
 import assert from 'node:assert/strict';
-import { encode } from '../proto';
+import { encode, ownedCopy } from '../proto';
 import { Run } from '../run';
 import { useSuite } from './setup';
 import { accumulator, addSignal, finishSignal, totalQuery } from './workflows';
@@ -37,6 +37,14 @@ describe('temporal-dev: compact history', () => {
     // The size the worker is told (historySizeBytes) is the encoded history's, as on the real server.
     const encodedSize = run.events.reduce((total, event) => total + encode(HISTORY_EVENT, event).length, 0);
     assert.equal(run.historySizeBytes, encodedSize);
+  });
+
+  it('gives stored bytes memory of their own, never a slice of a shared pool slab', () => {
+    const pooled = Buffer.from('a payload kept for a week'); // small: a slice of Node's 8 KiB pool
+    assert.ok(pooled.buffer.byteLength > pooled.length);
+    const owned = ownedCopy(pooled);
+    assert.equal(owned.buffer.byteLength, pooled.length);
+    assert.equal(owned.toString(), 'a payload kept for a week');
   });
 
   it('refuses an event out of order, as before', () => {
