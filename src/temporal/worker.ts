@@ -49,7 +49,7 @@ export function grpcCompressionFor(address: string): { codec: 'gzip' | 'none' } 
  * Workflows kept in the worker's cache between tasks (issue 15). The SDK's default follows the heap limit (about
  * 2,300 with a 4 GiB heap), so every waiting scheduled post stayed in memory until then. A workflow evicted while
  * it waits is replayed from its history when its timer fires or a signal arrives: a publishPost waiting on its
- * timer has about a dozen events, replayed in a few milliseconds of CPU once, against tens of KiB held for days.
+ * timer has about 6 events, replayed in a few milliseconds of CPU once, against tens of KiB held for days.
  * Above the worker's concurrent workflow task slots (40 by default), so running workflows are never evicted for
  * want of room.
  */

@@ -27,8 +27,12 @@ export function bundleWorkflowsInChild(workflowsPath: string): Promise<{ code: s
   });
 }
 
+const quiet = () => undefined;
+/** Only errors reach stderr (and so the parent's error message); stdout carries the bundle alone. */
+const errorsOnly = { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (message: string) => void process.stderr.write(`${message}\n`) };
+
 async function printBundle(workflowsPath: string): Promise<void> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: { log: () => undefined, trace: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: (message) => process.stderr.write(`${message}\n`) } });
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger: errorsOnly });
   await new Promise<void>((done, fail) => process.stdout.write(code, (err) => (err ? fail(err) : done())));
 }
 
