@@ -5,12 +5,12 @@
 //     the embedded temporal-dev in the same process, the worker, the API). The Web UI is off unless `--web-ui` is
 //     given: it is served by temporal-dev's own HTTP server inside the same process (no process of its own), but its
 //     first start builds it with vite, which would be measured instead of Herald.
-//  2. Idle: waits until the start has settled (`SETTLE_S`, longer than the pg pool's 10 s idle timeout), then reads
-//     /proc/<pid>/smaps_rollup of every process in Herald's tree (node and each PostgreSQL process, named by its title).
+//  2. Idle: once settled (below), reads /proc/<pid>/smaps_rollup of every process in Herald's tree (node and each
+//     PostgreSQL process, named by its title).
 //  3. Schedules POSTS posts through the HTTP API: fan-outs to 25 x accounts (each post gets its own `publishPost`
 //     workflow, waiting on a timer), spaced 6 minutes apart per account (the 5-minute rule), starting 7 days ahead.
-//  4. Settles (`SETTLE_S` after the last answer; nothing forces a GC: what a real process holds is what is measured),
-//     reads again, and prints per process, the total, and the growth per 1,000 waiting posts.
+//  4. Settles again (nothing forces a GC: what a real process holds is what is measured), reads again, and prints
+//     per process, the total, and the growth per 1,000 waiting posts.
 //  Baseline, same run: a bare node:http + pg process (bench/memory-bare.js, one connection open) with its backend,
 //  and the PostgreSQL cluster's own processes without client backends.
 //  Settling: until Herald's processes use under 5% of a core over 3 s (the worker has run every new workflow's first
@@ -20,7 +20,7 @@
 //  `--heap-snapshots` has each node process write a heap snapshot (into the current directory) at both readings.
 // Bounded: 12 minutes at most; about 5 on a quiet machine (the worker takes a few minutes to run 10,000 first
 // workflow tasks on two busy cores; the waiting reading is taken once it has).
-// Usage: node <out>/bench/memory.js [posts=10000] [--web-ui] [--settle=SECONDS] [--separate-temporal]
+// Usage: node <out>/bench/memory.js [posts=10000] [--web-ui] [--settle=SECONDS] [--separate-temporal] [--heap-snapshots]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
