@@ -4,7 +4,7 @@ import { Server, ServerCredentials, status, type ServiceDefinition, type Untyped
 import type { Engine } from './engine';
 import { RpcError } from './errors';
 import { operatorServiceHandlers } from './operator-service';
-import { decode, encode, serviceMethods } from './proto';
+import { decode, encode, ownedCopy, serviceMethods } from './proto';
 import type { PollContext } from './task-queues';
 import { testServiceHandlers } from './test-service';
 import { workflowServiceHandlers, type Handler } from './workflow-service';
@@ -23,7 +23,10 @@ function bindService(
       requestStream: false,
       responseStream: false,
       requestSerialize: (msg: object) => encode(requestType, msg),
-      requestDeserialize: (buf: Buffer) => decode(requestType, buf),
+      // Decoded bytes fields are views of the buffer given: a copy of exactly the request, in memory of its own,
+      // keeps a payload stored for days (a waiting run's input) from holding on to a larger receive buffer or a
+      // shared pool slab (see `ownedCopy`).
+      requestDeserialize: (buf: Buffer) => decode(requestType, ownedCopy(buf)),
       responseSerialize: (msg: object) => encode(responseType, msg),
       responseDeserialize: (buf: Buffer) => decode(responseType, buf),
     };

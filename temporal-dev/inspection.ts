@@ -18,13 +18,13 @@ export async function getHistory(engine: Engine, req: Msg, ctx: PollContext): Pr
     return { history: { events: [run.lastEvent()] } };
   }
   const start: number = token.n ?? 0;
-  if (req.waitNewEvent && run.open && start >= run.events.length) {
-    await waitForRun(run, () => run.events.length > start || !run.open, ctx, LONG_POLL_MS);
+  if (req.waitNewEvent && run.open && start >= run.eventCount) {
+    await waitForRun(run, () => run.eventCount > start || !run.open, ctx, LONG_POLL_MS);
   }
   const pageSize = req.maximumPageSize > 0 ? req.maximumPageSize : 1000;
-  const events = run.events.slice(start, start + pageSize);
+  const events = run.eventsBetween(start, start + pageSize);
   const end = start + events.length;
-  const more = end < run.events.length || (req.waitNewEvent && run.open);
+  const more = end < run.eventCount || (req.waitNewEvent && run.open);
   return { history: { events }, nextPageToken: more ? pageToken(end) : undefined };
 }
 

@@ -30,6 +30,17 @@ export function decode(fullName: string, buf: Uint8Array): Msg {
   return t.toObject(t.decode(buf), TO_OBJECT);
 }
 
+/**
+ * `bytes` in memory of its own. Small Buffers are slices of Node's shared 8 KiB pool slabs, and one slice kept for
+ * days keeps its whole slab alive: heap snapshots of temporal-dev with 3,000 waiting runs showed 51 MiB of slabs held
+ * that way (17 KiB a run) before stored bytes got their own memory.
+ */
+export function ownedCopy(bytes: Uint8Array): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  copy.set(bytes);
+  return copy;
+}
+
 /** Encodes a plain object; fromObject tolerates the small shape differences of hand-built responses. */
 export function encode(fullName: string, obj: Msg): Buffer {
   const t = protoType(fullName);

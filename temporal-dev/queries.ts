@@ -120,7 +120,7 @@ function dispatchQueryTask(engine: Engine, queryId: string): void {
         previousStartedEventId: run.lastCompletedStartedEventId,
         startedEventId: 0,
         attempt: 1,
-        history: { events: run.events.slice() },
+        history: { events: run.events },
         query: q.query,
         workflowExecutionTaskQueue: { name: run.taskQueue, kind: TaskQueueKind.NORMAL },
       };

@@ -1,7 +1,7 @@
 // One workflow run: its history and the mutable state derived from it. History is append-only; events that
 // arrive while a workflow task is running are held back (`buffered`) and appended after that task completes,
 // which is the ordering sdk-core insists on.
-import { EventType, timestamp, WorkflowStatus, type Msg } from './proto';
+import { decode, encode, EventType, ownedCopy, timestamp, WorkflowStatus, type Msg } from './proto';
 import type { Scheduled } from './scheduler';
 
 export interface WorkflowTask {
@@ -58,8 +58,15 @@ export interface UpdateState {
   waiters: Set<() => void>;
 }
 
+const HISTORY_EVENT = 'temporal.api.history.v1.HistoryEvent';
+
 export class Run {
-  readonly events: Msg[] = [];
+  /**
+   * The history, each event kept as its encoded HistoryEvent (issue 15): a run waiting on a timer for days holds a
+   * few hundred bytes per event rather than a tree of objects, timestamps and payload Buffers. Events are decoded
+   * when read (a workflow task, a history page); `eventCount` answers "how many" without decoding.
+   */
+  private readonly encodedEvents: Buffer[] = [];
   status = WorkflowStatus.RUNNING!;
   closeTime = 0;
   wft: WorkflowTask | null = null;
@@ -109,7 +116,20 @@ export class Run {
   }
 
   get nextEventId(): number {
-    return this.events.length + 1;
+    return this.encodedEvents.length + 1;
+  }
+
+  get eventCount(): number {
+    return this.encodedEvents.length;
+  }
+
+  /** The whole history, decoded (a fresh array of fresh objects on every call). */
+  get events(): Msg[] {
+    return this.eventsBetween(0);
+  }
+
+  eventsBetween(start: number, end = this.encodedEvents.length): Msg[] {
+    return this.encodedEvents.slice(start, end).map((bytes) => decode(HISTORY_EVENT, bytes));
   }
 
   get wftRunning(): boolean {
@@ -117,7 +137,7 @@ export class Run {
   }
 
   /** Builds an event with the next id without appending it (transient workflow tasks). */
-  makeEvent(type: string, attrs: Msg, now: number, eventId = this.events.length + 1): Msg {
+  makeEvent(type: string, attrs: Msg, now: number, eventId = this.encodedEvents.length + 1): Msg {
     const eventType = EventType[type];
     if (eventType === undefined) throw new Error(`unknown event type ${type}`);
     const field = `${type.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}EventAttributes`;
@@ -130,14 +150,15 @@ export class Run {
   }
 
   appendEvent(event: Msg): number {
-    if (event.eventId !== this.events.length + 1) throw new Error(`event id ${event.eventId} out of order`);
-    this.events.push(event);
-    this.historySizeBytes += 64;
+    if (event.eventId !== this.encodedEvents.length + 1) throw new Error(`event id ${event.eventId} out of order`);
+    const bytes = ownedCopy(encode(HISTORY_EVENT, event));
+    this.encodedEvents.push(bytes);
+    this.historySizeBytes += bytes.length;
     for (const listener of [...this.listeners]) listener();
     return event.eventId;
   }
 
   lastEvent(): Msg {
-    return this.events[this.events.length - 1]!;
+    return decode(HISTORY_EVENT, this.encodedEvents[this.encodedEvents.length - 1]!);
   }
 }

@@ -40,14 +40,14 @@ export function executionInfo(run: Run): Msg {
     startTime: timestamp(run.startTime),
     closeTime: run.closeTime ? timestamp(run.closeTime) : undefined,
     status: run.status,
-    historyLength: run.events.length,
+    historyLength: run.eventCount,
     parentNamespaceId: run.started.parentWorkflowNamespaceId,
     parentExecution: run.started.parentWorkflowExecution,
     executionTime: timestamp(run.executionTime || run.startTime),
     memo: { fields: run.memo },
     searchAttributes: { indexedFields: run.searchAttributes },
     taskQueue: run.taskQueue,
-    stateTransitionCount: run.events.length,
+    stateTransitionCount: run.eventCount,
     historySizeBytes: run.historySizeBytes,
     firstRunId: run.firstExecutionRunId,
     executionDuration: run.closeTime ? { seconds: Math.floor((run.closeTime - run.startTime) / 1000), nanos: 0 } : undefined,
@@ -73,7 +73,7 @@ function fieldValue(run: Run, field: string): unknown {
     case 'ExecutionTime':
       return run.executionTime || run.startTime;
     case 'HistoryLength':
-      return run.events.length;
+      return run.eventCount;
     default:
       return decodePayload(run.searchAttributes[field]);
   }

@@ -115,7 +115,7 @@ export function workflowServiceHandlers(engine: Engine): Record<string, Handler>
     GetWorkflowExecutionHistory: (req, ctx) => getHistory(engine, req, ctx),
     GetWorkflowExecutionHistoryReverse: (req) => {
       const run = engine.findRun(req.namespace, req.execution);
-      return { history: { events: run.events.slice().reverse() } };
+      return { history: { events: run.events.reverse() } };
     },
     ListWorkflowExecutions: (req) => listWorkflows(engine, req),
     ScanWorkflowExecutions: (req) => listWorkflows(engine, req),

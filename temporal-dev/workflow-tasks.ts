@@ -76,7 +76,6 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
     requestId: poll.requestId ?? '',
     historySizeBytes: run.historySizeBytes,
   });
-  let events = run.events;
   if (wft.transient) {
     // Nothing is appended while the task runs (new events are held back), so these ids stay valid.
     wft.scheduledEventId = run.nextEventId;
@@ -85,7 +84,6 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
       run.makeEvent('WORKFLOW_TASK_SCHEDULED', scheduledAttrs(run, wft.attempt), wft.scheduledTime, wft.scheduledEventId),
       run.makeEvent('WORKFLOW_TASK_STARTED', startedAttrs(wft.scheduledEventId), now, wft.startedEventId),
     ];
-    events = run.events.concat(wft.transientEvents);
   } else {
     wft.startedEventId = run.append('WORKFLOW_TASK_STARTED', startedAttrs(wft.scheduledEventId), now);
   }
@@ -100,7 +98,7 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
     previousStartedEventId: run.lastCompletedStartedEventId,
     startedEventId: wft.startedEventId,
     attempt: wft.attempt,
-    history: { events: events.slice(firstIndex) },
+    history: { events: wft.transient ? run.eventsBetween(firstIndex).concat(wft.transientEvents) : run.eventsBetween(firstIndex) },
     workflowExecutionTaskQueue: { name: run.taskQueue, kind: TaskQueueKind.NORMAL },
     scheduledTime: timestamp(wft.scheduledTime),
     startedTime: timestamp(now),

@@ -26,6 +26,13 @@ export interface EmbeddedCluster {
   stop(): Promise<void>;
 }
 
+/**
+ * Server settings of the embedded cluster only (a DATABASE_URL server keeps its own). PostgreSQL 18 does its reads
+ * through three `io worker` processes by default (io_method=worker), about 10 MiB of PSS for a cluster that serves
+ * one service's small tables from its buffers; plain synchronous reads (every release before 18) do (issue 15).
+ */
+export const embeddedServerFlags: readonly string[] = ['-c', 'io_method=sync'];
+
 const superuser = 'postgres';
 const clusterDirName = 'postgres';
 const passwordFileName = 'postgres.password';
@@ -87,6 +94,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       password,
       authMethod: 'scram-sha-256',
       persistent: true,
+      postgresFlags: [...embeddedServerFlags],
       // Only where no `postgres` user exists does this create one; otherwise it hands the cluster dir to it.
       createPostgresUser: isRoot(),
       onLog: (message) => log?.trace({ postgres: message.trim() }, 'postgres'),

@@ -4,6 +4,7 @@ import { createActivities, type ActivityDeps } from '../../activities';
 import type { Config } from '../config';
 import type { Db } from '../db';
 import type { Logger } from '../logger';
+import { bundleWorkflowsInChild } from './workflow-bundle';
 
 const taskQueue = 'herald';
 
@@ -51,6 +52,16 @@ export function grpcCompressionFor(address: string): { codec: 'gzip' | 'none' } 
  */
 const burstWorkerOptions = { maxConcurrentWorkflowTaskExecutions: 100, maxConcurrentLocalActivityExecutions: 200 };
 
+/**
+ * Workflows kept in the worker's cache between tasks (issue 15). The SDK's default follows the heap limit (about
+ * 2,300 with a 4 GiB heap), so every waiting scheduled post stayed in memory until then. A workflow evicted while
+ * it waits is replayed from its history when its timer fires or a signal arrives: a publishPost waiting on its
+ * timer has about 6 events, replayed in a few milliseconds of CPU once, against tens of KiB held for days.
+ * Above the worker's concurrent workflow task slots (`burstWorkerOptions`), so running workflows are never evicted
+ * for want of room.
+ */
+export const maxCachedWorkflows = 250;
+
 interface TemporalParts {
   client: Client;
   worker: Worker;
@@ -76,7 +87,8 @@ export async function startTemporal(
       connection: nativeConnection,
       namespace,
       taskQueue,
-      workflowsPath: require.resolve('../../workflows'),
+      workflowBundle: await bundleWorkflowsInChild(require.resolve('../../workflows')),
+      maxCachedWorkflows,
       activities: createActivities(deps),
       ...burstWorkerOptions,
       shutdownGraceTime: options.shutdownGraceMs ?? 25_000,
