@@ -54,6 +54,20 @@ describe('Events outbox: written with the change it reports, once, naming the ca
     assert.deepEqual(typesOf(await eventsAbout(res.body.data.id)), ['post.published'], 'a repeated write or a replayed request emits nothing more');
   });
 
+  it('an immediate fan-out (its posts recorded published together): one post.published for each post, naming the request', async () => {
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_ids: [x.id, m.id], text: 'evented fan-out' }, headers: { 'X-Request-Id': 'req-fan-1' } });
+    assert.equal(res.status, 201, res.text);
+    const posts = await h.db.selectFrom('posts').select(['id', 'status']).where('user_id', '=', h.api.userId).where('text', '=', 'evented fan-out').execute();
+    assert.equal(posts.length, 2);
+    for (const post of posts) {
+      assert.equal(post.status, 'published');
+      const events = await eventsAbout(post.id);
+      assert.deepEqual(typesOf(events), ['post.published']);
+      assert.equal((events[0].data as { status: string }).status, 'published');
+      assert.equal(events[0].request?.id, 'req-fan-1');
+    }
+  });
+
   it('post.failed once for a refused immediate post', async () => {
     h.standIns.mastodon.standIn.inject({ method: 'POST', path: '/api/v1/statuses' }, refusal, 1);
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: m.id, text: 'refused for events' } });
