@@ -31,7 +31,7 @@ export interface EmbeddedCluster {
  * through three `io worker` processes by default (io_method=worker), about 10 MiB of PSS for a cluster that serves
  * one service's small tables from its buffers; plain synchronous reads (every release before 18) do (issue 15).
  */
-export const embeddedServerFlags: readonly string[] = ['-c', 'io_method=sync'];
+const embeddedServerFlags: readonly string[] = ['-c', 'io_method=sync'];
 
 const superuser = 'postgres';
 const clusterDirName = 'postgres';
