@@ -211,6 +211,12 @@ function createHttpApi(engine: Engine, options: HttpApiOptions): Server {
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (isLoopbackName(options.host) && !isLoopbackName(hostnameOf(req.headers.host))) {
+      // DNS rebinding: a page on another name that resolves to 127.0.0.1 is same-origin with itself, so it may send
+      // the write header above; a server on loopback answers only requests that name a loopback host.
+      res.writeHead(403, { 'content-type': 'text/plain' }).end('this server answers only requests for localhost');
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://temporal-dev');
     const verb = req.method ?? 'GET';
     if (!url.pathname.startsWith('/api/')) {
@@ -247,6 +253,17 @@ function createHttpApi(engine: Engine, options: HttpApiOptions): Server {
       else sendError(res, err);
     });
   });
+}
+
+/** The host name of a Host header (`[::1]:8233` → `::1`), lower-cased; empty when there is none. */
+function hostnameOf(hostHeader: string | undefined): string {
+  if (!hostHeader) return '';
+  const bracketed = /^\[([^\]]+)\]/.exec(hostHeader);
+  return (bracketed ? bracketed[1]! : hostHeader.replace(/:\d+$/, '')).toLowerCase();
+}
+
+function isLoopbackName(host: string): boolean {
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 export async function listenHttp(engine: Engine, options: HttpApiOptions): Promise<{ server: Server; port: number }> {

@@ -116,7 +116,7 @@ export async function markCommentsDeleted(db: Executor, postId: string, platform
     if (newlyDeleted.length > 0) await clearRepliedFor(trx, newlyDeleted);
     return newlyDeleted;
   };
-  return 'isTransaction' in db && db.isTransaction ? run(db as Transaction<Database>) : (db as Db).transaction().execute(run);
+  return inTransaction(db, run);
 }
 
 /** The reply a comment's `replied` points at is gone: the comment counts as unanswered again. */

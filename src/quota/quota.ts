@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
+import { inTransaction } from '../db/in-transaction';
 import type { ReservationKind } from '../db/tables/quota';
 import { ApiError } from '../errors';
 import { effectiveLimits, plans, type EffectiveLimits, type PlanName } from '../plans';
@@ -145,7 +146,7 @@ export async function refundQuota(db: Db | Transaction<Database>, postIds: reado
     }
     return refunded.length;
   };
-  return 'isTransaction' in db && db.isTransaction ? run(db as Transaction<Database>) : (db as Db).transaction().execute(run);
+  return inTransaction(db, run);
 }
 
 /** The platform took it: the reservations of `postIds` (all kinds, or only `kinds`) are spent for good. */

@@ -2,6 +2,7 @@
 // JSON mapping gives (camelCase, int64 as strings, full enum names, RFC 3339 times, "10s" durations, base64 bytes),
 // errors mapped from gRPC codes, long polls, the history.json download and the ui-server's settings.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { silenceSdkLogs } from '../../test/helpers/temporal';
 import { startServer, type RunningServer } from '../index';
@@ -266,6 +267,23 @@ describe('temporal-dev: HTTP API (/api/v1) for the Web UI', function () {
     assert.equal(noHeader.status, 403, 'a write without a custom header could come from another site');
     const badJson = await api(`${wf('x')}/terminate`, { method: 'POST', headers: WRITE_HEADERS, body: '{' });
     assert.equal(badJson.status, 400);
+  });
+
+  it('on loopback answers only requests that name a loopback host (no DNS rebinding)', async () => {
+    const withHost = (hostHeader: string) =>
+      new Promise<number>((resolve, reject) => {
+        const target = new URL(`${server.httpUrl}/api/v1/settings`);
+        http.get({ hostname: target.hostname, port: target.port, path: target.pathname, headers: { host: hostHeader } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        }).on('error', reject);
+      });
+    const port = new URL(server.httpUrl!).port;
+    assert.equal(await withHost(`rebound.example:${port}`), 403);
+    assert.equal(await withHost('127.0.0.1.nip.io'), 403);
+    assert.equal(await withHost(`localhost:${port}`), 200);
+    assert.equal(await withHost(`127.0.0.1:${port}`), 200);
+    assert.equal(await withHost(`[::1]:${port}`), 200);
   });
 
   it('keeps the timer of a waiting workflow visible with its duration', async () => {
