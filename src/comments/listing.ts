@@ -7,13 +7,14 @@ import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { requireAvailablePlatform } from '../platforms/availability';
 import { commentCapabilitiesFor } from '../platforms/capabilities';
-import { findOwnPost } from '../posts/read';
+import { postNotFound } from '../posts/read';
 import { requireReadableComments } from './readable';
 import { effectiveLimits } from '../plans';
 import type { Client } from '@temporalio/client';
 import { planRefusal, type AllowanceLimits } from './allowance';
 import { decodeCursor, encodeCursor } from './listing-cursor';
 import { toCommentView, type CommentView } from './listing-view';
+import { loadListingSource } from './listing-source';
 import { hasStoredComments } from './repository';
 import { refreshAndWait, requestRefresh } from './sync-client';
 import { listedLongAgo, loadSyncState, touchListed } from './sync-state';
@@ -63,23 +64,16 @@ interface CommentListing {
 const DEFAULT_COMMENT_PAGE = 25;
 
 export async function listComments(rt: ListingRuntime, userId: string, postId: string, query: ListingQuery): Promise<CommentListing> {
-  const post = await findOwnPost(rt.db, userId, postId);
+  const source = await loadListingSource(rt.db, userId, postId);
+  if (!source) throw postNotFound(postId);
+  const { post, account } = source;
   requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
-  // The account and its user's plan in one read: a listing is a hot path.
-  const account = post.account_id
-    ? await rt.db
-        .selectFrom('accounts')
-        .innerJoin('users', 'users.id', 'accounts.user_id')
-        .select(['accounts.kind', 'accounts.own_credentials', 'users.plan', 'users.post_quota', 'users.scheduled_quota', 'users.account_limit', 'users.comment_sync_quota', 'users.x_comment_read_quota'])
-        .where('accounts.id', '=', post.account_id)
-        .executeTakeFirst()
-    : undefined;
   const caps = commentCapabilitiesFor(post.platform, account ?? {});
   requireReadableComments(post.platform, account?.kind, caps);
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, post.id);
 
   const planLimits = account ? { ...effectiveLimits(account.plan, account), planName: account.plan } : undefined;
-  const sync = await syncForListing(rt, post, account?.own_credentials ?? false, planLimits, query.sync ?? 'auto');
+  const sync = await syncForListing(rt, post, source.syncState, account?.own_credentials ?? false, planLimits, query.sync ?? 'auto');
   const limit = query.limit ?? DEFAULT_COMMENT_PAGE;
   let select = rt.db.selectFrom('comments').selectAll().where('post_id', '=', post.id);
   if (query.include_hidden !== true) select = select.where('hidden', '=', false);
@@ -112,6 +106,7 @@ const notPublishedReason: Partial<Record<PostRow['status'], string>> = {
 async function syncForListing(
   rt: ListingRuntime,
   post: PostRow,
+  storedState: CommentSyncStateRow | undefined,
   ownCredentials: boolean,
   limits: AllowanceLimits | undefined,
   mode: 'auto' | 'true' | 'false',
@@ -119,10 +114,9 @@ async function syncForListing(
   const now = rt.now();
   if (post.status !== 'published' || !post.platform_post_id) {
     const reason = notPublishedReason[post.status] ?? 'This post is not published yet; its comments are read once it is.';
-    const state = await loadSyncState(rt.db, post.id);
-    return { status: 'unsupported', reason, synced_at: iso(state?.synced_at ?? null), next_sync_after: null };
+    return { status: 'unsupported', reason, synced_at: iso(storedState?.synced_at ?? null), next_sync_after: null };
   }
-  let state = await loadSyncState(rt.db, post.id);
+  let state = storedState;
   if (!state || listedLongAgo(state.last_listed_at, now)) await touchListed(rt.db, post.id, now);
 
   // Rule 7 needs no workflow: the plan decides it, and it holds from the very first listing.

@@ -24,6 +24,7 @@ export async function getPostView(db: Db, postId: string): Promise<PostView> {
   return view;
 }
 
-function postNotFound(postId: string): ApiError {
+/** 404 `not_found` for a post the user cannot see: absent, another user's, or not a UUID alike. */
+export function postNotFound(postId: string): ApiError {
   return new ApiError('not_found', `Post ${postId} was not found`);
 }

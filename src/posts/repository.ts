@@ -25,6 +25,8 @@ type Trx = Transaction<Database>;
 type DbOrTrx = Db | Trx;
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Post ids are UUIDs: anything else is absent without asking the database (which would refuse the cast). */
+export const isUuid = (id: string): boolean => uuidPattern.test(id);
 /** The charges a published post spends (a first comment's are settled by its own outcome). */
 const publishedCharges = ['post', 'scheduled', 'x_link'] as const;
 const firstCommentCharges = ['first_comment', 'x_link_first_comment'] as const;
