@@ -13,7 +13,7 @@ import { isUuid } from '../posts/repository';
 type ListingAccount = Pick<AccountRow, 'kind' | 'own_credentials'> &
   Pick<User, 'plan' | 'post_quota' | 'scheduled_quota' | 'account_limit' | 'comment_sync_quota' | 'x_comment_read_quota'>;
 
-export interface ListingSource {
+interface ListingSource {
   post: PostRow;
   /** Absent when the post has no account (or it is gone). */
   account?: ListingAccount;

@@ -4,6 +4,7 @@ import type { Database } from '../../src/db';
 import { type TestApi, request, startApi } from '../helpers/api';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { seedPublishedThenDrafts } from '../helpers/listing-seed';
+import { insertAccount } from '../posts/fixtures';
 
 /**
  * What a read costs the database (issue 15): an authenticated read writes no WAL for the burst limiter or the key,
@@ -17,12 +18,15 @@ describe('read path: database cost', function () {
   /** Every statement the app sent that reads `posts`, with its parameters (captured through Kysely's log hook). */
   const postQueries: Array<{ sql: string; parameters: readonly unknown[] }> = [];
   const limiterStatements: string[] = [];
+  /** Every statement the app sent through Kysely. */
+  const appStatements: string[] = [];
 
   before(async () => {
     database = await createTestDatabase();
     const db = new Kysely<Database>({
       dialect: new PostgresDialect({ pool: database.pool }),
       log: (event) => {
+        if (event.level === 'query') appStatements.push(event.query.sql);
         if (event.level === 'query' && /from "posts"/.test(event.query.sql)) postQueries.push({ sql: event.query.sql, parameters: event.query.parameters });
       },
     });
@@ -123,6 +127,47 @@ describe('read path: database cost', function () {
     assert.equal(theirs.status, 404);
     assert.deepEqual(theirs.body, { error: { code: 'not_found', message: `Post ${post.id} was not found` } });
     assert.equal(postQueries.length, 1);
+  });
+
+  it('GET /posts/:id/comments reads a page in two statements: the post with its account, plan and sync state, then the page', async () => {
+    const owner = await api.newUser('starter');
+    const account = await insertAccount(api.deps.db, owner.userId, {
+      platform: 'x', platform_account_id: 'cost-1', username: 'cost', credentials: { access_token: 'unused' },
+    });
+    const post = await api.deps.db
+      .insertInto('posts')
+      .values({ user_id: owner.userId, account_id: account.id, platform: 'x', text: 'read me', status: 'published', published_at: new Date(), platform_post_id: '1900' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    for (const text of ['first', 'second']) {
+      await api.deps.db
+        .insertInto('comments')
+        .values({ post_id: post.id, platform: 'x', platform_comment_id: `c-${text}`, platform_parent_id: null, author_handle: 'fan', author_display_name: 'Fan', author_platform_id: '42', author_avatar_url: null, text, created_at: new Date() })
+        .execute();
+    }
+    const path = `/api/v1/posts/${post.id}/comments?sync=false`;
+    const first = await request(api.url, 'GET', path, { key: owner.apiKey }); // first listing: records last_listed_at
+    assert.equal(first.status, 200, first.text);
+    assert.deepEqual(first.body.data.map((c: { text: string }) => c.text).sort(), ['first', 'second']);
+
+    appStatements.length = 0;
+    for (let i = 0; i < 5; i++) {
+      const res = await request(api.url, 'GET', path, { key: owner.apiKey });
+      assert.equal(res.status, 200);
+      // next_sync_after reads "now" until a refresh has run: the rest answers as the first page did.
+      assert.deepEqual({ ...res.body, meta: { ...res.body.meta, sync: { ...res.body.meta.sync, next_sync_after: null } } }, { ...first.body, meta: { ...first.body.meta, sync: { ...first.body.meta.sync, next_sync_after: null } } });
+    }
+    // last_listed_at is rewritten at most once a minute (a slow machine may cross one): not a read, not counted.
+    const reads = appStatements.filter((s) => !/^insert into "comment_sync_states"/.test(s));
+    assert.equal(reads.length, 10, `two statements a page, got:\n${reads.join('\n')}`);
+    assert.equal(reads.filter((s) => /from "posts"/.test(s) && /"comment_sync_states"/.test(s) && /"users"/.test(s)).length, 5);
+    assert.equal(reads.filter((s) => /from "comments"/.test(s)).length, 5);
+
+    await request(api.url, 'GET', '/api/v1/posts?limit=1', { key: api.apiKey }); // that key in the cache, as the owner's
+    appStatements.length = 0;
+    const theirs = await request(api.url, 'GET', path, { key: api.apiKey });
+    assert.deepEqual([theirs.status, theirs.body], [404, { error: { code: 'not_found', message: `Post ${post.id} was not found` } }]);
+    assert.equal(appStatements.length, 1, "another user's post costs one statement");
   });
 });
 
