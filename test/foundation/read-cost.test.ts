@@ -9,7 +9,8 @@ import { insertAccount } from '../posts/fixtures';
 /**
  * What a read costs the database (issue 15): an authenticated read writes no WAL for the burst limiter or the key,
  * both listings of GET /api/v1/posts read a page off an index, past 20,000 newer drafts (migration 0085), and
- * GET /api/v1/posts/:id is one statement (with the limiter's occasional lease).
+ * GET /api/v1/posts/:id is one statement (with the limiter's occasional lease), and a page of
+ * GET /api/v1/posts/:id/comments is two (issue 10).
  */
 describe('read path: database cost', function () {
   this.timeout(120_000);
