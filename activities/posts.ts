@@ -5,6 +5,7 @@ import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publis
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
+import type { PostRow } from '../src/db/tables/posts';
 import { isPlatformFailure, type PlatformContext } from '../src/platforms/types';
 
 /**
@@ -27,6 +28,8 @@ export type PublishAttempt =
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
 
+const hasPendingFirstComment = (row: Pick<PostRow, 'first_comment_text' | 'first_comment_status'>) => row.first_comment_text !== null && row.first_comment_status === 'pending';
+
 /** A `publishing` row whose platform call was just marked as begun. */
 type BegunAttempt = NonNullable<Awaited<ReturnType<typeof posts.beginPublishAttempt>>>;
 
@@ -41,12 +44,13 @@ export function createPostActivities(rt: PostsRuntime) {
   async function sendOnce(
     postId: string,
     now: number,
-    begun?: { row: BegunAttempt | undefined; ctx: PlatformContext | null },
+    /** The row already marked; `ctx` undefined when its credentials are still to be read. */
+    begun?: { row: BegunAttempt | undefined; ctx?: PlatformContext | null },
   ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number } }> {
     const started = Date.now();
     const row = begun ? begun.row : await posts.beginPublishAttempt(db, postId);
     if (!row) return { ok: false, kind: 'not_publishing' };
-    const ctx = begun ? begun.ctx : await publishingContextOf(rt, row);
+    const ctx = begun?.ctx !== undefined ? begun.ctx : await publishingContextOf(rt, row);
     if (!ctx) return refusalOf(row.platform, 'account_inactive');
     const request = await publishRequestFor(rt, row);
     const adapter = rt.adapters[row.platform];
@@ -67,7 +71,7 @@ export function createPostActivities(rt: PostsRuntime) {
         ok: true,
         platformPostId: published.platformPostId,
         url: published.url,
-        hasFirstComment: row.first_comment_text !== null && row.first_comment_status === 'pending',
+        hasFirstComment: hasPendingFirstComment(row),
         hasMedia: mediaIdsOf(row).length > 0,
       },
       outcome: { platformPostId: published.platformPostId, url: published.url, publishedAt: now + (Date.now() - started) },
@@ -84,6 +88,14 @@ export function createPostActivities(rt: PostsRuntime) {
       },
     ] as const;
 
+  /** `publishToPlatform`, from a row already marked when `begun` is given. */
+  async function sendAndRecord(postId: string, now: number, begun?: { row: BegunAttempt }): Promise<PublishAttempt> {
+    const attempt = await sendOnce(postId, now, begun);
+    if (!('outcome' in attempt)) return attempt;
+    const recorded = await posts.recordPublished(db, postId, attempt.outcome).then(...recordedOrLogged(postId));
+    return { ...attempt.attempt, recorded };
+  }
+
   const activities = {
     /**
      * Decides the next step from the row: gone (deleted, cancelled, no row: the workflow ends), wait (until the
@@ -93,7 +105,7 @@ export function createPostActivities(rt: PostsRuntime) {
     async claimPost(input: { postId: string; now: number; notBefore: number }): Promise<ClaimResult> {
       const row = await posts.findPost(db, input.postId);
       if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
-      const hasFirstComment = row.first_comment_text !== null && row.first_comment_status === 'pending';
+      const hasFirstComment = hasPendingFirstComment(row);
       const due = row.status === 'publishing' ? input.notBefore : Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
       if (due > input.now) return { kind: 'wait', until: due };
       if (row.status === 'publishing') return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
@@ -110,10 +122,7 @@ export function createPostActivities(rt: PostsRuntime) {
      * `now` is the workflow's clock at the attempt; `published_at` is that plus the time the call took.
      */
     async publishToPlatform(input: { postId: string; now: number }): Promise<PublishAttempt> {
-      const attempt = await sendOnce(input.postId, input.now);
-      if (!('outcome' in attempt)) return attempt;
-      const recorded = await posts.recordPublished(db, input.postId, attempt.outcome).then(...recordedOrLogged(input.postId));
-      return { ...attempt.attempt, recorded };
+      return sendAndRecord(input.postId, input.now);
     },
 
     /**
@@ -121,17 +130,21 @@ export function createPostActivities(rt: PostsRuntime) {
      * due costs one local activity and one workflow activation fewer (a burst of them at :00 is bound by that cost).
      * A claim that fails (the database) is reported `claim: null` and the workflow claims again with the retried
      * `claimPost`; a failure of the attempt itself surfaces as `publishToPlatform`'s would.
+     * A due scheduled row is claimed and its attempt marked in one conditional statement (`claimDueScheduled`), with
+     * no read first; only a row it did not take (not due, not scheduled, gone) is read by `claimPost`.
      */
     async claimAndPublish(input: { postId: string; now: number; notBefore: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
       let claim: ClaimResult;
+      let begun: BegunAttempt | undefined;
       try {
-        claim = await activities.claimPost(input);
+        begun = input.notBefore <= input.now ? await posts.claimDueScheduled(db, input.postId, new Date(input.now)) : undefined;
+        claim = begun ? { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) } : await activities.claimPost(input);
       } catch (err) {
         rt.logger.warn({ err, postId: input.postId }, 'claiming a due post failed; the workflow claims it again with retries');
         return { claim: null };
       }
       if (claim.kind !== 'publish') return { claim };
-      return { claim, attempt: await activities.publishToPlatform({ postId: input.postId, now: input.now }) };
+      return { claim, attempt: await sendAndRecord(input.postId, input.now, begun && { row: begun }) };
     },
 
     /**
