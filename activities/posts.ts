@@ -1,4 +1,4 @@
-import { CredentialRenewalPending, markConnectionLost, publishingContextOf, publishingContextsOf } from '../src/posts/accounts-port';
+import { CredentialRenewalPending, markConnectionLost, publishingContextOf, publishingContextOfClaimed, publishingContextsOf } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
@@ -44,13 +44,12 @@ export function createPostActivities(rt: PostsRuntime) {
   async function sendOnce(
     postId: string,
     now: number,
-    /** The row already marked; `ctx` undefined when its credentials are still to be read. */
-    begun?: { row: BegunAttempt | undefined; ctx?: PlatformContext | null },
+    begun?: { row: BegunAttempt | undefined; ctx: PlatformContext | null },
   ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number } }> {
     const started = Date.now();
     const row = begun ? begun.row : await posts.beginPublishAttempt(db, postId);
     if (!row) return { ok: false, kind: 'not_publishing' };
-    const ctx = begun?.ctx !== undefined ? begun.ctx : await publishingContextOf(rt, row);
+    const ctx = begun ? begun.ctx : await publishingContextOf(rt, row);
     if (!ctx) return refusalOf(row.platform, 'account_inactive');
     const request = await publishRequestFor(rt, row);
     const adapter = rt.adapters[row.platform];
@@ -89,7 +88,7 @@ export function createPostActivities(rt: PostsRuntime) {
     ] as const;
 
   /** `publishToPlatform`, from a row already marked when `begun` is given. */
-  async function sendAndRecord(postId: string, now: number, begun?: { row: BegunAttempt }): Promise<PublishAttempt> {
+  async function sendAndRecord(postId: string, now: number, begun?: { row: BegunAttempt; ctx: PlatformContext | null }): Promise<PublishAttempt> {
     const attempt = await sendOnce(postId, now, begun);
     if (!('outcome' in attempt)) return attempt;
     const recorded = await posts.recordPublished(db, postId, attempt.outcome).then(...recordedOrLogged(postId));
@@ -131,11 +130,11 @@ export function createPostActivities(rt: PostsRuntime) {
      * A claim that fails (the database) is reported `claim: null` and the workflow claims again with the retried
      * `claimPost`; a failure of the attempt itself surfaces as `publishToPlatform`'s would.
      * A due scheduled row is claimed and its attempt marked in one conditional statement (`claimDueScheduled`), with
-     * no read first; only a row it did not take (not due, not scheduled, gone) is read by `claimPost`.
+     * no read first (the account's credentials come back in it); only a row it did not take (not due, not scheduled, gone) is read by `claimPost`.
      */
     async claimAndPublish(input: { postId: string; now: number; notBefore: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
       let claim: ClaimResult;
-      let begun: BegunAttempt | undefined;
+      let begun: Awaited<ReturnType<typeof posts.claimDueScheduled>>;
       try {
         begun = input.notBefore <= input.now ? await posts.claimDueScheduled(db, input.postId, new Date(input.now)) : undefined;
         claim = begun ? { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) } : await activities.claimPost(input);
@@ -144,7 +143,8 @@ export function createPostActivities(rt: PostsRuntime) {
         return { claim: null };
       }
       if (claim.kind !== 'publish') return { claim };
-      return { claim, attempt: await sendAndRecord(input.postId, input.now, begun && { row: begun }) };
+      // The claim's statement returned the account's columns too: their credentials need no read of their own.
+      return { claim, attempt: await sendAndRecord(input.postId, input.now, begun && { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
     },
 
     /**

@@ -304,18 +304,32 @@ export async function claimScheduled(db: Db, postId: string): Promise<boolean> {
 
 /**
  * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
- * `scheduled` → `publishing` only when its `scheduled_at` has passed by `now` (the workflow's clock). Undefined when
- * it is not `scheduled` or not yet due; the caller reads the row to tell which.
+ * `scheduled` → `publishing` only when its `scheduled_at` has passed by `now` (the workflow's clock). It returns the
+ * columns of the post's account that the send needs (`account_*`, null when the account row is gone), so the send
+ * reads nothing more. Undefined when it is not `scheduled` or not yet due; the caller reads the row to tell which.
  */
 export async function claimDueScheduled(db: Db, postId: string, now: Date) {
   return db
-    .updateTable('posts')
-    .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
-    .where('id', '=', postId)
-    .where('status', '=', 'scheduled')
-    .where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]))
-    .returningAll()
-    .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
+    .with('claimed', (qb) =>
+      qb
+        .updateTable('posts')
+        .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
+        .where('id', '=', postId)
+        .where('status', '=', 'scheduled')
+        .where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]))
+        .returningAll()
+        .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open')),
+    )
+    .selectFrom('claimed')
+    .leftJoin('accounts', 'accounts.id', 'claimed.account_id')
+    .selectAll('claimed')
+    .select([
+      'accounts.user_id as account_user_id',
+      'accounts.active as account_active',
+      'accounts.credentials_sealed as account_credentials_sealed',
+      'accounts.settings as account_settings',
+      'accounts.credential_expires_at as account_credential_expires_at',
+    ])
     .executeTakeFirst();
 }
 
