@@ -73,4 +73,24 @@ describe('Scheduled posts: database round trips of a due post (issue 15)', funct
     assert.deepEqual(await activities.claimAndPublish({ postId, now: at.getTime(), notBefore: 0 }), { claim: { kind: 'gone' } });
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'counted round trips').length, 1);
   });
+
+  it('the credentials the claim returns are the account as it is: inactive or wiped at the instant, nothing is sent', async () => {
+    const activities = createActivities({ config: testConfig(), db: counted!.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
+    for (const [text, change] of [
+      ['due on a lost connection', { active: false, inactive_reason: 'connection_lost' }],
+      ['due on a disconnected account (credentials wiped)', { active: false, inactive_reason: 'disconnected', credentials_sealed: null }],
+    ] as const) {
+      const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+      await h.syncClock();
+      const at = new Date(h.now().getTime() + 24 * 3600_000);
+      const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text, schedule_at: at.toISOString() } });
+      assert.equal(res.status, 201, res.text);
+      // Changed behind the API's back (as a renewal refused between the instant and the claim would leave it).
+      await h.db.updateTable('accounts').set(change).where('id', '=', account.id).execute();
+      const result = await activities.claimAndPublish({ postId: res.body.data.id, now: at.getTime(), notBefore: 0 });
+      assert.equal(result.claim?.kind, 'publish', text);
+      assert.deepEqual(result.attempt && !result.attempt.ok && result.attempt.kind, 'account_inactive', text);
+      assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 0, text);
+    }
+  });
 });
