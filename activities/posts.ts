@@ -130,7 +130,8 @@ export function createPostActivities(rt: PostsRuntime) {
      * A claim that fails (the database) is reported `claim: null` and the workflow claims again with the retried
      * `claimPost`; a failure of the attempt itself surfaces as `publishToPlatform`'s would.
      * A due scheduled row is claimed and its attempt marked in one conditional statement (`claimDueScheduled`), with
-     * no read first (the account's credentials come back in it); only a row it did not take (not due, not scheduled, gone) is read by `claimPost`.
+     * no read first (the account's credentials come back in it); only a row it did not take (not due, already
+     * `publishing`, gone) is read by `claimPost`.
      */
     async claimAndPublish(input: { postId: string; now: number; notBefore: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
       let claim: ClaimResult;
