@@ -1,10 +1,11 @@
-import { CredentialRenewalPending, markConnectionLost, publishingContextOf, publishingContextsOf } from '../src/posts/accounts-port';
+import { CredentialRenewalPending, markConnectionLost, publishingContextOf, publishingContextOfClaimed, publishingContextsOf } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
+import type { PostRow } from '../src/db/tables/posts';
 import { isPlatformFailure, type PlatformContext } from '../src/platforms/types';
 
 /**
@@ -26,6 +27,8 @@ export type PublishAttempt =
   | (Refusal & { awaitingCredential?: boolean })
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
+
+const hasPendingFirstComment = (row: Pick<PostRow, 'first_comment_text' | 'first_comment_status'>) => row.first_comment_text !== null && row.first_comment_status === 'pending';
 
 /** A `publishing` row whose platform call was just marked as begun. */
 type BegunAttempt = NonNullable<Awaited<ReturnType<typeof posts.beginPublishAttempt>>>;
@@ -67,7 +70,7 @@ export function createPostActivities(rt: PostsRuntime) {
         ok: true,
         platformPostId: published.platformPostId,
         url: published.url,
-        hasFirstComment: row.first_comment_text !== null && row.first_comment_status === 'pending',
+        hasFirstComment: hasPendingFirstComment(row),
         hasMedia: mediaIdsOf(row).length > 0,
       },
       outcome: { platformPostId: published.platformPostId, url: published.url, publishedAt: now + (Date.now() - started) },
@@ -84,6 +87,14 @@ export function createPostActivities(rt: PostsRuntime) {
       },
     ] as const;
 
+  /** `publishToPlatform`, from a row already marked when `begun` is given. */
+  async function sendAndRecord(postId: string, now: number, begun?: { row: BegunAttempt; ctx: PlatformContext | null }): Promise<PublishAttempt> {
+    const attempt = await sendOnce(postId, now, begun);
+    if (!('outcome' in attempt)) return attempt;
+    const recorded = await posts.recordPublished(db, postId, attempt.outcome).then(...recordedOrLogged(postId));
+    return { ...attempt.attempt, recorded };
+  }
+
   const activities = {
     /**
      * Decides the next step from the row: gone (deleted, cancelled, no row: the workflow ends), wait (until the
@@ -93,7 +104,7 @@ export function createPostActivities(rt: PostsRuntime) {
     async claimPost(input: { postId: string; now: number; notBefore: number }): Promise<ClaimResult> {
       const row = await posts.findPost(db, input.postId);
       if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
-      const hasFirstComment = row.first_comment_text !== null && row.first_comment_status === 'pending';
+      const hasFirstComment = hasPendingFirstComment(row);
       const due = row.status === 'publishing' ? input.notBefore : Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
       if (due > input.now) return { kind: 'wait', until: due };
       if (row.status === 'publishing') return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
@@ -110,10 +121,7 @@ export function createPostActivities(rt: PostsRuntime) {
      * `now` is the workflow's clock at the attempt; `published_at` is that plus the time the call took.
      */
     async publishToPlatform(input: { postId: string; now: number }): Promise<PublishAttempt> {
-      const attempt = await sendOnce(input.postId, input.now);
-      if (!('outcome' in attempt)) return attempt;
-      const recorded = await posts.recordPublished(db, input.postId, attempt.outcome).then(...recordedOrLogged(input.postId));
-      return { ...attempt.attempt, recorded };
+      return sendAndRecord(input.postId, input.now);
     },
 
     /**
@@ -121,17 +129,23 @@ export function createPostActivities(rt: PostsRuntime) {
      * due costs one local activity and one workflow activation fewer (a burst of them at :00 is bound by that cost).
      * A claim that fails (the database) is reported `claim: null` and the workflow claims again with the retried
      * `claimPost`; a failure of the attempt itself surfaces as `publishToPlatform`'s would.
+     * A due scheduled row is claimed and its attempt marked in one conditional statement (`claimDueScheduled`), with
+     * no read first (the account's credentials come back in it); only a row it did not take (not due, already
+     * `publishing`, gone) is read by `claimPost`.
      */
     async claimAndPublish(input: { postId: string; now: number; notBefore: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
       let claim: ClaimResult;
+      let begun: Awaited<ReturnType<typeof posts.claimDueScheduled>>;
       try {
-        claim = await activities.claimPost(input);
+        begun = input.notBefore <= input.now ? await posts.claimDueScheduled(db, input.postId, new Date(input.now)) : undefined;
+        claim = begun ? { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) } : await activities.claimPost(input);
       } catch (err) {
         rt.logger.warn({ err, postId: input.postId }, 'claiming a due post failed; the workflow claims it again with retries');
         return { claim: null };
       }
       if (claim.kind !== 'publish') return { claim };
-      return { claim, attempt: await activities.publishToPlatform({ postId: input.postId, now: input.now }) };
+      // The claim's statement returned the account's columns too: their credentials need no read of their own.
+      return { claim, attempt: await sendAndRecord(input.postId, input.now, begun && { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
     },
 
     /**

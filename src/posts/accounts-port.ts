@@ -1,3 +1,4 @@
+import { platformContextOf } from '../accounts/credentials';
 import { AccountNotConnectedError, loadPlatformContext, loadPlatformContexts } from '../accounts/platform-context';
 import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
@@ -5,6 +6,7 @@ import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { requireAvailablePlatform } from '../platforms/availability';
 import type { PlatformContext } from '../platforms/types';
+import type { claimDueScheduled } from './repository';
 import { accountPrefix } from './rules';
 import type { PostsRuntime } from './runtime';
 
@@ -59,6 +61,18 @@ export async function publishingContextOf(rt: PostsRuntime, row: PostRow): Promi
     if (err instanceof AccountNotConnectedError) return null;
     throw err;
   }
+}
+
+/** `publishingContextOf` of a post claimed with its account's columns (`claimDueScheduled`): no read of its own. */
+export function publishingContextOfClaimed(rt: PostsRuntime, row: Awaited<ReturnType<typeof claimDueScheduled>> & object): PlatformContext | null {
+  if (row.account_id === null || !row.account_active || row.account_user_id === null || row.account_settings === null) return null;
+  return platformContextOf(rt.sealedBox, {
+    id: row.account_id,
+    user_id: row.account_user_id,
+    credentials_sealed: row.account_credentials_sealed,
+    settings: row.account_settings,
+    credential_expires_at: row.account_credential_expires_at,
+  });
 }
 
 /** `publishingContextOf` of many posts (an immediate fan-out's) in one query: by post id. */

@@ -109,7 +109,12 @@ export async function loadPostViews(db: DbOrTrx, ids: readonly string[]): Promis
  */
 async function recordPostEvents(trx: Trx, type: EventType, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  const rows = await viewQuery(trx).where('posts.id', 'in', ids).orderBy('posts.id').execute();
+  await recordPostEventsOf(trx, type, await viewQuery(trx).where('posts.id', 'in', ids).orderBy('posts.id').execute());
+}
+
+/** `recordPostEvents` of rows already read as the view reads them (the write returned them: one round trip fewer). */
+async function recordPostEventsOf(trx: Trx, type: EventType, rows: ReadonlyArray<PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }>): Promise<void> {
+  if (rows.length === 0) return;
   const request = currentRequestOrigin();
   await recordEvents(trx, rows.map((row) => ({ userId: row.user_id, type, data: toViewOf(row), request: request ?? row.request_origin })));
 }
@@ -300,6 +305,37 @@ export async function claimScheduled(db: Db, postId: string): Promise<boolean> {
 }
 
 /**
+ * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
+ * `scheduled` → `publishing` only when its `scheduled_at` has passed by `now` (the workflow's clock). It returns the
+ * columns of the post's account that the send needs (`account_*`, null when the account row is gone), so the send
+ * reads nothing more. Undefined when it is not `scheduled` or not yet due; the caller reads the row to tell which.
+ */
+export async function claimDueScheduled(db: Db, postId: string, now: Date) {
+  return db
+    .with('claimed', (qb) =>
+      qb
+        .updateTable('posts')
+        .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
+        .where('id', '=', postId)
+        .where('status', '=', 'scheduled')
+        .where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]))
+        .returningAll()
+        .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open')),
+    )
+    .selectFrom('claimed')
+    .leftJoin('accounts', 'accounts.id', 'claimed.account_id')
+    .selectAll('claimed')
+    .select([
+      'accounts.user_id as account_user_id',
+      'accounts.active as account_active',
+      'accounts.credentials_sealed as account_credentials_sealed',
+      'accounts.settings as account_settings',
+      'accounts.credential_expires_at as account_credential_expires_at',
+    ])
+    .executeTakeFirst();
+}
+
+/**
  * Marks a platform call as begun (migration 0050) and returns the `publishing` row, with whether an earlier call never
  * reported back (its mark still set). One statement: the subquery reads the row as it was before this update.
  */
@@ -344,7 +380,8 @@ interface PublishedOutcome {
 export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string }>): Promise<void> {
   if (outcomes.length === 0) return;
   await db.transaction().execute(async (trx) => {
-    const published = await sql<{ id: string }>`
+    // The statement returns the rows as the view reads them, so the events need no read of their own.
+    const published = await sql<PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }>`
       with published as (
         update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
           published_at = outcome.published_at, error_message = null, updated_at = now()
@@ -352,10 +389,11 @@ export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<Publish
                     ${outcomes.map((o) => o.url)}::text[], ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[])
           as outcome(id, platform_post_id, url, published_at)
         where posts.id = outcome.id and posts.status = 'publishing'
-        returning posts.id
+        returning posts.*
       ), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
-      select id from published`.execute(trx);
-    await recordPostEvents(trx, 'post.published', published.rows.map((r) => r.id));
+      select published.*, accounts.inactive_reason as account_inactive_reason
+        from published left join accounts on accounts.id = published.account_id order by published.id`.execute(trx);
+    await recordPostEventsOf(trx, 'post.published', published.rows);
   });
 }
 
