@@ -3,6 +3,7 @@ import { findOwnAccount } from '../accounts/repository';
 import type { AccountRow } from '../db/tables/accounts';
 import type { CommentRow } from '../db/tables/comments';
 import type { PostRow } from '../db/tables/posts';
+import { isUuid } from '../db/uuid';
 import { ApiError } from '../errors';
 import { platformName, requireAvailablePlatform } from '../platforms/availability';
 import { commentCapabilitiesFor, type CommentCapabilities } from '../platforms/capabilities';
@@ -29,7 +30,6 @@ export interface CommentTarget {
   ctx: PlatformContext;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export async function loadCommentTarget(
   rt: Pick<PostsRuntime, 'db' | 'config' | 'sealedBox'>,
@@ -39,7 +39,7 @@ export async function loadCommentTarget(
   action: CommentAction,
 ): Promise<CommentTarget> {
   const { post, account, caps } = await loadCommentablePost(rt, userId, postId);
-  const comment = UUID.test(commentId) ? await findCommentForUser(rt.db, userId, post.id, commentId) : undefined;
+  const comment = isUuid(commentId) ? await findCommentForUser(rt.db, userId, post.id, commentId) : undefined;
   if (!comment || post.platform_post_id === null) throw new ApiError('not_found', `Comment ${commentId} was not found on post ${post.id}`);
   requireCapability(post.platform, caps, action, comment);
 

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors';
+import { isUuid } from '../db/uuid';
 
 /**
  * The listing's `next_cursor`: the position of the last comment of a page, (created_at, id), and the post it
@@ -6,7 +7,6 @@ import { ApiError } from '../errors';
  * not decode to a position in this post's listing is 400 `bad_request`.
  */
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function encodeCursor(postId: string, last: { created_at: Date; id: string }): string {
   return Buffer.from(JSON.stringify({ p: postId, t: last.created_at.toISOString(), i: last.id })).toString('base64url');
@@ -21,7 +21,7 @@ export function decodeCursor(cursor: string, postId: string): { createdAt: strin
   }
   const v = value as { p?: unknown; t?: unknown; i?: unknown } | undefined;
   const valid =
-    typeof v === 'object' && v !== null && typeof v.p === 'string' && typeof v.t === 'string' && typeof v.i === 'string' && UUID.test(v.i) && !Number.isNaN(Date.parse(v.t));
+    typeof v === 'object' && v !== null && typeof v.p === 'string' && typeof v.t === 'string' && typeof v.i === 'string' && isUuid(v.i) && !Number.isNaN(Date.parse(v.t));
   if (!valid) throw new ApiError('bad_request', 'cursor: not a cursor from this listing; pass meta.next_cursor of the previous page as it is');
   if (v.p !== postId) throw new ApiError('bad_request', 'cursor: belongs to the comments of another post');
   return { createdAt: v.t as string, id: v.i as string };

@@ -3,7 +3,7 @@ import type { AccountRow } from '../db/tables/accounts';
 import type { CommentSyncStateRow } from '../db/tables/comments';
 import type { PostRow } from '../db/tables/posts';
 import type { User } from '../db/tables/users';
-import { isUuid } from '../posts/repository';
+import { isUuid } from '../db/uuid';
 
 /**
  * What a comment listing needs before its page, in one statement (issue 10): the user's post, its account with the

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { MediaOrigin, MediaRow, MediaTables } from '../db/tables/media';
+import { isUuid } from '../db/uuid';
 import { mediaNotFound, mediaStorageFailed } from './errors';
 import type { MediaFacts } from './sniff';
 
@@ -68,10 +69,9 @@ export interface MediaStore {
 
 const MEDIA_CHUNK_BYTES = 1024 * 1024;
 const CHUNKS_PER_INSERT = 8;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function isMediaId(id: string): boolean {
-  return UUID.test(id);
+  return isUuid(id);
 }
 
 export function createMediaStore(db: Kysely<MediaTables>, options: { chunkBytes?: number } = {}): MediaStore {

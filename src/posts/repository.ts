@@ -8,6 +8,7 @@ import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
 import { precompiled } from '../db/precompiled';
+import { isUuid } from '../db/uuid';
 import { refundQuota, spendQuota, spendReservedOf } from '../quota/quota';
 import { toPostView, type PostView } from './post-view';
 
@@ -24,9 +25,7 @@ import { toPostView, type PostView } from './post-view';
 type Trx = Transaction<Database>;
 type DbOrTrx = Db | Trx;
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Post ids are UUIDs: anything else is absent without asking the database (which would refuse the cast). */
-export const isUuid = (id: string): boolean => uuidPattern.test(id);
 /** The charges a published post spends (a first comment's are settled by its own outcome). */
 const publishedCharges = ['post', 'scheduled', 'x_link'] as const;
 const firstCommentCharges = ['first_comment', 'x_link_first_comment'] as const;
@@ -39,7 +38,7 @@ export async function findPost(db: DbOrTrx, postId: string): Promise<PostRow | u
 
 /** The user's post row; undefined when absent, another user's, or not a UUID. */
 export async function findOwnPost(db: Db, userId: string, postId: string): Promise<PostRow | undefined> {
-  if (!uuidPattern.test(postId)) return undefined;
+  if (!isUuid(postId)) return undefined;
   return db.selectFrom('posts').selectAll().where('id', '=', postId).where('user_id', '=', userId).executeTakeFirst();
 }
 
@@ -90,7 +89,7 @@ const listingQuery = precompiled((db, values: ListingValues, variant) => {
  * when absent, another user's, or not a UUID.
  */
 export async function findOwnPostView(db: Db, userId: string, postId: string): Promise<{ row: PostRow; view: PostView } | undefined> {
-  if (!uuidPattern.test(postId)) return undefined;
+  if (!isUuid(postId)) return undefined;
   const [found] = await ownPostViewQuery.execute(db, { postId, userId });
   if (!found) return undefined;
   return { row: found, view: toViewOf(found) };

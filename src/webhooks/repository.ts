@@ -2,12 +2,12 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { EventType } from '../events/catalogue';
 import type { WebhookEndpointRow } from '../db/tables/webhooks';
+import { isUuid } from '../db/uuid';
 
 /** The `webhook_endpoints` table, as free functions taking `db` or a transaction first. */
 
 type Trx = Transaction<Database>;
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Serialises the endpoint-limit decisions of one user; returns how many endpoints they have. */
 export async function lockAndCountEndpoints(trx: Trx, userId: string): Promise<number> {
@@ -25,7 +25,7 @@ export async function insertEndpoint(
 
 /** The user's endpoint; undefined when absent, another user's, or not a UUID. */
 export async function findOwnEndpoint(db: Db, userId: string, endpointId: string): Promise<WebhookEndpointRow | undefined> {
-  if (!uuidPattern.test(endpointId)) return undefined;
+  if (!isUuid(endpointId)) return undefined;
   return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).where('user_id', '=', userId).executeTakeFirst();
 }
 
@@ -43,7 +43,7 @@ export interface EndpointChanges {
 
 /** Switching an endpoint on clears why it was switched off. */
 export async function updateOwnEndpoint(db: Db, userId: string, endpointId: string, changes: EndpointChanges): Promise<WebhookEndpointRow | undefined> {
-  if (!uuidPattern.test(endpointId)) return undefined;
+  if (!isUuid(endpointId)) return undefined;
   return db
     .updateTable('webhook_endpoints')
     .set({ ...changes, ...(changes.enabled === true ? { disabled_reason: null } : {}), updated_at: sql`now()` })
@@ -54,13 +54,13 @@ export async function updateOwnEndpoint(db: Db, userId: string, endpointId: stri
 }
 
 export async function deleteOwnEndpoint(db: Db, userId: string, endpointId: string): Promise<WebhookEndpointRow | undefined> {
-  if (!uuidPattern.test(endpointId)) return undefined;
+  if (!isUuid(endpointId)) return undefined;
   return db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).where('user_id', '=', userId).returningAll().executeTakeFirst();
 }
 
 /** The current secret becomes the previous one (signing beside the new one for `overlapMs`), in one statement. */
 export async function rotateOwnSecret(db: Db, userId: string, endpointId: string, newSealed: string, overlapMs: number): Promise<WebhookEndpointRow | undefined> {
-  if (!uuidPattern.test(endpointId)) return undefined;
+  if (!isUuid(endpointId)) return undefined;
   return db
     .updateTable('webhook_endpoints')
     .set({

@@ -1,0 +1,6 @@
+/** Whether `id` is a UUID as PostgreSQL's `uuid` type accepts it: checked before a query, so a malformed id is a 404, not a database error. */
+export function isUuid(id: string): boolean {
+  return uuidPattern.test(id);
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
