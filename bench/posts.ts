@@ -14,7 +14,7 @@
 // Latencies depend on the machine's load; compare them within one run. Bounded (< 4 minutes).
 // Usage: node <out>/bench/posts.js [secondsPerCase=5] [slowRuns=10]
 // HERALD_BENCH_NODE_ARGS adds node flags to the Herald process, HERALD_BENCH_TEMPORAL_ARGS to temporal-dev (e.g.
-// "--cpu-prof --cpu-prof-dir=/tmp/prof"); HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and prints the statements
+// "--cpu-prof --cpu-prof-dir=/tmp/prof"); HERALD_BENCH_statementStatsWanted=1 loads pg_stat_statements and prints the statements
 // of the 32-client Herald case with their calls per publish.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -26,17 +26,14 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type pg from 'pg';
 import { createApiKey } from '../src/auth/api-keys';
-import { openDatabase } from '../src/db';
-import { ensureDatabase, startEmbeddedPostgres } from '../src/db/embedded';
-import { migrateToLatest } from '../src/db/migrate';
 import { createUser } from '../src/users/users';
 import { insertXAccount } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
+import { startBenchDatabase, statementStatsWanted } from './bench-database';
 import { percentile } from './percentile';
 import { cpuMs, cpuMsByThread, postgresCpuMs } from './proc-cpu';
 
 const [SECONDS = 5, SLOW_RUNS = 10] = process.argv.slice(2).map(Number);
-const PG_STATS = process.env.HERALD_BENCH_PG_STATS === '1';
 
 async function freePort(): Promise<number> {
   return await new Promise((done) => {
@@ -180,19 +177,7 @@ async function main(): Promise<void> {
 
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'herald-bench-posts-'));
   await chmod(dataDir, 0o755);
-  let cluster = await startEmbeddedPostgres({ dataDir });
-  if (PG_STATS) {
-    const admin = openDatabase(cluster.url('postgres'));
-    await admin.pool.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
-    await admin.close();
-    await cluster.stop();
-    cluster = await startEmbeddedPostgres({ dataDir });
-  }
-  await ensureDatabase(cluster.url('postgres'), 'bench');
-  const databaseUrl = cluster.url('bench');
-  const database = openDatabase(databaseUrl);
-  await migrateToLatest(database.db);
-  if (PG_STATS) await database.pool.query('create extension if not exists pg_stat_statements');
+  const { cluster, databaseUrl, database } = await startBenchDatabase(dataDir);
   const postmasterPid = Number(readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
   const x = await startXStandIn();
@@ -227,13 +212,13 @@ async function main(): Promise<void> {
     postJson(herald.port, '/api/v1/posts', keys[c]!, { account_id: account.id, text: `herald ${runId} ${c} ${i} ${sent++}` }).then(expect('herald', 201)).then(() => undefined);
   const bareSend = (c: number, i: number) => postJson(bare.port, '/', null, { text: `bare ${runId} ${c} ${i} ${sent++}` }).then(expect('bare', 201)).then(() => undefined);
 
-  const resetStatements = () => (PG_STATS ? database.pool.query('select pg_stat_statements_reset()') : Promise.resolve());
+  const resetStatements = () => (statementStatsWanted ? database.pool.query('select pg_stat_statements_reset()') : Promise.resolve());
   const load: Record<string, { herald: LoadResult; bare: LoadResult }> = {};
   let statements: unknown;
   for (const clients of [8, 32]) {
     await resetStatements();
     const heraldResult = await runLoad(heraldSend, clients, heraldCounted, herald.child.pid);
-    if (PG_STATS && clients === 32) statements = await statementsPerPublish(database.pool, heraldResult.publishes + 5 * clients);
+    if (statementStatsWanted && clients === 32) statements = await statementsPerPublish(database.pool, heraldResult.publishes + 5 * clients);
     const bareResult = await runLoad(bareSend, clients, bareCounted);
     load[clients] = { herald: heraldResult, bare: bareResult };
   }

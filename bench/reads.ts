@@ -20,11 +20,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
 import { createApiKey } from '../src/auth/api-keys';
-import { openDatabase } from '../src/db';
-import { ensureDatabase, startEmbeddedPostgres } from '../src/db/embedded';
-import { migrateToLatest } from '../src/db/migrate';
 import { createUser } from '../src/users/users';
 import { seedPublishedThenDrafts } from '../test/helpers/listing-seed';
+import { startBenchDatabase, statementStatsWanted } from './bench-database';
 import { percentile } from './percentile';
 import { cpuMs, postgresCpuMs } from './proc-cpu';
 
@@ -138,19 +136,7 @@ async function main(): Promise<void> {
 
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'herald-bench-reads-'));
   await chmod(dataDir, 0o755);
-  let cluster = await startEmbeddedPostgres({ dataDir });
-  if (process.env.HERALD_BENCH_PG_STATS === '1') {
-    const admin = openDatabase(cluster.url('postgres'));
-    await admin.pool.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
-    await admin.close();
-    await cluster.stop();
-    cluster = await startEmbeddedPostgres({ dataDir });
-  }
-  await ensureDatabase(cluster.url('postgres'), 'bench');
-  const databaseUrl = cluster.url('bench');
-  const database = openDatabase(databaseUrl);
-  await migrateToLatest(database.db);
-  if (process.env.HERALD_BENCH_PG_STATS === '1') await database.pool.query('create extension if not exists pg_stat_statements');
+  const { cluster, databaseUrl, database } = await startBenchDatabase(dataDir);
   const postmasterPid = Number(readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
 
   // One account with 200 published posts and DRAFTS newer drafts; another user with no posts at all.
@@ -199,7 +185,7 @@ async function main(): Promise<void> {
   }
   console.log(JSON.stringify({ clients: CLIENTS, seconds_per_case: SECONDS, drafts: DRAFTS, goal: 'throughput >= 0.5x bare, p99 <= 3x bare', cases: report }, null, 2));
 
-  if (process.env.HERALD_BENCH_PG_STATS === '1') {
+  if (statementStatsWanted) {
     const { rows } = await database.pool.query(
       `select calls, round(total_exec_time::numeric, 1) as total_ms, round((total_exec_time / calls)::numeric, 3) as mean_ms,
               wal_records, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) as query
