@@ -14,7 +14,7 @@
 // Latencies depend on the machine's load; compare them within one run. Bounded (< 4 minutes).
 // Usage: node <out>/bench/posts.js [secondsPerCase=5] [slowRuns=10]
 // HERALD_BENCH_NODE_ARGS adds node flags to the Herald process, HERALD_BENCH_TEMPORAL_ARGS to temporal-dev (e.g.
-// "--cpu-prof --cpu-prof-dir=/tmp/prof"); HERALD_BENCH_statementStatsWanted=1 loads pg_stat_statements and prints the statements
+// "--cpu-prof --cpu-prof-dir=/tmp/prof"); HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and prints the statements
 // of the 32-client Herald case with their calls per publish.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
