@@ -196,11 +196,12 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
     group_id: row.group_id,
     promoted_from_draft_id: row.id,
   };
+  // The quota last: it locks the user's month row, which every publish of this user waits for, until the commit.
   await rt.db.transaction().execute(async (trx) => {
-    const charges = chargesOf(newRow.id, { scheduledAt: newRow.scheduled_at ?? null, xLinkBilled: validation.xLinkBilled, body: validation.body });
-    await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
     await posts.insertPosts(trx, [newRow]);
     if (!(await posts.markPromoted(trx, row.id, newRow.id))) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the post it became');
+    const charges = chargesOf(newRow.id, { scheduledAt: newRow.scheduled_at ?? null, xLinkBilled: validation.xLinkBilled, body: validation.body });
+    await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
   });
   await runWorkflows(rt, [newRow], newRow.status === 'publishing');
   const outcome = await publishOutcome(rt, { created: [{ id: newRow.id, account }], fanOut: false, groupId: null, draft: false, warnings: [] });

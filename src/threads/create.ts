@@ -16,8 +16,8 @@ import { awaitThreadResult, startThreadWorkflow } from './workflow-client';
 
 /**
  * `POST /api/v1/threads` (publishing-api.md "POST /api/v1/threads", decisions.md "Threads"): every account is
- * validated before anything is written; one transaction reserves the quota of every part and the first comment and
- * inserts one row per part (`thread_id`, `thread_order` from 1); then one `publishThread` workflow per thread. An
+ * validated before anything is written; one transaction inserts one row per part (`thread_id`, `thread_order` from 1)
+ * and reserves, last, the quota of every part and the first comment; then one `publishThread` workflow per thread. An
  * immediate thread is answered once it published whole or was rolled back.
  */
 interface ThreadPromotion {
@@ -63,10 +63,11 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
 
   const downloaded = media.flatMap((m) => m.downloaded);
   try {
+    // The quota last: it locks the user's month row, which every publish of this user waits for, until the commit.
     await rt.db.transaction().execute(async (trx) => {
-      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: threads.flatMap(({ plan, rows }) => threadCharges(plan, rows.map((r) => r.id))) });
       await insertPosts(trx, threads.flatMap((t) => t.rows));
       if (promotion) await markPromoted(trx, threads[0]!.rows);
+      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: threads.flatMap(({ plan, rows }) => threadCharges(plan, rows.map((r) => r.id))) });
     });
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(downloaded).catch(() => undefined);
