@@ -1,8 +1,6 @@
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
-import type { Config } from '../config';
-import type { Db } from '../db';
 import type { Logger } from '../logger';
 import { bundleWorkflowsInChild } from './workflow-bundle';
 

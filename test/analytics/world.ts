@@ -11,8 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import type { PostStatus, StoredMediaRef } from '../../src/db/tables/posts';
 import type { PlatformContext, PlatformSlug } from '../../src/platforms/types';
-import { startApi, type TestApi } from '../helpers/api';
-import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
+import { startApi } from '../helpers/api';
+import { startPlatformStandIns } from '../helpers/platform-standins';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
 
 type MetricsPlatform = Exclude<PlatformSlug, 'telegram'> | 'linkedin_member';

@@ -296,7 +296,7 @@ export async function startXStandIn() {
     };
   }
 
-  function ownedMedia(req: RecordedRequest, id: string): StoredMedia {
+  function ownedMedia(id: string): StoredMedia {
     const m = media.get(id);
     if (!m) problem(404, 'Not Found Error', `Could not find media with id: [${id}].`, `${PROBLEMS}/resource-not-found`);
     return m;
@@ -363,7 +363,7 @@ export async function startXStandIn() {
     .on('GET', '/2/media/upload', (req) => {
       requireMediaWrite(authenticate(req));
       if (req.query.command !== 'STATUS') invalid('Unsupported command.');
-      const m = ownedMedia(req, req.query.media_id);
+      const m = ownedMedia(req.query.media_id);
       if (m.state === 'pending' || m.state === 'in_progress') {
         m.polls += 1;
         m.state = m.polls >= config.videoPollsUntilReady ? config.videoOutcome : 'in_progress';
@@ -380,7 +380,7 @@ export async function startXStandIn() {
     })
     .on('POST', '/2/media/upload/:id/append', (req) => {
       requireMediaWrite(authenticate(req));
-      const m = ownedMedia(req, req.params.id);
+      const m = ownedMedia(req.params.id);
       const index = Number(req.form?.segment_index);
       const chunk = req.multipart?.find((p) => p.name === 'media' && p.file)?.file;
       if (!chunk || !Number.isInteger(index) || index < 0 || index > 999) invalid('`media` and `segment_index` (0-999) are required.');
@@ -389,7 +389,7 @@ export async function startXStandIn() {
     })
     .on('POST', '/2/media/upload/:id/finalize', (req) => {
       requireMediaWrite(authenticate(req));
-      const m = ownedMedia(req, req.params.id);
+      const m = ownedMedia(req.params.id);
       const received = [...m.segments.values()].reduce((a, b) => a + b, 0);
       if (received !== m.totalBytes) invalid(`Received ${received} bytes, expected ${m.totalBytes}.`);
       m.state = m.category === 'tweet_video' ? 'pending' : 'succeeded';
@@ -398,7 +398,7 @@ export async function startXStandIn() {
     .on('POST', '/2/media/metadata', (req) => {
       requireMediaWrite(authenticate(req));
       const { id, metadata } = req.json ?? {};
-      const m = ownedMedia(req, String(id));
+      const m = ownedMedia(String(id));
       const text = metadata?.alt_text?.text;
       if (typeof text !== 'string' || text.length > 1000) invalid('`metadata.alt_text.text` must be 1-1000 characters.');
       m.alt = text;

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { PlatformSlug } from '../../platforms/types';
 
 /** publishing-api.md "Listing meta (comments)" sync.status values. */
@@ -51,5 +51,4 @@ export interface CommentsTables {
 }
 
 export type CommentRow = Selectable<CommentsTable>;
-type NewCommentRow = Insertable<CommentsTable>;
 export type CommentSyncStateRow = Selectable<CommentSyncStatesTable>;

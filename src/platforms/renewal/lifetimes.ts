@@ -1,5 +1,5 @@
 import type { PlatformSlug } from '../types';
-import type { CredentialLifetime, RenewableAccount } from './types';
+import type { CredentialLifetime } from './types';
 
 /**
  * Which credentials end, as data (protocols.md section 13): how long a token lives when nobody said, what a renewal
