@@ -1,5 +1,4 @@
 import { platformContextOf } from '../accounts/credentials';
-import { findOwnAccount } from '../accounts/repository';
 import type { AccountRow } from '../db/tables/accounts';
 import type { CommentRow } from '../db/tables/comments';
 import type { PostRow } from '../db/tables/posts';
@@ -8,8 +7,9 @@ import { ApiError } from '../errors';
 import { platformName, requireAvailablePlatform } from '../platforms/availability';
 import { commentCapabilitiesFor, type CommentCapabilities } from '../platforms/capabilities';
 import type { PlatformContext } from '../platforms/types';
-import { findOwnPost } from '../posts/read';
+import { postNotFound } from '../posts/read';
 import type { PostsRuntime } from '../posts/runtime';
+import { loadCommentablePostRows } from './actions-source';
 import { requireReadableComments } from './readable';
 import { findCommentForUser, type OwnCommentInput } from './repository';
 
@@ -69,9 +69,10 @@ async function loadCommentablePost(
   userId: string,
   postId: string,
 ): Promise<{ post: PostRow; account: AccountRow | undefined; caps: CommentCapabilities }> {
-  const post = await findOwnPost(rt.db, userId, postId);
+  const found = await loadCommentablePostRows(rt.db, userId, postId);
+  if (!found) throw postNotFound(postId);
+  const { post, account } = found;
   requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
-  const account = post.account_id === null ? undefined : await findOwnAccount(rt.db, userId, post.account_id);
   const caps = commentCapabilitiesFor(post.platform, account ?? {});
   requireReadableComments(post.platform, account?.kind, caps);
   return { post, account, caps };
