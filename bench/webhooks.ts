@@ -194,7 +194,7 @@ async function main(): Promise<void> {
   };
   console.log(JSON.stringify(report, null, 2));
 
-  dispatcher.stop();
+  await dispatcher.stop();
   receiver.closeAllConnections();
   await new Promise<void>((done) => receiver.close(() => done()));
   worker.shutdown();

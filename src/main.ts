@@ -103,7 +103,7 @@ export async function startHerald(
     // forgot get theirs back, resuming their retry schedules (src/webhooks/reconcile.ts).
     const webhookDeps = { db: database.handle.db, temporal: temporal.client, taskQueue: posts.taskQueue, logger };
     const dispatcher = startEventDispatcher(webhookDeps);
-    cleanups.push(async () => dispatcher.stop());
+    cleanups.push(() => dispatcher.stop());
     const webhookReconciler = startWebhookReconciler(webhookDeps);
     cleanups.push(async () => webhookReconciler.stop());
     const retention = startEventRetention(database.handle.db, logger);

@@ -91,17 +91,36 @@ export async function startDelivery(deps: Pick<DispatchDeps, 'temporal' | 'taskQ
   }
 }
 
-/** Dispatches every `intervalMs` until stopped (each run drains what is pending). */
-export function startEventDispatcher(deps: DispatchDeps, intervalMs = 1_000): { stop(): void } {
-  let running = false;
+/** How long `stop()` waits by default for a run in progress (a batch of 100 events and their starts). */
+const stopWaitMs = 5_000;
+
+/**
+ * Dispatches every `intervalMs` until stopped (each run drains what is pending). `stop()` starts no further run and
+ * waits for the one in progress (at most `waitMs`; it then logs that it gave up), so a shutdown closing the database
+ * next does not close it under a run still writing. The run ends after its current batch.
+ */
+export function startEventDispatcher(deps: DispatchDeps, intervalMs = 1_000): { stop(waitMs?: number): Promise<void> } {
+  let run: Promise<void> | null = null;
+  let stopping = false;
   const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    (async () => {
-      while ((await dispatchEvents(deps)) > 0);
+    if (run) return;
+    run = (async () => {
+      while (!stopping && (await dispatchEvents(deps)) > 0);
     })()
       .catch((err) => deps.logger.error({ err }, 'event dispatch failed'))
-      .finally(() => (running = false));
+      .finally(() => (run = null));
   }, intervalMs);
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop: async (waitMs = stopWaitMs) => {
+      stopping = true;
+      clearInterval(timer);
+      if (!run) return;
+      let timeout: NodeJS.Timeout | undefined;
+      const gaveUp = await Promise.race([
+        run.then(() => false),
+        new Promise<boolean>((resolve) => (timeout = setTimeout(() => resolve(true), waitMs))),
+      ]).finally(() => clearTimeout(timeout));
+      if (gaveUp) deps.logger.warn({ waitMs }, 'event dispatcher stopped while a run was still in progress');
+    },
+  };
 }
