@@ -7,8 +7,11 @@
 //     local x stand-in with the real adapter, upserted), timed end to end.
 // Real PostgreSQL (embedded); no Temporal (sync=false never reaches it; the refresh is called as its activity does).
 // Usage: node <out>/bench/comments.js [comments=100000] [clients=4] [ingest=10000]
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { createApp } from '../api/app';
 import { createApiKey } from '../src/auth/api-keys';
@@ -19,9 +22,9 @@ import { createHttpClient } from '../src/net/http';
 import { loadPlatformContext } from '../src/posts/accounts-port';
 import { createPlatformAdapters } from '../src/platforms/registry';
 import { createUser } from '../src/users/users';
-import { createTestDatabase, stopTestCluster } from '../test/helpers/db';
 import { insertXAccount, testSealedBox } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
+import { startBenchDatabase } from './bench-database';
 import { percentile } from './percentile';
 
 const [COMMENTS = 100_000, CLIENTS = 4, INGEST = 10_000] = process.argv.slice(2).map(Number);
@@ -41,7 +44,9 @@ async function main(): Promise<void> {
   }, 600_000);
   deadline.unref();
 
-  const database = await createTestDatabase();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'herald-bench-comments-'));
+  await chmod(dataDir, 0o755);
+  const { cluster, database } = await startBenchDatabase(dataDir);
   const { db } = database;
   const x = await startXStandIn();
   const config = parseConfig({ NODE_ENV: 'test', PORT: '0', HERALD_ALLOW_INSECURE_URLS: 'true', HERALD_ENCRYPTION_KEY: ENCRYPTION_KEY, LOG_LEVEL: 'silent', HERALD_X_API_URL: x.origin });
@@ -164,7 +169,8 @@ async function main(): Promise<void> {
   await x.stop();
   await platformHttp.close();
   await database.close();
-  await stopTestCluster();
+  await cluster.stop();
+  await rm(dataDir, { recursive: true, force: true });
 }
 
 main().then(

@@ -12,14 +12,16 @@
 // Usage: node --expose-gc <out>/bench/webhooks.js [events=1000] [pending=1000]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer } from 'node:net';
-import { loadavg } from 'node:os';
-import { resolve } from 'node:path';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
+import type { DatabaseHandle } from '../src/db';
 import { parseConfig } from '../src/config';
 import { recordEvents } from '../src/events/outbox';
 import { createLogger } from '../src/logger';
@@ -27,8 +29,8 @@ import { createHttpClient } from '../src/net/http';
 import { createUser } from '../src/users/users';
 import { startEventDispatcher } from '../src/webhooks/dispatcher';
 import { createEndpoint } from '../src/webhooks/endpoints';
-import { createTestDatabase, stopTestCluster, type TestDatabase } from '../test/helpers/db';
 import { testSealedBox } from '../test/posts/fixtures';
+import { startBenchDatabase } from './bench-database';
 import { percentile } from './percentile';
 
 const [EVENTS = 1000, PENDING = 1000] = process.argv.slice(2).map(Number);
@@ -68,7 +70,7 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs: num
 }
 
 /** `count` events for `userId`, each committed in its own transaction, `WRITERS` at a time; commit time per event id. */
-async function publishEvents(database: TestDatabase, userId: string, count: number, label: string): Promise<Map<string, number>> {
+async function publishEvents(database: DatabaseHandle, userId: string, count: number, label: string): Promise<Map<string, number>> {
   const committed = new Map<string, number>();
   let next = 0;
   const writer = async () => {
@@ -90,7 +92,9 @@ async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 
-  const database = await createTestDatabase();
+  const dataDir = await mkdtemp(join(tmpdir(), 'herald-bench-webhooks-'));
+  await chmod(dataDir, 0o755);
+  const { cluster, database } = await startBenchDatabase(dataDir);
   const port = await freePort();
   const temporalDev = await startTemporalDev(port);
   const config = parseConfig({ NODE_ENV: 'test', PORT: '0', HERALD_ALLOW_INSECURE_URLS: 'true', HERALD_ENCRYPTION_KEY: ENCRYPTION_KEY, LOG_LEVEL: 'silent' });
@@ -203,7 +207,8 @@ async function main(): Promise<void> {
   temporalDev.kill('SIGTERM');
   await webhookHttp.close();
   await database.close();
-  await stopTestCluster();
+  await cluster.stop();
+  await rm(dataDir, { recursive: true, force: true });
 }
 
 main().then(
