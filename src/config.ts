@@ -62,6 +62,7 @@ const envSchema = z.object({
     .transform((value) => value !== 'false' && value !== '0'),
   HERALD_WEB_UI_PORT: z.coerce.number().int().min(0).max(65535).default(8233),
   HERALD_WEB_UI_HOST: z.string().min(1).default('127.0.0.1'),
+  TEMPORAL_WEB_UI_URL: optionalText.pipe(z.union([z.undefined(), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })])),
 });
 
 export interface Config {
@@ -96,6 +97,8 @@ export interface Config {
   };
   /** The Temporal Web UI beside the embedded Temporal server (never with TEMPORAL_ADDRESS); port 0 = a free port. */
   webUi: { enabled: boolean; port: number; host: string };
+  /** The Web UI of the Temporal cluster (`TEMPORAL_WEB_UI_URL`), for links an operator opens; null = the embedded one's, if up. */
+  temporalWebUiUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -142,6 +145,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     credentialApps: credentialAppsOf(e),
     webUi: { enabled: e.HERALD_WEB_UI, port: e.HERALD_WEB_UI_PORT, host: e.HERALD_WEB_UI_HOST },
+    temporalWebUiUrl: e.TEMPORAL_WEB_UI_URL?.replace(/\/+$/, '') ?? null,
   };
 }
 

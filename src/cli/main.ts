@@ -169,18 +169,20 @@ const commands: Record<string, Command> = {
     const graceMs = f['older-than'] === undefined ? undefined : parse(count('--older-than'), f['older-than'])! * 1000;
     const { handle } = await connect();
     const config = loadConfig();
+    // An external cluster's UI is where TEMPORAL_WEB_UI_URL says (it may sit behind a login: not probed); the
+    // embedded server's is linked only when it answers.
+    const ui = config.temporalWebUiUrl ?? (await runningWebUiUrl(config));
+    const linked = (stuck: Awaited<ReturnType<typeof findStuckPosts>>) =>
+      ui ? { web_ui: ui, stuck: stuck.map((post) => ({ ...post, web_ui: webUiPostLink(ui, config.temporal.namespace, post.id) })) } : { stuck };
     if (config.temporal.address === null) {
       // The embedded Temporal server lives inside the running service and cannot be asked from here.
-      const stuck = await findStuckPosts(handle.db, null, new Date(), graceMs);
-      const ui = await runningWebUiUrl(config);
-      const linked = ui ? stuck.map((post) => ({ ...post, web_ui: webUiPostLink(ui, config.temporal.namespace, post.id) })) : stuck;
-      return { temporal: 'not_configured', ...(ui ? { web_ui: ui } : {}), stuck: linked };
+      return { temporal: 'not_configured', ...linked(await findStuckPosts(handle.db, null, new Date(), graceMs)) };
     }
     const { Client, Connection } = require('@temporalio/client') as typeof import('@temporalio/client');
     const connection = await Connection.connect({ address: config.temporal.address });
     try {
       const client = new Client({ connection, namespace: config.temporal.namespace });
-      return { temporal: config.temporal.address, stuck: await findStuckPosts(handle.db, client) };
+      return { temporal: config.temporal.address, ...linked(await findStuckPosts(handle.db, client)) };
     } finally {
       await connection.close();
     }

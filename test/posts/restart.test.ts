@@ -5,35 +5,14 @@ import path from 'node:path';
 import { createLogger } from '../../src/logger';
 import { startHerald, type RunningHerald } from '../../src/main';
 import { findStuckPosts } from '../../src/posts/reconcile';
-import { runHerald } from '../../src/cli/main';
 import { createUserWithKey, request, testConfig, testEncryptionKey } from '../helpers/api';
+import { runCli } from '../helpers/cli';
 import { testDatabase, type TestDatabase } from '../helpers/db';
 import { silenceSdkLogs } from '../helpers/temporal';
 import { startXStandIn, type XStandIn } from '../standins/x';
 import { insertXAccount } from './fixtures';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** `herald <args>` in this process with `env` set for the call; its stdout. */
-async function runCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string }> {
-  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, env);
-  const write = process.stdout.write.bind(process.stdout);
-  let stdout = '';
-  process.stdout.write = ((chunk: string | Uint8Array) => {
-    stdout += chunk.toString();
-    return true;
-  }) as typeof process.stdout.write;
-  try {
-    return { code: await runHerald(args), stdout };
-  } finally {
-    process.stdout.write = write;
-    for (const [k, v] of Object.entries(saved)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
 
 describe('Scheduled posts survive a restart of the service (embedded, memory-only Temporal)', function () {
   this.timeout(90_000);
