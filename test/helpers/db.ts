@@ -7,9 +7,8 @@
  *     their own users (see test/helpers/api.ts), so sharing it is safe.
  *   createTestDatabase(options?: { migrate?: boolean }): Promise<TestDatabase>
  *     Another fresh database in the same cluster, for tests that need an empty or unmigrated schema.
- *   stopTestCluster(): Promise<void>
- *     Stops the cluster and removes its directory. Registered as a root `after` hook when this file is loaded under
- *     mocha, so callers never need it.
+ *   The cluster is stopped and its directory removed by a root `after` hook, registered when this file is loaded
+ *   under mocha.
  *
  *   interface TestDatabase { url: string; name: string; db: Kysely<Database>; pool: pg.Pool; close(): Promise<void> }
  */
@@ -57,7 +56,7 @@ export function testDatabase(): Promise<TestDatabase> {
   return shared;
 }
 
-export async function stopTestCluster(): Promise<void> {
+async function stopTestCluster(): Promise<void> {
   if (!cluster) return;
   const started = cluster;
   cluster = undefined;
