@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createActivities } from '../../activities';
-import { openDatabase, type DatabaseHandle } from '../../src/db';
+import type { DatabaseHandle } from '../../src/db';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createLogger } from '../../src/logger';
 import { testConfig } from '../helpers/api';
+import { countingDatabase } from '../helpers/counting-database';
 import { testDatabase } from '../helpers/db';
 import { insertXAccount, testSealedBox } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
@@ -14,21 +15,7 @@ import { startPostsHarness, type PostsHarness } from './harness';
  * the pg client was its largest cost). Every statement of a pool of its own is counted, BEGIN and COMMIT included,
  * so a round trip that comes back fails this test.
  */
-const dueScheduledPostStatements = 5;
-
-/** A pool whose every statement (Kysely's and a transaction's BEGIN/COMMIT alike) is written to `statements`. */
-function countingDatabase(url: string, statements: string[]): DatabaseHandle {
-  const handle = openDatabase(url, { max: 2, applicationName: 'herald-test-round-trips' });
-  handle.pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const text = args[0];
-      statements.push(typeof text === 'string' ? text : String((text as { text?: string }).text ?? text));
-      return query(...args);
-    };
-  });
-  return handle;
-}
+const dueScheduledPostStatements = 2;
 
 describe('Scheduled posts: database round trips of a due post (issue 15)', function () {
   this.timeout(120_000);

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { createActivities } from '../../activities';
+import type { DatabaseHandle } from '../../src/db';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { createLogger } from '../../src/logger';
+import { beginPublishAttempts, insertPosts, recordPublishedAll } from '../../src/posts/repository';
+import { loadLimits, reserveQuota } from '../../src/quota/quota';
+import { testConfig } from '../helpers/api';
+import { countingDatabase } from '../helpers/counting-database';
+import { testDatabase } from '../helpers/db';
+import { insertXAccount, testSealedBox } from './fixtures';
+import { startPostsHarness, type PostsHarness } from './harness';
+
+/**
+ * Database round trips of an immediate publish's attempt in the worker (issue 15: PostgreSQL was 7 ms of CPU per
+ * publish, most of it per-statement work): the mark with the account's credentials, then the platform call, then the
+ * recording with its `post.published` event, each one statement with no BEGIN or COMMIT. Every statement of a pool
+ * of its own is counted, so a round trip that comes back fails this test.
+ */
+const immediateAttemptStatements = 2;
+
+describe('Immediate posts: database round trips of the first attempt (issue 15)', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+  let counted: DatabaseHandle | undefined;
+  const statements: string[] = [];
+
+  before(async function () {
+    h = await startPostsHarness();
+    counted = countingDatabase((await testDatabase()).url, statements);
+  });
+  after(async () => {
+    await counted?.close();
+    await h?.stop();
+  });
+
+  /** `publishing` rows with their reservations, as the create transaction leaves them, but no workflow started. */
+  async function publishingPosts(accounts: readonly AccountRow[], text: string): Promise<string[]> {
+    const rows = accounts.map((account) => ({ id: randomUUID(), user_id: h.api.userId, account_id: account.id, platform: account.platform, text, status: 'publishing' as const }));
+    const limits = await loadLimits(h.db, h.api.userId);
+    await h.db.transaction().execute(async (trx) => {
+      await insertPosts(trx, rows);
+      await reserveQuota(trx, { userId: h.api.userId, limits, now: new Date(), charges: rows.map((row) => ({ postId: row.id, kind: 'post' as const })) });
+    });
+    return rows.map((row) => row.id);
+  }
+
+  const countedActivities = () =>
+    createActivities({ config: testConfig(), db: counted!.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
+
+  async function startCounting() {
+    // Connections opened outside the count: the pool's first connects are not the post's round trips.
+    await Promise.all([counted!.db.selectNoFrom((eb) => eb.lit(1).as('one')).execute(), counted!.db.selectNoFrom((eb) => eb.lit(1).as('one')).execute()]);
+    statements.length = 0;
+  }
+
+  async function assertPublishedOnce(postId: string, text: string) {
+    const row = await h.db.selectFrom('posts').select(['status', 'platform_post_id']).where('id', '=', postId).executeTakeFirstOrThrow();
+    assert.equal(row.status, 'published');
+    const events = await h.db.selectFrom('events').select(['type', 'data']).where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId).execute();
+    assert.equal(events.length, 1, 'its post.published event, written by the same statement');
+    const view = await h.api.request('GET', `/api/v1/posts/${postId}`);
+    assert.deepEqual(events[0]!.data, view.body.data, 'the event shows the post as the API does');
+    const spent = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', postId).execute();
+    assert.deepEqual(spent.map((r) => r.state), ['spent']);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === text && t.id === row.platform_post_id).length, 1);
+  }
+
+  it(`marks, sends and records one immediate post in ${immediateAttemptStatements} statements, exactly once`, async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const [postId] = await publishingPosts([x], 'counted immediate round trips');
+    const activities = countedActivities();
+    await startCounting();
+
+    const attempt = await activities.publishToPlatform({ postId: postId!, now: Date.now() });
+
+    assert.equal(attempt.ok && attempt.recorded, true, JSON.stringify(attempt));
+    assert.equal(statements.length, immediateAttemptStatements, statements.join('\n'));
+    assert.ok(!statements.some((s) => /^(begin|commit)/i.test(s)), statements.join('\n'));
+    await assertPublishedOnce(postId!, 'counted immediate round trips');
+    // Called again (a repeated activity): the row is no longer `publishing`, nothing is sent or recorded twice.
+    assert.deepEqual(await activities.publishToPlatform({ postId: postId!, now: Date.now() }), { ok: false, kind: 'not_publishing' });
+    await assertPublishedOnce(postId!, 'counted immediate round trips');
+  });
+
+  it(`a fan-out's first attempts take the same ${immediateAttemptStatements} statements whatever their number`, async () => {
+    const accounts = [];
+    for (let i = 0; i < 3; i++) accounts.push(await insertXAccount(h.db, h.api.userId, h.standIns.x));
+    const postIds = await publishingPosts(accounts, 'counted group round trips');
+    const activities = countedActivities();
+    await startCounting();
+
+    const attempts = await activities.publishGroupToPlatforms({ postIds, now: Date.now() });
+
+    for (const postId of postIds) assert.equal(attempts[postId]?.ok && attempts[postId].recorded, true, JSON.stringify(attempts));
+    assert.equal(statements.length, immediateAttemptStatements, statements.join('\n'));
+    for (const postId of postIds) {
+      const row = await h.db.selectFrom('posts').select('status').where('id', '=', postId).executeTakeFirstOrThrow();
+      assert.equal(row.status, 'published');
+      const events = await h.db.selectFrom('events').select('type').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId).execute();
+      assert.equal(events.length, 1);
+    }
+  });
+
+  it('a row written by someone else between the mark and the recording is recorded by the transaction, its event as the row is', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const [postId] = await publishingPosts([x], 'hidden while publishing');
+    const [marked] = await beginPublishAttempts(counted!.db, [postId!]);
+    // The user hides the post while its platform call is out: the view built from the mark (hidden: false) must not
+    // be written; the transaction records the post and its event from the row as it is.
+    await h.db.updateTable('posts').set({ hidden: true }).where('id', '=', postId!).execute();
+    statements.length = 0;
+    await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-hidden', url: null, publishedAt: Date.now(), marked: marked! }]);
+    assert.ok(statements.length > 2, 'the one-statement write found the row changed and left it to the transaction');
+    const events = await h.db.selectFrom('events').select('data').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute();
+    assert.equal(events.length, 1);
+    assert.equal((events[0]!.data as { hidden: boolean }).hidden, true);
+    assert.equal((events[0]!.data as { status: string }).status, 'published');
+    // Recorded again (a repeated activity): nothing changes, no second event.
+    await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-hidden', url: null, publishedAt: Date.now(), marked: marked! }]);
+    assert.equal((await h.db.selectFrom('events').select('id').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute()).length, 1);
+  });
+
+  it('an account disconnected between the mark and the recording: the event shows it as the view does', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const [postId] = await publishingPosts([x], 'disconnected while publishing');
+    const [marked] = await beginPublishAttempts(counted!.db, [postId!]);
+    await h.db.updateTable('accounts').set({ active: false, inactive_reason: 'disconnected', credentials_sealed: null }).where('id', '=', x.id).execute();
+    await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-gone', url: null, publishedAt: Date.now(), marked: marked! }]);
+    const events = await h.db.selectFrom('events').select('data').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute();
+    assert.equal(events.length, 1);
+    assert.equal((events[0]!.data as { account_id: string | null }).account_id, null);
+  });
+});
