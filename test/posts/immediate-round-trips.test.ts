@@ -133,4 +133,26 @@ describe('Immediate posts: database round trips of the first attempt (issue 15)'
     assert.equal(events.length, 1);
     assert.equal((events[0]!.data as { account_id: string | null }).account_id, null);
   });
+
+  it('a recording whose event cannot be written changes nothing: the row stays publishing, its reservation reserved', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const [postId] = await publishingPosts([x], 'event refused');
+    const [marked] = await beginPublishAttempts(counted!.db, [postId!]);
+    await sql`create function test_refuse_published_event() returns trigger language plpgsql as $$
+      begin raise exception 'refused for the test'; end $$`.execute(h.db);
+    await sql.raw(`create trigger test_refuse_published_event after insert on events for each row when (new.data->>'id' = '${postId}') execute function test_refuse_published_event()`).execute(h.db);
+    try {
+      await assert.rejects(recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-refused', url: null, publishedAt: Date.now(), marked: marked! }]), /refused for the test/);
+    } finally {
+      await sql`drop trigger test_refuse_published_event on events`.execute(h.db);
+      await sql`drop function test_refuse_published_event()`.execute(h.db);
+    }
+    const row = await h.db.selectFrom('posts').select(['status', 'platform_post_id']).where('id', '=', postId!).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'publishing', platform_post_id: null });
+    const reservations = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', postId!).execute();
+    assert.deepEqual(reservations.map((r) => r.state), ['reserved']);
+    // The workflow's retried recording then goes through, once.
+    await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-refused', url: null, publishedAt: Date.now(), marked: marked! }]);
+    assert.equal((await h.db.selectFrom('events').select('id').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute()).length, 1);
+  });
 });
