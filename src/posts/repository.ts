@@ -190,9 +190,14 @@ export async function mediaStillWaiting(db: Db, mediaIds: readonly string[], exc
 
 // ---- creation and edits (API side) -------------------------------------------------------------------------------
 
-export async function insertPosts(trx: Trx, rows: ReadonlyArray<NewPostRow>): Promise<void> {
+export async function insertPosts(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>): Promise<void> {
+  await postsInsertOf(db, rows).execute();
+}
+
+/** `insertPosts` as a statement to run or to make part of another (`reserveQuotaWith`: the posts and their quota as one). */
+export function postsInsertOf(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>) {
   const request = JSON.stringify(currentRequestOrigin());
-  await trx.insertInto('posts').values(rows.map((row) => (row.status === 'publishing' ? { ...row, request_origin: request } : row))).execute();
+  return db.insertInto('posts').values(rows.map((row) => (row.status === 'publishing' ? { ...row, request_origin: request } : row)));
 }
 
 /** Edits a scheduled post or a draft in place; false when it left `expected` (or was promoted) meanwhile. */

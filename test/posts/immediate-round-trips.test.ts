@@ -5,8 +5,8 @@ import { createActivities } from '../../activities';
 import type { DatabaseHandle } from '../../src/db';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createLogger } from '../../src/logger';
-import { beginPublishAttempts, insertPosts, recordPublishedAll } from '../../src/posts/repository';
-import { loadLimits, reserveQuota } from '../../src/quota/quota';
+import { beginPublishAttempts, postsInsertOf, recordPublishedAll } from '../../src/posts/repository';
+import { loadLimits, reserveQuotaWith } from '../../src/quota/quota';
 import { testConfig } from '../helpers/api';
 import { countingDatabase } from '../helpers/counting-database';
 import { testDatabase } from '../helpers/db';
@@ -36,14 +36,11 @@ describe('Immediate posts: database round trips of the first attempt (issue 15)'
     await h?.stop();
   });
 
-  /** `publishing` rows with their reservations, as the create transaction leaves them, but no workflow started. */
+  /** `publishing` rows with their reservations, as the create statement leaves them, but no workflow started. */
   async function publishingPosts(accounts: readonly AccountRow[], text: string): Promise<string[]> {
     const rows = accounts.map((account) => ({ id: randomUUID(), user_id: h.api.userId, account_id: account.id, platform: account.platform, text, status: 'publishing' as const }));
     const limits = await loadLimits(h.db, h.api.userId);
-    await h.db.transaction().execute(async (trx) => {
-      await insertPosts(trx, rows);
-      await reserveQuota(trx, { userId: h.api.userId, limits, now: new Date(), charges: rows.map((row) => ({ postId: row.id, kind: 'post' as const })) });
-    });
+    await reserveQuotaWith(h.db, { userId: h.api.userId, limits, now: new Date(), charges: rows.map((row) => ({ postId: row.id, kind: 'post' as const })) }, postsInsertOf(h.db, rows));
     return rows.map((row) => row.id);
   }
 
@@ -154,5 +151,34 @@ describe('Immediate posts: database round trips of the first attempt (issue 15)'
     // The workflow's retried recording then goes through, once.
     await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-refused', url: null, publishedAt: Date.now(), marked: marked! }]);
     assert.equal((await h.db.selectFrom('events').select('id').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute()).length, 1);
+  });
+
+  it('creates the posts and takes their quota in 1 statement; a refusal over a hard limit takes nothing, with the same 429', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const rows = [0, 1].map(() => ({ id: randomUUID(), user_id: h.api.userId, account_id: x.id, platform: x.platform, text: 'counted create', status: 'publishing' as const }));
+    const limits = await loadLimits(h.db, h.api.userId);
+    const charges = rows.map((row) => ({ postId: row.id, kind: 'post' as const }));
+    await startCounting();
+    await reserveQuotaWith(counted!.db, { userId: h.api.userId, limits, now: new Date(), charges }, postsInsertOf(counted!.db, rows));
+    assert.equal(statements.length, 1, statements.join('\n'));
+    const reserved = await h.db.selectFrom('quota_reservations').select('state').where('post_id', 'in', rows.map((r) => r.id)).execute();
+    assert.deepEqual(reserved.map((r) => r.state), ['reserved', 'reserved']);
+
+    // Over the Free plan's hard post quota: refused inside the statement, nothing written, the counters untouched.
+    const usage = async () => h.db.selectFrom('usage_months').select(['posts', 'scheduled']).where('user_id', '=', h.api.userId).executeTakeFirstOrThrow();
+    const before = await usage();
+    const free = { ...limits, planName: 'free' as const, postsPerMonth: before.posts + 1, postQuotaHard: true };
+    const refused = [0, 1].map(() => ({ ...rows[0]!, id: randomUUID(), text: 'refused create' }));
+    await assert.rejects(
+      reserveQuotaWith(counted!.db, { userId: h.api.userId, limits: free, now: new Date(), charges: refused.map((row) => ({ postId: row.id, kind: 'post' as const })) }, postsInsertOf(counted!.db, refused)),
+      (err: { code?: string; status?: number; message: string }) => {
+        assert.equal(err.code, 'usage_limit_exceeded');
+        assert.match(err.message, new RegExp(`^Monthly post quota reached: ${before.posts} of ${before.posts + 1} posts used this month on the Free plan; this request needs 2 .* and 1 is left`));
+        return true;
+      },
+    );
+    assert.deepEqual(await h.db.selectFrom('posts').select('id').where('id', 'in', refused.map((r) => r.id)).execute(), []);
+    assert.deepEqual(await h.db.selectFrom('quota_reservations').select('id').where('post_id', 'in', refused.map((r) => r.id)).execute(), []);
+    assert.deepEqual(await usage(), before);
   });
 });
