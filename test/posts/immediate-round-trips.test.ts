@@ -182,3 +182,36 @@ describe('Immediate posts: database round trips of the first attempt (issue 15)'
     assert.deepEqual(await usage(), before);
   });
 });
+
+describe('Immediate posts: database round trips of a whole publish through the API (issue 15)', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+  let counted: DatabaseHandle | undefined;
+  const statements: string[] = [];
+  // The accounts and the plan (in parallel), the posts with their quota, the mark with the credentials, the recording
+  // with its event, the answer's read of the post.
+  const immediatePublishStatements = 6;
+
+  before(async function () {
+    const shared = await testDatabase();
+    counted = countingDatabase(shared.url, statements, 10);
+    h = await startPostsHarness({ database: { ...counted, url: shared.url, name: shared.name } });
+  });
+  after(async () => {
+    await h?.stop();
+    await counted?.close();
+  });
+
+  it(`an immediate post is ${immediatePublishStatements} statements from request to answer, besides the key and the burst limiter`, async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    // The key's lookup and the limiter's lease are served from memory once warm (their own tests count them).
+    assert.equal((await h.api.request('GET', '/api/v1/posts?limit=1')).status, 200);
+    statements.length = 0;
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'counted from request to answer' } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.status, 'published');
+    const ofThePublish = statements.filter((s) => !/\b(api_keys|rate_limits)\b/.test(s));
+    assert.equal(ofThePublish.length, immediatePublishStatements, ofThePublish.join('\n'));
+    assert.ok(!ofThePublish.some((s) => /^\s*(begin|commit)\b/i.test(s)), ofThePublish.join('\n'));
+  });
+});
