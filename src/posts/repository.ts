@@ -329,6 +329,12 @@ const publishingAccountColumns = [
 const rowVersion = sql<string>`posts.xmin::text`.as('row_version');
 
 /**
+ * Whether an earlier platform call of the post never reported back (its mark was already set): the subquery reads the
+ * row as it was before the write.
+ */
+const earlierAttemptOpen = sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open');
+
+/**
  * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
  * `scheduled` → `publishing` only when its `scheduled_at` has passed by `now` (the workflow's clock). It returns the
  * columns of the post's account that the send needs (`account_*`, null when the account row is gone), so the send
@@ -344,8 +350,7 @@ export async function claimDueScheduled(db: Db, postId: string, now: Date) {
         .where('status', '=', 'scheduled')
         .where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]))
         .returningAll()
-        .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
-        .returning(rowVersion),
+        .returning([earlierAttemptOpen, rowVersion]),
     )
     .selectFrom('claimed')
     .leftJoin('accounts', 'accounts.id', 'claimed.account_id')
@@ -374,8 +379,7 @@ export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
         .where('id', 'in', [...postIds])
         .where('status', '=', 'publishing')
         .returningAll()
-        .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
-        .returning(rowVersion),
+        .returning([earlierAttemptOpen, rowVersion]),
     )
     .selectFrom('begun')
     .leftJoin('accounts', 'accounts.id', 'begun.account_id')
