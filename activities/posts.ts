@@ -1,4 +1,4 @@
-import { CredentialRenewalPending, markConnectionLost, publishingContextOf, publishingContextOfClaimed, publishingContextsOf } from '../src/posts/accounts-port';
+import { CredentialRenewalPending, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
@@ -45,11 +45,12 @@ export function createPostActivities(rt: PostsRuntime) {
     postId: string,
     now: number,
     begun?: { row: BegunAttempt | undefined; ctx: PlatformContext | null },
-  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number } }> {
+  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number; marked: BegunAttempt } }> {
     const started = Date.now();
+    // The mark returns the account's credentials too (one statement, not a mark and a read).
     const row = begun ? begun.row : await posts.beginPublishAttempt(db, postId);
     if (!row) return { ok: false, kind: 'not_publishing' };
-    const ctx = begun ? begun.ctx : await publishingContextOf(rt, row);
+    const ctx = begun ? begun.ctx : publishingContextOfClaimed(rt, row);
     if (!ctx) return refusalOf(row.platform, 'account_inactive');
     const request = await publishRequestFor(rt, row);
     const adapter = rt.adapters[row.platform];
@@ -73,7 +74,8 @@ export function createPostActivities(rt: PostsRuntime) {
         hasFirstComment: hasPendingFirstComment(row),
         hasMedia: mediaIdsOf(row).length > 0,
       },
-      outcome: { platformPostId: published.platformPostId, url: published.url, publishedAt: now + (Date.now() - started) },
+      // The marked row goes with the outcome: its recording and event are then one statement (`recordPublishedAll`).
+      outcome: { platformPostId: published.platformPostId, url: published.url, publishedAt: now + (Date.now() - started), marked: row },
     };
   }
 
@@ -91,7 +93,7 @@ export function createPostActivities(rt: PostsRuntime) {
   async function sendAndRecord(postId: string, now: number, begun?: { row: BegunAttempt; ctx: PlatformContext | null }): Promise<PublishAttempt> {
     const attempt = await sendOnce(postId, now, begun);
     if (!('outcome' in attempt)) return attempt;
-    const recorded = await posts.recordPublished(db, postId, attempt.outcome).then(...recordedOrLogged(postId));
+    const recorded = await posts.recordPublishedAll(db, [{ postId, ...attempt.outcome }]).then(...recordedOrLogged(postId));
     return { ...attempt.attempt, recorded };
   }
 
@@ -155,16 +157,15 @@ export function createPostActivities(rt: PostsRuntime) {
      * attempts it again on its own; its mark in the row keeps that second attempt from sending blindly.
      */
     async publishGroupToPlatforms(input: { postIds: string[]; now: number }): Promise<Record<string, PublishAttempt | { ok: false; kind: 'error' }>> {
-      // Marked and their credentials read in one statement each (not 25). A failed mark: each post marks its own. A
-      // failed read after the mark: every post reports `error`, as a post failing there alone does.
+      // Marked, with their accounts' credentials, in one statement (not 25 marks and a read). A failed mark: each post
+      // marks its own. Credentials that cannot be opened: that post reports `error`, as a post failing there alone does.
       const marked = await posts.beginPublishAttempts(db, input.postIds).catch(() => null);
-      const contexts = marked && (await publishingContextsOf(rt, marked).catch(() => null));
       const rows = new Map((marked ?? []).map((row) => [row.id, row]));
       const attempts = await Promise.allSettled(
-        input.postIds.map((postId) => {
+        input.postIds.map(async (postId) => {
           if (!marked) return sendOnce(postId, input.now);
-          if (!contexts) return Promise.reject(new Error('the accounts of a group could not be read'));
-          return sendOnce(postId, input.now, { row: rows.get(postId), ctx: contexts.get(postId) ?? null });
+          const row = rows.get(postId);
+          return sendOnce(postId, input.now, { row, ctx: row ? publishingContextOfClaimed(rt, row) : null });
         }),
       );
       const taken = attempts.flatMap((settled, i) => (settled.status === 'fulfilled' && 'outcome' in settled.value ? [{ postId: input.postIds[i]!, ...settled.value.outcome }] : []));

@@ -22,15 +22,9 @@ export class AccountNotConnectedError extends Error {
  * Throws `AccountNotConnectedError` when the row is absent or disconnected.
  */
 export async function loadPlatformContext(db: Db, sealedBox: SealedBox, accountId: string): Promise<{ account: AccountRow; ctx: PlatformContext }> {
-  const found = (await loadPlatformContexts(db, sealedBox, [accountId])).get(accountId);
-  if (!found) throw new AccountNotConnectedError(accountId, 'not_found');
-  if (!found.ctx) throw new AccountNotConnectedError(accountId, 'disconnected');
-  return { account: found.account, ctx: found.ctx };
-}
-
-/** `loadPlatformContext` of many accounts in one query: by id, the row and its context (null: disconnected); absent: no row. */
-export async function loadPlatformContexts(db: Db, sealedBox: SealedBox, accountIds: readonly string[]): Promise<Map<string, { account: AccountRow; ctx: PlatformContext | null }>> {
-  if (accountIds.length === 0) return new Map();
-  const accounts = await db.selectFrom('accounts').selectAll().where('id', 'in', [...accountIds]).execute();
-  return new Map(accounts.map((account) => [account.id, { account, ctx: platformContextOf(sealedBox, account) }]));
+  const account = await db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+  if (!account) throw new AccountNotConnectedError(accountId, 'not_found');
+  const ctx = platformContextOf(sealedBox, account);
+  if (!ctx) throw new AccountNotConnectedError(accountId, 'disconnected');
+  return { account, ctx };
 }

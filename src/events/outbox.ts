@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db';
 import type { EventRow } from '../db/tables/events';
 import type { EventType } from './catalogue';
@@ -30,6 +30,23 @@ export async function recordEvents(trx: Transaction<Database>, events: readonly 
     request: JSON.stringify(event.request === undefined ? fallback : event.request),
   }));
   return trx.insertInto('events').values(rows).returningAll().execute();
+}
+
+/**
+ * `recordEvents` as the last step of the statement that makes the change (a data-modifying CTE, so the statement is
+ * its own transaction and the change and its events commit or vanish together): the events are built here, each
+ * under the `key` of what it reports, and only those whose key `changed` selects (the rows the statement's
+ * conditional write actually changed) are inserted.
+ */
+export function eventsInsertOf(events: ReadonlyArray<NewEvent & { key: string }>, changed: RawBuilder<unknown>): RawBuilder<unknown> {
+  const fallback = currentRequestOrigin();
+  const column = <T>(pick: (event: NewEvent & { key: string }) => T) => events.map(pick);
+  return sql`insert into events (id, user_id, type, data, request)
+    select event.id, event.user_id, event.type, event.data::jsonb, event.request::jsonb
+    from unnest(${column((e) => e.key)}::text[], ${column(() => newEventId())}::text[], ${column((e) => e.userId)}::uuid[], ${column((e) => e.type)}::text[],
+                ${column((e) => JSON.stringify(e.data))}::text[], ${column((e) => JSON.stringify(e.request === undefined ? fallback : e.request))}::text[])
+      as event(key, id, user_id, type, data, request)
+    where event.key in (${changed})`;
 }
 
 const crockford = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

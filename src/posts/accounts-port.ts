@@ -1,12 +1,12 @@
 import { platformContextOf } from '../accounts/credentials';
-import { AccountNotConnectedError, loadPlatformContext, loadPlatformContexts } from '../accounts/platform-context';
+import { AccountNotConnectedError, loadPlatformContext } from '../accounts/platform-context';
 import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { requireAvailablePlatform } from '../platforms/availability';
 import type { PlatformContext } from '../platforms/types';
-import type { claimDueScheduled } from './repository';
+import type { beginPublishAttempt } from './repository';
 import { accountPrefix } from './rules';
 import type { PostsRuntime } from './runtime';
 
@@ -63,8 +63,11 @@ export async function publishingContextOf(rt: PostsRuntime, row: PostRow): Promi
   }
 }
 
-/** `publishingContextOf` of a post claimed with its account's columns (`claimDueScheduled`): no read of its own. */
-export function publishingContextOfClaimed(rt: PostsRuntime, row: Awaited<ReturnType<typeof claimDueScheduled>> & object): PlatformContext | null {
+/**
+ * `publishingContextOf` of a post marked with its account's columns (`claimDueScheduled`, `beginPublishAttempts`): no
+ * read of its own.
+ */
+export function publishingContextOfClaimed(rt: PostsRuntime, row: NonNullable<Awaited<ReturnType<typeof beginPublishAttempt>>>): PlatformContext | null {
   if (row.account_id === null || !row.account_active || row.account_user_id === null || row.account_settings === null) return null;
   return platformContextOf(rt.sealedBox, {
     id: row.account_id,
@@ -73,17 +76,6 @@ export function publishingContextOfClaimed(rt: PostsRuntime, row: Awaited<Return
     settings: row.account_settings,
     credential_expires_at: row.account_credential_expires_at,
   });
-}
-
-/** `publishingContextOf` of many posts (an immediate fan-out's) in one query: by post id. */
-export async function publishingContextsOf(rt: PostsRuntime, rows: readonly PostRow[]): Promise<Map<string, PlatformContext | null>> {
-  const accounts = await loadPlatformContexts(rt.db, rt.sealedBox, [...new Set(rows.flatMap((row) => (row.account_id === null ? [] : [row.account_id])))]);
-  return new Map(
-    rows.map((row) => {
-      const found = row.account_id === null ? undefined : accounts.get(row.account_id);
-      return [row.id, found?.account.active ? found.ctx : null];
-    }),
-  );
 }
 
 export { loadPlatformContext, AccountNotConnectedError };

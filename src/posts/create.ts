@@ -2,20 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
+import { loadLimits, reserveQuotaWith, type Charge } from '../quota/quota';
 import { loadPublishableAccounts } from './accounts-port';
 import { prepareMedia } from './prepare-media';
 import { publishOutcome, type CreatedPost, type PublishOutcome } from './respond';
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
-import { insertPosts, scheduledTimesOf, statusOf } from './repository';
+import { insertPosts, postsInsertOf, scheduledTimesOf, statusOf } from './repository';
 import type { SearchedPost } from '../temporal/search-attributes';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 
 /**
  * `POST /api/v1/posts` (publishing-api.md "POST /api/v1/posts"): validate everything (every account of a fan-out)
- * before anything is written; then one transaction reserves the quota and inserts the rows; then one `publishPost`
+ * before anything is written; then one statement reserves the quota and inserts the rows; then one `publishPost`
  * workflow per row. An immediate post is answered once the platform answered (and its first comment was tried).
  */
 export async function createPosts(rt: PostsRuntime, userId: string, body: CreatePostBody): Promise<PublishOutcome> {
@@ -48,11 +48,10 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
     newRow(plan, { userId, groupId, workflowId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }),
   );
   try {
-    // The quota last: it locks the user's month row, which every publish of this user waits for, until the commit.
-    await rt.db.transaction().execute(async (trx) => {
-      await insertPosts(trx, rows);
-      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) });
-    });
+    // The posts and their quota in one statement (its own transaction): the user's month row, which every publish of
+    // this user waits for, is locked only while it runs, and a refusal rolls the posts back with it.
+    if (draft) await insertPosts(rt.db, rows);
+    else await reserveQuotaWith(rt.db, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) }, postsInsertOf(rt.db, rows));
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(media.downloaded).catch(() => undefined);
     throw err;

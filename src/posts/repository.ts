@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { EventType } from '../events/catalogue';
-import { recordEvents } from '../events/outbox';
+import { eventsInsertOf, recordEvents } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
 import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
@@ -190,9 +190,14 @@ export async function mediaStillWaiting(db: Db, mediaIds: readonly string[], exc
 
 // ---- creation and edits (API side) -------------------------------------------------------------------------------
 
-export async function insertPosts(trx: Trx, rows: ReadonlyArray<NewPostRow>): Promise<void> {
+export async function insertPosts(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>): Promise<void> {
+  await postsInsertOf(db, rows).execute();
+}
+
+/** `insertPosts` as a statement to run or to make part of another (`reserveQuotaWith`: the posts and their quota as one). */
+export function postsInsertOf(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>) {
   const request = JSON.stringify(currentRequestOrigin());
-  await trx.insertInto('posts').values(rows.map((row) => (row.status === 'publishing' ? { ...row, request_origin: request } : row))).execute();
+  return db.insertInto('posts').values(rows.map((row) => (row.status === 'publishing' ? { ...row, request_origin: request } : row)));
 }
 
 /** Edits a scheduled post or a draft in place; false when it left `expected` (or was promoted) meanwhile. */
@@ -304,6 +309,32 @@ export async function claimScheduled(db: Db, postId: string): Promise<boolean> {
 }
 
 /**
+ * What an attempt reads of the post's account in the statement that marks it (`account_*`, all null when the account
+ * row is gone): the credentials the send needs (`publishingContextOfClaimed`), and its state as the post view shows
+ * it, which `recordPublishedAll` writes into the event without reading it again.
+ */
+const publishingAccountColumns = [
+  'accounts.user_id as account_user_id',
+  'accounts.active as account_active',
+  'accounts.credentials_sealed as account_credentials_sealed',
+  'accounts.settings as account_settings',
+  'accounts.credential_expires_at as account_credential_expires_at',
+  'accounts.inactive_reason as account_inactive_reason',
+] as const;
+
+/**
+ * The version of a row as a write returns it (its `xmin`: the transaction that last wrote it). A later write
+ * conditional on it changes the row only if nothing else wrote it in between (`recordPublishedAll`).
+ */
+const rowVersion = sql<string>`posts.xmin::text`.as('row_version');
+
+/**
+ * Whether an earlier platform call of the post never reported back (its mark was already set): the subquery reads the
+ * row as it was before the write.
+ */
+const earlierAttemptOpen = sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open');
+
+/**
  * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
  * `scheduled` → `publishing` only when its `scheduled_at` has passed by `now` (the workflow's clock). It returns the
  * columns of the post's account that the send needs (`account_*`, null when the account row is gone), so the send
@@ -319,24 +350,19 @@ export async function claimDueScheduled(db: Db, postId: string, now: Date) {
         .where('status', '=', 'scheduled')
         .where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]))
         .returningAll()
-        .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open')),
+        .returning([earlierAttemptOpen, rowVersion]),
     )
     .selectFrom('claimed')
     .leftJoin('accounts', 'accounts.id', 'claimed.account_id')
     .selectAll('claimed')
-    .select([
-      'accounts.user_id as account_user_id',
-      'accounts.active as account_active',
-      'accounts.credentials_sealed as account_credentials_sealed',
-      'accounts.settings as account_settings',
-      'accounts.credential_expires_at as account_credential_expires_at',
-    ])
+    .select(publishingAccountColumns)
     .executeTakeFirst();
 }
 
 /**
  * Marks a platform call as begun (migration 0050) and returns the `publishing` row, with whether an earlier call never
- * reported back (its mark still set). One statement: the subquery reads the row as it was before this update.
+ * reported back (its mark still set), and its account's columns the send needs (`publishingAccountColumns`, as
+ * `claimDueScheduled` returns them). One statement: the subquery reads the row as it was before this update.
  */
 export async function beginPublishAttempt(db: Db, postId: string) {
   return (await beginPublishAttempts(db, [postId]))[0];
@@ -346,14 +372,24 @@ export async function beginPublishAttempt(db: Db, postId: string) {
 export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
   if (postIds.length === 0) return [];
   return db
-    .updateTable('posts')
-    .set({ publish_attempt_started_at: sql`now()` })
-    .where('id', 'in', [...postIds])
-    .where('status', '=', 'publishing')
-    .returningAll()
-    .returning(sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
+    .with('begun', (qb) =>
+      qb
+        .updateTable('posts')
+        .set({ publish_attempt_started_at: sql`now()` })
+        .where('id', 'in', [...postIds])
+        .where('status', '=', 'publishing')
+        .returningAll()
+        .returning([earlierAttemptOpen, rowVersion]),
+    )
+    .selectFrom('begun')
+    .leftJoin('accounts', 'accounts.id', 'begun.account_id')
+    .selectAll('begun')
+    .select(publishingAccountColumns)
     .execute();
 }
+
+/** A `publishing` row as an attempt marked it (`beginPublishAttempts`, `claimDueScheduled`): its version, its account's state. */
+export type MarkedPost = PostRow & { row_version: string; account_inactive_reason: AccountRow['inactive_reason'] };
 
 /** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */
 export async function clearPublishAttempt(db: Db, postId: string): Promise<void> {
@@ -375,9 +411,19 @@ interface PublishedOutcome {
  * `recordPublished` of many posts (an immediate fan-out's first attempts): one statement whatever their number, and
  * their `post.published` events, in one transaction. Each row changes only if it is still `publishing`, and only the
  * rows that changed spend their reservations and get an event.
+ *
+ * An outcome given with the row its attempt `marked` is recorded in one statement, no BEGIN or COMMIT: its event is
+ * the view of that row as published (`toPostView`, built before the write) and is inserted by the same statement,
+ * which changes the row only if nothing else wrote it since the mark (its `xmin`) and its account's state is still
+ * the one the view shows. Any other outcome, and one whose row moved on meanwhile, takes the transaction below
+ * (whose own conditions then decide: a row already `published` changes nothing).
  */
-export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string }>): Promise<void> {
+export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string; marked?: MarkedPost }>): Promise<void> {
   if (outcomes.length === 0) return;
+  const marked = outcomes.filter((o): o is typeof o & { marked: MarkedPost } => o.marked !== undefined);
+  const recorded = await recordMarkedPublished(db, marked);
+  const rest = outcomes.filter((o) => !recorded.has(o.postId));
+  if (rest.length === 0) return;
   await db.transaction().execute(async (trx) => {
     // The statement returns the rows as the view reads them, so the events need no read of their own.
     const published = await sql<PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }>`
@@ -394,6 +440,38 @@ export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<Publish
         from published left join accounts on accounts.id = published.account_id order by published.id`.execute(trx);
     await recordPostEventsOf(trx, 'post.published', published.rows);
   });
+}
+
+/** The one-statement path of `recordPublishedAll`: the ids it recorded. */
+async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string; marked: MarkedPost }>): Promise<Set<string>> {
+  if (outcomes.length === 0) return new Set();
+  const request = currentRequestOrigin();
+  const events = outcomes.map(({ postId, marked, ...outcome }) => {
+    const published: PostRow = {
+      ...marked,
+      status: 'published',
+      platform_post_id: outcome.platformPostId,
+      platform_post_url: outcome.url,
+      published_at: new Date(outcome.publishedAt),
+      error_message: null,
+    };
+    return { key: postId, userId: marked.user_id, type: 'post.published' as const, data: toViewOf({ ...published, account_inactive_reason: marked.account_inactive_reason }), request: request ?? marked.request_origin };
+  });
+  const { rows } = await sql<{ id: string }>`
+    with published as (
+      update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
+        published_at = outcome.published_at, error_message = null, updated_at = now()
+      from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[], ${outcomes.map((o) => o.url)}::text[],
+                  ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[], ${outcomes.map((o) => o.marked.row_version)}::xid[],
+                  ${outcomes.map((o) => o.marked.account_inactive_reason)}::text[])
+        as outcome(id, platform_post_id, url, published_at, row_version, account_inactive_reason)
+      where posts.id = outcome.id and posts.status = 'publishing' and posts.xmin = outcome.row_version
+        and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from outcome.account_inactive_reason
+      returning posts.id
+    ), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
+    evented as (${eventsInsertOf(events, sql`select id::text from published`)})
+    select id from published`.execute(db);
+  return new Set(rows.map((row) => row.id));
 }
 
 /**

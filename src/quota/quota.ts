@@ -1,5 +1,5 @@
 import { DateTime } from 'luxon';
-import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Compilable, type Kysely, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import { inTransaction } from '../db/in-transaction';
 import type { ReservationKind } from '../db/tables/quota';
@@ -48,16 +48,53 @@ function plural(n: number, word: string): string {
   return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
 }
 
+type QuotaInput = { userId: string; limits: EffectiveLimits & { planName: PlanName }; charges: readonly Charge[]; now: Date };
+
 /**
  * Reserves `charges` for `userId` in the month of `now`, or throws 429 `usage_limit_exceeded` (no Retry-After) with
  * the arithmetic of the shortfall. Must run inside the transaction that inserts the posts, as its last statement
  * (the user's month row stays locked until the commit), and the caller must let a refusal roll that transaction back.
  */
-export async function reserveQuota(
-  trx: Transaction<Database>,
-  input: { userId: string; limits: EffectiveLimits & { planName: PlanName }; charges: readonly Charge[]; now: Date },
-): Promise<void> {
+export async function reserveQuota(trx: Transaction<Database>, input: QuotaInput): Promise<void> {
   if (input.charges.length === 0) return;
+  const reservation = reservationOf(input);
+  const { rows } = await reservation.statement(sql``, false).execute(trx);
+  // A request over a hard limit is refused after the fact: the caller's transaction rolls all of it back.
+  const refusal = reservation.refusal({ posts: rows[0]!.posts_before, scheduled: rows[0]!.scheduled_before });
+  if (refusal) throw refusal;
+}
+
+/** The SQLSTATE `reserveQuotaWith` refuses with (`herald_refuse`, migration 0140). */
+const quotaRefusedCode = 'HQ429';
+
+/**
+ * `reserveQuota` and `write` (the insert of the posts it charges, a data-modifying statement) as one statement, which
+ * is its own transaction: no BEGIN, no COMMIT, and the user's month row is locked only while it runs. A request over
+ * a hard limit is refused inside the statement (`herald_refuse`), so the posts and the counters roll back with it,
+ * and it throws the same 429 as `reserveQuota`.
+ */
+export async function reserveQuotaWith(db: Db, input: QuotaInput, write: RawBuilder<unknown> | Compilable): Promise<void> {
+  if (input.charges.length === 0) {
+    await sql`${write}`.execute(db);
+    return;
+  }
+  const reservation = reservationOf(input);
+  try {
+    await reservation.statement(sql`written as (${write}), `, true).execute(db);
+  } catch (err) {
+    if ((err as { code?: string }).code !== quotaRefusedCode) throw err;
+    const usage = JSON.parse((err as Error).message) as { posts: number; scheduled: number };
+    throw reservation.refusal(usage) ?? err;
+  }
+}
+
+/**
+ * One statement, the user's month row taken in it: it creates or locks the row and adds this request's charges (so
+ * every concurrent request of this user waits here and counts on top of the previous one's committed counters), and
+ * inserts the reservations; it returns the counters as they were. `refuseInSql`: a request over a hard limit fails the
+ * statement itself (`refusal` then rebuilds the error from the counters it reports).
+ */
+function reservationOf(input: QuotaInput) {
   const month = usageMonth(input.now);
   const { limits } = input;
   const postsNeeded = input.charges.filter((c) => postKinds.has(c.kind)).length;
@@ -66,14 +103,11 @@ export async function reserveQuota(
   // Post charges past the monthly post quota are overage (billed per post on paid plans): the n-th post charge of
   // this request is overage when the counter before it plus n reaches the quota.
   const postQuota = Number.isFinite(limits.postsPerMonth) ? limits.postsPerMonth : null;
+  const scheduledQuota = Number.isFinite(limits.scheduledPerMonth) ? limits.scheduledPerMonth : null;
   let ordinal = 0;
   const postOrdinals = input.charges.map((c) => (postKinds.has(c.kind) ? ordinal++ : null));
-  // One statement, the user's month row taken last and held only until the commit: it creates or locks the row and
-  // adds this request's charges (so every concurrent request of this user waits here and counts on top of the
-  // previous one's committed counters), and inserts the reservations. A request over a hard limit is refused below,
-  // after the fact: the caller's transaction rolls all of it back.
-  const { rows } = await sql<{ posts_before: number; scheduled_before: number }>`
-    with usage as (
+  const statement = (before: RawBuilder<unknown>, refuseInSql: boolean) => sql<{ posts_before: number; scheduled_before: number }>`
+    with ${before}usage as (
       insert into usage_months as u (user_id, month, posts, scheduled, overage, x_link_posts)
       values (${input.userId}, ${month}, ${postsNeeded}, ${scheduledNeeded}, ${postQuota === null ? 0 : Math.max(0, postsNeeded - Math.max(0, postQuota))}, ${xLinks})
       on conflict (user_id, month) do update set
@@ -87,24 +121,34 @@ export async function reserveQuota(
       select ${input.userId}, charge.post_id, ${month}, charge.kind, coalesce(charge.post_ordinal >= greatest(0, ${postQuota}::integer - usage.posts_before), false)
       from usage, unnest(${input.charges.map((c) => c.postId)}::uuid[], ${input.charges.map((c) => c.kind)}::text[], ${postOrdinals}::integer[]) as charge(post_id, kind, post_ordinal)
     )
-    select posts_before, scheduled_before from usage`.execute(trx);
-  const usage = { posts: rows[0]!.posts_before, scheduled: rows[0]!.scheduled_before };
+    select posts_before, scheduled_before${
+      refuseInSql
+        ? sql`, case when (${scheduledNeeded}::integer > 0 and scheduled_before + ${scheduledNeeded}::integer > ${scheduledQuota}::integer)
+                      or (${limits.postQuotaHard}::boolean and ${postsNeeded}::integer > greatest(0, ${postQuota}::integer - posts_before))
+                 then herald_refuse(${quotaRefusedCode}, json_build_object('posts', posts_before, 'scheduled', scheduled_before)::text) end as refused`
+        : sql``
+    } from usage`;
 
-  const planLabel = plans[limits.planName] ? `the ${limits.planName[0]!.toUpperCase()}${limits.planName.slice(1)} plan` : 'your plan';
-  if (scheduledNeeded > 0 && usage.scheduled + scheduledNeeded > limits.scheduledPerMonth) {
-    const left = Math.max(0, limits.scheduledPerMonth - usage.scheduled);
-    throw new ApiError(
-      'usage_limit_exceeded',
-      `Monthly scheduled-post quota reached: ${usage.scheduled} of ${plural(limits.scheduledPerMonth, 'scheduled post')} used this month on ${planLabel}; this request needs ${scheduledNeeded} and ${left} ${left === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
-    );
-  }
-  const postsLeft = Math.max(0, limits.postsPerMonth - usage.posts);
-  if (limits.postQuotaHard && postsNeeded > postsLeft) {
-    throw new ApiError(
-      'usage_limit_exceeded',
-      `Monthly post quota reached: ${usage.posts} of ${plural(limits.postsPerMonth, 'post')} used this month on ${planLabel}; this request needs ${postsNeeded} (first comments count as posts) and ${postsLeft} ${postsLeft === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
-    );
-  }
+  /** The 429 of a request over a hard limit, given the counters before it; null when it fits. */
+  const refusal = (usage: { posts: number; scheduled: number }): ApiError | null => {
+    const planLabel = plans[limits.planName] ? `the ${limits.planName[0]!.toUpperCase()}${limits.planName.slice(1)} plan` : 'your plan';
+    if (scheduledNeeded > 0 && usage.scheduled + scheduledNeeded > limits.scheduledPerMonth) {
+      const left = Math.max(0, limits.scheduledPerMonth - usage.scheduled);
+      return new ApiError(
+        'usage_limit_exceeded',
+        `Monthly scheduled-post quota reached: ${usage.scheduled} of ${plural(limits.scheduledPerMonth, 'scheduled post')} used this month on ${planLabel}; this request needs ${scheduledNeeded} and ${left} ${left === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
+      );
+    }
+    const postsLeft = Math.max(0, limits.postsPerMonth - usage.posts);
+    if (limits.postQuotaHard && postsNeeded > postsLeft) {
+      return new ApiError(
+        'usage_limit_exceeded',
+        `Monthly post quota reached: ${usage.posts} of ${plural(limits.postsPerMonth, 'post')} used this month on ${planLabel}; this request needs ${postsNeeded} (first comments count as posts) and ${postsLeft} ${postsLeft === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
+      );
+    }
+    return null;
+  };
+  return { statement, refusal };
 }
 
 /**

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { loadCommentTarget } from '../../src/comments/actions-target';
 import type { DatabaseHandle } from '../../src/db';
 import { testDatabase } from '../helpers/db';
-import { countingDatabase } from '../helpers/statement-log';
+import { countingDatabase } from '../helpers/counting-database';
 import { testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, connectAccount, publish, snapshot } from './actions-fixtures';

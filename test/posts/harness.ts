@@ -7,6 +7,7 @@
  *   h.api.request(...), h.standIns.x, h.env, h.db
  *   await h.syncClock()        before a request whose rules read "now" after time was skipped
  *   await h.settle(postId)     waits for the post's workflow (or its group's) to end (time skips while waiting)
+ *   startPostsHarness({ database })   API and worker on another handle of the test database (e.g. counting statements)
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
@@ -21,7 +22,7 @@ import { startPostChangeFeed } from '../../src/posts/change-feed';
 import { createPostsRuntime, type PostsRuntime, type PostsRuntimeOverrides } from '../../src/posts/runtime';
 import { postWorkflowId } from '../../src/posts/workflow-client';
 import { startApi, testConfig, type TestApi } from '../helpers/api';
-import { testDatabase } from '../helpers/db';
+import { testDatabase, type TestDatabase } from '../helpers/db';
 import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
 import { createTimeSkippingEnv } from '../helpers/temporal';
 import { testSealedBox } from './fixtures';
@@ -57,10 +58,11 @@ export interface PostsHarness {
   stop(): Promise<void>;
 }
 
-export async function startPostsHarness(options: { plan?: PlanName; posts?: PostsRuntimeOverrides; config?: Config } = {}): Promise<PostsHarness> {
+export async function startPostsHarness(options: { plan?: PlanName; posts?: PostsRuntimeOverrides; config?: Config; database?: TestDatabase } = {}): Promise<PostsHarness> {
   const env = await createTimeSkippingEnv();
   const standIns = await startPlatformStandIns();
-  const database = await testDatabase();
+  // `database`: the same test database through a handle of the test's own (one that counts statements, say).
+  const database = options.database ?? (await testDatabase());
   const taskQueue = `posts-test-${randomUUID()}`;
   let clock = await env.currentTimeMs();
   const now = () => new Date(clock);

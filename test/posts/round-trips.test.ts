@@ -5,8 +5,8 @@ import type { DatabaseHandle } from '../../src/db';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createLogger } from '../../src/logger';
 import { testConfig } from '../helpers/api';
+import { countingDatabase } from '../helpers/counting-database';
 import { testDatabase } from '../helpers/db';
-import { countingDatabase } from '../helpers/statement-log';
 import { insertXAccount, testSealedBox } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
@@ -15,7 +15,7 @@ import { startPostsHarness, type PostsHarness } from './harness';
  * the pg client was its largest cost). Every statement of a pool of its own is counted, BEGIN and COMMIT included,
  * so a round trip that comes back fails this test.
  */
-const dueScheduledPostStatements = 5;
+const dueScheduledPostStatements = 2;
 
 describe('Scheduled posts: database round trips of a due post (issue 15)', function () {
   this.timeout(120_000);

@@ -7,7 +7,7 @@ import { usageFor, usageMonth } from '../../src/quota/quota';
 import { createThreads } from '../../src/threads/create';
 import { testConfig } from '../helpers/api';
 import { testDatabase } from '../helpers/db';
-import { countingDatabase } from '../helpers/statement-log';
+import { countingDatabase } from '../helpers/counting-database';
 import { insertXAccount, testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 

@@ -1,0 +1,217 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { createActivities } from '../../activities';
+import type { DatabaseHandle } from '../../src/db';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { createLogger } from '../../src/logger';
+import { beginPublishAttempts, postsInsertOf, recordPublishedAll } from '../../src/posts/repository';
+import { loadLimits, reserveQuotaWith } from '../../src/quota/quota';
+import { testConfig } from '../helpers/api';
+import { countingDatabase } from '../helpers/counting-database';
+import { testDatabase } from '../helpers/db';
+import { insertXAccount, testSealedBox } from './fixtures';
+import { startPostsHarness, type PostsHarness } from './harness';
+
+/**
+ * Database round trips of an immediate publish's attempt in the worker (issue 15: PostgreSQL was 7 ms of CPU per
+ * publish, most of it per-statement work): the mark with the account's credentials, then the platform call, then the
+ * recording with its `post.published` event, each one statement with no BEGIN or COMMIT. Every statement of a pool
+ * of its own is counted, so a round trip that comes back fails this test.
+ */
+const immediateAttemptStatements = 2;
+
+describe('Immediate posts: database round trips of the first attempt (issue 15)', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+  let counted: DatabaseHandle | undefined;
+  const statements: string[] = [];
+
+  before(async function () {
+    h = await startPostsHarness();
+    counted = countingDatabase((await testDatabase()).url, statements);
+  });
+  after(async () => {
+    await counted?.close();
+    await h?.stop();
+  });
+
+  /** `publishing` rows with their reservations, as the create statement leaves them, but no workflow started. */
+  async function publishingPosts(accounts: readonly AccountRow[], text: string): Promise<string[]> {
+    const rows = accounts.map((account) => ({ id: randomUUID(), user_id: h.api.userId, account_id: account.id, platform: account.platform, text, status: 'publishing' as const }));
+    const limits = await loadLimits(h.db, h.api.userId);
+    await reserveQuotaWith(h.db, { userId: h.api.userId, limits, now: new Date(), charges: rows.map((row) => ({ postId: row.id, kind: 'post' as const })) }, postsInsertOf(h.db, rows));
+    return rows.map((row) => row.id);
+  }
+
+  const countedActivities = () =>
+    createActivities({ config: testConfig(), db: counted!.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
+
+  async function startCounting() {
+    // Connections opened outside the count: the pool's first connects are not the post's round trips.
+    await Promise.all([counted!.db.selectNoFrom((eb) => eb.lit(1).as('one')).execute(), counted!.db.selectNoFrom((eb) => eb.lit(1).as('one')).execute()]);
+    statements.length = 0;
+  }
+
+  async function assertPublishedOnce(postId: string, text: string) {
+    const row = await h.db.selectFrom('posts').select(['status', 'platform_post_id']).where('id', '=', postId).executeTakeFirstOrThrow();
+    assert.equal(row.status, 'published');
+    const events = await h.db.selectFrom('events').select(['type', 'data']).where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId).execute();
+    assert.equal(events.length, 1, 'its post.published event, written by the same statement');
+    const view = await h.api.request('GET', `/api/v1/posts/${postId}`);
+    assert.deepEqual(events[0]!.data, view.body.data, 'the event shows the post as the API does');
+    const spent = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', postId).execute();
+    assert.deepEqual(spent.map((r) => r.state), ['spent']);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === text && t.id === row.platform_post_id).length, 1);
+  }
+
+  it(`marks, sends and records one immediate post in ${immediateAttemptStatements} statements, exactly once`, async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const [postId] = await publishingPosts([x], 'counted immediate round trips');
+    const activities = countedActivities();
+    await startCounting();
+
+    const attempt = await activities.publishToPlatform({ postId: postId!, now: Date.now() });
+
+    assert.equal(attempt.ok && attempt.recorded, true, JSON.stringify(attempt));
+    assert.equal(statements.length, immediateAttemptStatements, statements.join('\n'));
+    assert.ok(!statements.some((s) => /^(begin|commit)/i.test(s)), statements.join('\n'));
+    await assertPublishedOnce(postId!, 'counted immediate round trips');
+    // Called again (a repeated activity): the row is no longer `publishing`, nothing is sent or recorded twice.
+    assert.deepEqual(await activities.publishToPlatform({ postId: postId!, now: Date.now() }), { ok: false, kind: 'not_publishing' });
+    await assertPublishedOnce(postId!, 'counted immediate round trips');
+  });
+
+  it(`a fan-out's first attempts take the same ${immediateAttemptStatements} statements whatever their number`, async () => {
+    const accounts = [];
+    for (let i = 0; i < 3; i++) accounts.push(await insertXAccount(h.db, h.api.userId, h.standIns.x));
+    const postIds = await publishingPosts(accounts, 'counted group round trips');
+    const activities = countedActivities();
+    await startCounting();
+
+    const attempts = await activities.publishGroupToPlatforms({ postIds, now: Date.now() });
+
+    for (const postId of postIds) assert.equal(attempts[postId]?.ok && attempts[postId].recorded, true, JSON.stringify(attempts));
+    assert.equal(statements.length, immediateAttemptStatements, statements.join('\n'));
+    for (const postId of postIds) {
+      const row = await h.db.selectFrom('posts').select('status').where('id', '=', postId).executeTakeFirstOrThrow();
+      assert.equal(row.status, 'published');
+      const events = await h.db.selectFrom('events').select('type').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId).execute();
+      assert.equal(events.length, 1);
+    }
+  });
+
+  it('a row written by someone else between the mark and the recording is recorded by the transaction, its event as the row is', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const [postId] = await publishingPosts([x], 'hidden while publishing');
+    const [marked] = await beginPublishAttempts(counted!.db, [postId!]);
+    // The user hides the post while its platform call is out: the view built from the mark (hidden: false) must not
+    // be written; the transaction records the post and its event from the row as it is.
+    await h.db.updateTable('posts').set({ hidden: true }).where('id', '=', postId!).execute();
+    statements.length = 0;
+    await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-hidden', url: null, publishedAt: Date.now(), marked: marked! }]);
+    assert.ok(statements.length > 2, 'the one-statement write found the row changed and left it to the transaction');
+    const events = await h.db.selectFrom('events').select('data').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute();
+    assert.equal(events.length, 1);
+    assert.equal((events[0]!.data as { hidden: boolean }).hidden, true);
+    assert.equal((events[0]!.data as { status: string }).status, 'published');
+    // Recorded again (a repeated activity): nothing changes, no second event.
+    await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-hidden', url: null, publishedAt: Date.now(), marked: marked! }]);
+    assert.equal((await h.db.selectFrom('events').select('id').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute()).length, 1);
+  });
+
+  it('an account disconnected between the mark and the recording: the event shows it as the view does', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const [postId] = await publishingPosts([x], 'disconnected while publishing');
+    const [marked] = await beginPublishAttempts(counted!.db, [postId!]);
+    await h.db.updateTable('accounts').set({ active: false, inactive_reason: 'disconnected', credentials_sealed: null }).where('id', '=', x.id).execute();
+    await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-gone', url: null, publishedAt: Date.now(), marked: marked! }]);
+    const events = await h.db.selectFrom('events').select('data').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute();
+    assert.equal(events.length, 1);
+    assert.equal((events[0]!.data as { account_id: string | null }).account_id, null);
+  });
+
+  it('a recording whose event cannot be written changes nothing: the row stays publishing, its reservation reserved', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const [postId] = await publishingPosts([x], 'event refused');
+    const [marked] = await beginPublishAttempts(counted!.db, [postId!]);
+    await sql`create function test_refuse_published_event() returns trigger language plpgsql as $$
+      begin raise exception 'refused for the test'; end $$`.execute(h.db);
+    await sql.raw(`create trigger test_refuse_published_event after insert on events for each row when (new.data->>'id' = '${postId}') execute function test_refuse_published_event()`).execute(h.db);
+    try {
+      await assert.rejects(recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-refused', url: null, publishedAt: Date.now(), marked: marked! }]), /refused for the test/);
+    } finally {
+      await sql`drop trigger test_refuse_published_event on events`.execute(h.db);
+      await sql`drop function test_refuse_published_event()`.execute(h.db);
+    }
+    const row = await h.db.selectFrom('posts').select(['status', 'platform_post_id']).where('id', '=', postId!).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { status: 'publishing', platform_post_id: null });
+    const reservations = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', postId!).execute();
+    assert.deepEqual(reservations.map((r) => r.state), ['reserved']);
+    // The workflow's retried recording then goes through, once.
+    await recordPublishedAll(counted!.db, [{ postId: postId!, platformPostId: 'p-refused', url: null, publishedAt: Date.now(), marked: marked! }]);
+    assert.equal((await h.db.selectFrom('events').select('id').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute()).length, 1);
+  });
+
+  it('creates the posts and takes their quota in 1 statement; a refusal over a hard limit takes nothing, with the same 429', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const rows = [0, 1].map(() => ({ id: randomUUID(), user_id: h.api.userId, account_id: x.id, platform: x.platform, text: 'counted create', status: 'publishing' as const }));
+    const limits = await loadLimits(h.db, h.api.userId);
+    const charges = rows.map((row) => ({ postId: row.id, kind: 'post' as const }));
+    await startCounting();
+    await reserveQuotaWith(counted!.db, { userId: h.api.userId, limits, now: new Date(), charges }, postsInsertOf(counted!.db, rows));
+    assert.equal(statements.length, 1, statements.join('\n'));
+    const reserved = await h.db.selectFrom('quota_reservations').select('state').where('post_id', 'in', rows.map((r) => r.id)).execute();
+    assert.deepEqual(reserved.map((r) => r.state), ['reserved', 'reserved']);
+
+    // Over the Free plan's hard post quota: refused inside the statement, nothing written, the counters untouched.
+    const usage = async () => h.db.selectFrom('usage_months').select(['posts', 'scheduled']).where('user_id', '=', h.api.userId).executeTakeFirstOrThrow();
+    const before = await usage();
+    const free = { ...limits, planName: 'free' as const, postsPerMonth: before.posts + 1, postQuotaHard: true };
+    const refused = [0, 1].map(() => ({ ...rows[0]!, id: randomUUID(), text: 'refused create' }));
+    await assert.rejects(
+      reserveQuotaWith(counted!.db, { userId: h.api.userId, limits: free, now: new Date(), charges: refused.map((row) => ({ postId: row.id, kind: 'post' as const })) }, postsInsertOf(counted!.db, refused)),
+      (err: { code?: string; status?: number; message: string }) => {
+        assert.equal(err.code, 'usage_limit_exceeded');
+        assert.match(err.message, new RegExp(`^Monthly post quota reached: ${before.posts} of ${before.posts + 1} posts used this month on the Free plan; this request needs 2 .* and 1 is left`));
+        return true;
+      },
+    );
+    assert.deepEqual(await h.db.selectFrom('posts').select('id').where('id', 'in', refused.map((r) => r.id)).execute(), []);
+    assert.deepEqual(await h.db.selectFrom('quota_reservations').select('id').where('post_id', 'in', refused.map((r) => r.id)).execute(), []);
+    assert.deepEqual(await usage(), before);
+  });
+});
+
+describe('Immediate posts: database round trips of a whole publish through the API (issue 15)', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+  let counted: DatabaseHandle | undefined;
+  const statements: string[] = [];
+  // The accounts and the plan (in parallel), the posts with their quota, the mark with the credentials, the recording
+  // with its event, the answer's read of the post.
+  const immediatePublishStatements = 6;
+
+  before(async function () {
+    const shared = await testDatabase();
+    counted = countingDatabase(shared.url, statements, 10);
+    h = await startPostsHarness({ database: { ...counted, url: shared.url, name: shared.name } });
+  });
+  after(async () => {
+    await h?.stop();
+    await counted?.close();
+  });
+
+  it(`an immediate post is ${immediatePublishStatements} statements from request to answer, besides the key and the burst limiter`, async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    // The key's lookup and the limiter's lease are served from memory once warm (their own tests count them).
+    assert.equal((await h.api.request('GET', '/api/v1/posts?limit=1')).status, 200);
+    statements.length = 0;
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'counted from request to answer' } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.status, 'published');
+    const ofThePublish = statements.filter((s) => !/\b(api_keys|rate_limits)\b/.test(s));
+    assert.equal(ofThePublish.length, immediatePublishStatements, ofThePublish.join('\n'));
+    assert.ok(!ofThePublish.some((s) => /^\s*(begin|commit)\b/i.test(s)), ofThePublish.join('\n'));
+  });
+});
