@@ -190,7 +190,8 @@ export function createPostActivities(rt: PostsRuntime) {
         return { claim: null };
       }
       const claim: ClaimResult = { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) };
-      return { claim, attempt: await sendAndRecord(input.postId, input.dueAt, { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
+      // `published_at` from the instant the send began: `dueAt` in time-skipped tests, the worker's clock otherwise.
+      return { claim, attempt: await sendAndRecord(input.postId, Math.max(input.dueAt, Date.now()), { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
     },
 
     /**

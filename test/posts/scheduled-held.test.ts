@@ -37,15 +37,22 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     return { id: res.body.data.id, at, account };
   }
 
+  /** A post whose activities a test calls itself: its workflow is ended first, so it never claims the row meanwhile. */
+  async function postWithoutWorkflow(text: string): Promise<string> {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text, schedule_at: new Date(h.now().getTime() + 50 * 60_000).toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    await h.env.client.workflow.getHandle(postWorkflowId(res.body.data.id)).terminate('the test calls the activities itself');
+    return res.body.data.id;
+  }
+
   function directActivities() {
     return createActivities({ config: testConfig(), db: h.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
   }
 
   it('holds until scheduled_at by the worker clock, whatever hold it was given, and only a row still due at that exact time is taken', async () => {
-    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
-    await h.syncClock();
-    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'held by the worker clock', schedule_at: new Date(h.now().getTime() + 50 * 60_000).toISOString() } });
-    const id: string = res.body.data.id;
+    const id = await postWithoutWorkflow('held by the worker clock');
     const activities = directActivities();
     const env = new MockActivityEnvironment();
 
@@ -60,7 +67,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     const started = Date.now();
     const step = (await env.run(activities.publishWhenDue, { postId: id, dueAt, holdMs: 60_000 })) as Awaited<ReturnType<typeof activities.publishWhenDue>>;
     assert.ok(Date.now() - started < 30_000, 'held until the instant, not for the whole hold given');
-    assert.equal(step.claim?.kind, 'publish');
+    assert.equal(step.claim?.kind, 'publish', JSON.stringify(step));
     assert.equal(step.attempt?.ok, true);
     const [tweet, ...more] = tweetsOf('held by the worker clock');
     assert.equal(more.length, 0);
@@ -70,6 +77,18 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     // A second hold of the same instant (a stale one that lost): the row is no longer scheduled, nothing is sent again.
     assert.deepEqual(await env.run(activities.publishWhenDue, { postId: id, dueAt, holdMs: 0 }), { claim: { kind: 'gone' } });
     assert.equal(tweetsOf('held by the worker clock').length, 1);
+  });
+
+  it('a hold cancelled in the worker (it shuts down) fails before any claim: the row stays scheduled for the workflow to claim', async () => {
+    const id = await postWithoutWorkflow('held by a worker going away');
+    const dueAt = Date.now() + 60_000;
+    await h.db.updateTable('posts').set({ scheduled_at: new Date(dueAt) }).where('id', '=', id).execute();
+    const env = new MockActivityEnvironment();
+    const held = env.run(directActivities().publishWhenDue, { postId: id, dueAt, holdMs: 60_000 });
+    env.cancel('WORKER_SHUTDOWN');
+    await assert.rejects(held);
+    assert.equal((await row(id)).status, 'scheduled');
+    assert.equal(tweetsOf('held by a worker going away').length, 0);
   });
 
   it('a post cancelled during the hold: the hold claims nothing at the instant, nothing is sent', async () => {
