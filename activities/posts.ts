@@ -184,7 +184,12 @@ export function createPostActivities(rt: PostsRuntime) {
       let begun: Awaited<ReturnType<typeof posts.claimScheduledAt>>;
       try {
         begun = await posts.claimScheduledAt(db, input.postId, new Date(input.dueAt));
-        if (!begun) return { claim: claimSeenBy(await posts.findPost(db, input.postId)) };
+        if (!begun) {
+          const seen = claimSeenBy(await posts.findPost(db, input.postId));
+          // Still due at `dueAt` yet not taken (a time the exact match cannot meet): no claim, so the workflow's
+          // claim by time takes it rather than holding again for the same instant.
+          return { claim: seen?.kind === 'wait' && seen.until === input.dueAt ? null : seen };
+        }
       } catch (err) {
         rt.logger.warn({ err, postId: input.postId }, 'claiming a held post failed; the workflow claims it again with retries');
         return { claim: null };
