@@ -13,8 +13,7 @@
 // T to the last receipt, and `whole_burst`, T - lead (the first preparation) to Herald idle again after the last
 // receipt (its workflows closed: under 5 % of a core for half a second, at most 30 s after), (Herald = API +
 // worker + temporal-dev, one process; PostgreSQL = the whole cluster; stand-in = this process), duplicates, rows
-// left unpublished; with a lead, Herald's PSS before the preparation and a second before T (every post held), and
-// their difference per post (held activities, plus whatever else the process grew into meanwhile: rough). Baseline, same run, same database and stand-in, Herald stopped: a bare scheduler process
+// left unpublished. Baseline, same run, same database and stand-in, Herald stopped: a bare scheduler process
 // (bench/burst-side.ts `bare`) that at T claims due rows 100 at a time in one statement and calls the platform 32 at
 // once, one update per post: what the burst costs with no workflow engine at all.
 // Lateness figures depend on the machine's load: compare them within one run. Bounded: about 2 minutes plus the
@@ -49,8 +48,6 @@ const IDLE_WINDOW_MS = 500;
 const IDLE_CPU_MS = 25;
 const IDLE_CAP_MS = 30_000;
 
-/** Proportional set size of one process (KiB), from /proc. */
-const pssKiB = (pid: number) => Number(/^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? NaN);
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const load = () => os.loadavg().map((n) => n.toFixed(2)).join(' ');
 
@@ -190,10 +187,6 @@ async function main(): Promise<void> {
     const lead = sidePid === herald.pid ? LEAD_MS : 0;
     await sleep(Math.max(0, at - lead - Date.now()));
     const prepared = cpuNow();
-    const pssBeforePrepare = pssKiB(sidePid);
-    // A second before the instant every post of the burst is held (an activity each) in Herald's process.
-    await sleep(Math.max(0, at - 1_000 - Date.now()));
-    const pssHeld = pssKiB(sidePid);
     await sleep(Math.max(0, at - Date.now()));
     const before = cpuNow();
     if (process.env.HERALD_BENCH_PROFILE && sidePid === herald.pid) herald.send({ profile: 'start' });
@@ -240,13 +233,6 @@ async function main(): Promise<void> {
         at_instant: cpuOf(before, after),
         whole_burst: cpuOf(prepared, idle),
       },
-      ...(lead > 0 && {
-        herald_pss_mib: {
-          before_prepare: (pssBeforePrepare / 1024).toFixed(1),
-          all_held: (pssHeld / 1024).toFixed(1),
-          kib_per_held_post: ((pssHeld - pssBeforePrepare) / N).toFixed(1),
-        },
-      }),
       load_average: load(),
     };
   }

@@ -50,8 +50,8 @@ export function grpcCompressionFor(address: string): { codec: 'gzip' | 'none' } 
  * (`publishWhenDue`), and the other activities (threads, webhooks, comment sync, credentials) need slots beside
  * them: the SDK's 100 would let a burst starve those and hold later posts of the burst past their time. 5,000 is
  * two and a half times the burst issue 15 sets as the goal (2,000 at one instant) plus room for the rest; a slot is
- * a pending timer and its closure until the instant (about 2 KiB each, README "Scheduled bursts"), so the number
- * costs nothing until used. Beyond it, the later posts of a burst wait for a slot and go out late, never early.
+ * a pending timer, its activity's context and input until the instant (a few KiB, README "Scheduled bursts"), so
+ * the number costs nothing until used. Beyond it, the later posts of a burst wait for a slot and go out late, never early.
  */
 const maxConcurrentActivityTaskExecutions = 5_000;
 
