@@ -1,3 +1,5 @@
+import { Context } from '@temporalio/activity';
+import { setTimeout as delay } from 'node:timers/promises';
 import { CredentialRenewalPending, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
@@ -97,6 +99,13 @@ export function createPostActivities(rt: PostsRuntime) {
     return { ...attempt.attempt, recorded };
   }
 
+  /** What a hold that did not get its claim reports (see `publishWhenDue`). */
+  function claimSeenBy(row: PostRow | undefined): ClaimResult | null {
+    if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
+    if (row.status === 'publishing' || row.scheduled_at === null) return null;
+    return { kind: 'wait', until: row.scheduled_at.getTime() };
+  }
+
   const activities = {
     /**
      * Decides the next step from the row: gone (deleted, cancelled, no row: the workflow ends), wait (until the
@@ -148,6 +157,48 @@ export function createPostActivities(rt: PostsRuntime) {
       if (claim.kind !== 'publish') return { claim };
       // The claim's statement returned the account's columns too: their credentials need no read of their own.
       return { claim, attempt: await sendAndRecord(input.postId, input.now, begun && { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
+    },
+
+    /**
+     * Where a held post stands, read only (a hold owns the claim): `wait` for its time, `gone`, or null while it is
+     * `publishing` (see `publishWhenDue`).
+     */
+    async heldPostState(input: { postId: string }): Promise<ClaimResult | null> {
+      return claimSeenBy(await posts.findPost(db, input.postId));
+    },
+
+    /**
+     * A scheduled post prepared a lead time ahead (README "Scheduled bursts"): held in the worker until its instant,
+     * then claimed (only if still `scheduled` at exactly `dueAt`, so a hold made stale by a reschedule or a
+     * cancellation never takes it), attempted and recorded as `claimAndPublish` does, with its result's shape.
+     * A regular activity, so the hold keeps no workflow task open; the workflow's loop continues from its result.
+     * A claim it did not get reads the row and reports it, never claims it (another hold, or the workflow, owns it):
+     * `gone`, `wait` for the row's new time, or no claim when the row is `publishing` (the workflow's retried claim
+     * then attempts it, looking first, see `sendOnce`).
+     */
+    async publishWhenDue(input: { postId: string; dueAt: number; holdMs: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
+      // Both bounds: in production the worker's clock is the truth, so the post never leaves before `scheduled_at`
+      // as this process reads it, whenever the hold started. In the time-skipping test environment the workflow's
+      // clock runs ahead of `Date.now()`, and `holdMs` (the workflow's own distance to `dueAt`) keeps the hold short.
+      const holdMs = Math.max(0, Math.min(input.holdMs, input.dueAt - Date.now()));
+      // A worker shutting down cancels its activities: the hold then fails and the workflow takes today's path.
+      await delay(holdMs, undefined, { signal: Context.current().cancellationSignal });
+      let begun: Awaited<ReturnType<typeof posts.claimScheduledAt>>;
+      try {
+        begun = await posts.claimScheduledAt(db, input.postId, new Date(input.dueAt));
+        if (!begun) {
+          const seen = claimSeenBy(await posts.findPost(db, input.postId));
+          // Still due at `dueAt` yet not taken (a time the exact match cannot meet): no claim, so the workflow's
+          // claim by time takes it rather than holding again for the same instant.
+          return { claim: seen?.kind === 'wait' && seen.until === input.dueAt ? null : seen };
+        }
+      } catch (err) {
+        rt.logger.warn({ err, postId: input.postId }, 'claiming a held post failed; the workflow claims it again with retries');
+        return { claim: null };
+      }
+      const claim: ClaimResult = { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) };
+      // `published_at` from the instant the send began: `dueAt` in time-skipped tests, the worker's clock otherwise.
+      return { claim, attempt: await sendAndRecord(input.postId, Math.max(input.dueAt, Date.now()), { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
     },
 
     /**

@@ -5,15 +5,19 @@
 //   - fanout: N/25 requests of `account_ids` (25 accounts each), all with the same `schedule_at`;
 //   - single: N requests of one `account_id` each.
 // The instant is chosen after a warm-up of the same shape (8 requests at far-future times) measured how fast posts
-// can be scheduled: T = now + the time N posts take at the warm-up's (sequential) rate + 10 s. Lateness of a post =
-// the stand-in's receipt time of its create minus T. Printed per shape: lateness p50/p99/max, how many within 5 s and 15 s, the drain
-// rate (N / (last receipt - T)), CPU seconds per process from /proc between T and the last receipt (Herald = API +
+// can be scheduled: T = now + the time N posts take at the warm-up's (sequential) rate + the lead + 10 s, the lead
+// being HERALD_DUE_LEAD_MS (Herald's default, 2 minutes, when unset; 0 = woken at T, the path before the lead
+// existed): the workflows are prepared from T - lead and hold their posts until T. Lateness of a post = the
+// stand-in's receipt time of its create minus T. Printed per shape: lateness p50/p99/max, how many within 5 s and
+// 15 s, the drain rate (N / (last receipt - T)), CPU seconds per process from /proc over two windows: `at_instant`,
+// T to the last receipt, and `whole_burst`, T - lead (the first preparation) to Herald idle again after the last
+// receipt (its workflows closed: under 5 % of a core for half a second, at most 30 s after), (Herald = API +
 // worker + temporal-dev, one process; PostgreSQL = the whole cluster; stand-in = this process), duplicates, rows
 // left unpublished. Baseline, same run, same database and stand-in, Herald stopped: a bare scheduler process
 // (bench/burst-side.ts `bare`) that at T claims due rows 100 at a time in one statement and calls the platform 32 at
 // once, one update per post: what the burst costs with no workflow engine at all.
-// Lateness figures depend on the machine's load: compare them within one run. Bounded: 4–5 minutes at N=2000
-// here, and it gives up after 8.
+// Lateness figures depend on the machine's load: compare them within one run. Bounded: about 2 minutes plus the
+// lead per shape at N=2000 here, and it gives up after 12.
 // Usage: node <out>/bench/burst.js [posts=2000] [shapes=fanout,single]
 // HERALD_BENCH_PROFILE=<dir> writes a CPU profile of the Herald process's main thread for each drain (T to the last
 // receipt; .cpuprofile, for Chrome DevTools); the workflow thread and sdk-core's threads are not in it.
@@ -38,6 +42,11 @@ const SHAPES = (process.argv[3] ?? 'fanout,single').split(',') as Array<'fanout'
 const FAN = 25;
 const CLIENTS = 8;
 const DRAIN_CAP_MS = 90_000;
+const LEAD_MS = Number(process.env.HERALD_DUE_LEAD_MS ?? 120_000);
+/** Herald is idle again (its workflows closed) when half a second costs it under 25 ms of CPU. */
+const IDLE_WINDOW_MS = 500;
+const IDLE_CPU_MS = 25;
+const IDLE_CAP_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const load = () => os.loadavg().map((n) => n.toFixed(2)).join(' ');
@@ -60,9 +69,9 @@ function nextMessage<T>(child: ChildProcess, accept: (m: any) => boolean): Promi
 
 async function main(): Promise<void> {
   const deadline = setTimeout(() => {
-    console.error('bench/burst: over 8 minutes, giving up');
+    console.error('bench/burst: over 12 minutes, giving up');
     process.exit(1);
-  }, 480_000);
+  }, 720_000);
   deadline.unref();
   const loadAtStart = load();
 
@@ -100,6 +109,7 @@ async function main(): Promise<void> {
     HERALD_X_API_URL: x.origin,
     HERALD_ALLOW_INSECURE_URLS: 'true',
     HERALD_WEB_UI: 'false',
+    HERALD_DUE_LEAD_MS: String(LEAD_MS),
   };
   const herald = startSide('herald', env);
   const { url } = await nextMessage<{ url: string }>(herald, (m) => 'url' in m);
@@ -132,12 +142,12 @@ async function main(): Promise<void> {
     }
     const postsPerMs = (8 * (shape === 'fanout' ? FAN : 1)) / (Date.now() - warmUpStarted);
     // 8 concurrent clients go faster than the sequential warm-up on 2 cores, but not by much under load.
-    const at = Math.ceil((Date.now() + N / postsPerMs + 10_000) / 1000) * 1000;
+    const at = Math.ceil((Date.now() + N / postsPerMs + LEAD_MS + 10_000) / 1000) * 1000;
     const marker = `burst-${shape}-${at}`;
     const scheduleStarted = Date.now();
     await sendAll(requestsFor(shape, shapeAccounts.get(shape)!).map((b, i) => ({ ...b, text: `${marker} ${i}`, schedule_at: new Date(at).toISOString() })));
     const scheduledIn = Date.now() - scheduleStarted;
-    if (Date.now() >= at) throw new Error(`${shape}: scheduling took ${scheduledIn} ms and ran past the instant; run again on a quieter machine`);
+    if (Date.now() >= at - LEAD_MS) throw new Error(`${shape}: scheduling took ${scheduledIn} ms and ran past the instant; run again on a quieter machine`);
     report[shape] = { ...(await drain(shape === 'fanout' ? `${N / FAN} fan-outs of ${FAN}` : `${N} single posts`, marker, at, herald.pid!)), scheduling_took_s: (scheduledIn / 1000).toFixed(1) };
   }
   herald.disconnect();
@@ -161,8 +171,9 @@ async function main(): Promise<void> {
       {
         posts: N,
         goal: 'p99 lateness <= 5 s, every post out within 15 s',
+        due_lead_s: LEAD_MS / 1000,
         load_average: { at_start: loadAtStart, at_end: load() },
-        note: 'lateness = stand-in receipt - schedule_at; compare within one run (it moves with load); CPU from /proc between schedule_at and the last receipt',
+        note: 'lateness = stand-in receipt - schedule_at; compare within one run (it moves with load); CPU from /proc: at_instant = schedule_at to the last receipt, whole_burst = schedule_at - lead to Herald idle after the last receipt',
         ...report,
       },
       null,
@@ -172,15 +183,27 @@ async function main(): Promise<void> {
 
   async function drain(label: string, marker: string, at: number, sidePid: number) {
     const mine = () => x.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets' && String(r.json?.text ?? '').startsWith(`${marker} `));
+    const cpuNow = () => ({ side: cpuMs(sidePid), postgres: postgresCpuMs(postmasterPid), standIn: cpuMs(process.pid) });
+    const lead = sidePid === herald.pid ? LEAD_MS : 0;
+    await sleep(Math.max(0, at - lead - Date.now()));
+    const prepared = cpuNow();
     await sleep(Math.max(0, at - Date.now()));
-    const before = { side: cpuMs(sidePid), postgres: postgresCpuMs(postmasterPid), standIn: cpuMs(process.pid) };
+    const before = cpuNow();
     if (process.env.HERALD_BENCH_PROFILE && sidePid === herald.pid) herald.send({ profile: 'start' });
     let received = mine();
     while (received.length < N && Date.now() - at < DRAIN_CAP_MS) {
       await sleep(100);
       received = mine();
     }
-    const after = { side: cpuMs(sidePid), postgres: postgresCpuMs(postmasterPid), standIn: cpuMs(process.pid) };
+    const after = cpuNow();
+    const idleSince = Date.now();
+    for (let last = cpuMs(sidePid); Date.now() - idleSince < IDLE_CAP_MS; ) {
+      await sleep(IDLE_WINDOW_MS);
+      const now = cpuMs(sidePid);
+      if (now - last < IDLE_CPU_MS) break;
+      last = now;
+    }
+    const idle = cpuNow();
     if (process.env.HERALD_BENCH_PROFILE && sidePid === herald.pid) {
       herald.send({ profile: 'stop', file: path.join(process.env.HERALD_BENCH_PROFILE, `${marker}.cpuprofile`) });
       await nextMessage(herald, (m) => 'profiled' in m);
@@ -192,6 +215,11 @@ async function main(): Promise<void> {
     await sleep(2_000); // let the last rows be recorded
     const { rows } = await database.pool.query<{ n: string }>(`select count(*) as n from posts where text like $1 and status <> 'published'`, [`${marker} %`]);
     const s = (ms: number) => (ms / 1000).toFixed(2);
+    const cpuOf = (from: typeof before, to: typeof before) => ({
+      [sidePid === herald.pid ? 'herald' : 'bare_scheduler']: s(to.side - from.side),
+      postgres: s(to.postgres - from.postgres),
+      stand_in_and_bench: s(to.standIn - from.standIn),
+    });
     return {
       shape: label,
       received: received.length,
@@ -202,9 +230,8 @@ async function main(): Promise<void> {
       within_15s: lateness.filter((ms) => ms <= 15_000).length,
       posts_per_s: (received.length / (last / 1000)).toFixed(1),
       cpu_s: {
-        [sidePid === herald.pid ? 'herald' : 'bare_scheduler']: s(after.side - before.side),
-        postgres: s(after.postgres - before.postgres),
-        stand_in_and_bench: s(after.standIn - before.standIn),
+        at_instant: cpuOf(before, after),
+        whole_burst: cpuOf(prepared, idle),
       },
       load_average: load(),
     };

@@ -51,6 +51,7 @@ const envSchema = z.object({
   HERALD_EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  HERALD_DUE_LEAD_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
   HERALD_X_CLIENT_ID: optionalText,
   HERALD_X_CLIENT_SECRET: optionalText,
   HERALD_LINKEDIN_CLIENT_ID: optionalText,
@@ -87,6 +88,8 @@ export interface Config {
   embeddedPostgresPort: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   shutdownTimeoutMs: number;
+  /** How long before its time a scheduled post's workflow prepares it (issue 15, README "Scheduled bursts"); 0: at its time. */
+  dueLeadMs: number;
   /**
    * The app credentials that renew users' tokens (decisions.md "Keeping credentials alive"); null when not configured.
    * x: `clientSecret` null for a public client. linkedin: `oauthUrl` is the origin of its token endpoint.
@@ -143,6 +146,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     embeddedPostgresPort: e.HERALD_EMBEDDED_POSTGRES_PORT,
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    dueLeadMs: e.HERALD_DUE_LEAD_MS,
     credentialApps: credentialAppsOf(e),
     webUi: { enabled: e.HERALD_WEB_UI, port: e.HERALD_WEB_UI_PORT, host: e.HERALD_WEB_UI_HOST },
     temporalWebUiUrl: e.TEMPORAL_WEB_UI_URL?.replace(/\/+$/, '') ?? null,

@@ -1,6 +1,6 @@
-import { condition, continueAsNew, defineSignal, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, condition, continueAsNew, defineSignal, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
-import type { ClaimResult, PublishAttempt } from '../activities/posts';
+import type { ClaimResult, PostActivities, PublishAttempt } from '../activities/posts';
 import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, type PublishPostResult } from './post-steps';
 
 /**
@@ -28,6 +28,11 @@ export interface PublishPostInput {
   carried?: { failures: number; notBefore: number };
   /** History length after which a waiting workflow continues as new (default 2,000; tests make it small). */
   historyLimit?: number;
+  /**
+   * How long before `scheduled_at` the workflow wakes and hands the post to a held `publishWhenDue` (ms). Absent or
+   * 0 (runs started before it existed): it wakes at the time and claims then.
+   */
+  dueLeadMs?: number;
 }
 
 /** A post edited or rescheduled many times starts a fresh history rather than growing one without bound. */
@@ -35,6 +40,14 @@ const HISTORY_LIMIT = 2_000;
 
 /** Patch id: the claim and the platform attempt of a due post run as one local activity (`claimAndPublish`). */
 const CLAIM_AND_PUBLISH = 'claim-and-publish';
+/** Patch id: a scheduled post wakes `dueLeadMs` before its time and is held in the worker until it (`holdUntilDue`). */
+const PREPARE_BEFORE_DUE = 'prepare-before-due';
+
+/** What one claim-and-attempt step reports (`claimAndPublish`, `publishWhenDue`): no claim means claim again. */
+type Step = { claim: ClaimResult | null; attempt?: PublishAttempt };
+
+/** Room for the platform call after a hold, as `platformCall` gives it. */
+const PLATFORM_TIME_MS = 10 * 60_000;
 
 const reschedulePost = defineSignal('reschedulePost');
 const postEdited = defineSignal('postEdited');
@@ -47,24 +60,30 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
   setHandler(reschedulePost, wake);
   setHandler(postEdited, wake);
   setHandler(cancelPost, wake);
+  const signals = { woken: () => woken, consume: () => void (woken = false) };
 
   let notBefore = input.carried?.notBefore ?? 0;
   let failures = input.carried?.failures ?? 0;
+  let held: Step | undefined;
   for (;;) {
     // Reset before reading: a change signalled while the row is being read still wakes the wait that follows.
     woken = false;
-    // Claim and attempt in one local activity; a failed claim is made again with the bookkeeping retries. Runs
-    // recorded before this change replay their separate claim (the patch marker says which).
-    const step = patched(CLAIM_AND_PUBLISH)
-      ? await platformCall.claimAndPublish({ postId: input.postId, now: Date.now(), notBefore })
-      : { claim: null, attempt: undefined };
+    // Claim and attempt in one local activity (or the held step did); a failed claim is made again with the
+    // bookkeeping retries. Runs recorded before this change replay their separate claim (the patch marker says which).
+    const step: Step =
+      held ?? (patched(CLAIM_AND_PUBLISH) ? await platformCall.claimAndPublish({ postId: input.postId, now: Date.now(), notBefore }) : { claim: null });
+    held = undefined;
     const claim: ClaimResult = step.claim ?? (await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore }));
     if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
     if (claim.kind === 'wait') {
-      await condition(() => woken, Math.max(1, claim.until - Date.now()));
+      // Waiting for its time (not for a retry's): prepared a lead ahead, so a burst's workflow tasks, dispatches and
+      // replays spread over the lead and only claims, platform calls and records run at the instant.
+      const leadMs = claim.until > notBefore && (input.dueLeadMs ?? 0) > 0 && patched(PREPARE_BEFORE_DUE) ? input.dueLeadMs! : 0;
+      await condition(() => woken, Math.max(1, claim.until - leadMs - Date.now()));
       if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT)) {
         await continueAsNew<typeof publishPost>({ ...input, immediate: false, carried: { failures, notBefore } });
       }
+      if (leadMs > 0 && !woken) held = await holdUntilDue(input.postId, claim.until, signals);
       continue;
     }
     const scheduled = claim.scheduled;
@@ -82,3 +101,43 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
     notBefore = Date.now() + next.retryInMs;
   }
 }
+
+/**
+ * The post held in the worker until `dueAt` by `publishWhenDue`, the workflow listening meanwhile. A signal makes it
+ * read the row (never claiming it: the hold owns the claim). Rescheduled to another time, the hold is abandoned (its
+ * exact-time claim now refuses it) and the new time is the step: a new wait, prepared again, so an earlier time is
+ * not missed. Otherwise (still due at `dueAt`, cancelled, being published) the hold goes on and reports at the
+ * instant. A hold that fails (its worker lost or shut down) is no claim: the loop claims with retries and attempts,
+ * as before this patch.
+ */
+async function holdUntilDue(postId: string, dueAt: number, signals: { woken(): boolean; consume(): void }): Promise<Step> {
+  const holdMs = Math.max(0, dueAt - Date.now());
+  const hold = new CancellationScope();
+  let result: Step | undefined;
+  void hold
+    .run(() => heldCall(holdMs).publishWhenDue({ postId, dueAt, holdMs }))
+    .then(
+      (step) => void (result = step),
+      () => void (result = { claim: null }),
+    );
+  for (;;) {
+    await condition(() => result !== undefined || signals.woken());
+    if (result) return result;
+    signals.consume();
+    const seen = await bookkeeping.heldPostState({ postId });
+    if (result || seen?.kind !== 'wait' || seen.until === dueAt) continue;
+    hold.cancel();
+    return { claim: seen };
+  }
+}
+
+/**
+ * Reaches a platform after the hold: one attempt, as `platformCall`. Abandoned, not cancelled, when the post changes
+ * during the hold: a cancel would only reach it through heartbeats, and its claim at the instant refuses a stale hold.
+ */
+const heldCall = (holdMs: number) =>
+  proxyActivities<PostActivities>({
+    startToCloseTimeout: holdMs + PLATFORM_TIME_MS,
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.ABANDON,
+  });

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { EventType } from '../events/catalogue';
@@ -341,6 +341,19 @@ const earlierAttemptOpen = sql<boolean>`(select earlier.publish_attempt_started_
  * reads nothing more. Undefined when it is not `scheduled` or not yet due; the caller reads the row to tell which.
  */
 export async function claimDueScheduled(db: Db, postId: string, now: Date) {
+  return claimScheduledWhere(db, postId, (eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]));
+}
+
+/**
+ * `claimDueScheduled` of a post held until its instant (`publishWhenDue`): claimed only if it is still `scheduled`
+ * at exactly `scheduledAt` (to the millisecond, as the workflow read it), so a hold made stale by a reschedule or a
+ * cancellation never takes the row.
+ */
+export async function claimScheduledAt(db: Db, postId: string, scheduledAt: Date) {
+  return claimScheduledWhere(db, postId, (eb) => eb(sql`date_trunc('milliseconds', scheduled_at)`, '=', scheduledAt));
+}
+
+async function claimScheduledWhere(db: Db, postId: string, due: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>) {
   return db
     .with('claimed', (qb) =>
       qb
@@ -348,7 +361,7 @@ export async function claimDueScheduled(db: Db, postId: string, now: Date) {
         .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
         .where('id', '=', postId)
         .where('status', '=', 'scheduled')
-        .where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]))
+        .where(due)
         .returningAll()
         .returning([earlierAttemptOpen, rowVersion]),
     )

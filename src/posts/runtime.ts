@@ -44,6 +44,8 @@ export interface PostsRuntime {
   scheduledRetryDelaysMs: readonly number[];
   /** Quick retries of an immediate post's transient failure (ms), inside the request; default 1 s and 3 s. */
   immediateRetryDelaysMs: readonly number[];
+  /** How long before its time a scheduled post's workflow wakes to hold it in the worker (ms); default `config.dueLeadMs`. */
+  dueLeadMs: number;
 }
 
 export type PostsRuntimeOverrides = Partial<Omit<PostsRuntime, 'config' | 'db' | 'logger'>>;
@@ -80,6 +82,7 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
     now,
     scheduledRetryDelaysMs: overrides.scheduledRetryDelaysMs ?? SCHEDULED_RETRY_DELAYS_MS,
     immediateRetryDelaysMs: overrides.immediateRetryDelaysMs ?? IMMEDIATE_RETRY_DELAYS_MS,
+    dueLeadMs: overrides.dueLeadMs ?? config.dueLeadMs,
   };
   return runtime;
 }

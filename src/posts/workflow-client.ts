@@ -17,7 +17,13 @@ export const groupWorkflowId = (groupId: string) => `group-${groupId}`;
 const postSignals = { reschedule: 'reschedulePost', edit: 'postEdited', cancel: 'cancelPost' } as const;
 
 function publishInput(rt: PostsRuntime, postId: string, immediate = false): PublishPostInput {
-  return { postId, immediate, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
+  return {
+    postId,
+    immediate,
+    scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs],
+    immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs],
+    dueLeadMs: rt.dueLeadMs,
+  };
 }
 
 function client(rt: PostsRuntime) {

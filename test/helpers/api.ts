@@ -42,6 +42,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
       HERALD_ENCRYPTION_KEY: testEncryptionKey,
       LOG_LEVEL: 'silent',
       HERALD_WEB_UI: 'false',
+      // A scheduled post is prepared a quarter second ahead: the suites take the held path without waiting long.
+      HERALD_DUE_LEAD_MS: '250',
       ...env,
     },
     process.cwd(),

@@ -8,6 +8,7 @@
  *   await h.syncClock()        before a request whose rules read "now" after time was skipped
  *   await h.settle(postId)     waits for the post's workflow (or its group's) to end (time skips while waiting)
  *   startPostsHarness({ database })   API and worker on another handle of the test database (e.g. counting statements)
+ *   await activitiesOf(h, workflowId)   the activities (local and regular) a workflow ran, in order
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
@@ -124,4 +125,19 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
       await env.teardown();
     },
   };
+}
+
+/**
+ * The activities a workflow ran, in order: local ones from their `MarkerRecorded` events (sdk-core's marker details),
+ * regular ones from `ActivityTaskScheduled`.
+ */
+export async function activitiesOf(h: Pick<PostsHarness, 'env'>, workflowId: string): Promise<string[]> {
+  const history = await h.env.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const scheduled = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduled) return [scheduled];
+    if (e.markerRecordedEventAttributes?.markerName !== 'core_local_activity') return [];
+    const data = e.markerRecordedEventAttributes.details!.data!.payloads![0]!.data!;
+    return [(JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string }).activity_type];
+  });
 }

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { silenceSdkLogs } from '../helpers/temporal';
+import { workflowBundle } from './harness';
+
+/**
+ * Runs recorded by earlier versions of `publishPost` replay on the current code without a nondeterminism error: the
+ * patches (`claim-and-publish`, `prepare-before-due`) send them down the path they took. Each history is a scheduled
+ * post waiting on its timer, then published, recorded by `test/posts/histories/record.ts` from the workflows of:
+ *   before-claim-and-publish.json    86b13c9^ (a separate claimPost, then publishToPlatform, at the instant)
+ *   before-prepare-before-due.json   6090938 (claimAndPublish at the instant, woken by its timer at scheduled_at)
+ * Both inputs carry `dueLeadMs`, as a run started by the current API and run by an older worker would. Read from
+ * the repository (mocha runs from its root), not the build output.
+ */
+describe('publishPost replays histories recorded before its patches (issue 15)', function () {
+  this.timeout(120_000);
+  before(() => silenceSdkLogs());
+
+  // `fetchHistory()`'s JSON (enum names, base64 bytes) is what the proto's `fromObject` reads.
+  const historyOf = (name: string) => temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(path.resolve('test/posts/histories', name), 'utf8')));
+  const activityTypesOf = (history: temporal.api.history.v1.IHistory) =>
+    (history.events ?? []).flatMap((e) => {
+      const details = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+      return details ? [(JSON.parse(Buffer.from(details).toString('utf8')) as { activity_type: string }).activity_type] : [];
+    });
+
+  it('a run from before claim-and-publish: its separate claim and attempt replay as they were', async () => {
+    const history = historyOf('before-claim-and-publish.json');
+    assert.deepEqual(activityTypesOf(history), ['claimPost', 'claimPost', 'publishToPlatform']);
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'before-claim-and-publish');
+  });
+
+  it('a run from before prepare-before-due: woken by its timer at scheduled_at, claimAndPublish then, no hold', async () => {
+    const history = historyOf('before-prepare-before-due.json');
+    assert.deepEqual(activityTypesOf(history), ['claimAndPublish', 'claimAndPublish']);
+    assert.ok(!(history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes), 'no regular activity in the old run');
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'before-prepare-before-due');
+  });
+});
