@@ -30,6 +30,9 @@ export type PublishAttempt =
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
 
+/** How often a held post's activity heartbeats (the SDK throttles what it sends; see `publishWhenDue`). */
+const HELD_HEARTBEAT_EVERY_MS = 10_000;
+
 const hasPendingFirstComment = (row: Pick<PostRow, 'first_comment_text' | 'first_comment_status'>) => row.first_comment_text !== null && row.first_comment_status === 'pending';
 
 /** A `publishing` row whose platform call was just marked as begun. */
@@ -104,6 +107,26 @@ export function createPostActivities(rt: PostsRuntime) {
     if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
     if (row.status === 'publishing' || row.scheduled_at === null) return null;
     return { kind: 'wait', until: row.scheduled_at.getTime() };
+  }
+
+  /** `publishWhenDue` at its instant: the exact-time claim, then the send and the record. */
+  async function claimHeldAndSend(input: { postId: string; dueAt: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
+    let begun: Awaited<ReturnType<typeof posts.claimScheduledAt>>;
+    try {
+      begun = await posts.claimScheduledAt(db, input.postId, new Date(input.dueAt));
+      if (!begun) {
+        const seen = claimSeenBy(await posts.findPost(db, input.postId));
+        // Still due at `dueAt` yet not taken (a time the exact match cannot meet): no claim, so the workflow's
+        // claim by time takes it rather than holding again for the same instant.
+        return { claim: seen?.kind === 'wait' && seen.until === input.dueAt ? null : seen };
+      }
+    } catch (err) {
+      rt.logger.warn({ err, postId: input.postId }, 'claiming a held post failed; the workflow claims it again with retries');
+      return { claim: null };
+    }
+    const claim: ClaimResult = { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) };
+    // `published_at` from the instant the send began: `dueAt` in time-skipped tests, the worker's clock otherwise.
+    return { claim, attempt: await sendAndRecord(input.postId, Math.max(input.dueAt, Date.now()), { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
   }
 
   const activities = {
@@ -181,25 +204,19 @@ export function createPostActivities(rt: PostsRuntime) {
       // as this process reads it, whenever the hold started. In the time-skipping test environment the workflow's
       // clock runs ahead of `Date.now()`, and `holdMs` (the workflow's own distance to `dueAt`) keeps the hold short.
       const holdMs = Math.max(0, Math.min(input.holdMs, input.dueAt - Date.now()));
-      // A worker shutting down cancels its activities: the hold then fails and the workflow takes today's path.
-      await delay(holdMs, undefined, { signal: Context.current().cancellationSignal });
-      let begun: Awaited<ReturnType<typeof posts.claimScheduledAt>>;
+      // Heartbeats (the SDK sends at most one per 0.8 × the heartbeat timeout the workflow gives) let Temporal see a
+      // worker that died during the hold within that timeout, rather than at the hold's end plus the platform time.
+      const context = Context.current();
+      const beating = setInterval(() => context.heartbeat(), HELD_HEARTBEAT_EVERY_MS);
       try {
-        begun = await posts.claimScheduledAt(db, input.postId, new Date(input.dueAt));
-        if (!begun) {
-          const seen = claimSeenBy(await posts.findPost(db, input.postId));
-          // Still due at `dueAt` yet not taken (a time the exact match cannot meet): no claim, so the workflow's
-          // claim by time takes it rather than holding again for the same instant.
-          return { claim: seen?.kind === 'wait' && seen.until === input.dueAt ? null : seen };
-        }
-      } catch (err) {
-        rt.logger.warn({ err, postId: input.postId }, 'claiming a held post failed; the workflow claims it again with retries');
-        return { claim: null };
+        // A worker shutting down cancels its activities: the hold then fails and the workflow takes today's path.
+        await delay(holdMs, undefined, { signal: context.cancellationSignal });
+        return await claimHeldAndSend(input);
+      } finally {
+        clearInterval(beating);
       }
-      const claim: ClaimResult = { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) };
-      // `published_at` from the instant the send began: `dueAt` in time-skipped tests, the worker's clock otherwise.
-      return { claim, attempt: await sendAndRecord(input.postId, Math.max(input.dueAt, Date.now()), { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
     },
+
 
     /**
      * The first attempt of every post of an immediate fan-out, in one activity (one dispatch instead of 25), their

@@ -138,6 +138,8 @@ async function holdUntilDue(postId: string, dueAt: number, signals: { woken(): b
 const heldCall = (holdMs: number) =>
   proxyActivities<PostActivities>({
     startToCloseTimeout: holdMs + PLATFORM_TIME_MS,
+    // A worker that dies during the hold is seen within a minute, not at the hold's end plus the platform time.
+    heartbeatTimeout: '1 minute',
     retry: { maximumAttempts: 1 },
     cancellationType: ActivityCancellationType.ABANDON,
   });
