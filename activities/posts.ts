@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CredentialRenewalPending, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
+import { InstantGate } from '../src/posts/instant-gate';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
@@ -32,6 +33,8 @@ export type PublishAttempt =
 
 /** How often a held post's activity heartbeats (the SDK throttles what it sends; see `publishWhenDue`). */
 const HELD_HEARTBEAT_EVERY_MS = 10_000;
+/** The longest a sent held post waits for the rest of its instant before reporting (a slow platform holds no one up). */
+const INSTANT_REPORT_WAIT_MS = 10_000;
 
 const hasPendingFirstComment = (row: Pick<PostRow, 'first_comment_text' | 'first_comment_status'>) => row.first_comment_text !== null && row.first_comment_status === 'pending';
 
@@ -40,6 +43,7 @@ type BegunAttempt = NonNullable<Awaited<ReturnType<typeof posts.beginPublishAtte
 
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
+  const heldInstants = new InstantGate();
 
   /**
    * One create on the platform, not yet recorded: a refusal (or a row no longer `publishing`) as the attempt to
@@ -208,15 +212,20 @@ export function createPostActivities(rt: PostsRuntime) {
       // worker that died during the hold within that timeout, rather than at the hold's end plus the platform time.
       const context = Context.current();
       const beating = setInterval(() => context.heartbeat(), HELD_HEARTBEAT_EVERY_MS);
+      const held = heldInstants.enter(input.dueAt);
       try {
         // A worker shutting down cancels its activities: the hold then fails and the workflow takes today's path.
         await delay(holdMs, undefined, { signal: context.cancellationSignal });
-        return await claimHeldAndSend(input);
+        const step = await claimHeldAndSend(input);
+        held.leave();
+        // Reported once the instant's other sends are out (`InstantGate`); the row is recorded already.
+        await held.othersLeft(INSTANT_REPORT_WAIT_MS);
+        return step;
       } finally {
+        held.leave();
         clearInterval(beating);
       }
     },
-
 
     /**
      * The first attempt of every post of an immediate fan-out, in one activity (one dispatch instead of 25), their
