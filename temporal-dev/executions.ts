@@ -122,8 +122,10 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
   const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, req.workflowType.name, req.taskQueue.name, now, started, taskTimeoutMs, executionExpiry);
   run.parent = parent;
   run.executionTime = now + startDelayMs;
-  Object.assign(run.memo, req.memo?.fields ?? {});
-  mergeSearchAttributes(run.searchAttributes, req.searchAttributes?.indexedFields ?? {});
+  run.memo = { ...req.memo?.fields };
+  const searchAttributes = {};
+  mergeSearchAttributes(searchAttributes, req.searchAttributes?.indexedFields ?? {});
+  run.searchAttributes = searchAttributes;
   if (req.requestId) run.requestIds.add(req.requestId);
   run.append('WORKFLOW_EXECUTION_STARTED', started, now);
   const runs = ns.executions.get(run.workflowId) ?? [];
@@ -205,9 +207,10 @@ export function failRun(engine: Engine, run: Run, failure: Msg, completedEventId
 }
 
 function retryWorkflow(engine: Engine, run: Run, failure: Msg): { retryState: number; newRunId?: string; startNext?: () => void } {
-  const policy = run.started.retryPolicy;
+  const started = run.started;
+  const policy = started.retryPolicy;
   if (!policy) return { retryState: RetryState.RETRY_POLICY_NOT_SET! };
-  const attempt: number = run.started.attempt ?? 1;
+  const attempt: number = started.attempt ?? 1;
   const decision = retryDecision(policy, attempt, failure, engine.now(), run.executionExpiry);
   if ('retryState' in decision) return decision;
   const newRunId = randomUUID();
@@ -215,7 +218,7 @@ function retryWorkflow(engine: Engine, run: Run, failure: Msg): { retryState: nu
     createRun(
       engine,
       engine.ns(run.namespace),
-      { ...run.started, namespace: run.namespace, workflowId: run.workflowId, backoffStartInterval: duration(decision.backoffMs), continuedFailure: failure },
+      { ...started, namespace: run.namespace, workflowId: run.workflowId, backoffStartInterval: duration(decision.backoffMs), continuedFailure: failure },
       {
         parent: run.parent,
         runId: newRunId,
@@ -266,8 +269,9 @@ export function continueAsNew(engine: Engine, run: Run, a: Msg, completedEventId
   const newRunId = randomUUID();
   const workflowType = a.workflowType?.name ? a.workflowType : { name: run.workflowType };
   const taskQueue = a.taskQueue?.name ? a.taskQueue : { name: run.taskQueue, kind: TaskQueueKind.NORMAL };
-  const workflowRunTimeout = a.workflowRunTimeout ?? run.started.workflowRunTimeout;
-  const workflowTaskTimeout = a.workflowTaskTimeout ?? run.started.workflowTaskTimeout;
+  const started = run.started;
+  const workflowRunTimeout = a.workflowRunTimeout ?? started.workflowRunTimeout;
+  const workflowTaskTimeout = a.workflowTaskTimeout ?? started.workflowTaskTimeout;
   closeRun(engine, run, 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW', {
     newExecutionRunId: newRunId,
     workflowType,
@@ -297,10 +301,10 @@ export function continueAsNew(engine: Engine, run: Run, a: Msg, completedEventId
       header: a.header,
       memo: a.memo ?? { fields: run.memo },
       searchAttributes: a.searchAttributes ?? { indexedFields: run.searchAttributes },
-      workflowExecutionTimeout: run.started.workflowExecutionTimeout,
+      workflowExecutionTimeout: started.workflowExecutionTimeout,
       workflowRunTimeout,
       workflowTaskTimeout,
-      retryPolicy: a.retryPolicy ?? run.started.retryPolicy,
+      retryPolicy: a.retryPolicy ?? started.retryPolicy,
       backoffStartInterval: a.backoffStartInterval,
       lastCompletionResult: a.lastCompletionResult,
       failure: a.failure,
