@@ -26,7 +26,10 @@
 //  what a process holds minutes after the burst (V8's memory reducer and glibc's trimming need idle time).
 // Bounded: 15 minutes at most; about 7 on a quiet machine (the worker takes a few minutes to run 10,000 first
 // workflow tasks on two busy cores; the waiting reading is taken once it has).
+//  `--env=NAME=VALUE` (repeatable) and `--node-flag=FLAG` (repeatable) start Herald's process with that environment
+//  variable or node flag, to measure a remedy (e.g. `--env=MALLOC_ARENA_MAX=2`) before it goes into `npm start`.
 // Usage: node <out>/bench/memory.js [posts=10000] [--web-ui] [--settle=SECONDS] [--late=SECONDS] [--separate-temporal] [--heap-snapshots]
+//        [--env=NAME=VALUE ...] [--node-flag=FLAG ...]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -46,7 +49,8 @@ const SETTLE_S = Number(flags.find((a) => a.startsWith('--settle='))?.slice('--s
 const SEPARATE_TEMPORAL = flags.includes('--separate-temporal');
 const HEAP_SNAPSHOTS = flags.includes('--heap-snapshots');
 const LATE_S = Number(flags.find((a) => a.startsWith('--late='))?.slice('--late='.length) ?? 120);
-const nodeFlags = ['--require', path.resolve(__dirname, 'memory-probe.js'), ...(HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
+const extraEnv = Object.fromEntries(flags.filter((a) => a.startsWith('--env=')).map((a) => a.slice('--env='.length).split(/=(.*)/s).slice(0, 2)));
+const nodeFlags = [...flags.filter((a) => a.startsWith('--node-flag=')).map((a) => a.slice('--node-flag='.length)), '--require', path.resolve(__dirname, 'memory-probe.js'), ...(HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
 const ACCOUNTS = 25;
 const CONCURRENCY = 4;
 const SPACING_MS = 6 * 60_000;
@@ -172,6 +176,7 @@ async function startHeraldProcess(dataDir: string, temporalAddress?: string): Pr
       HERALD_WEB_UI_PORT: '0',
       LOG_LEVEL: 'info',
       ...(temporalAddress ? { TEMPORAL_ADDRESS: temporalAddress } : {}),
+      ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
@@ -243,6 +248,7 @@ async function main(): Promise<void> {
   const readBreakdowns = async (name: string) => breakdowns.push({ name, list: await Promise.all(nodeProcesses.map((p) => breakdownOf(p.label, p.child))) });
   let bare: ChildProcess | undefined;
   try {
+    if (Object.keys(extraEnv).length || nodeFlags.length > 2) console.log(`Herald's process: env ${JSON.stringify(extraEnv)}, node ${nodeFlags.join(' ')}`);
     console.log(`Herald at ${url} (Web UI ${WEB_UI ? 'on' : 'off'}${temporal ? ', temporal-dev in its own process' : ''}), data dir ${dataDir}`);
     await settle(roots);
     const idle = readHerald();

@@ -56,22 +56,21 @@ export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}, { 
   if (req.cronSchedule) throw unimplemented('cron schedules are not supported by temporal-dev');
   const existing = engine.currentRun(ns.name, workflowId);
   if (existing) {
-    if (req.requestId && existing.requestIds.has(req.requestId)) return { run: existing, started: true };
+    if (req.requestId && existing.requestId === req.requestId) return { run: existing, started: true };
     const conflict = req.workflowIdConflictPolicy ?? ConflictPolicy.UNSPECIFIED;
     const reuse = req.workflowIdReusePolicy ?? ReusePolicy.UNSPECIFIED;
-    const firstRequestId = [...existing.requestIds][0] ?? '';
     if (existing.open) {
       if (conflict === ConflictPolicy.USE_EXISTING) return { run: existing, started: false };
       if (conflict === ConflictPolicy.TERMINATE_EXISTING || reuse === ReusePolicy.TERMINATE_IF_RUNNING) {
         terminateRun(engine, existing, 'terminated by a new start with the same workflow id (conflict policy)', undefined, req.identity);
       } else {
-        throw workflowAlreadyStarted(workflowId, firstRequestId, existing.runId);
+        throw workflowAlreadyStarted(workflowId, existing.requestId, existing.runId);
       }
     } else if (
       reuse === ReusePolicy.REJECT_DUPLICATE ||
       (reuse === ReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY && existing.status === WorkflowStatus.COMPLETED)
     ) {
-      throw workflowAlreadyStarted(workflowId, firstRequestId, existing.runId);
+      throw workflowAlreadyStarted(workflowId, existing.requestId, existing.runId);
     }
   }
   const eager = allowEager && req.requestEagerExecution === true && !durationMs(req.workflowStartDelay);
@@ -79,6 +78,18 @@ export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}, { 
   if (!eager) return { run, started: true };
   const starter = { identity: req.identity ?? '', requestId: req.requestId ?? '' };
   return { run, started: true, eagerWorkflowTask: startScheduledWorkflowTask(engine, run, starter, 'full') ?? undefined };
+}
+
+/**
+ * One string for each workflow type and task queue name, not a copy per run decoded from each request (a waiting
+ * run keeps both). Bounded, as a client chooses the names.
+ */
+const interned = new Map<string, string>();
+function intern(name: string): string {
+  const known = interned.get(name);
+  if (known !== undefined) return known;
+  if (interned.size < 1000) interned.set(name, name);
+  return name;
 }
 
 function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { dispatchFirstTask = true } = {}): Run {
@@ -119,14 +130,14 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
     workflowId: req.workflowId,
     priority: req.priority,
   };
-  const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, req.workflowType.name, req.taskQueue.name, now, started, taskTimeoutMs, executionExpiry);
+  const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, intern(req.workflowType.name), intern(req.taskQueue.name), now, started, taskTimeoutMs, executionExpiry);
   run.parent = parent;
   run.executionTime = now + startDelayMs;
   run.memo = { ...req.memo?.fields };
   const searchAttributes = {};
   mergeSearchAttributes(searchAttributes, req.searchAttributes?.indexedFields ?? {});
   run.searchAttributes = searchAttributes;
-  if (req.requestId) run.requestIds.add(req.requestId);
+  run.requestId = req.requestId ?? '';
   run.append('WORKFLOW_EXECUTION_STARTED', started, now);
   const runs = ns.executions.get(run.workflowId) ?? [];
   runs.push(run);

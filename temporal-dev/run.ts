@@ -100,19 +100,20 @@ export class Run {
   lastCompletedStartedEventId = 0;
   /**
    * The run's collections are made when first used and dropped again by `compact()` when empty: a waiting run
-   * mostly has none, and eight empty Maps and Sets cost ~1.5 KiB a run (issue 15).
+   * mostly has none, and seven empty Maps and Sets cost ~1.3 KiB a run (issue 15).
    */
   private collections: {
     activities?: Map<number, ActivityState>;
     timers?: Map<string, TimerState>;
     children?: Map<number, ChildState>;
     updates?: Map<string, UpdateState>;
-    requestIds?: Set<string>;
     attachedQueries?: Set<string>;
     signalRequestIds?: Set<string>;
     listeners?: Set<() => void>;
   } = {};
   readonly runTimeouts: Scheduled[] = [];
+  /** The start request's id ('' if none): a start repeating it gets this run back. */
+  requestId = '';
   cancelRequested = false;
   parent?: { namespace: string; workflowId: string; runId: string; initiatedEventId: number };
   executionTime = 0;
@@ -171,10 +172,6 @@ export class Run {
 
   get updates(): Map<string, UpdateState> {
     return (this.collections.updates ??= new Map());
-  }
-
-  get requestIds(): Set<string> {
-    return (this.collections.requestIds ??= new Set());
   }
 
   /** Queries riding with the next workflow task (answered in its completion). */

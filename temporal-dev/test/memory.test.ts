@@ -107,7 +107,7 @@ describe('temporal-dev: a waiting run kept compact', () => {
     assert.deepEqual(run.eventsBetween(0, 21), before);
   });
 
-  it('holds under 6 KiB of heap per run waiting on a timer, shaped like a scheduled post (13.7 KiB before issue 15)', () => {
+  it('holds under 6 KiB of heap per run waiting on a timer, shaped like a scheduled post (13.7 KiB before this change)', () => {
     v8.setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const { bytes, engine } = bytesPerWaitingRun(2000, gc);
