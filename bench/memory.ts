@@ -26,13 +26,14 @@
 //  what a process holds minutes after the burst (V8's memory reducer and glibc's trimming need idle time).
 // Bounded: 15 minutes at most; about 7 on a quiet machine (the worker takes a few minutes to run 10,000 first
 // workflow tasks on two busy cores; the waiting reading is taken once it has).
+//  Herald's process gets the environment `npm start` sets (package.json's start script, e.g. MALLOC_ARENA_MAX).
 //  `--env=NAME=VALUE` (repeatable) and `--node-flag=FLAG` (repeatable) start Herald's process with that environment
 //  variable or node flag, to measure a remedy (e.g. `--env=MALLOC_ARENA_MAX=2`) before it goes into `npm start`.
 // Usage: node <out>/bench/memory.js [posts=10000] [--web-ui] [--settle=SECONDS] [--late=SECONDS] [--separate-temporal] [--heap-snapshots]
 //        [--env=NAME=VALUE ...] [--node-flag=FLAG ...]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createApiKey } from '../src/auth/api-keys';
@@ -49,6 +50,14 @@ const SETTLE_S = Number(flags.find((a) => a.startsWith('--settle='))?.slice('--s
 const SEPARATE_TEMPORAL = flags.includes('--separate-temporal');
 const HEAP_SNAPSHOTS = flags.includes('--heap-snapshots');
 const LATE_S = Number(flags.find((a) => a.startsWith('--late='))?.slice('--late='.length) ?? 120);
+/** `NAME=${NAME:-value}` assignments in package.json's start script: what `npm start` sets for Herald's process. */
+function startScriptEnv(): Record<string, string> {
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  const script: string = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts.start;
+  return Object.fromEntries([...script.matchAll(/\b(\w+)=\$\{\1:-([^}]*)\}/g)].map((m) => [m[1]!, m[2]!]));
+}
+
 const extraEnv = Object.fromEntries(flags.filter((a) => a.startsWith('--env=')).map((a) => a.slice('--env='.length).split(/=(.*)/s).slice(0, 2)));
 const nodeFlags = [...flags.filter((a) => a.startsWith('--node-flag=')).map((a) => a.slice('--node-flag='.length)), '--require', path.resolve(__dirname, 'memory-probe.js'), ...(HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
 const ACCOUNTS = 25;
@@ -176,6 +185,7 @@ async function startHeraldProcess(dataDir: string, temporalAddress?: string): Pr
       HERALD_WEB_UI_PORT: '0',
       LOG_LEVEL: 'info',
       ...(temporalAddress ? { TEMPORAL_ADDRESS: temporalAddress } : {}),
+      ...startScriptEnv(),
       ...extraEnv,
     },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
@@ -248,7 +258,7 @@ async function main(): Promise<void> {
   const readBreakdowns = async (name: string) => breakdowns.push({ name, list: await Promise.all(nodeProcesses.map((p) => breakdownOf(p.label, p.child))) });
   let bare: ChildProcess | undefined;
   try {
-    if (Object.keys(extraEnv).length || nodeFlags.length > 2) console.log(`Herald's process: env ${JSON.stringify(extraEnv)}, node ${nodeFlags.join(' ')}`);
+    console.log(`Herald's process: env ${JSON.stringify({ ...startScriptEnv(), ...extraEnv })} (npm start's, then --env), node ${nodeFlags.join(' ')}`);
     console.log(`Herald at ${url} (Web UI ${WEB_UI ? 'on' : 'off'}${temporal ? ', temporal-dev in its own process' : ''}), data dir ${dataDir}`);
     await settle(roots);
     const idle = readHerald();
