@@ -102,6 +102,10 @@ function rows(b: NodeBreakdown): Array<[string, number]> {
     ['main isolate: heap used', main?.usedKiB ?? NaN],
     ['main isolate: heap committed (resident)', main?.physicalKiB ?? NaN],
     ['main isolate: V8 malloc (zones, compiler)', main?.mallocedKiB ?? NaN],
+    ...(['new_space', 'old_space', 'large_object_space'] as const).flatMap((space): Array<[string, number]> => [
+      [`main isolate: ${space} used`, main?.spaces[space]?.usedKiB ?? NaN],
+      [`main isolate: ${space} resident`, main?.spaces[space]?.physicalKiB ?? NaN],
+    ]),
     [`worker threads (${others.length}): heap used`, sumOf('usedKiB')],
     [`worker threads (${others.length}): heap committed (resident)`, sumOf('physicalKiB')],
     ['external (ArrayBuffers, Buffers, native objects)', b.probe?.externalKiB ?? NaN],

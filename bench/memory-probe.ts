@@ -17,6 +17,8 @@ export interface ThreadHeap {
   /** malloc'd by V8 itself (zones, compiler), outside the heap pages. */
   mallocedKiB: number;
   externalKiB: number;
+  /** Used and resident KiB of each heap space (new_space, old_space, large_object_space, code_space ...). */
+  spaces: Record<string, { usedKiB: number; physicalKiB: number }>;
 }
 
 export interface ProbeAnswer {
@@ -36,6 +38,9 @@ function ownHeap(): ThreadHeap {
     physicalKiB: kib(heap.total_physical_size),
     mallocedKiB: kib(heap.malloced_memory),
     externalKiB: kib(heap.external_memory),
+    spaces: Object.fromEntries(
+      v8.getHeapSpaceStatistics().map((space) => [space.space_name, { usedKiB: kib(space.space_used_size), physicalKiB: kib(space.physical_space_size) }]),
+    ),
   };
 }
 
