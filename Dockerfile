@@ -17,4 +17,6 @@ COPY --from=build --chown=node:node /app/bin ./bin
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# Two glibc malloc arenas instead of one per thread (sdk-core's, libuv's, V8's): see README "Memory" (issue 15).
+ENV MALLOC_ARENA_MAX=2
 CMD ["node", "dist/src/main.js"]

@@ -18,12 +18,22 @@
 //  (heaps) and file-backed (code, shared libraries) so the table says which one grew.
 //  `--separate-temporal` runs temporal-dev as its own process (TEMPORAL_ADDRESS), to tell its memory from the worker's.
 //  `--heap-snapshots` has each node process write a heap snapshot (into the current directory) at both readings.
-// Bounded: 12 minutes at most; about 5 on a quiet machine (the worker takes a few minutes to run 10,000 first
+//  Breakdown of each node process (bench/memory-breakdown.ts): V8 heap used/committed of the main isolate and of the
+//  worker threads (the workflow thread), external memory, and anonymous mappings by kind (glibc's brk heap and
+//  thread arenas, other anonymous), read through a probe preloaded with `--require` (bench/memory-probe.ts, answers
+//  over IPC; it adds no memory worth counting and runs nothing until asked).
+//  `--late=SECONDS` (default 120): a third reading that much later, with nothing happening in between, to see
+//  what a process holds minutes after the burst (V8's memory reducer and glibc's trimming need idle time).
+// Bounded: 15 minutes at most; about 7 on a quiet machine (the worker takes a few minutes to run 10,000 first
 // workflow tasks on two busy cores; the waiting reading is taken once it has).
-// Usage: node <out>/bench/memory.js [posts=10000] [--web-ui] [--settle=SECONDS] [--separate-temporal] [--heap-snapshots]
+//  Herald's process gets the environment `npm start` sets (package.json's start script, e.g. MALLOC_ARENA_MAX).
+//  `--env=NAME=VALUE` (repeatable) and `--node-flag=FLAG` (repeatable) start Herald's process with that environment
+//  variable or node flag, to measure a remedy (e.g. `--env=MALLOC_ARENA_MAX=2`) before it goes into `npm start`.
+// Usage: node <out>/bench/memory.js [posts=10000] [--web-ui] [--settle=SECONDS] [--late=SECONDS] [--separate-temporal] [--heap-snapshots]
+//        [--env=NAME=VALUE ...] [--node-flag=FLAG ...]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createApiKey } from '../src/auth/api-keys';
@@ -31,6 +41,7 @@ import { openDatabase } from '../src/db';
 import { createUser, setPlan } from '../src/users/users';
 import { testEncryptionKey } from '../test/helpers/api';
 import { insertAccount } from '../test/posts/fixtures';
+import { breakdownOf, printBreakdowns, type NodeBreakdown } from './memory-breakdown';
 
 const flags = process.argv.slice(2);
 const POSTS = Number(flags.find((a) => /^\d+$/.test(a)) ?? 10_000);
@@ -38,7 +49,17 @@ const WEB_UI = flags.includes('--web-ui');
 const SETTLE_S = Number(flags.find((a) => a.startsWith('--settle='))?.slice('--settle='.length) ?? 15);
 const SEPARATE_TEMPORAL = flags.includes('--separate-temporal');
 const HEAP_SNAPSHOTS = flags.includes('--heap-snapshots');
-const nodeFlags = HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : [];
+const LATE_S = Number(flags.find((a) => a.startsWith('--late='))?.slice('--late='.length) ?? 120);
+/** `NAME=${NAME:-value}` assignments in package.json's start script: what `npm start` sets for Herald's process. */
+function startScriptEnv(): Record<string, string> {
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  const script: string = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts.start;
+  return Object.fromEntries([...script.matchAll(/\b(\w+)=\$\{\1:-([^}]*)\}/g)].map((m) => [m[1]!, m[2]!]));
+}
+
+const extraEnv = Object.fromEntries(flags.filter((a) => a.startsWith('--env=')).map((a) => a.slice('--env='.length).split(/=(.*)/s).slice(0, 2)));
+const nodeFlags = [...flags.filter((a) => a.startsWith('--node-flag=')).map((a) => a.slice('--node-flag='.length)), '--require', path.resolve(__dirname, 'memory-probe.js'), ...(HEAP_SNAPSHOTS ? ['--heapsnapshot-signal=SIGUSR2'] : [])];
 const ACCOUNTS = 25;
 const CONCURRENCY = 4;
 const SPACING_MS = 6 * 60_000;
@@ -144,7 +165,7 @@ async function snapshotHeaps(roots: number[]): Promise<void> {
 
 async function startTemporalDev(): Promise<{ child: ChildProcess; address: string }> {
   const port = 17_233 + Math.floor(Math.random() * 1000);
-  const child = spawn(process.execPath, [...nodeFlags, path.resolve(__dirname, '..', 'temporal-dev', 'main.js'), '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, path.resolve(__dirname, '..', 'temporal-dev', 'main.js'), '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
   await new Promise<void>((ready, fail) => {
     child.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && ready());
     child.once('exit', (code) => fail(new Error(`temporal-dev exited with ${code}`)));
@@ -164,8 +185,10 @@ async function startHeraldProcess(dataDir: string, temporalAddress?: string): Pr
       HERALD_WEB_UI_PORT: '0',
       LOG_LEVEL: 'info',
       ...(temporalAddress ? { TEMPORAL_ADDRESS: temporalAddress } : {}),
+      ...startScriptEnv(),
+      ...extraEnv,
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = '';
@@ -222,19 +245,24 @@ async function schedulePosts(url: string, apiKey: string, accountIds: string[]):
 
 async function main(): Promise<void> {
   const deadline = setTimeout(() => {
-    console.error('bench/memory: over 12 minutes, giving up');
+    console.error('bench/memory: over 15 minutes, giving up');
     process.exit(1);
-  }, 12 * 60_000);
+  }, 15 * 60_000);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-memory-'));
   const temporal = SEPARATE_TEMPORAL ? await startTemporalDev() : undefined;
   const { child: herald, url } = await startHeraldProcess(dataDir, temporal?.address);
   const roots = [herald.pid!, ...(temporal ? [temporal.child.pid!] : [])];
   const readHerald = () => roots.flatMap(readTree);
+  const nodeProcesses = [{ label: temporal ? 'API + worker' : 'API + worker + temporal-dev', child: herald }, ...(temporal ? [{ label: 'temporal-dev', child: temporal.child }] : [])];
+  const breakdowns: Array<{ name: string; list: NodeBreakdown[] }> = [];
+  const readBreakdowns = async (name: string) => breakdowns.push({ name, list: await Promise.all(nodeProcesses.map((p) => breakdownOf(p.label, p.child))) });
   let bare: ChildProcess | undefined;
   try {
+    console.log(`Herald's process: env ${JSON.stringify({ ...startScriptEnv(), ...extraEnv })} (npm start's, then --env), node ${nodeFlags.join(' ')}`);
     console.log(`Herald at ${url} (Web UI ${WEB_UI ? 'on' : 'off'}${temporal ? ', temporal-dev in its own process' : ''}), data dir ${dataDir}`);
     await settle(roots);
     const idle = readHerald();
+    await readBreakdowns('idle');
     await snapshotHeaps(roots);
     printTree('Herald idle after start', idle);
 
@@ -270,8 +298,16 @@ async function main(): Promise<void> {
     console.log(`\nscheduled ${created} posts (${Math.ceil(POSTS / ACCOUNTS)} fan-outs of ${ACCOUNTS}) in ${seconds.toFixed(1)} s`);
     await settle(roots);
     const waiting = heraldOnly(readHerald());
+    await readBreakdowns('waiting');
     await snapshotHeaps(roots);
     printTree(`Herald with ${created} posts waiting`, waiting);
+    let late: ProcessMemory[] | undefined;
+    if (LATE_S > 0) {
+      await sleep(LATE_S * 1000);
+      late = heraldOnly(readHerald());
+      await readBreakdowns(`+${LATE_S} s`);
+      printTree(`Herald with ${created} posts waiting, ${LATE_S} s later`, late);
+    }
 
     printTree('Baseline: bare node:http + pg process', bareTree);
     const cluster = idle.filter((m) => isPostgres(m) && !isBackend(m));
@@ -291,8 +327,16 @@ async function main(): Promise<void> {
     console.log(`| ... of which node; anonymous | ${mib(node(waiting))}; ${mib(node(waiting, 'anonKiB'))} | | |`);
     console.log(`| Per 1,000 waiting posts | +${perThousand(waitingPss - idlePss).toFixed(1)} | +${perThousand(waitingRss - idleRss).toFixed(1)} | |`);
     console.log(`| ... of which node | +${perThousand(node(waiting) - node(idle)).toFixed(1)} | | |`);
+    if (late) {
+      console.log(`| Herald, ${LATE_S} s later | ${mib(sum(late, 'pssKiB'))} | ${mib(sum(late, 'rssKiB'))} | ${late.length} |`);
+      console.log(`| Per 1,000 waiting posts, ${LATE_S} s later | +${perThousand(sum(late, 'pssKiB') - idlePss).toFixed(1)} | +${perThousand(sum(late, 'rssKiB') - idleRss).toFixed(1)} | |`);
+      console.log(`| ... of which node | +${perThousand(node(late) - node(idle)).toFixed(1)} | | |`);
+    }
     console.log(`| Baseline: bare node:http + pg (process + its backend) | ${mib(sum(bareTree, 'pssKiB'))} | ${mib(sum(bareTree, 'rssKiB'))} | ${bareTree.length} |`);
     console.log(`| Baseline: PostgreSQL cluster alone | ${mib(sum(cluster, 'pssKiB'))} | ${mib(sum(cluster, 'rssKiB'))} | ${cluster.length} |`);
+    nodeProcesses.forEach((p, i) =>
+      printBreakdowns(`Breakdown: ${p.label} (node process)`, breakdowns.map((b) => ({ name: b.name, breakdown: b.list[i]! })), created),
+    );
     console.log(`\nload average: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
   } finally {
     clearTimeout(deadline);

@@ -91,13 +91,15 @@ export function handleCommands(
       case CommandType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: {
         const searchAttributes = command.upsertWorkflowSearchAttributesCommandAttributes?.searchAttributes ?? {};
         run.append('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', { searchAttributes, ...base }, now);
-        mergeSearchAttributes(run.searchAttributes, searchAttributes.indexedFields ?? {});
+        const merged = { ...run.searchAttributes };
+        mergeSearchAttributes(merged, searchAttributes.indexedFields ?? {});
+        run.searchAttributes = merged;
         break;
       }
       case CommandType.MODIFY_WORKFLOW_PROPERTIES: {
         const upsertedMemo = command.modifyWorkflowPropertiesCommandAttributes?.upsertedMemo ?? {};
         run.append('WORKFLOW_PROPERTIES_MODIFIED', { upsertedMemo, ...base }, now);
-        Object.assign(run.memo, upsertedMemo.fields ?? {});
+        run.memo = { ...run.memo, ...upsertedMemo.fields };
         break;
       }
       case CommandType.PROTOCOL_MESSAGE: {

@@ -56,22 +56,21 @@ export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}, { 
   if (req.cronSchedule) throw unimplemented('cron schedules are not supported by temporal-dev');
   const existing = engine.currentRun(ns.name, workflowId);
   if (existing) {
-    if (req.requestId && existing.requestIds.has(req.requestId)) return { run: existing, started: true };
+    if (req.requestId && existing.requestId === req.requestId) return { run: existing, started: true };
     const conflict = req.workflowIdConflictPolicy ?? ConflictPolicy.UNSPECIFIED;
     const reuse = req.workflowIdReusePolicy ?? ReusePolicy.UNSPECIFIED;
-    const firstRequestId = [...existing.requestIds][0] ?? '';
     if (existing.open) {
       if (conflict === ConflictPolicy.USE_EXISTING) return { run: existing, started: false };
       if (conflict === ConflictPolicy.TERMINATE_EXISTING || reuse === ReusePolicy.TERMINATE_IF_RUNNING) {
         terminateRun(engine, existing, 'terminated by a new start with the same workflow id (conflict policy)', undefined, req.identity);
       } else {
-        throw workflowAlreadyStarted(workflowId, firstRequestId, existing.runId);
+        throw workflowAlreadyStarted(workflowId, existing.requestId, existing.runId);
       }
     } else if (
       reuse === ReusePolicy.REJECT_DUPLICATE ||
       (reuse === ReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY && existing.status === WorkflowStatus.COMPLETED)
     ) {
-      throw workflowAlreadyStarted(workflowId, firstRequestId, existing.runId);
+      throw workflowAlreadyStarted(workflowId, existing.requestId, existing.runId);
     }
   }
   const eager = allowEager && req.requestEagerExecution === true && !durationMs(req.workflowStartDelay);
@@ -79,6 +78,18 @@ export function startWorkflow(engine: Engine, req: Msg, links: RunLinks = {}, { 
   if (!eager) return { run, started: true };
   const starter = { identity: req.identity ?? '', requestId: req.requestId ?? '' };
   return { run, started: true, eagerWorkflowTask: startScheduledWorkflowTask(engine, run, starter, 'full') ?? undefined };
+}
+
+/**
+ * One string for each workflow type and task queue name, not a copy per run decoded from each request (a waiting
+ * run keeps both). Bounded, as a client chooses the names.
+ */
+const interned = new Map<string, string>();
+function intern(name: string): string {
+  const known = interned.get(name);
+  if (known !== undefined) return known;
+  if (interned.size < 1000) interned.set(name, name);
+  return name;
 }
 
 function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { dispatchFirstTask = true } = {}): Run {
@@ -119,12 +130,14 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
     workflowId: req.workflowId,
     priority: req.priority,
   };
-  const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, req.workflowType.name, req.taskQueue.name, now, started, taskTimeoutMs, executionExpiry);
+  const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, intern(req.workflowType.name), intern(req.taskQueue.name), now, started, taskTimeoutMs, executionExpiry);
   run.parent = parent;
   run.executionTime = now + startDelayMs;
-  Object.assign(run.memo, req.memo?.fields ?? {});
-  mergeSearchAttributes(run.searchAttributes, req.searchAttributes?.indexedFields ?? {});
-  if (req.requestId) run.requestIds.add(req.requestId);
+  run.memo = { ...req.memo?.fields };
+  const searchAttributes = {};
+  mergeSearchAttributes(searchAttributes, req.searchAttributes?.indexedFields ?? {});
+  run.searchAttributes = searchAttributes;
+  run.requestId = req.requestId ?? '';
   run.append('WORKFLOW_EXECUTION_STARTED', started, now);
   const runs = ns.executions.get(run.workflowId) ?? [];
   runs.push(run);
@@ -205,9 +218,10 @@ export function failRun(engine: Engine, run: Run, failure: Msg, completedEventId
 }
 
 function retryWorkflow(engine: Engine, run: Run, failure: Msg): { retryState: number; newRunId?: string; startNext?: () => void } {
-  const policy = run.started.retryPolicy;
+  const started = run.started;
+  const policy = started.retryPolicy;
   if (!policy) return { retryState: RetryState.RETRY_POLICY_NOT_SET! };
-  const attempt: number = run.started.attempt ?? 1;
+  const attempt: number = started.attempt ?? 1;
   const decision = retryDecision(policy, attempt, failure, engine.now(), run.executionExpiry);
   if ('retryState' in decision) return decision;
   const newRunId = randomUUID();
@@ -215,7 +229,7 @@ function retryWorkflow(engine: Engine, run: Run, failure: Msg): { retryState: nu
     createRun(
       engine,
       engine.ns(run.namespace),
-      { ...run.started, namespace: run.namespace, workflowId: run.workflowId, backoffStartInterval: duration(decision.backoffMs), continuedFailure: failure },
+      { ...started, namespace: run.namespace, workflowId: run.workflowId, backoffStartInterval: duration(decision.backoffMs), continuedFailure: failure },
       {
         parent: run.parent,
         runId: newRunId,
@@ -266,8 +280,9 @@ export function continueAsNew(engine: Engine, run: Run, a: Msg, completedEventId
   const newRunId = randomUUID();
   const workflowType = a.workflowType?.name ? a.workflowType : { name: run.workflowType };
   const taskQueue = a.taskQueue?.name ? a.taskQueue : { name: run.taskQueue, kind: TaskQueueKind.NORMAL };
-  const workflowRunTimeout = a.workflowRunTimeout ?? run.started.workflowRunTimeout;
-  const workflowTaskTimeout = a.workflowTaskTimeout ?? run.started.workflowTaskTimeout;
+  const started = run.started;
+  const workflowRunTimeout = a.workflowRunTimeout ?? started.workflowRunTimeout;
+  const workflowTaskTimeout = a.workflowTaskTimeout ?? started.workflowTaskTimeout;
   closeRun(engine, run, 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW', {
     newExecutionRunId: newRunId,
     workflowType,
@@ -297,10 +312,10 @@ export function continueAsNew(engine: Engine, run: Run, a: Msg, completedEventId
       header: a.header,
       memo: a.memo ?? { fields: run.memo },
       searchAttributes: a.searchAttributes ?? { indexedFields: run.searchAttributes },
-      workflowExecutionTimeout: run.started.workflowExecutionTimeout,
+      workflowExecutionTimeout: started.workflowExecutionTimeout,
       workflowRunTimeout,
       workflowTaskTimeout,
-      retryPolicy: a.retryPolicy ?? run.started.retryPolicy,
+      retryPolicy: a.retryPolicy ?? started.retryPolicy,
       backoffStartInterval: a.backoffStartInterval,
       lastCompletionResult: a.lastCompletionResult,
       failure: a.failure,

@@ -52,12 +52,13 @@ function pendingActivities(run: Run): Msg[] {
 export function describeWorkflow(engine: Engine, req: Msg): Msg {
   const run = engine.findRun(req.namespace, req.execution);
   const wft = run.wft;
+  const started = run.started;
   return {
     executionConfig: {
       taskQueue: { name: run.taskQueue, kind: 1 },
-      workflowExecutionTimeout: run.started.workflowExecutionTimeout,
-      workflowRunTimeout: run.started.workflowRunTimeout,
-      defaultWorkflowTaskTimeout: run.started.workflowTaskTimeout,
+      workflowExecutionTimeout: started.workflowExecutionTimeout,
+      workflowRunTimeout: started.workflowRunTimeout,
+      defaultWorkflowTaskTimeout: started.workflowTaskTimeout,
     },
     workflowExecutionInfo: executionInfo(run),
     pendingActivities: pendingActivities(run),

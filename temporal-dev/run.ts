@@ -58,15 +58,38 @@ export interface UpdateState {
   waiters: Set<() => void>;
 }
 
+interface TimerState {
+  startedEventId: number;
+  handle: Scheduled;
+  pendingFire?: () => void;
+}
+
 const HISTORY_EVENT = 'temporal.api.history.v1.HistoryEvent';
+const MEMO = 'temporal.api.common.v1.Memo';
+const SEARCH_ATTRIBUTES = 'temporal.api.common.v1.SearchAttributes';
+const EMPTY = Buffer.alloc(0);
+
+/** A record of payloads kept as one encoded message (`field` is its map field), or nothing when empty. */
+function encodeRecord(type: string, field: string, record: Record<string, Msg>): Buffer | undefined {
+  return Object.keys(record).length ? ownedCopy(encode(type, { [field]: record })) : undefined;
+}
 
 export class Run {
   /**
-   * The history, each event kept as its encoded HistoryEvent (issue 15): a run waiting on a timer for days holds a
-   * few hundred bytes per event rather than a tree of objects, timestamps and payload Buffers. Events are decoded
-   * when read (a workflow task, a history page); `eventCount` answers "how many" without decoding.
+   * The history (issue 15): every event's encoded HistoryEvent back to back in one buffer, `eventEnds[i]` the end
+   * of event i + 1, so a run waiting on a timer for days holds one buffer of a few hundred bytes per event rather
+   * than a tree of objects, timestamps and payload Buffers (or a Buffer object per event). Events are decoded when
+   * read (a workflow task, a history page); `eventCount` answers "how many" without decoding. The buffer grows by
+   * doubling and is trimmed to its length by `compact()` once a workflow task completes (when a run starts waiting).
+   * Decoded events' bytes fields are views of this buffer: bytes are only ever appended, never overwritten.
    */
-  private readonly encodedEvents: Buffer[] = [];
+  private history: Buffer = EMPTY;
+  private eventEnds: number[] = [];
+  /** The start event's attributes until that event is appended; from then on they are read from the history. */
+  private startedBeforeAppend: Msg | undefined;
+  /** Memo and search attributes, encoded (see `memo`, `searchAttributes`). */
+  private encodedMemo: Buffer | undefined;
+  private encodedSearchAttributes: Buffer | undefined;
   status = WorkflowStatus.RUNNING!;
   closeTime = 0;
   wft: WorkflowTask | null = null;
@@ -75,20 +98,23 @@ export class Run {
   /** Ask for another workflow task once the running one completes (e.g. an update arrived). */
   wftWanted = false;
   lastCompletedStartedEventId = 0;
-  readonly activities = new Map<number, ActivityState>();
-  readonly timers = new Map<string, { startedEventId: number; handle: Scheduled; pendingFire?: () => void }>();
-  readonly children = new Map<number, ChildState>();
-  readonly updates = new Map<string, UpdateState>();
-  readonly requestIds = new Set<string>();
-  /** Queries riding with the next workflow task (answered in its completion). */
-  readonly attachedQueries = new Set<string>();
-  readonly signalRequestIds = new Set<string>();
+  /**
+   * The run's collections are made when first used and dropped again by `compact()` when empty: a waiting run
+   * mostly has none, and seven empty Maps and Sets cost ~1.3 KiB a run (issue 15).
+   */
+  private collections: {
+    activities?: Map<number, ActivityState>;
+    timers?: Map<string, TimerState>;
+    children?: Map<number, ChildState>;
+    updates?: Map<string, UpdateState>;
+    attachedQueries?: Set<string>;
+    signalRequestIds?: Set<string>;
+    listeners?: Set<() => void>;
+  } = {};
   readonly runTimeouts: Scheduled[] = [];
-  /** Called on every appended event (history long polls, query waits). */
-  readonly listeners = new Set<() => void>();
+  /** The start request's id ('' if none): a start repeating it gets this run back. */
+  requestId = '';
   cancelRequested = false;
-  memo: Record<string, Msg> = {};
-  searchAttributes: Record<string, Msg> = {};
   parent?: { namespace: string; workflowId: string; runId: string; initiatedEventId: number };
   executionTime = 0;
   forgotten = false;
@@ -102,10 +128,65 @@ export class Run {
     readonly workflowType: string,
     readonly taskQueue: string,
     readonly startTime: number,
-    readonly started: Msg, // WorkflowExecutionStartedEventAttributes
+    started: Msg, // WorkflowExecutionStartedEventAttributes
     readonly taskTimeoutMs: number,
     readonly executionExpiry: number, // 0 = none
-  ) {}
+  ) {
+    this.startedBeforeAppend = started;
+  }
+
+  /** WorkflowExecutionStartedEventAttributes (decoded from the first event: a fresh object on every read). */
+  get started(): Msg {
+    return this.startedBeforeAppend ?? this.eventsBetween(0, 1)[0]!.workflowExecutionStartedEventAttributes;
+  }
+
+  /** The memo's fields (a fresh record on every read: assign a new record to change it). */
+  get memo(): Readonly<Record<string, Msg>> {
+    return this.encodedMemo ? decode(MEMO, this.encodedMemo).fields : {};
+  }
+
+  set memo(fields: Record<string, Msg>) {
+    this.encodedMemo = encodeRecord(MEMO, 'fields', fields);
+  }
+
+  /** The search attributes' indexed fields (a fresh record on every read: assign a new record to change them). */
+  get searchAttributes(): Readonly<Record<string, Msg>> {
+    return this.encodedSearchAttributes ? decode(SEARCH_ATTRIBUTES, this.encodedSearchAttributes).indexedFields : {};
+  }
+
+  set searchAttributes(indexedFields: Record<string, Msg>) {
+    this.encodedSearchAttributes = encodeRecord(SEARCH_ATTRIBUTES, 'indexedFields', indexedFields);
+  }
+
+  get activities(): Map<number, ActivityState> {
+    return (this.collections.activities ??= new Map());
+  }
+
+  get timers(): Map<string, TimerState> {
+    return (this.collections.timers ??= new Map());
+  }
+
+  get children(): Map<number, ChildState> {
+    return (this.collections.children ??= new Map());
+  }
+
+  get updates(): Map<string, UpdateState> {
+    return (this.collections.updates ??= new Map());
+  }
+
+  /** Queries riding with the next workflow task (answered in its completion). */
+  get attachedQueries(): Set<string> {
+    return (this.collections.attachedQueries ??= new Set());
+  }
+
+  get signalRequestIds(): Set<string> {
+    return (this.collections.signalRequestIds ??= new Set());
+  }
+
+  /** Called on every appended event (history long polls, query waits). */
+  get listeners(): Set<() => void> {
+    return (this.collections.listeners ??= new Set());
+  }
 
   get open(): boolean {
     return this.status === WorkflowStatus.RUNNING;
@@ -116,11 +197,11 @@ export class Run {
   }
 
   get nextEventId(): number {
-    return this.encodedEvents.length + 1;
+    return this.eventEnds.length + 1;
   }
 
   get eventCount(): number {
-    return this.encodedEvents.length;
+    return this.eventEnds.length;
   }
 
   /** The whole history, decoded (a fresh array of fresh objects on every call). */
@@ -128,8 +209,14 @@ export class Run {
     return this.eventsBetween(0);
   }
 
-  eventsBetween(start: number, end = this.encodedEvents.length): Msg[] {
-    return this.encodedEvents.slice(start, end).map((bytes) => decode(HISTORY_EVENT, bytes));
+  eventsBetween(start: number, end = this.eventEnds.length): Msg[] {
+    const events: Msg[] = [];
+    for (let i = start; i < Math.min(end, this.eventEnds.length); i++) events.push(this.decodeEvent(i));
+    return events;
+  }
+
+  private decodeEvent(index: number): Msg {
+    return decode(HISTORY_EVENT, this.history.subarray(index ? this.eventEnds[index - 1]! : 0, this.eventEnds[index]!));
   }
 
   get wftRunning(): boolean {
@@ -137,7 +224,7 @@ export class Run {
   }
 
   /** Builds an event with the next id without appending it (transient workflow tasks). */
-  makeEvent(type: string, attrs: Msg, now: number, eventId = this.encodedEvents.length + 1): Msg {
+  makeEvent(type: string, attrs: Msg, now: number, eventId = this.eventEnds.length + 1): Msg {
     const eventType = EventType[type];
     if (eventType === undefined) throw new Error(`unknown event type ${type}`);
     const field = `${type.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}EventAttributes`;
@@ -150,15 +237,37 @@ export class Run {
   }
 
   appendEvent(event: Msg): number {
-    if (event.eventId !== this.encodedEvents.length + 1) throw new Error(`event id ${event.eventId} out of order`);
-    const bytes = ownedCopy(encode(HISTORY_EVENT, event));
-    this.encodedEvents.push(bytes);
-    this.historySizeBytes += bytes.length;
-    for (const listener of [...this.listeners]) listener();
+    if (event.eventId !== this.eventEnds.length + 1) throw new Error(`event id ${event.eventId} out of order`);
+    const bytes = encode(HISTORY_EVENT, event);
+    const end = this.historySizeBytes + bytes.length;
+    if (end > this.history.length) {
+      // Memory of its own (never a slice of a shared pool slab, which a week-long wait would keep alive).
+      const grown = Buffer.allocUnsafeSlow(Math.max(end, this.history.length * 2, 256));
+      this.history.copy(grown, 0, 0, this.historySizeBytes);
+      this.history = grown;
+    }
+    bytes.copy(this.history, this.historySizeBytes);
+    this.historySizeBytes = end;
+    this.eventEnds.push(end);
+    if (event.eventId === 1) this.startedBeforeAppend = undefined;
+    const listeners = this.collections.listeners;
+    if (listeners?.size) for (const listener of [...listeners]) listener();
     return event.eventId;
   }
 
   lastEvent(): Msg {
-    return decode(HISTORY_EVENT, this.encodedEvents[this.encodedEvents.length - 1]!);
+    return this.decodeEvent(this.eventEnds.length - 1);
+  }
+
+  /** Trims the history's buffer and index to their length: called when the run may wait a long time. */
+  compact(): void {
+    if (this.history.length > this.historySizeBytes) this.history = ownedCopy(this.history.subarray(0, this.historySizeBytes));
+    this.eventEnds = this.eventEnds.slice();
+    const collections = this.collections;
+    const kept: typeof collections = {};
+    for (const [name, collection] of Object.entries(collections)) {
+      if (collection.size) Object.assign(kept, { [name]: collection });
+    }
+    this.collections = kept;
   }
 }

@@ -7,11 +7,19 @@ export interface Scheduled {
   cancel(): void;
 }
 
-interface Entry {
-  at: number;
-  seq: number;
-  fn: () => void;
-  cancelled: boolean;
+/** A heap entry is also its own handle: no closure per scheduled item (a waiting run's timer stays small). */
+class Entry implements Scheduled {
+  cancelled = false;
+
+  constructor(
+    readonly at: number,
+    readonly seq: number,
+    readonly fn: () => void,
+  ) {}
+
+  cancel(): void {
+    this.cancelled = true;
+  }
 }
 
 const MAX_TIMEOUT = 2 ** 31 - 1;
@@ -34,11 +42,11 @@ export class Scheduler {
   }
 
   at(at: number, fn: () => void): Scheduled {
-    const entry: Entry = { at, seq: this.seq++, fn, cancelled: false };
+    const entry = new Entry(at, this.seq++, fn);
     this.push(entry);
     if (at < this.armedAt) this.arm();
     this.poke();
-    return { cancel: () => (entry.cancelled = true) };
+    return entry;
   }
 
   after(ms: number, fn: () => void): Scheduled {

@@ -34,6 +34,8 @@ export function mergeSearchAttributes(target: Record<string, Msg>, fields: Recor
 }
 
 export function executionInfo(run: Run): Msg {
+  // Only a child's start event is decoded (the parent's namespace id is there); most runs have no parent.
+  const started = run.parent ? run.started : undefined;
   return {
     execution: run.execution,
     type: { name: run.workflowType },
@@ -41,8 +43,8 @@ export function executionInfo(run: Run): Msg {
     closeTime: run.closeTime ? timestamp(run.closeTime) : undefined,
     status: run.status,
     historyLength: run.eventCount,
-    parentNamespaceId: run.started.parentWorkflowNamespaceId,
-    parentExecution: run.started.parentWorkflowExecution,
+    parentNamespaceId: started?.parentWorkflowNamespaceId,
+    parentExecution: started?.parentWorkflowExecution,
     executionTime: timestamp(run.executionTime || run.startTime),
     memo: { fields: run.memo },
     searchAttributes: { indexedFields: run.searchAttributes },

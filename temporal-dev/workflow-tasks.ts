@@ -164,6 +164,8 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
   // Effects on other runs follow the commit; any that come back to this run are held back by the started task.
   for (const action of outcome.afterCommit) action();
   if (!run.wft) redispatchAttached(engine, run);
+  // The run may now wait for days (a timer, a signal): its history's buffer shrinks to what it holds.
+  run.compact();
   const response: Msg = {};
   if (newTask) response.workflowTask = newTask;
   // A run closed by the same completion has already dropped its activities: their tasks would only fail.

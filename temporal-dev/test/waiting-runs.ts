@@ -1,0 +1,68 @@
+// Waiting runs shaped like Herald's scheduled posts, made through temporal-dev's own handlers without a worker or
+// gRPC (issue 15): shared by memory.test.ts and bench/temporal-dev-waiting.ts, which measure what each one holds.
+// A start like publishPost's (JSON input, the search attributes Herald sets, eager start), its first workflow task
+// completed with the SDK's metadata and one StartTimer of 7 days, as a scheduled post's first task does.
+import { randomUUID } from 'node:crypto';
+import { Engine } from '../engine';
+import { startWorkflow } from '../executions';
+import { CommandType } from '../proto';
+import { completeWorkflowTask } from '../workflow-tasks';
+
+const json = (value: unknown) => ({ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(value)) });
+const keyword = (value: string | string[], type: 'Keyword' | 'KeywordList') => ({
+  metadata: { encoding: Buffer.from('json/plain'), type: Buffer.from(type) },
+  data: Buffer.from(JSON.stringify(value)),
+});
+
+function startRequest(): Record<string, unknown> {
+  const postId = randomUUID();
+  return {
+    namespace: 'default',
+    workflowId: `post-${postId}`,
+    workflowType: { name: 'publishPost' },
+    taskQueue: { name: 'herald', kind: 1 },
+    input: { payloads: [json({ postId, userId: randomUUID(), groupId: randomUUID(), attempt: 1 })] },
+    identity: `12345@herald-host`,
+    requestId: randomUUID(),
+    workflowIdReusePolicy: 2,
+    searchAttributes: {
+      indexedFields: {
+        PostId: keyword([postId], 'KeywordList'),
+        GroupId: keyword(randomUUID(), 'Keyword'),
+        UserId: keyword(randomUUID(), 'Keyword'),
+        Platform: keyword(['x'], 'KeywordList'),
+      },
+    },
+    header: { fields: {} },
+    requestEagerExecution: true,
+  };
+}
+
+function waitingRun(engine: Engine): void {
+  const { eagerWorkflowTask } = startWorkflow(engine, startRequest(), {}, { allowEager: true });
+  if (!eagerWorkflowTask) throw new Error('no eager workflow task');
+  completeWorkflowTask(engine, {
+    taskToken: eagerWorkflowTask.taskToken,
+    identity: '12345@herald-host',
+    commands: [{ commandType: CommandType.START_TIMER, startTimerCommandAttributes: { timerId: '1', startToFireTimeout: { seconds: 7 * 86_400 } } }],
+    sdkMetadata: { langUsedFlags: [1, 2, 3], sdkName: 'temporal-typescript', sdkVersion: '1.24.0' },
+    meteringMetadata: {},
+    returnNewWorkflowTask: true,
+    forceCreateNewWorkflowTask: false,
+  });
+}
+
+function heapUsed(gc: () => void): number {
+  for (let i = 0; i < 3; i++) gc();
+  return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+}
+
+/** Bytes of heap (V8 used + ArrayBuffers) each of `runs` more waiting runs holds, after full GCs. */
+export function bytesPerWaitingRun(runs: number, gc: () => void): { bytes: number; engine: Engine } {
+  const engine = new Engine({ timeSkipping: false, namespace: 'default' });
+  waitingRun(engine); // first use compiles and allocates what every run shares
+  const before = heapUsed(gc);
+  for (let i = 0; i < runs; i++) waitingRun(engine);
+  const after = heapUsed(gc);
+  return { bytes: (after - before) / runs, engine };
+}
