@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CredentialRenewalPending, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { sendFirstComment } from '../src/posts/first-comment';
+import { InstantClaims } from '../src/posts/instant-claims';
 import { InstantGate } from '../src/posts/instant-gate';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
@@ -35,6 +36,8 @@ export type PublishAttempt =
 const HELD_HEARTBEAT_EVERY_MS = 10_000;
 /** The longest a sent held post waits for the rest of its instant before reporting (a slow platform holds no one up). */
 const INSTANT_REPORT_WAIT_MS = 10_000;
+/** Held posts of one instant claimed per statement (`InstantClaims`). */
+const HELD_CLAIMS_PER_STATEMENT = 100;
 
 const hasPendingFirstComment = (row: Pick<PostRow, 'first_comment_text' | 'first_comment_status'>) => row.first_comment_text !== null && row.first_comment_status === 'pending';
 
@@ -44,6 +47,7 @@ type BegunAttempt = NonNullable<Awaited<ReturnType<typeof posts.beginPublishAtte
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
   const heldInstants = new InstantGate();
+  const heldClaims = new InstantClaims((postIds, at) => posts.claimAllScheduledAt(db, postIds, at), HELD_CLAIMS_PER_STATEMENT);
 
   /**
    * One create on the platform, not yet recorded: a refusal (or a row no longer `publishing`) as the attempt to
@@ -115,9 +119,9 @@ export function createPostActivities(rt: PostsRuntime) {
 
   /** `publishWhenDue` at its instant: the exact-time claim, then the send and the record. */
   async function claimHeldAndSend(input: { postId: string; dueAt: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
-    let begun: Awaited<ReturnType<typeof posts.claimScheduledAt>>;
+    let begun: Awaited<ReturnType<typeof heldClaims.claim>>;
     try {
-      begun = await posts.claimScheduledAt(db, input.postId, new Date(input.dueAt));
+      begun = await heldClaims.claim(input.postId, input.dueAt);
       if (!begun) {
         const seen = claimSeenBy(await posts.findPost(db, input.postId));
         // Still due at `dueAt` yet not taken (a time the exact match cannot meet): no claim, so the workflow's

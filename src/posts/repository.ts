@@ -341,25 +341,27 @@ const earlierAttemptOpen = sql<boolean>`(select earlier.publish_attempt_started_
  * reads nothing more. Undefined when it is not `scheduled` or not yet due; the caller reads the row to tell which.
  */
 export async function claimDueScheduled(db: Db, postId: string, now: Date) {
-  return claimScheduledWhere(db, postId, (eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]));
+  return (await claimScheduledWhere(db, [postId], (eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]))).at(0);
 }
 
 /**
- * `claimDueScheduled` of a post held until its instant (`publishWhenDue`): claimed only if it is still `scheduled`
- * at exactly `scheduledAt` (to the millisecond, as the workflow read it), so a hold made stale by a reschedule or a
- * cancellation never takes the row.
+ * `claimDueScheduled` of posts held until their instant (`publishWhenDue`), in one statement for many (a burst's claims
+ * at :00 are a few statements, not one per post): each claimed only if it is still `scheduled` at exactly
+ * `scheduledAt` (to the millisecond, as the workflow read it), so a hold made stale by a reschedule or a cancellation
+ * never takes the row. Returns the rows it took; a post missing from the answer was not taken.
  */
-export async function claimScheduledAt(db: Db, postId: string, scheduledAt: Date) {
-  return claimScheduledWhere(db, postId, (eb) => eb(sql`date_trunc('milliseconds', scheduled_at)`, '=', scheduledAt));
+export async function claimAllScheduledAt(db: Db, postIds: readonly string[], scheduledAt: Date) {
+  return claimScheduledWhere(db, postIds, (eb) => eb(sql`date_trunc('milliseconds', scheduled_at)`, '=', scheduledAt));
 }
 
-async function claimScheduledWhere(db: Db, postId: string, due: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>) {
+async function claimScheduledWhere(db: Db, postIds: readonly string[], due: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>) {
+  if (postIds.length === 0) return [];
   return db
     .with('claimed', (qb) =>
       qb
         .updateTable('posts')
         .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
-        .where('id', '=', postId)
+        .where('id', 'in', [...postIds])
         .where('status', '=', 'scheduled')
         .where(due)
         .returningAll()
@@ -369,7 +371,7 @@ async function claimScheduledWhere(db: Db, postId: string, due: (eb: ExpressionB
     .leftJoin('accounts', 'accounts.id', 'claimed.account_id')
     .selectAll('claimed')
     .select(publishingAccountColumns)
-    .executeTakeFirst();
+    .execute();
 }
 
 /**

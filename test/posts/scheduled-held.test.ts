@@ -5,6 +5,8 @@ import type { AccountRow } from '../../src/db/tables/accounts';
 import { createLogger } from '../../src/logger';
 import { postWorkflowId, signalPost } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
+import { countingDatabase } from '../helpers/counting-database';
+import { testDatabase } from '../helpers/db';
 import { insertXAccount, testSealedBox } from './fixtures';
 import { activitiesOf, startPostsHarness, type PostsHarness } from './harness';
 
@@ -77,6 +79,23 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     // A second hold of the same instant (a stale one that lost): the row is no longer scheduled, nothing is sent again.
     assert.deepEqual(await env.run(activities.publishWhenDue, { postId: id, dueAt, holdMs: 0 }), { claim: { kind: 'gone' } });
     assert.equal(tweetsOf('held by the worker clock').length, 1);
+  });
+
+  it('the holds of one instant are claimed together: one statement for three posts, each sent once', async () => {
+    const ids = await Promise.all(['together one', 'together two', 'together three'].map((text) => postWithoutWorkflow(text)));
+    const dueAt = Date.now() + 300;
+    await h.db.updateTable('posts').set({ scheduled_at: new Date(dueAt) }).where('id', 'in', ids).execute();
+    const statements: string[] = [];
+    const counted = countingDatabase((await testDatabase()).url, statements, 4);
+    try {
+      const activities = createActivities({ config: testConfig(), db: counted.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
+      const steps = await Promise.all(ids.map((postId) => new MockActivityEnvironment().run(activities.publishWhenDue, { postId, dueAt, holdMs: 60_000 })));
+      assert.deepEqual(steps.map((step) => (step as { claim: { kind: string } }).claim.kind), ['publish', 'publish', 'publish']);
+      assert.equal(statements.filter((text) => text.startsWith('with "claimed"')).length, 1, statements.join('\n'));
+      for (const text of ['together one', 'together two', 'together three']) assert.equal(tweetsOf(text).length, 1, text);
+    } finally {
+      await counted.close();
+    }
   });
 
   it('a hold cancelled in the worker (it shuts down) fails before any claim: the row stays scheduled for the workflow to claim', async () => {
