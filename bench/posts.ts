@@ -153,6 +153,8 @@ const eventMs = (e: HistoryEvent) => Number(e.eventTime!.seconds) * 1000 + Math.
  * task with the platform call(s) completed, → workflow closed, and the answer relative to the close.
  */
 async function timeline(client: Client, workflowId: string, sentAt: number, answeredAt: number): Promise<number[]> {
+  // The API answers from the change feed once the row is recorded, before the workflow closes: wait for the close.
+  await client.workflow.getHandle(workflowId).result();
   const events = (await client.workflow.getHandle(workflowId).fetchHistory()).events as HistoryEvent[];
   const started = eventMs(events[0]!);
   const taskStarted = events.find((e) => e.workflowTaskStartedEventAttributes);
