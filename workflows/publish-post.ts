@@ -14,6 +14,8 @@ import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, ty
  * The row is the truth: every loop reads it (`claimPost`), so a reschedule, an edit or a cancellation made by the
  * API is seen at the next read, and signals only make that read happen now. An immediate post (`publishing` from
  * the start) gets a couple of quick retries of transient failures while its request waits.
+ * "time reached" is prepared ahead: the workflow wakes `dueLeadMs` before `scheduled_at` and hands the post to a held
+ * `publishWhenDue` activity that claims and sends it at the instant (`holdUntilDue`; README "Scheduled bursts").
  */
 
 export interface PublishPostInput {
