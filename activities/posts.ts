@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CredentialRenewalPending, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
-import { sendFirstComment } from '../src/posts/first-comment';
+import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { InstantClaims } from '../src/posts/instant-claims';
 import { InstantGate } from '../src/posts/instant-gate';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
@@ -38,8 +38,6 @@ const HELD_HEARTBEAT_EVERY_MS = 10_000;
 const INSTANT_REPORT_WAIT_MS = 10_000;
 /** Held posts of one instant claimed per statement (`InstantClaims`). */
 const HELD_CLAIMS_PER_STATEMENT = 100;
-
-const hasPendingFirstComment = (row: Pick<PostRow, 'first_comment_text' | 'first_comment_status'>) => row.first_comment_text !== null && row.first_comment_status === 'pending';
 
 /** A `publishing` row whose platform call was just marked as begun. */
 type BegunAttempt = NonNullable<Awaited<ReturnType<typeof posts.beginPublishAttempt>>>;

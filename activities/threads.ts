@@ -1,5 +1,6 @@
 import type { PostRow } from '../src/db/tables/posts';
 import { AccountNotConnectedError, accountOfPost, loadPlatformContext, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
+import { hasPendingFirstComment } from '../src/posts/first-comment';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
@@ -77,7 +78,7 @@ export function createThreadActivities(rt: PostsRuntime) {
           platform: first.platform,
           platformName: platformName(first.platform),
           parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
-          firstCommentPostId: last.first_comment_text !== null && last.first_comment_status === 'pending' ? last.id : null,
+          firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
           rollbackSupported: await rollbackSupportedFor(first),
         };
       });

@@ -1,5 +1,6 @@
 import { ownAuthor } from '../comments/actions-target';
 import type { OwnCommentInput } from '../comments/repository';
+import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { isPlatformFailure } from '../platforms/types';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
@@ -12,6 +13,11 @@ import { xLinkOutcome } from './rules';
 import type { PostsRuntime } from './runtime';
 
 class InterruptedAttempt extends Error {}
+
+/** Whether the post carries a first comment still to be sent once the post is published. */
+export function hasPendingFirstComment(row: Pick<PostRow, 'first_comment_text' | 'first_comment_status'>): boolean {
+  return row.first_comment_text !== null && row.first_comment_status === 'pending';
+}
 
 /** A user's retry of a first comment: posted (the post as it now is), or refused by the platform (the post is unaffected). */
 export type FirstCommentRetry =

@@ -25,7 +25,6 @@ import { toPostView, type PostView } from './post-view';
 type Trx = Transaction<Database>;
 type DbOrTrx = Db | Trx;
 
-/** Post ids are UUIDs: anything else is absent without asking the database (which would refuse the cast). */
 /** The charges a published post spends (a first comment's are settled by its own outcome). */
 const publishedCharges = ['post', 'scheduled', 'x_link'] as const;
 const firstCommentCharges = ['first_comment', 'x_link_first_comment'] as const;
