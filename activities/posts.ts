@@ -1,5 +1,4 @@
 import { Context } from '@temporalio/activity';
-import { setTimeout as delay } from 'node:timers/promises';
 import { CredentialRenewalPending, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { InstantClaims } from '../src/posts/instant-claims';
@@ -216,8 +215,9 @@ export function createPostActivities(rt: PostsRuntime) {
       const beating = setInterval(() => context.heartbeat(), HELD_HEARTBEAT_EVERY_MS);
       const held = heldInstants.enter(input.dueAt);
       try {
-        // A worker shutting down cancels its activities: the hold then fails and the workflow takes today's path.
-        await delay(holdMs, undefined, { signal: context.cancellationSignal });
+        // Woken with the instant's other holds (`InstantGate`). A worker shutting down cancels its activities: the
+        // hold then fails and the workflow takes today's path.
+        await held.untilDue(holdMs, context.cancellationSignal);
         const step = await claimHeldAndSend(input);
         held.leave();
         // Reported once the instant's other sends are out (`InstantGate`); the row is recorded already.

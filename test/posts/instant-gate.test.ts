@@ -44,4 +44,57 @@ describe('InstantGate: held posts report once their instant is sent (issue 15, b
     later.leave();
     assert.equal(await settledWithin(late.othersLeft(10_000), 50), true);
   });
+
+  it('the holds of one instant wake in the same turn of the event loop, however far apart they started', async () => {
+    const gate = new InstantGate();
+    const signal = new AbortController().signal;
+    const turns: number[] = [];
+    let turn = 0;
+    const ticking = setInterval(() => turn++, 0);
+    const first = gate.enter(5_000);
+    const woken = [first.untilDue(60, signal).then(() => turns.push(turn))];
+    await new Promise((done) => setTimeout(done, 25));
+    const second = gate.enter(5_000);
+    // Its own delay would end 25 ms later; it joins the instant's wake-up instead.
+    woken.push(second.untilDue(60, signal).then(() => turns.push(turn)));
+    await Promise.all(woken);
+    clearInterval(ticking);
+    assert.equal(new Set(turns).size, 1, `woken in turns ${turns.join(', ')}`);
+    first.leave();
+    second.leave();
+  });
+
+  it("a hold whose signal aborts rejects as an aborted timer does; the instant's others still wake", async () => {
+    const gate = new InstantGate();
+    const cancelled = new AbortController();
+    const leaving = gate.enter(7_000);
+    const staying = gate.enter(7_000);
+    const aborted = leaving.untilDue(50, cancelled.signal);
+    const woken = staying.untilDue(50, new AbortController().signal);
+    cancelled.abort('WORKER_SHUTDOWN');
+    await assert.rejects(aborted, { name: 'AbortError' });
+    leaving.leave();
+    await woken;
+    staying.leave();
+    const already = new AbortController();
+    already.abort();
+    await assert.rejects(gate.enter(8_000).untilDue(10, already.signal), { name: 'AbortError' });
+  });
+
+  it('an instant every hold left before it came keeps no timer (a worker shutting down exits at once)', async () => {
+    const gate = new InstantGate();
+    const cancelled = new AbortController();
+    const held = gate.enter(9_000);
+    const waiting = held.untilDue(3_600_000, cancelled.signal);
+    cancelled.abort();
+    await assert.rejects(waiting);
+    held.leave();
+    const timers = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    const before = timers();
+    const anotherHour = gate.enter(9_500);
+    void anotherHour.untilDue(3_600_000, new AbortController().signal);
+    assert.equal(timers(), before + 1, 'a timer is counted here while a hold waits');
+    anotherHour.leave();
+    assert.equal(timers(), before, 'and gone once its last hold left');
+  });
 });
