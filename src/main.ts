@@ -98,7 +98,7 @@ export async function startHerald(
     // Every account whose credential ends gets its workflow back (the embedded Temporal forgets it on restart).
     const credentialKeeper = createCredentialKeeper(temporal.client, posts.taskQueue);
     reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger).catch((err) => logger.error({ err }, 'credential reconcile at start failed'));
-    cleanups.push(async () => reconciler.stop());
+    cleanups.push(() => reconciler.stop());
     // Webhooks: new events become delivery workflows (src/webhooks/dispatcher.ts); deliveries the memory-only Temporal
     // forgot get theirs back, resuming their retry schedules (src/webhooks/reconcile.ts).
     const webhookDeps = { db: database.handle.db, temporal: temporal.client, taskQueue: posts.taskQueue, logger };

@@ -15,12 +15,13 @@ import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-clien
  */
 interface ReconcileResult {
   checked: number;
-  started: number;
+  /** The ids of the workflows it started (a running one is left alone). */
+  started: string[];
 }
 
-export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all'): Promise<ReconcileResult> {
+export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all', signal?: AbortSignal): Promise<ReconcileResult> {
   const rows = await postsNeedingWorkflows(rt.db, scope);
-  let started = 0;
+  const started: string[] = [];
   // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone); the
   // posts of an immediate fan-out by their group's, restarted with those still publishing.
   const units = new Map<string, { row: (typeof rows)[number]; postIds: string[] }>();
@@ -32,14 +33,14 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
   }
   const queue = [...units.entries()];
   const worker = async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) {
+    for (let next = queue.shift(); next && !signal?.aborted; next = queue.shift()) {
       const [workflowId, { row, postIds }] = next;
       try {
         if ((await workflowState(rt.temporal!, workflowId)) === 'running') continue;
         if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
         else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds);
         else await startPublishWorkflow(rt, row.id);
-        started += 1;
+        started.push(workflowId);
       } catch (err) {
         rt.logger.error({ err, workflowId, postIds }, 'reconcile: could not start a post workflow');
       }
@@ -49,17 +50,31 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
   return { checked: rows.length, started };
 }
 
-/** Runs `reconcilePosts` now over everything, then every `intervalMs` over the recent and overdue. Returns a stopper. */
-export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first: Promise<ReconcileResult>; stop(): void } {
-  const first = reconcilePosts(rt, 'all').catch((err) => {
+/**
+ * Runs `reconcilePosts` now over everything, then every `intervalMs` over the recent and overdue. `stop()` ends the
+ * run in progress after the workflow it is starting (a service stopping does not go on starting workflows through a
+ * client being closed) and resolves once it has.
+ */
+export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first: Promise<ReconcileResult>; stop(): Promise<void> } {
+  const stopping = new AbortController();
+  let running: Promise<unknown>;
+  const first = reconcilePosts(rt, 'all', stopping.signal).catch((err) => {
     rt.logger.error({ err }, 'reconcile at start failed');
-    return { checked: 0, started: 0 };
+    return { checked: 0, started: [] };
   });
+  running = first;
   const timer = setInterval(() => {
-    reconcilePosts(rt, 'recent').catch((err) => rt.logger.error({ err }, 'periodic reconcile failed'));
+    running = reconcilePosts(rt, 'recent', stopping.signal).catch((err) => rt.logger.error({ err }, 'periodic reconcile failed'));
   }, intervalMs);
   timer.unref();
-  return { first, stop: () => clearInterval(timer) };
+  return {
+    first,
+    stop: async () => {
+      clearInterval(timer);
+      stopping.abort();
+      await Promise.all([first, running]);
+    },
+  };
 }
 
 interface StuckPost {

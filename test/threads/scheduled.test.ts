@@ -150,8 +150,10 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     for (const post of posts) {
       await assert.rejects(client.workflow.getHandle(postWorkflowId(post.id)).describe(), WorkflowNotFoundError);
     }
+    // Judged by this thread's workflow, not by the count: the shared test database holds other suites' rows, whose
+    // workflows (started by the first reconcile here) may end before the second.
     const again = await reconcilePosts(rt, 'all');
-    assert.equal(again.started, 0, 'a running thread workflow is left alone');
+    assert.ok(!again.started.includes(threadWorkflowId(thread_id)), 'a running thread workflow is left alone');
     assert.deepEqual(await settle(thread_id), { outcome: 'published', firstComment: null });
     assert.deepEqual((await rows(thread_id)).map((r) => r.status), ['published', 'published']);
     assert.equal(liveWithText('orphan one').length, 1);
