@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 
-export interface RowWrite {
+interface RowWrite {
   application_name: string;
   query: string;
 }
