@@ -432,32 +432,46 @@ interface PublishedOutcome {
  * the one the view shows. Any other outcome, and one whose row moved on meanwhile, takes the transaction below
  * (whose own conditions then decide: a row already `published` changes nothing).
  */
-export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string; marked?: MarkedPost }>): Promise<void> {
+export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<OutcomeToRecord>): Promise<void> {
   if (outcomes.length === 0) return;
   const marked = outcomes.filter((o): o is typeof o & { marked: MarkedPost } => o.marked !== undefined);
   const recorded = await recordMarkedPublished(db, marked);
-  const rest = outcomes.filter((o) => !recorded.has(o.postId));
+  // What is left is recorded whatever happened to its row since a mark: the update's own conditions decide.
+  const rest = outcomes.filter((o) => !recorded.has(o.postId)).map(({ marked: _mark, ...outcome }) => outcome);
   if (rest.length === 0) return;
   await db.transaction().execute(async (trx) => {
     // The statement returns the rows as the view reads them, so the events need no read of their own.
     const published = await sql<PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }>`
-      with published as (
-        update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
-          published_at = outcome.published_at, error_message = null, updated_at = now()
-        from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[],
-                    ${outcomes.map((o) => o.url)}::text[], ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[])
-          as outcome(id, platform_post_id, url, published_at)
-        where posts.id = outcome.id and posts.status = 'publishing'
-        returning posts.*
-      ), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
+      with published as (${publishedUpdateOf(rest)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
       select published.*, accounts.inactive_reason as account_inactive_reason
         from published left join accounts on accounts.id = published.account_id order by published.id`.execute(trx);
     await recordPostEventsOf(trx, 'post.published', published.rows);
   });
 }
 
+type OutcomeToRecord = PublishedOutcome & { postId: string; marked?: MarkedPost };
+
+/**
+ * The `publishing` → `published` update of `recordPublishedAll`'s two paths, returning the rows it changed (a CTE of
+ * their statements). An outcome given with its `marked` row changes it only if nothing wrote it since the mark (its
+ * `xmin`) and its account's state is still the one the mark read; any other, whenever it is still `publishing`.
+ */
+function publishedUpdateOf(outcomes: ReadonlyArray<OutcomeToRecord>) {
+  return sql`
+    update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
+      published_at = outcome.published_at, error_message = null, updated_at = now()
+    from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[], ${outcomes.map((o) => o.url)}::text[],
+                ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[], ${outcomes.map((o) => o.marked?.row_version ?? null)}::xid[],
+                ${outcomes.map((o) => o.marked?.account_inactive_reason ?? null)}::text[])
+      as outcome(id, platform_post_id, url, published_at, row_version, account_inactive_reason)
+    where posts.id = outcome.id and posts.status = 'publishing'
+      and (outcome.row_version is null or (posts.xmin = outcome.row_version
+        and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from outcome.account_inactive_reason))
+    returning posts.*`;
+}
+
 /** The one-statement path of `recordPublishedAll`: the ids it recorded. */
-async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string; marked: MarkedPost }>): Promise<Set<string>> {
+async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>): Promise<Set<string>> {
   if (outcomes.length === 0) return new Set();
   const request = currentRequestOrigin();
   const events = outcomes.map(({ postId, marked, ...outcome }) => {
@@ -472,17 +486,7 @@ async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<PublishedOu
     return { key: postId, userId: marked.user_id, type: 'post.published' as const, data: toViewOf({ ...published, account_inactive_reason: marked.account_inactive_reason }), request: request ?? marked.request_origin };
   });
   const { rows } = await sql<{ id: string }>`
-    with published as (
-      update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
-        published_at = outcome.published_at, error_message = null, updated_at = now()
-      from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[], ${outcomes.map((o) => o.url)}::text[],
-                  ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[], ${outcomes.map((o) => o.marked.row_version)}::xid[],
-                  ${outcomes.map((o) => o.marked.account_inactive_reason)}::text[])
-        as outcome(id, platform_post_id, url, published_at, row_version, account_inactive_reason)
-      where posts.id = outcome.id and posts.status = 'publishing' and posts.xmin = outcome.row_version
-        and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from outcome.account_inactive_reason
-      returning posts.id
-    ), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
+    with published as (${publishedUpdateOf(outcomes)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
     evented as (${eventsInsertOf(events, sql`select id::text from published`)})
     select id from published`.execute(db);
   return new Set(rows.map((row) => row.id));
