@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction, type UpdateObject } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { EventType } from '../events/catalogue';
@@ -353,24 +353,12 @@ export async function claimAllScheduledAt(db: Db, postIds: readonly string[], sc
   return claimScheduledWhere(db, postIds, (eb) => eb(sql`date_trunc('milliseconds', scheduled_at)`, '=', scheduledAt));
 }
 
-async function claimScheduledWhere(db: Db, postIds: readonly string[], due: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>) {
-  if (postIds.length === 0) return [];
-  return db
-    .with('claimed', (qb) =>
-      qb
-        .updateTable('posts')
-        .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
-        .where('id', 'in', [...postIds])
-        .where('status', '=', 'scheduled')
-        .where(due)
-        .returningAll()
-        .returning([earlierAttemptOpen, rowVersion]),
-    )
-    .selectFrom('claimed')
-    .leftJoin('accounts', 'accounts.id', 'claimed.account_id')
-    .selectAll('claimed')
-    .select(publishingAccountColumns)
-    .execute();
+function claimScheduledWhere(db: Db, postIds: readonly string[], due: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>) {
+  return markAttempts(db, postIds, {
+    from: 'scheduled',
+    also: due,
+    set: { status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` },
+  });
 }
 
 /**
@@ -384,26 +372,38 @@ export async function beginPublishAttempt(db: Db, postId: string) {
 
 /** `beginPublishAttempt` of many posts (an immediate fan-out's first attempts) in one statement. */
 export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
+  return markAttempts(db, postIds, { from: 'publishing', set: { publish_attempt_started_at: sql`now()` } });
+}
+
+/**
+ * The attempt's mark of a claim (`claimScheduledWhere`) and of a post already `publishing` (`beginPublishAttempts`),
+ * one statement for any number of posts: the rows of `postIds` still `from` (and `also`, when given) get `set`, and
+ * each comes back as a `MarkedPost`, joined to its account's columns in the same statement.
+ */
+async function markAttempts(
+  db: Db,
+  postIds: readonly string[],
+  mark: { from: PostStatus; set: UpdateObject<Database, 'posts'>; also?: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool> },
+) {
   if (postIds.length === 0) return [];
   return db
-    .with('begun', (qb) =>
-      qb
-        .updateTable('posts')
-        .set({ publish_attempt_started_at: sql`now()` })
-        .where('id', 'in', [...postIds])
-        .where('status', '=', 'publishing')
-        .returningAll()
-        .returning([earlierAttemptOpen, rowVersion]),
-    )
-    .selectFrom('begun')
-    .leftJoin('accounts', 'accounts.id', 'begun.account_id')
-    .selectAll('begun')
+    .with('marked', (qb) => {
+      const update = qb.updateTable('posts').set(mark.set).where('id', 'in', [...postIds]).where('status', '=', mark.from);
+      return (mark.also ? update.where(mark.also) : update).returningAll().returning([earlierAttemptOpen, rowVersion]);
+    })
+    .selectFrom('marked')
+    .leftJoin('accounts', 'accounts.id', 'marked.account_id')
+    .selectAll('marked')
     .select(publishingAccountColumns)
     .execute();
 }
 
-/** A `publishing` row as an attempt marked it (`beginPublishAttempts`, `claimDueScheduled`): its version, its account's state. */
-export type MarkedPost = PostRow & { row_version: string; account_inactive_reason: AccountRow['inactive_reason'] };
+/**
+ * A `publishing` row as an attempt marked it (`markAttempts`): the row after the mark, whether an earlier call never
+ * reported back, its version (`row_version`) and its account's columns (`account_*`). The send reads its credentials
+ * from it (`publishingContextOfClaimed`) and `recordPublishedAll` its version and account state.
+ */
+export type MarkedPost = Awaited<ReturnType<typeof markAttempts>>[number];
 
 /** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */
 export async function clearPublishAttempt(db: Db, postId: string): Promise<void> {
