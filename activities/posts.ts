@@ -38,9 +38,6 @@ const INSTANT_REPORT_WAIT_MS = 10_000;
 /** Held posts of one instant claimed per statement (`InstantClaims`). */
 const HELD_CLAIMS_PER_STATEMENT = 100;
 
-/** A `publishing` row whose platform call was just marked as begun. */
-type BegunAttempt = NonNullable<Awaited<ReturnType<typeof posts.beginPublishAttempt>>>;
-
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
   const heldInstants = new InstantGate();
@@ -54,8 +51,8 @@ export function createPostActivities(rt: PostsRuntime) {
   async function sendOnce(
     postId: string,
     now: number,
-    begun?: { row: BegunAttempt | undefined; ctx: PlatformContext | null },
-  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number; marked: BegunAttempt } }> {
+    begun?: { row: posts.MarkedPost | undefined; ctx: PlatformContext | null },
+  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number; marked: posts.MarkedPost } }> {
     const started = Date.now();
     // The mark returns the account's credentials too (one statement, not a mark and a read).
     const row = begun ? begun.row : await posts.beginPublishAttempt(db, postId);
@@ -100,7 +97,7 @@ export function createPostActivities(rt: PostsRuntime) {
     ] as const;
 
   /** `publishToPlatform`, from a row already marked when `begun` is given. */
-  async function sendAndRecord(postId: string, now: number, begun?: { row: BegunAttempt; ctx: PlatformContext | null }): Promise<PublishAttempt> {
+  async function sendAndRecord(postId: string, now: number, begun?: { row: posts.MarkedPost; ctx: PlatformContext | null }): Promise<PublishAttempt> {
     const attempt = await sendOnce(postId, now, begun);
     if (!('outcome' in attempt)) return attempt;
     const recorded = await posts.recordPublishedAll(db, [{ postId, ...attempt.outcome }]).then(...recordedOrLogged(postId));
@@ -174,7 +171,7 @@ export function createPostActivities(rt: PostsRuntime) {
      */
     async claimAndPublish(input: { postId: string; now: number; notBefore: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
       let claim: ClaimResult;
-      let begun: Awaited<ReturnType<typeof posts.claimDueScheduled>>;
+      let begun: posts.MarkedPost | undefined;
       try {
         begun = input.notBefore <= input.now ? await posts.claimDueScheduled(db, input.postId, new Date(input.now)) : undefined;
         claim = begun ? { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) } : await activities.claimPost(input);

@@ -6,7 +6,7 @@ import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { requireAvailablePlatform } from '../platforms/availability';
 import type { PlatformContext } from '../platforms/types';
-import type { beginPublishAttempt } from './repository';
+import type { MarkedPost } from './repository';
 import { accountPrefix } from './rules';
 import type { PostsRuntime } from './runtime';
 
@@ -67,7 +67,7 @@ export async function publishingContextOf(rt: PostsRuntime, row: PostRow): Promi
  * `publishingContextOf` of a post marked with its account's columns (`claimDueScheduled`, `beginPublishAttempts`): no
  * read of its own.
  */
-export function publishingContextOfClaimed(rt: PostsRuntime, row: NonNullable<Awaited<ReturnType<typeof beginPublishAttempt>>>): PlatformContext | null {
+export function publishingContextOfClaimed(rt: PostsRuntime, row: MarkedPost): PlatformContext | null {
   if (row.account_id === null || !row.account_active || row.account_user_id === null || row.account_settings === null) return null;
   return platformContextOf(rt.sealedBox, {
     id: row.account_id,

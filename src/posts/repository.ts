@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction, type UpdateObject } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { EventType } from '../events/catalogue';
@@ -353,24 +353,12 @@ export async function claimAllScheduledAt(db: Db, postIds: readonly string[], sc
   return claimScheduledWhere(db, postIds, (eb) => eb(sql`date_trunc('milliseconds', scheduled_at)`, '=', scheduledAt));
 }
 
-async function claimScheduledWhere(db: Db, postIds: readonly string[], due: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>) {
-  if (postIds.length === 0) return [];
-  return db
-    .with('claimed', (qb) =>
-      qb
-        .updateTable('posts')
-        .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
-        .where('id', 'in', [...postIds])
-        .where('status', '=', 'scheduled')
-        .where(due)
-        .returningAll()
-        .returning([earlierAttemptOpen, rowVersion]),
-    )
-    .selectFrom('claimed')
-    .leftJoin('accounts', 'accounts.id', 'claimed.account_id')
-    .selectAll('claimed')
-    .select(publishingAccountColumns)
-    .execute();
+function claimScheduledWhere(db: Db, postIds: readonly string[], due: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>) {
+  return markAttempts(db, postIds, {
+    from: 'scheduled',
+    also: due,
+    set: { status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` },
+  });
 }
 
 /**
@@ -384,26 +372,38 @@ export async function beginPublishAttempt(db: Db, postId: string) {
 
 /** `beginPublishAttempt` of many posts (an immediate fan-out's first attempts) in one statement. */
 export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
+  return markAttempts(db, postIds, { from: 'publishing', set: { publish_attempt_started_at: sql`now()` } });
+}
+
+/**
+ * The attempt's mark of a claim (`claimScheduledWhere`) and of a post already `publishing` (`beginPublishAttempts`),
+ * one statement for any number of posts: the rows of `postIds` still `from` (and `also`, when given) get `set`, and
+ * each comes back as a `MarkedPost`, joined to its account's columns in the same statement.
+ */
+async function markAttempts(
+  db: Db,
+  postIds: readonly string[],
+  mark: { from: PostStatus; set: UpdateObject<Database, 'posts'>; also?: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool> },
+) {
   if (postIds.length === 0) return [];
   return db
-    .with('begun', (qb) =>
-      qb
-        .updateTable('posts')
-        .set({ publish_attempt_started_at: sql`now()` })
-        .where('id', 'in', [...postIds])
-        .where('status', '=', 'publishing')
-        .returningAll()
-        .returning([earlierAttemptOpen, rowVersion]),
-    )
-    .selectFrom('begun')
-    .leftJoin('accounts', 'accounts.id', 'begun.account_id')
-    .selectAll('begun')
+    .with('marked', (qb) => {
+      const update = qb.updateTable('posts').set(mark.set).where('id', 'in', [...postIds]).where('status', '=', mark.from);
+      return (mark.also ? update.where(mark.also) : update).returningAll().returning([earlierAttemptOpen, rowVersion]);
+    })
+    .selectFrom('marked')
+    .leftJoin('accounts', 'accounts.id', 'marked.account_id')
+    .selectAll('marked')
     .select(publishingAccountColumns)
     .execute();
 }
 
-/** A `publishing` row as an attempt marked it (`beginPublishAttempts`, `claimDueScheduled`): its version, its account's state. */
-export type MarkedPost = PostRow & { row_version: string; account_inactive_reason: AccountRow['inactive_reason'] };
+/**
+ * A `publishing` row as an attempt marked it (`markAttempts`): the row after the mark, whether an earlier call never
+ * reported back, its version (`row_version`) and its account's columns (`account_*`). The send reads its credentials
+ * from it (`publishingContextOfClaimed`) and `recordPublishedAll` its version and account state.
+ */
+export type MarkedPost = Awaited<ReturnType<typeof markAttempts>>[number];
 
 /** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */
 export async function clearPublishAttempt(db: Db, postId: string): Promise<void> {
@@ -432,32 +432,46 @@ interface PublishedOutcome {
  * the one the view shows. Any other outcome, and one whose row moved on meanwhile, takes the transaction below
  * (whose own conditions then decide: a row already `published` changes nothing).
  */
-export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string; marked?: MarkedPost }>): Promise<void> {
+export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<OutcomeToRecord>): Promise<void> {
   if (outcomes.length === 0) return;
   const marked = outcomes.filter((o): o is typeof o & { marked: MarkedPost } => o.marked !== undefined);
   const recorded = await recordMarkedPublished(db, marked);
-  const rest = outcomes.filter((o) => !recorded.has(o.postId));
+  // What is left is recorded whatever happened to its row since a mark: the update's own conditions decide.
+  const rest = outcomes.filter((o) => !recorded.has(o.postId)).map(({ marked: _mark, ...outcome }) => outcome);
   if (rest.length === 0) return;
   await db.transaction().execute(async (trx) => {
     // The statement returns the rows as the view reads them, so the events need no read of their own.
     const published = await sql<PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }>`
-      with published as (
-        update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
-          published_at = outcome.published_at, error_message = null, updated_at = now()
-        from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[],
-                    ${outcomes.map((o) => o.url)}::text[], ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[])
-          as outcome(id, platform_post_id, url, published_at)
-        where posts.id = outcome.id and posts.status = 'publishing'
-        returning posts.*
-      ), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
+      with published as (${publishedUpdateOf(rest)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
       select published.*, accounts.inactive_reason as account_inactive_reason
         from published left join accounts on accounts.id = published.account_id order by published.id`.execute(trx);
     await recordPostEventsOf(trx, 'post.published', published.rows);
   });
 }
 
+type OutcomeToRecord = PublishedOutcome & { postId: string; marked?: MarkedPost };
+
+/**
+ * The `publishing` → `published` update of `recordPublishedAll`'s two paths, returning the rows it changed (a CTE of
+ * their statements). An outcome given with its `marked` row changes it only if nothing wrote it since the mark (its
+ * `xmin`) and its account's state is still the one the mark read; any other, whenever it is still `publishing`.
+ */
+function publishedUpdateOf(outcomes: ReadonlyArray<OutcomeToRecord>) {
+  return sql`
+    update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
+      published_at = outcome.published_at, error_message = null, updated_at = now()
+    from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[], ${outcomes.map((o) => o.url)}::text[],
+                ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[], ${outcomes.map((o) => o.marked?.row_version ?? null)}::xid[],
+                ${outcomes.map((o) => o.marked?.account_inactive_reason ?? null)}::text[])
+      as outcome(id, platform_post_id, url, published_at, row_version, account_inactive_reason)
+    where posts.id = outcome.id and posts.status = 'publishing'
+      and (outcome.row_version is null or (posts.xmin = outcome.row_version
+        and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from outcome.account_inactive_reason))
+    returning posts.*`;
+}
+
 /** The one-statement path of `recordPublishedAll`: the ids it recorded. */
-async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<PublishedOutcome & { postId: string; marked: MarkedPost }>): Promise<Set<string>> {
+async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>): Promise<Set<string>> {
   if (outcomes.length === 0) return new Set();
   const request = currentRequestOrigin();
   const events = outcomes.map(({ postId, marked, ...outcome }) => {
@@ -472,17 +486,7 @@ async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<PublishedOu
     return { key: postId, userId: marked.user_id, type: 'post.published' as const, data: toViewOf({ ...published, account_inactive_reason: marked.account_inactive_reason }), request: request ?? marked.request_origin };
   });
   const { rows } = await sql<{ id: string }>`
-    with published as (
-      update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
-        published_at = outcome.published_at, error_message = null, updated_at = now()
-      from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[], ${outcomes.map((o) => o.url)}::text[],
-                  ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[], ${outcomes.map((o) => o.marked.row_version)}::xid[],
-                  ${outcomes.map((o) => o.marked.account_inactive_reason)}::text[])
-        as outcome(id, platform_post_id, url, published_at, row_version, account_inactive_reason)
-      where posts.id = outcome.id and posts.status = 'publishing' and posts.xmin = outcome.row_version
-        and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from outcome.account_inactive_reason
-      returning posts.id
-    ), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
+    with published as (${publishedUpdateOf(outcomes)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
     evented as (${eventsInsertOf(events, sql`select id::text from published`)})
     select id from published`.execute(db);
   return new Set(rows.map((row) => row.id));

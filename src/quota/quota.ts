@@ -57,44 +57,63 @@ type QuotaInput = { userId: string; limits: EffectiveLimits & { planName: PlanNa
  */
 export async function reserveQuota(trx: Transaction<Database>, input: QuotaInput): Promise<void> {
   if (input.charges.length === 0) return;
-  const reservation = reservationOf(input);
-  const { rows } = await reservation.statement(sql``, false).execute(trx);
-  // A request over a hard limit is refused after the fact: the caller's transaction rolls all of it back.
-  const refusal = reservation.refusal({ posts: rows[0]!.posts_before, scheduled: rows[0]!.scheduled_before });
-  if (refusal) throw refusal;
+  await reserve(trx, input, sql``);
 }
-
-/** The SQLSTATE `reserveQuotaWith` refuses with (`herald_refuse`, migration 0140). */
-const quotaRefusedCode = 'HQ429';
 
 /**
  * `reserveQuota` and `write` (the insert of the posts it charges, a data-modifying statement) as one statement, which
  * is its own transaction: no BEGIN, no COMMIT, and the user's month row is locked only while it runs. A request over
- * a hard limit is refused inside the statement (`herald_refuse`), so the posts and the counters roll back with it,
- * and it throws the same 429 as `reserveQuota`.
+ * a hard limit fails the statement, so the posts and the counters roll back with it, and it throws the same 429 as
+ * `reserveQuota`.
  */
 export async function reserveQuotaWith(db: Db, input: QuotaInput, write: RawBuilder<unknown> | Compilable): Promise<void> {
   if (input.charges.length === 0) {
     await sql`${write}`.execute(db);
     return;
   }
-  const reservation = reservationOf(input);
+  await reserve(db, input, sql`written as (${write}), `);
+}
+
+async function reserve(db: Db | Transaction<Database>, input: QuotaInput, before: RawBuilder<unknown>): Promise<void> {
   try {
-    await reservation.statement(sql`written as (${write}), `, true).execute(db);
+    await reservationOf(input, before).execute(db);
   } catch (err) {
-    if ((err as { code?: string }).code !== quotaRefusedCode) throw err;
-    const usage = JSON.parse((err as Error).message) as { posts: number; scheduled: number };
-    throw reservation.refusal(usage) ?? err;
+    throw refusalOf(err, input) ?? err;
   }
+}
+
+/** The SQLSTATE a request over a hard limit fails its reservation with (`herald_refuse`, migration 0140). */
+const quotaRefusedCode = 'HQ429';
+
+/** The hard limit a request went over, with its numbers: what the reservation raises (as JSON) when it refuses. */
+interface HardLimitHit {
+  limit: 'scheduled' | 'posts';
+  used: number;
+  quota: number;
+  needed: number;
+}
+
+/**
+ * The hard limits of a request, in the order they are checked (the first one over decides the sentence): the
+ * scheduled-post quota (hard on every plan), and the post quota where the plan makes it hard (Free). An unlimited
+ * quota is null, which never refuses. The reservation's statement checks them (`reservationOf`), the only place.
+ */
+function hardLimitsOf(input: QuotaInput, needed: { posts: number; scheduled: number }) {
+  const { limits } = input;
+  const quotaOf = (n: number) => (Number.isFinite(n) ? n : null);
+  return [
+    { limit: 'scheduled' as const, usedBefore: sql.ref('scheduled_before'), quota: quotaOf(limits.scheduledPerMonth), needed: needed.scheduled },
+    { limit: 'posts' as const, usedBefore: sql.ref('posts_before'), quota: limits.postQuotaHard ? quotaOf(limits.postsPerMonth) : null, needed: needed.posts },
+  ];
 }
 
 /**
  * One statement, the user's month row taken in it: it creates or locks the row and adds this request's charges (so
  * every concurrent request of this user waits here and counts on top of the previous one's committed counters), and
- * inserts the reservations; it returns the counters as they were. `refuseInSql`: a request over a hard limit fails the
- * statement itself (`refusal` then rebuilds the error from the counters it reports).
+ * inserts the reservations. A request over a hard limit fails the statement itself (`herald_refuse` with the
+ * `HardLimitHit`), so nothing it wrote stays; `refusalOf` turns that failure into the 429.
  */
-function reservationOf(input: QuotaInput) {
+function reservationOf(input: QuotaInput, before: RawBuilder<unknown>) {
   const month = usageMonth(input.now);
   const { limits } = input;
   const postsNeeded = input.charges.filter((c) => postKinds.has(c.kind)).length;
@@ -103,10 +122,13 @@ function reservationOf(input: QuotaInput) {
   // Post charges past the monthly post quota are overage (billed per post on paid plans): the n-th post charge of
   // this request is overage when the counter before it plus n reaches the quota.
   const postQuota = Number.isFinite(limits.postsPerMonth) ? limits.postsPerMonth : null;
-  const scheduledQuota = Number.isFinite(limits.scheduledPerMonth) ? limits.scheduledPerMonth : null;
   let ordinal = 0;
   const postOrdinals = input.charges.map((c) => (postKinds.has(c.kind) ? ordinal++ : null));
-  const statement = (before: RawBuilder<unknown>, refuseInSql: boolean) => sql<{ posts_before: number; scheduled_before: number }>`
+  const overHardLimit = hardLimitsOf(input, { posts: postsNeeded, scheduled: scheduledNeeded }).map(
+    (hard) => sql`when ${hard.needed}::integer > 0 and ${hard.usedBefore} + ${hard.needed}::integer > ${hard.quota}::integer
+      then herald_refuse(${quotaRefusedCode}, json_build_object('limit', ${hard.limit}::text, 'used', ${hard.usedBefore}, 'quota', ${hard.quota}::integer, 'needed', ${hard.needed}::integer)::text)`,
+  );
+  return sql`
     with ${before}usage as (
       insert into usage_months as u (user_id, month, posts, scheduled, overage, x_link_posts)
       values (${input.userId}, ${month}, ${postsNeeded}, ${scheduledNeeded}, ${postQuota === null ? 0 : Math.max(0, postsNeeded - Math.max(0, postQuota))}, ${xLinks})
@@ -121,34 +143,23 @@ function reservationOf(input: QuotaInput) {
       select ${input.userId}, charge.post_id, ${month}, charge.kind, coalesce(charge.post_ordinal >= greatest(0, ${postQuota}::integer - usage.posts_before), false)
       from usage, unnest(${input.charges.map((c) => c.postId)}::uuid[], ${input.charges.map((c) => c.kind)}::text[], ${postOrdinals}::integer[]) as charge(post_id, kind, post_ordinal)
     )
-    select posts_before, scheduled_before${
-      refuseInSql
-        ? sql`, case when (${scheduledNeeded}::integer > 0 and scheduled_before + ${scheduledNeeded}::integer > ${scheduledQuota}::integer)
-                      or (${limits.postQuotaHard}::boolean and ${postsNeeded}::integer > greatest(0, ${postQuota}::integer - posts_before))
-                 then herald_refuse(${quotaRefusedCode}, json_build_object('posts', posts_before, 'scheduled', scheduled_before)::text) end as refused`
-        : sql``
-    } from usage`;
+    select case ${sql.join(overHardLimit, sql` `)} end as refused from usage`;
+}
 
-  /** The 429 of a request over a hard limit, given the counters before it; null when it fits. */
-  const refusal = (usage: { posts: number; scheduled: number }): ApiError | null => {
-    const planLabel = plans[limits.planName] ? `the ${limits.planName[0]!.toUpperCase()}${limits.planName.slice(1)} plan` : 'your plan';
-    if (scheduledNeeded > 0 && usage.scheduled + scheduledNeeded > limits.scheduledPerMonth) {
-      const left = Math.max(0, limits.scheduledPerMonth - usage.scheduled);
-      return new ApiError(
-        'usage_limit_exceeded',
-        `Monthly scheduled-post quota reached: ${usage.scheduled} of ${plural(limits.scheduledPerMonth, 'scheduled post')} used this month on ${planLabel}; this request needs ${scheduledNeeded} and ${left} ${left === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
-      );
-    }
-    const postsLeft = Math.max(0, limits.postsPerMonth - usage.posts);
-    if (limits.postQuotaHard && postsNeeded > postsLeft) {
-      return new ApiError(
-        'usage_limit_exceeded',
-        `Monthly post quota reached: ${usage.posts} of ${plural(limits.postsPerMonth, 'post')} used this month on ${planLabel}; this request needs ${postsNeeded} (first comments count as posts) and ${postsLeft} ${postsLeft === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`,
-      );
-    }
-    return null;
-  };
-  return { statement, refusal };
+/** The 429 of a reservation that failed over a hard limit (its `HardLimitHit`); null for any other failure. */
+function refusalOf(err: unknown, input: QuotaInput): ApiError | null {
+  if ((err as { code?: string }).code !== quotaRefusedCode) return null;
+  const hit = JSON.parse((err as Error).message) as HardLimitHit;
+  const { planName } = input.limits;
+  const planLabel = plans[planName] ? `the ${planName[0]!.toUpperCase()}${planName.slice(1)} plan` : 'your plan';
+  const left = Math.max(0, hit.quota - hit.used);
+  const rest = `${left} ${left === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`;
+  return new ApiError(
+    'usage_limit_exceeded',
+    hit.limit === 'scheduled'
+      ? `Monthly scheduled-post quota reached: ${hit.used} of ${plural(hit.quota, 'scheduled post')} used this month on ${planLabel}; this request needs ${hit.needed} and ${rest}`
+      : `Monthly post quota reached: ${hit.used} of ${plural(hit.quota, 'post')} used this month on ${planLabel}; this request needs ${hit.needed} (first comments count as posts) and ${rest}`,
+  );
 }
 
 /**

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHttpClient, type HttpClient } from '../../src/net/http';
 import { createXAdapter } from '../../src/platforms/x';
+import { createXClient } from '../../src/platforms/x/client';
 import { X_MEDIA_PERMISSION_MESSAGE } from '../../src/platforms/x/errors';
-import { isPremium } from '../../src/platforms/x/mapper';
+import { createTweetBody, isPremium } from '../../src/platforms/x/mapper';
 import { hmacSha1Signature, oauth1Header, percentEncode, signatureBaseString } from '../../src/platforms/x/oauth1';
 import { PlatformFailure, type MediaItem, type PlatformAdapter, type PlatformContext, type PublishRequest } from '../../src/platforms/types';
 import { startXStandIn, type XStandIn, type XStandInUser } from '../standins/x';
@@ -234,6 +235,39 @@ describe('x adapter against the X API v2 stand-in', () => {
       );
       await adapter.publish(limited, post('text only'));
       assert.deepEqual(x.liveTweets().map((t) => t.text), ['text only']);
+    });
+
+    it("another user's media: its upload endpoints answer 404 as for an unknown id (gone), a post with it 400 (permanent); additional_owners may use it", async () => {
+      const other = x.addUser({ username: 'someoneelse', bearerToken: 'user-token-2' });
+      const otherCredentials = { access_token: 'user-token-2' };
+      const client = createXClient(http, x.origin, () => new Date());
+      await adapter.publish(ctx, post('mine', [jpeg(1)]));
+      const mine: string = x.standIn.calls('POST', '/2/tweets')[0].json.media.media_ids[0];
+
+      const notFound = expectFailure({ kind: 'gone', status: 404 });
+      await assert.rejects(client.send(otherCredentials, { method: 'GET', path: '/2/media/upload', query: { command: 'STATUS', media_id: mine }, scope: 'media' }), notFound);
+      await assert.rejects(client.send(otherCredentials, { method: 'POST', path: '/2/media/metadata', json: { id: mine, metadata: { alt_text: { text: 'not mine' } } }, scope: 'media' }), notFound);
+      await assert.rejects(client.send(otherCredentials, { method: 'POST', path: `/2/media/upload/${mine}/finalize`, scope: 'media' }), notFound);
+      await assert.rejects(client.send(otherCredentials, { method: 'GET', path: '/2/media/upload', query: { command: 'STATUS', media_id: '1' }, scope: 'media' }), notFound); // unknown
+      assert.equal(x.media(mine)?.alt, undefined, 'the metadata of another user is not written');
+      await assert.rejects(
+        client.send(otherCredentials, { method: 'POST', path: '/2/tweets', json: createTweetBody('with your picture', [mine]), isCreate: true }),
+        expectFailure({ kind: 'permanent', clientMessage: 'X refused the request as invalid.', status: 400 }),
+      );
+      assert.deepEqual(x.liveTweets().map((t) => t.author_id), [me.id], 'nothing published by the other user');
+      // The uploader itself still reads it.
+      assert.equal((await client.send<{ data: { id: string } }>(ctx.credentials, { method: 'GET', path: '/2/media/upload', query: { command: 'STATUS', media_id: mine }, scope: 'media' })).data.id, mine);
+
+      // Uploaded naming the other user in additional_owners: it may use the id.
+      const shared = await client.send<{ data: { id: string } }>(ctx.credentials, {
+        method: 'POST',
+        path: '/2/media/upload/initialize',
+        json: { media_type: 'image/jpeg', total_bytes: 0, media_category: 'tweet_image', additional_owners: [other.id] },
+        scope: 'media',
+      });
+      await client.send(ctx.credentials, { method: 'POST', path: `/2/media/upload/${shared.data.id}/finalize`, scope: 'media' });
+      await client.send(otherCredentials, { method: 'POST', path: '/2/tweets', json: createTweetBody('with a shared picture', [shared.data.id]), isCreate: true });
+      assert.deepEqual(x.liveTweets().filter((t) => t.author_id === other.id).map((t) => t.media_ids), [[shared.data.id]]);
     });
 
     it('text over 280 weighted characters is refused (400 invalid-request); premium allows more', async () => {

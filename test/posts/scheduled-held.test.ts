@@ -91,7 +91,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
       const activities = createActivities({ config: testConfig(), db: counted.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
       const steps = await Promise.all(ids.map((postId) => new MockActivityEnvironment().run(activities.publishWhenDue, { postId, dueAt, holdMs: 60_000 })));
       assert.deepEqual(steps.map((step) => (step as { claim: { kind: string } }).claim.kind), ['publish', 'publish', 'publish']);
-      assert.equal(statements.filter((text) => text.startsWith('with "claimed"')).length, 1, statements.join('\n'));
+      assert.equal(statements.filter((text) => /^with "marked" as \(update "posts" set "status"/.test(text)).length, 1, statements.join('\n'));
       for (const text of ['together one', 'together two', 'together three']) assert.equal(tweetsOf(text).length, 1, text);
     } finally {
       await counted.close();

@@ -40,6 +40,8 @@ interface StoredMedia {
   state: 'uploading' | 'pending' | 'in_progress' | 'succeeded' | 'failed';
   polls: number;
   alt?: string;
+  /** The uploader and the `additional_owners` it named: only they may use the id (in a post, or on the upload endpoints). */
+  owners: Set<string>;
 }
 
 const PROBLEMS = 'https://api.x.com/2/problems';
@@ -215,7 +217,12 @@ export async function startXStandIn() {
     const mediaIds: string[] = body.media?.media_ids ?? [];
     if (!text && mediaIds.length === 0) invalid('The `text` field is required when `media` is absent.');
     if (mediaIds.length > 4) invalid('`media.media_ids` has more than 4 items.');
-    for (const id of mediaIds) if (media.get(id)?.state !== 'succeeded') invalid(`Media id ${id} is not valid.`);
+    for (const id of mediaIds) {
+      const m = media.get(id);
+      // Another user's media is refused as X refuses an id uploaded with another token (v1.1 code 324; v2 this detail).
+      if (m && !m.owners.has(user.id)) invalid('Your media IDs are invalid.');
+      if (m?.state !== 'succeeded') invalid(`Media id ${id} is not valid.`);
+    }
     const limit = user.subscription_type === 'None' ? 280 : 25_000;
     if (weightedLength(text) > limit) invalid('Your post text is too long.');
     const parentId: string | undefined = body.reply?.in_reply_to_tweet_id;
@@ -296,10 +303,17 @@ export async function startXStandIn() {
     };
   }
 
-  function ownedMedia(id: string): StoredMedia {
+  /** The caller's media: another user's id is answered as an unknown one (X does not say whose media exists). */
+  function ownedMedia(id: string, caller: XStandInUser): StoredMedia {
     const m = media.get(id);
-    if (!m) problem(404, 'Not Found Error', `Could not find media with id: [${id}].`, `${PROBLEMS}/resource-not-found`);
+    if (!m || !m.owners.has(caller.id)) problem(404, 'Not Found Error', `Could not find media with id: [${id}].`, `${PROBLEMS}/resource-not-found`);
     return m;
+  }
+
+  /** `additional_owners` of an upload (a JSON array, or comma-separated in a form): user ids that may use the media too. */
+  function ownersOf(uploader: XStandInUser, additional: unknown): Set<string> {
+    const others = Array.isArray(additional) ? additional.map(String) : typeof additional === 'string' ? additional.split(',').filter(Boolean) : [];
+    return new Set([uploader.id, ...others]);
   }
 
   const metrics = new MetricsBook();
@@ -353,17 +367,20 @@ export async function startXStandIn() {
     .on('GET', '/2/tweets/search/recent', searchRecent)
     .on('GET', '/2/users/:id/tweets', userTweets)
     .on('POST', '/2/media/upload', (req) => {
-      requireMediaWrite(authenticate(req));
+      const uploader = authenticate(req);
+      requireMediaWrite(uploader);
       const file = req.multipart?.find((p) => p.name === 'media' && p.file)?.file;
       if (!file) invalid('The `media` field is required.');
-      const m: StoredMedia = { id: newId(), category: req.form?.media_category ?? 'tweet_image', mimeType: file.mimeType, totalBytes: file.data.length, segments: new Map(), state: 'succeeded', polls: 0 };
+      const owners = ownersOf(uploader, req.form?.additional_owners);
+      const m: StoredMedia = { id: newId(), category: req.form?.media_category ?? 'tweet_image', mimeType: file.mimeType, totalBytes: file.data.length, segments: new Map(), state: 'succeeded', polls: 0, owners };
       media.set(m.id, m);
       return ok({ data: { ...mediaShape(m), image: { image_type: m.mimeType, w: 1, h: 1 } } });
     })
     .on('GET', '/2/media/upload', (req) => {
-      requireMediaWrite(authenticate(req));
+      const caller = authenticate(req);
+      requireMediaWrite(caller);
       if (req.query.command !== 'STATUS') invalid('Unsupported command.');
-      const m = ownedMedia(req.query.media_id);
+      const m = ownedMedia(req.query.media_id, caller);
       if (m.state === 'pending' || m.state === 'in_progress') {
         m.polls += 1;
         m.state = m.polls >= config.videoPollsUntilReady ? config.videoOutcome : 'in_progress';
@@ -371,16 +388,19 @@ export async function startXStandIn() {
       return ok({ data: mediaShape(m) });
     })
     .on('POST', '/2/media/upload/initialize', (req) => {
-      requireMediaWrite(authenticate(req));
-      const { media_type, total_bytes, media_category } = req.json ?? {};
+      const uploader = authenticate(req);
+      requireMediaWrite(uploader);
+      const { media_type, total_bytes, media_category, additional_owners } = req.json ?? {};
       if (typeof media_type !== 'string' || !Number.isInteger(total_bytes)) invalid('`media_type` and `total_bytes` are required.');
-      const m: StoredMedia = { id: newId(), category: media_category ?? 'tweet_video', mimeType: media_type, totalBytes: total_bytes, segments: new Map(), state: 'uploading', polls: 0 };
+      const owners = ownersOf(uploader, additional_owners);
+      const m: StoredMedia = { id: newId(), category: media_category ?? 'tweet_video', mimeType: media_type, totalBytes: total_bytes, segments: new Map(), state: 'uploading', polls: 0, owners };
       media.set(m.id, m);
       return ok({ data: { id: m.id, media_key: `7_${m.id}`, expires_after_secs: 86400 } });
     })
     .on('POST', '/2/media/upload/:id/append', (req) => {
-      requireMediaWrite(authenticate(req));
-      const m = ownedMedia(req.params.id);
+      const caller = authenticate(req);
+      requireMediaWrite(caller);
+      const m = ownedMedia(req.params.id, caller);
       const index = Number(req.form?.segment_index);
       const chunk = req.multipart?.find((p) => p.name === 'media' && p.file)?.file;
       if (!chunk || !Number.isInteger(index) || index < 0 || index > 999) invalid('`media` and `segment_index` (0-999) are required.');
@@ -388,17 +408,19 @@ export async function startXStandIn() {
       return ok({ data: { expires_at: Math.floor(Date.now() / 1000) + 86400 } });
     })
     .on('POST', '/2/media/upload/:id/finalize', (req) => {
-      requireMediaWrite(authenticate(req));
-      const m = ownedMedia(req.params.id);
+      const caller = authenticate(req);
+      requireMediaWrite(caller);
+      const m = ownedMedia(req.params.id, caller);
       const received = [...m.segments.values()].reduce((a, b) => a + b, 0);
       if (received !== m.totalBytes) invalid(`Received ${received} bytes, expected ${m.totalBytes}.`);
       m.state = m.category === 'tweet_video' ? 'pending' : 'succeeded';
       return ok({ data: mediaShape(m) });
     })
     .on('POST', '/2/media/metadata', (req) => {
-      requireMediaWrite(authenticate(req));
+      const caller = authenticate(req);
+      requireMediaWrite(caller);
       const { id, metadata } = req.json ?? {};
-      const m = ownedMedia(String(id));
+      const m = ownedMedia(String(id), caller);
       const text = metadata?.alt_text?.text;
       if (typeof text !== 'string' || text.length > 1000) invalid('`metadata.alt_text.text` must be 1-1000 characters.');
       m.alt = text;
