@@ -8,7 +8,7 @@ import { testConfig } from '../helpers/api';
 import { countingDatabase } from '../helpers/counting-database';
 import { testDatabase } from '../helpers/db';
 import { insertXAccount, testSealedBox } from './fixtures';
-import { activitiesOf, startPostsHarness, type PostsHarness } from './harness';
+import { activitiesOf, endWaitingWorkflow, startPostsHarness, type PostsHarness } from './harness';
 
 /** A lead long enough to act during the hold, short enough to wait for in real time (a running activity stops skipping). */
 const LEAD_MS = 3_000;
@@ -45,7 +45,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     await h.syncClock();
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text, schedule_at: new Date(h.now().getTime() + 50 * 60_000).toISOString() } });
     assert.equal(res.status, 201, res.text);
-    await h.env.client.workflow.getHandle(postWorkflowId(res.body.data.id)).terminate('the test calls the activities itself');
+    await endWaitingWorkflow(h, postWorkflowId(res.body.data.id));
     return res.body.data.id;
   }
 
