@@ -5,6 +5,9 @@
 //       at info on stdout
 //   node posts-server.js bare <database-url> <x-origin> <account-id>
 //       node:http + pg: insert the row, the same x adapter call, record the result; nothing else
+//   node posts-server.js herald-unwatched ...   herald, its worker without the sandbox's per-call vm watchdog
+//   node posts-server.js floor[-unwatched] <database-url> <x-origin> <temporal-address> <account-id>
+//       the smallest workflow-backed publish on the same stack (bench/posts-floor.ts)
 // Sends `{ port }` to the parent over IPC once it listens.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,9 +22,11 @@ import { loadPlatformContext } from '../src/posts/accounts-port';
 import { startPostChangeFeed } from '../src/posts/change-feed';
 import { createPostsRuntime } from '../src/posts/runtime';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
+import { UnwatchedWorker } from '../src/temporal/unwatched-worker';
 import { startTemporal } from '../src/temporal/worker';
+import { startFloor } from './posts-floor';
 
-const [role, databaseUrl, xOrigin, fourth] = process.argv.slice(2) as [string, string, string, string];
+const [role, databaseUrl, xOrigin, fourth, fifth] = process.argv.slice(2) as [string, string, string, string, string?];
 const encryptionKey = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
 
 const config = parseConfig({
@@ -62,11 +67,11 @@ async function startBare(accountId: string): Promise<http.Server> {
   });
 }
 
-async function startHerald(temporalAddress: string): Promise<http.Server> {
+async function startHerald(temporalAddress: string, unwatched: boolean): Promise<http.Server> {
   const logger = createStdoutLogger('info');
   const database = openDatabase(databaseUrl, { applicationName: 'herald-api' });
   const overrides = { adapters, sealedBox, http: platformHttp };
-  const temporal = await startTemporal(temporalAddress, config.temporal.namespace, { config, db: database.db, logger, posts: overrides });
+  const temporal = await startTemporal(temporalAddress, config.temporal.namespace, { config, db: database.db, logger, posts: overrides }, unwatched ? { workerClass: UnwatchedWorker } : {});
   await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
   const changes = startPostChangeFeed(databaseUrl, logger);
   await changes.ready;
@@ -76,8 +81,20 @@ async function startHerald(temporalAddress: string): Promise<http.Server> {
   return http.createServer(app);
 }
 
+async function startFloorSide(temporalAddress: string, accountId: string, unwatched: boolean): Promise<http.Server> {
+  const { db } = openDatabase(databaseUrl, { max: 1, applicationName: 'bench-floor-setup' });
+  const { ctx } = await loadPlatformContext(db, sealedBox, accountId);
+  await db.destroy();
+  return startFloor({ databaseUrl, temporalAddress, accountId, x: adapters.x, ctx, unwatched });
+}
+
 async function main(): Promise<void> {
-  const server = role === 'bare' ? await startBare(fourth) : await startHerald(fourth);
+  const server =
+    role === 'bare'
+      ? await startBare(fourth)
+      : role.startsWith('floor')
+        ? await startFloorSide(fourth, fifth!, role === 'floor-unwatched')
+        : await startHerald(fourth, role === 'herald-unwatched');
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
   if (role === 'bare') process.on('disconnect', () => process.exit(0));

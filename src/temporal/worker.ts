@@ -83,7 +83,7 @@ export async function startTemporal(
   address: string,
   namespace: string,
   deps: ActivityDeps,
-  options: { shutdownGraceMs?: number } = {},
+  options: { shutdownGraceMs?: number; workerClass?: typeof Worker } = {},
 ): Promise<TemporalParts> {
   installRuntime(deps.logger);
   // One connection for the worker and the API's client: eager workflow start needs the client on the worker's own.
@@ -91,7 +91,7 @@ export async function startTemporal(
   const client = new Client({ connection: nativeConnection, namespace });
   let worker: Worker;
   try {
-    worker = await Worker.create({
+    worker = await (options.workerClass ?? Worker).create({
       connection: nativeConnection,
       namespace,
       taskQueue,
