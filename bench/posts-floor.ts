@@ -10,7 +10,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import type { PlatformAdapter, PlatformContext } from '../src/platforms/types';
 import { openDatabase } from '../src/db';
 import { bundleWorkflowsInChild } from '../src/temporal/workflow-bundle';
-import { UnwatchedWorker } from '../src/temporal/unwatched-worker';
+import { activationLimitMs, watchedWorkerClass } from '../src/temporal/unwatched-worker';
 
 export interface FloorActivities {
   publishFloor(postId: string, text: string): Promise<void>;
@@ -22,8 +22,11 @@ interface FloorDeps {
   accountId: string;
   x: PlatformAdapter;
   ctx: PlatformContext;
-  /** The worker's calls into the workflow sandbox without `vm`'s per-call watchdog (`UnwatchedWorker`). */
-  unwatched: boolean;
+  /**
+   * The SDK's own Worker (a `vm` watchdog thread per call into the workflow sandbox); otherwise Herald's, which runs
+   * without it and watches activations from the main thread (src/temporal/unwatched-worker.ts).
+   */
+  sdkWatchdog: boolean;
 }
 
 export async function startFloor(deps: FloorDeps): Promise<http.Server> {
@@ -42,7 +45,8 @@ export async function startFloor(deps: FloorDeps): Promise<http.Server> {
   const connection = await NativeConnection.connect({ address: deps.temporalAddress, grpcCompression: { codec: 'none' } });
   const client = new Client({ connection });
   const taskQueue = `floor-${process.pid}`;
-  const workerClass = deps.unwatched ? UnwatchedWorker : Worker;
+  const onBlocked = (blocked: unknown) => console.error('floor: a workflow activation is blocked', blocked);
+  const workerClass = deps.sdkWatchdog ? Worker : watchedWorkerClass({ limitMs: activationLimitMs, onBlocked });
   const worker = await workerClass.create({
     connection,
     taskQueue,

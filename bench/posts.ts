@@ -6,8 +6,10 @@
 //   floor:  the smallest workflow-backed publish on Herald's stack (bench/posts-floor.ts): node:http inserts the row
 //           and starts a one-local-activity workflow eagerly on its worker's connection (mark, the x call, record);
 //           its process, temporal-dev and PostgreSQL counted as Herald's. What the stack costs before Herald adds any;
-//   herald_unwatched, floor_unwatched: the same two with the worker's calls into the workflow sandbox made without
-//           vm's per-call watchdog thread (src/temporal/unwatched-worker.ts), to price that watchdog.
+//   herald_sdk_watchdog, floor_sdk_watchdog: the same two with the SDK's own Worker, whose calls into the workflow
+//           sandbox each start and join a vm watchdog thread (Herald's worker runs without it and watches activations
+//           from the main thread instead: src/temporal/unwatched-worker.ts), to price that watchdog; the CPU of
+//           threads that exited during a case (those watchdogs) is printed as `exited_threads`.
 // The five sides run one after another; all their processes live for the whole run (idle ones only long-poll).
 // The x stand-in and the HTTP clients run in this process, the same for both sides, and are not counted.
 // Cases:
@@ -120,9 +122,11 @@ async function runLoad(send: (client: number, i: number) => Promise<void>, clien
   let threads: Record<string, number> | undefined;
   if (threadsOf) {
     const after = cpuMsByThread(threadsOf);
+    const live = Object.entries(after).map(([name, ms]) => [name, perThousand(ms - (threadsBefore[name] ?? 0))] as const);
+    // /proc counts the CPU of threads that ended (vm's watchdog threads) in the process, not in any thread it lists.
+    const exited = cpu[counted[0]!.name]! - live.reduce((sum, [, s]) => sum + s, 0);
     threads = Object.fromEntries(
-      Object.entries(after)
-        .map(([name, ms]) => [name, perThousand(ms - (threadsBefore[name] ?? 0))] as const)
+      [...live, ['exited_threads', Math.max(0, exited)] as const]
         .filter(([, s]) => s >= 0.005)
         .sort((a, b) => b[1] - a[1]),
     );
@@ -185,8 +189,8 @@ async function main(): Promise<void> {
   const bare = await startSide(['bare', databaseUrl, x.origin, account.id], []);
   // The same stack's floor and the sandbox watchdog's cost, each in its own process (bench/posts-server.ts).
   const others = await Promise.all(
-    (['herald-unwatched', 'floor', 'floor-unwatched'] as const).map(async (role) => {
-      const args = role === 'herald-unwatched' ? [role, databaseUrl, x.origin, temporalAddress] : [role, databaseUrl, x.origin, temporalAddress, account.id];
+    (['herald-sdk-watchdog', 'floor', 'floor-sdk-watchdog'] as const).map(async (role) => {
+      const args = role === 'herald-sdk-watchdog' ? [role, databaseUrl, x.origin, temporalAddress] : [role, databaseUrl, x.origin, temporalAddress, account.id];
       return [role, await startSide(args, [])] as const;
     }),
   );
@@ -210,9 +214,9 @@ async function main(): Promise<void> {
     postJson(port, '/', null, { text: `${name} ${runId} ${c} ${i} ${sent++}` }).then(expect(name, 201)).then(() => undefined);
   const sides: Array<{ name: string; send: (c: number, i: number) => Promise<void>; counted: Counted[]; threadsOf?: number }> = [
     { name: 'herald', send: heraldSendTo(herald.port), counted: heraldCountedOf(herald), threadsOf: herald.child.pid },
-    { name: 'herald_unwatched', send: heraldSendTo(sideOf['herald-unwatched']!.port), counted: heraldCountedOf(sideOf['herald-unwatched']!), threadsOf: sideOf['herald-unwatched']!.child.pid },
-    { name: 'floor', send: plainSendTo('floor', sideOf.floor!.port), counted: floorCountedOf(sideOf.floor!) },
-    { name: 'floor_unwatched', send: plainSendTo('floor-unwatched', sideOf['floor-unwatched']!.port), counted: floorCountedOf(sideOf['floor-unwatched']!) },
+    { name: 'herald_sdk_watchdog', send: heraldSendTo(sideOf['herald-sdk-watchdog']!.port), counted: heraldCountedOf(sideOf['herald-sdk-watchdog']!), threadsOf: sideOf['herald-sdk-watchdog']!.child.pid },
+    { name: 'floor', send: plainSendTo('floor', sideOf.floor!.port), counted: floorCountedOf(sideOf.floor!), threadsOf: sideOf.floor!.child.pid },
+    { name: 'floor_sdk_watchdog', send: plainSendTo('floor-sdk-watchdog', sideOf['floor-sdk-watchdog']!.port), counted: floorCountedOf(sideOf['floor-sdk-watchdog']!), threadsOf: sideOf['floor-sdk-watchdog']!.child.pid },
     { name: 'bare', send: plainSendTo('bare', bare.port), counted: bareCounted },
   ];
 
@@ -235,8 +239,8 @@ async function main(): Promise<void> {
   const delayed = (n: number) => x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'delay', ms: 200 }, n);
   const slowSingle: number[] = [];
   const slowBare: number[] = [];
-  const slowUnwatched: number[] = [];
-  const slowFloor = { floor: [] as number[], 'floor-unwatched': [] as number[] };
+  const slowSdkWatchdog: number[] = [];
+  const slowFloor = { floor: [] as number[], 'floor-sdk-watchdog': [] as number[] };
   const fan: number[] = [];
   const singleTimelines: number[][] = [];
   const fanTimelines: number[][] = [];
@@ -264,9 +268,9 @@ async function main(): Promise<void> {
 
     delayed(1);
     t = performance.now();
-    expect('slow herald unwatched', 201)(await postJson(sideOf['herald-unwatched']!.port, '/api/v1/posts', keys[2]!, { account_id: fanAccounts[2]!.id, text: `slow unwatched ${runId} ${run}` }));
-    slowUnwatched.push(performance.now() - t);
-    for (const role of ['floor', 'floor-unwatched'] as const) {
+    expect('slow herald sdk watchdog', 201)(await postJson(sideOf['herald-sdk-watchdog']!.port, '/api/v1/posts', keys[2]!, { account_id: fanAccounts[2]!.id, text: `slow sdk watchdog ${runId} ${run}` }));
+    slowSdkWatchdog.push(performance.now() - t);
+    for (const role of ['floor', 'floor-sdk-watchdog'] as const) {
       delayed(1);
       t = performance.now();
       expect(`slow ${role}`, 201)(await postJson(sideOf[role]!.port, '/', null, { text: `slow ${role} ${runId} ${run}` }));
@@ -283,7 +287,7 @@ async function main(): Promise<void> {
     p50_ms: f(r.p50),
     p99_ms: f(r.p99),
     cpu_s_per_1000: Object.fromEntries(Object.entries(r.cpu).map(([k, v]) => [k, f(v, 2)])),
-    ...(r.threads ? { api_and_worker_by_thread_s_per_1000: Object.fromEntries(Object.entries(r.threads).map(([k, v]) => [k, f(v, 2)])) } : {}),
+    ...(r.threads ? { by_thread_s_per_1000: Object.fromEntries(Object.entries(r.threads).map(([k, v]) => [k, f(v, 2)])) } : {}),
   });
   const report = {
     seconds_per_case: SECONDS,
@@ -300,7 +304,7 @@ async function main(): Promise<void> {
             ratios: {
               ...Object.fromEntries(Object.entries(results).filter(([name]) => name !== 'bare').map(([name, r]) => [`${name}_vs_bare`, versus(r, b)])),
               herald_vs_floor: versus(results.herald!, results.floor!),
-              herald_unwatched_vs_floor_unwatched: versus(results.herald_unwatched!, results.floor_unwatched!),
+              herald_sdk_watchdog_vs_floor_sdk_watchdog: versus(results.herald_sdk_watchdog!, results.floor_sdk_watchdog!),
             },
           },
         ];
@@ -313,9 +317,9 @@ async function main(): Promise<void> {
         herald: f(p50(slowSingle)),
         bare: f(p50(slowBare)),
         difference: f(p50(slowSingle) - p50(slowBare)),
-        herald_unwatched: f(p50(slowUnwatched)),
+        herald_sdk_watchdog: f(p50(slowSdkWatchdog)),
         floor: f(p50(slowFloor.floor)),
-        floor_unwatched: f(p50(slowFloor['floor-unwatched'])),
+        floor_sdk_watchdog: f(p50(slowFloor['floor-sdk-watchdog'])),
         floor_minus_bare: f(p50(slowFloor.floor) - p50(slowBare)),
       },
       fan_out_25_p50_ms: f(p50(fan)),
