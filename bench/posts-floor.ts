@@ -10,7 +10,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import type { PlatformAdapter, PlatformContext } from '../src/platforms/types';
 import { openDatabase } from '../src/db';
 import { bundleWorkflowsInChild } from '../src/temporal/workflow-bundle';
-import { activationLimitMs, watchedWorkerClass } from '../src/temporal/unwatched-worker';
+import { activationLimitMs, watchedWorkerClass } from '../src/temporal/activation-watch';
 
 export interface FloorActivities {
   publishFloor(postId: string, text: string): Promise<void>;
@@ -24,7 +24,7 @@ interface FloorDeps {
   ctx: PlatformContext;
   /**
    * The SDK's own Worker (a `vm` watchdog thread per call into the workflow sandbox); otherwise Herald's, which runs
-   * without it and watches activations from the main thread (src/temporal/unwatched-worker.ts).
+   * without it and watches activations from the main thread (src/temporal/activation-watch.ts).
    */
   sdkWatchdog: boolean;
 }

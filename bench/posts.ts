@@ -8,7 +8,7 @@
 //           its process, temporal-dev and PostgreSQL counted as Herald's. What the stack costs before Herald adds any;
 //   herald_sdk_watchdog, floor_sdk_watchdog: the same two with the SDK's own Worker, whose calls into the workflow
 //           sandbox each start and join a vm watchdog thread (Herald's worker runs without it and watches activations
-//           from the main thread instead: src/temporal/unwatched-worker.ts), to price that watchdog; the CPU of
+//           from the main thread instead: src/temporal/activation-watch.ts), to price that watchdog; the CPU of
 //           threads that exited during a case (those watchdogs) is printed as `exited_threads`.
 // The five sides run one after another; all their processes live for the whole run (idle ones only long-poll).
 // The x stand-in and the HTTP clients run in this process, the same for both sides, and are not counted.

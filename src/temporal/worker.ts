@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import type { Logger } from '../logger';
-import { activationLimitMs, watchedWorkerClass, type ActivationWatch } from './unwatched-worker';
+import { activationLimitMs, watchedWorkerClass, type ActivationWatch } from './activation-watch';
 import { bundleWorkflowsInChild } from './workflow-bundle';
 
 const taskQueue = 'herald';
@@ -74,7 +74,8 @@ export const maxCachedWorkflows = 250;
 /**
  * Workflow code runs without the SDK's per-call `vm` timeout, whose watchdog thread per call into the sandbox cost
  * the publish path CPU and, on a busy machine, milliseconds of waiting per activation (README "Publish path cost");
- * an activation still running after the SDK's own 5 s is reported here and fails the worker (`unwatched-worker.ts`).
+ * a workflow thread that answers nothing for the SDK's own 5 s while an activation waits is reported here, and the
+ * worker fails (`activation-watch.ts`).
  */
 function activationWatchOf(logger: Logger): ActivationWatch {
   return {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { watchedWorkerClass, type BlockedActivation } from '../../src/temporal/unwatched-worker';
+import { watchedWorkerClass, type BlockedActivation } from '../../src/temporal/activation-watch';
 import { createLocalEnv, envOrSkip } from '../helpers/temporal';
 
 const quietBundlerLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };

@@ -11,9 +11,9 @@ import type { WorkflowBundleWithSourceMapAndFilename } from '@temporalio/worker/
  * activation); with `timeout` undefined `vm` runs the call directly. What the timeout protected against is a workflow
  * spinning synchronously without end: the SDK failed its task after 5 s. Without it such a workflow would hold its
  * workflow thread, and every workflow on it, silently. So the main thread watches each activation instead (one timer
- * per activation, which the spinning thread cannot block): an activation that has not answered within `limitMs` is
- * reported, and its workflow thread is terminated, which fails the worker (`Worker.run` rejects) instead of leaving
- * it hung. The override is of the SDK's `protected static createWorkflowCreator`; `Worker.create` builds `this`.
+ * per activation, which the spinning thread cannot block): an activation waiting while the workflow thread has
+ * answered nothing for `limitMs` is reported, and the thread is terminated, which fails the worker (`Worker.run`
+ * rejects) instead of leaving it hung. The override is of the SDK's `protected static createWorkflowCreator`; `Worker.create` builds `this`.
  */
 
 /** An activation that has held the workflow thread past the limit (reported while it still runs). */
@@ -64,6 +64,9 @@ function watchActivations(creator: WorkflowCreator, watch: ActivationWatch): Wor
       for (const client of (creator as ThreadedCreator).workerThreadClients ?? []) void client.workerThread?.terminate();
     }
   };
+  // Activations queue for the one workflow thread (`reuseV8Context`, the SDK's default), so one may wait behind many
+  // in a burst: what is held against it is the thread answering nothing at all for `limitMs`, not its own wait.
+  let lastAnswerAt = Date.now();
   return {
     async createWorkflow(options) {
       const workflow = await creator.createWorkflow(options);
@@ -71,10 +74,16 @@ function watchActivations(creator: WorkflowCreator, watch: ActivationWatch): Wor
       const watched: Workflow = {
         async activate(activation) {
           const started = Date.now();
-          const timer = setTimeout(() => blocked({ workflowId, runId, workflowType, runningMs: Date.now() - started }), watch.limitMs);
+          const check = () => {
+            const silentMs = Date.now() - Math.max(lastAnswerAt, started);
+            if (silentMs >= watch.limitMs) blocked({ workflowId, runId, workflowType, runningMs: Date.now() - started });
+            else timer = setTimeout(check, watch.limitMs - silentMs);
+          };
+          let timer = setTimeout(check, watch.limitMs);
           try {
             return await workflow.activate(activation);
           } finally {
+            lastAnswerAt = Date.now();
             clearTimeout(timer);
           }
         },
