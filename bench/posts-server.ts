@@ -12,6 +12,7 @@
 // Sends `{ port }` to the parent over IPC once it listens.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from '@temporalio/worker';
 import { createApp } from '../api/app';
 import { parseConfig } from '../src/config';
 import { createSealedBox } from '../src/crypto/sealed-box';
@@ -23,7 +24,6 @@ import { loadPlatformContext } from '../src/posts/accounts-port';
 import { startPostChangeFeed } from '../src/posts/change-feed';
 import { createPostsRuntime } from '../src/posts/runtime';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
-import { Worker } from '@temporalio/worker';
 import { startTemporal } from '../src/temporal/worker';
 import { startFloor } from './posts-floor';
 

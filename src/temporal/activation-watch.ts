@@ -13,7 +13,8 @@ import type { WorkflowBundleWithSourceMapAndFilename } from '@temporalio/worker/
  * workflow thread, and every workflow on it, silently. So the main thread watches each activation instead (one timer
  * per activation, which the spinning thread cannot block): an activation waiting while the workflow thread has
  * answered nothing for `limitMs` is reported, and the thread is terminated, which fails the worker (`Worker.run`
- * rejects) instead of leaving it hung. The override is of the SDK's `protected static createWorkflowCreator`; `Worker.create` builds `this`.
+ * rejects) instead of leaving it hung. The override is of the SDK's `protected static createWorkflowCreator`;
+ * `Worker.create` builds `this`, so `create` on the class returned here builds one of these.
  */
 
 /** An activation that has held the workflow thread past the limit (reported while it still runs). */
@@ -25,7 +26,7 @@ export interface BlockedActivation {
 }
 
 export interface ActivationWatch {
-  /** An activation running longer than this (ms) is taken for a workflow spinning without end. */
+  /** The workflow thread silent this long (ms) while an activation waits is taken for a workflow spinning without end. */
   limitMs: number;
   /** Told once, for the first activation found blocked; the worker is failed right after. */
   onBlocked(blocked: BlockedActivation): void;
