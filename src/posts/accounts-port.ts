@@ -39,11 +39,7 @@ export async function accountOfPost(db: Db, accountId: string): Promise<AccountR
   return db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
 }
 
-/** `loadPostingAccounts`, then each account's platform must be open for posting (501 otherwise, prefixed in a fan-out). */
-export async function loadPublishableAccounts(rt: PostsRuntime, userId: string, ids: readonly string[], fanOut: boolean): Promise<AccountRow[]> {
-  return publishableOf(rt, await loadPostingAccounts(rt.db, userId, ids, fanOut), fanOut);
-}
-
+/** Each account's platform must be open for posting (501 otherwise, prefixed in a fan-out). */
 function publishableOf(rt: PostsRuntime, accounts: AccountRow[], fanOut: boolean): AccountRow[] {
   for (const account of accounts) {
     try {
@@ -57,8 +53,9 @@ function publishableOf(rt: PostsRuntime, accounts: AccountRow[], fanOut: boolean
 }
 
 /**
- * `loadPublishableAccounts` and the user's limits (`loadLimits`) in one statement, for a create (issue 15: one round
- * trip and one statement's CPU fewer before the workflow starts): the user's row left-joined with the accounts named.
+ * The accounts a create names (as `loadPostingAccounts`, each platform open for posting: 501 otherwise) and the user's
+ * limits (`loadLimits`) in one statement, for a post's or a thread's create (issue 15: one round trip and one
+ * statement's CPU fewer before the workflow starts): the user's row left-joined with the accounts named.
  */
 export async function loadPublishableAccountsAndLimits(rt: PostsRuntime, userId: string, ids: readonly string[], fanOut: boolean) {
   const rows = await rt.db
