@@ -5,9 +5,14 @@
 //       at info on stdout
 //   node posts-server.js bare <database-url> <x-origin> <account-id>
 //       node:http + pg: insert the row, the same x adapter call, record the result; nothing else
+//   node posts-server.js herald-sdk-watchdog ...   herald with the SDK's own Worker (a vm watchdog thread per call into
+//       the workflow sandbox), on a task queue of its own
+//   node posts-server.js floor[-sdk-watchdog] <database-url> <x-origin> <temporal-address> <account-id>
+//       the smallest workflow-backed publish on the same stack (bench/posts-floor.ts)
 // Sends `{ port }` to the parent over IPC once it listens.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Worker } from '@temporalio/worker';
 import { createApp } from '../api/app';
 import { parseConfig } from '../src/config';
 import { createSealedBox } from '../src/crypto/sealed-box';
@@ -20,8 +25,9 @@ import { startPostChangeFeed } from '../src/posts/change-feed';
 import { createPostsRuntime } from '../src/posts/runtime';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
 import { startTemporal } from '../src/temporal/worker';
+import { startFloor } from './posts-floor';
 
-const [role, databaseUrl, xOrigin, fourth] = process.argv.slice(2) as [string, string, string, string];
+const [role, databaseUrl, xOrigin, fourth, fifth] = process.argv.slice(2) as [string, string, string, string, string?];
 const encryptionKey = '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef';
 
 const config = parseConfig({
@@ -62,11 +68,12 @@ async function startBare(accountId: string): Promise<http.Server> {
   });
 }
 
-async function startHerald(temporalAddress: string): Promise<http.Server> {
+async function startHerald(temporalAddress: string, sdkWatchdog: boolean): Promise<http.Server> {
   const logger = createStdoutLogger('info');
   const database = openDatabase(databaseUrl, { applicationName: 'herald-api' });
-  const overrides = { adapters, sealedBox, http: platformHttp };
-  const temporal = await startTemporal(temporalAddress, config.temporal.namespace, { config, db: database.db, logger, posts: overrides });
+  // Each Herald side polls its own task queue, so no side runs another's workflow tasks.
+  const overrides = { adapters, sealedBox, http: platformHttp, ...(sdkWatchdog ? { taskQueue: 'herald-sdk-watchdog' } : {}) };
+  const temporal = await startTemporal(temporalAddress, config.temporal.namespace, { config, db: database.db, logger, posts: overrides }, sdkWatchdog ? { workerClass: Worker, taskQueue: 'herald-sdk-watchdog' } : {});
   await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
   const changes = startPostChangeFeed(databaseUrl, logger);
   await changes.ready;
@@ -76,8 +83,20 @@ async function startHerald(temporalAddress: string): Promise<http.Server> {
   return http.createServer(app);
 }
 
+async function startFloorSide(temporalAddress: string, accountId: string, sdkWatchdog: boolean): Promise<http.Server> {
+  const { db } = openDatabase(databaseUrl, { max: 1, applicationName: 'bench-floor-setup' });
+  const { ctx } = await loadPlatformContext(db, sealedBox, accountId);
+  await db.destroy();
+  return startFloor({ databaseUrl, temporalAddress, accountId, x: adapters.x, ctx, sdkWatchdog });
+}
+
 async function main(): Promise<void> {
-  const server = role === 'bare' ? await startBare(fourth) : await startHerald(fourth);
+  const server =
+    role === 'bare'
+      ? await startBare(fourth)
+      : role.startsWith('floor')
+        ? await startFloorSide(fourth, fifth!, role === 'floor-sdk-watchdog')
+        : await startHerald(fourth, role === 'herald-sdk-watchdog');
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1', () => process.send!({ port: (server.address() as AddressInfo).port }));
   if (role === 'bare') process.on('disconnect', () => process.exit(0));

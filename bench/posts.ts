@@ -2,25 +2,33 @@
 // process (bench/posts-server.ts) so that the CPU of every process comes from /proc:
 //   Herald: the API and the worker (one process, as `npm start`), temporal-dev (its own process, as a Temporal server
 //           would be), the PostgreSQL cluster;
-//   bare:   node:http + pg (insert the row, the same x adapter call, record the outcome), the PostgreSQL cluster.
+//   bare:   node:http + pg (insert the row, the same x adapter call, record the outcome), the PostgreSQL cluster;
+//   floor:  the smallest workflow-backed publish on Herald's stack (bench/posts-floor.ts): node:http inserts the row
+//           and starts a one-local-activity workflow eagerly on its worker's connection (mark, the x call, record);
+//           its process, temporal-dev and PostgreSQL counted as Herald's. What the stack costs before Herald adds any;
+//   herald_sdk_watchdog, floor_sdk_watchdog: the same two with the SDK's own Worker, whose calls into the workflow
+//           sandbox each start and join a vm watchdog thread (Herald's worker runs without it and watches activations
+//           from the main thread instead: src/temporal/activation-watch.ts), to price that watchdog; the CPU of
+//           threads that exited during a case (those watchdogs) is printed as `exited_threads`.
+// The five sides run one after another; all their processes live for the whole run (idle ones only long-poll).
 // The x stand-in and the HTTP clients run in this process, the same for both sides, and are not counted.
 // Cases:
 //   1. immediate single-account x posts, a fixed time with 8 and then 32 keep-alive clients: throughput, p50/p99,
-//      CPU seconds per 1,000 publishes for every process (and the Herald process by thread);
-//   2. against a platform taking 200 ms per create: one post at a time, Herald vs the bare handler (goal: p50 ≤ bare
-//      + 10 ms), and a 25-account fan-out vs one Herald post (goal: ≤ 1.2x), with a timeline per stage from the
+//      CPU seconds per 1,000 publishes for every process (and the Herald process by thread), each side against bare
+//      and Herald against the floor;
+//   2. against a platform taking 200 ms per create: one post at a time on each side, Herald vs the bare handler
+//      (goal: p50 ≤ bare + 10 ms), and a 25-account fan-out vs one Herald post (goal: ≤ 1.2x), with a timeline per stage from the
 //      workflow histories (server clock, same machine).
 // Goals (issue 15): Herald's CPU per publish ≤ 3x bare's; throughput at 32 clients ≥ 1/3 of bare.
-// Latencies depend on the machine's load; compare them within one run. Bounded (< 4 minutes).
+// Latencies depend on the machine's load; compare them within one run. Bounded (< 6 minutes).
 // Usage: node <out>/bench/posts.js [secondsPerCase=5] [slowRuns=10]
 // HERALD_BENCH_NODE_ARGS adds node flags to the Herald process, HERALD_BENCH_TEMPORAL_ARGS to temporal-dev (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"); HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and prints the statements
 // of the 32-client Herald case with their calls per publish.
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -32,28 +40,9 @@ import { startXStandIn } from '../test/standins/x';
 import { startBenchDatabase, statementStatsWanted } from './bench-database';
 import { percentile } from './percentile';
 import { cpuMs, cpuMsByThread, postgresCpuMs } from './proc-cpu';
+import { freePort, startTemporalDev } from './temporal-dev-process';
 
 const [SECONDS = 5, SLOW_RUNS = 10] = process.argv.slice(2).map(Number);
-
-async function freePort(): Promise<number> {
-  return await new Promise((done) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => done(port));
-    });
-  });
-}
-
-async function startTemporalDev(port: number): Promise<ChildProcess> {
-  const execArgv = process.env.HERALD_BENCH_TEMPORAL_ARGS?.split(' ') ?? [];
-  const child = spawn(process.execPath, [...execArgv, path.resolve(__dirname, '..', 'temporal-dev', 'main.js'), '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  await new Promise<void>((ready, fail) => {
-    child.stderr!.on('data', (chunk: Buffer) => chunk.toString().includes('listening') && ready());
-    child.once('exit', (code) => fail(new Error(`temporal-dev exited with ${code}`)));
-  });
-  return child;
-}
 
 /** Children to stop when the bench fails half-way, so no server outlives it. */
 const children: ChildProcess[] = [];
@@ -133,9 +122,11 @@ async function runLoad(send: (client: number, i: number) => Promise<void>, clien
   let threads: Record<string, number> | undefined;
   if (threadsOf) {
     const after = cpuMsByThread(threadsOf);
+    const live = Object.entries(after).map(([name, ms]) => [name, perThousand(ms - (threadsBefore[name] ?? 0))] as const);
+    // /proc counts the CPU of threads that ended (vm's watchdog threads) in the process, not in any thread it lists.
+    const exited = cpu[counted[0]!.name]! - live.reduce((sum, [, s]) => sum + s, 0);
     threads = Object.fromEntries(
-      Object.entries(after)
-        .map(([name, ms]) => [name, perThousand(ms - (threadsBefore[name] ?? 0))] as const)
+      [...live, ['exited_threads', Math.max(0, exited)] as const]
         .filter(([, s]) => s >= 0.005)
         .sort((a, b) => b[1] - a[1]),
     );
@@ -172,9 +163,9 @@ function medianTimeline(rows: number[][]): Record<string, number> {
 
 async function main(): Promise<void> {
   const deadline = setTimeout(() => {
-    console.error('bench/posts: over 4 minutes, giving up');
+    console.error('bench/posts: over 6 minutes, giving up');
     process.exit(1);
-  }, 240_000);
+  }, 360_000);
   deadline.unref();
 
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'herald-bench-posts-'));
@@ -191,17 +182,24 @@ async function main(): Promise<void> {
   const keys = await Promise.all(Array.from({ length: 32 }, async () => (await createApiKey(database.db, { userId: user.id, name: 'bench', scopes: null, expiresAt: null })).apiKey));
 
   const temporalPort = await freePort();
-  const temporalDev = await startTemporalDev(temporalPort);
+  const temporalDev = await startTemporalDev(temporalPort, process.env.HERALD_BENCH_TEMPORAL_ARGS?.split(' ') ?? []);
+  children.push(temporalDev);
   const temporalAddress = `127.0.0.1:${temporalPort}`;
   const herald = await startSide(['herald', databaseUrl, x.origin, temporalAddress], process.env.HERALD_BENCH_NODE_ARGS?.split(' ') ?? []);
   const bare = await startSide(['bare', databaseUrl, x.origin, account.id], []);
+  // The same stack's floor and the sandbox watchdog's cost, each in its own process (bench/posts-server.ts).
+  const others = await Promise.all(
+    (['herald-sdk-watchdog', 'floor', 'floor-sdk-watchdog'] as const).map(async (role) => {
+      const args = role === 'herald-sdk-watchdog' ? [role, databaseUrl, x.origin, temporalAddress] : [role, databaseUrl, x.origin, temporalAddress, account.id];
+      return [role, await startSide(args, [])] as const;
+    }),
+  );
+  const sideOf = Object.fromEntries(others);
 
   const postgres: Counted = { name: 'postgres', read: () => postgresCpuMs(postmasterPid) };
-  const heraldCounted: Counted[] = [
-    { name: 'api_and_worker', read: () => cpuMs(herald.child.pid!) },
-    { name: 'temporal_dev', read: () => cpuMs(temporalDev.pid!) },
-    postgres,
-  ];
+  const temporalCounted: Counted = { name: 'temporal_dev', read: () => cpuMs(temporalDev.pid!) };
+  const heraldCountedOf = (side: { child: ChildProcess }): Counted[] => [{ name: 'api_and_worker', read: () => cpuMs(side.child.pid!) }, temporalCounted, postgres];
+  const floorCountedOf = (side: { child: ChildProcess }): Counted[] => [{ name: 'floor_process', read: () => cpuMs(side.child.pid!) }, temporalCounted, postgres];
   const bareCounted: Counted[] = [{ name: 'bare', read: () => cpuMs(bare.child.pid!) }, postgres];
 
   const runId = Date.now();
@@ -210,19 +208,29 @@ async function main(): Promise<void> {
     if (r.status !== wanted) throw new Error(`${side}: status ${r.status} ${r.body.slice(0, 300)}`);
     return r;
   };
-  const heraldSend = (c: number, i: number) =>
-    postJson(herald.port, '/api/v1/posts', keys[c]!, { account_id: account.id, text: `herald ${runId} ${c} ${i} ${sent++}` }).then(expect('herald', 201)).then(() => undefined);
-  const bareSend = (c: number, i: number) => postJson(bare.port, '/', null, { text: `bare ${runId} ${c} ${i} ${sent++}` }).then(expect('bare', 201)).then(() => undefined);
+  const heraldSendTo = (port: number) => (c: number, i: number) =>
+    postJson(port, '/api/v1/posts', keys[c]!, { account_id: account.id, text: `herald ${runId} ${c} ${i} ${sent++}` }).then(expect('herald', 201)).then(() => undefined);
+  const plainSendTo = (name: string, port: number) => (c: number, i: number) =>
+    postJson(port, '/', null, { text: `${name} ${runId} ${c} ${i} ${sent++}` }).then(expect(name, 201)).then(() => undefined);
+  const sides: Array<{ name: string; send: (c: number, i: number) => Promise<void>; counted: Counted[]; threadsOf?: number }> = [
+    { name: 'herald', send: heraldSendTo(herald.port), counted: heraldCountedOf(herald), threadsOf: herald.child.pid },
+    { name: 'herald_sdk_watchdog', send: heraldSendTo(sideOf['herald-sdk-watchdog']!.port), counted: heraldCountedOf(sideOf['herald-sdk-watchdog']!), threadsOf: sideOf['herald-sdk-watchdog']!.child.pid },
+    { name: 'floor', send: plainSendTo('floor', sideOf.floor!.port), counted: floorCountedOf(sideOf.floor!), threadsOf: sideOf.floor!.child.pid },
+    { name: 'floor_sdk_watchdog', send: plainSendTo('floor-sdk-watchdog', sideOf['floor-sdk-watchdog']!.port), counted: floorCountedOf(sideOf['floor-sdk-watchdog']!), threadsOf: sideOf['floor-sdk-watchdog']!.child.pid },
+    { name: 'bare', send: plainSendTo('bare', bare.port), counted: bareCounted },
+  ];
 
   const resetStatements = () => (statementStatsWanted ? database.pool.query('select pg_stat_statements_reset()') : Promise.resolve());
-  const load: Record<string, { herald: LoadResult; bare: LoadResult }> = {};
+  const load: Record<string, Record<string, LoadResult>> = {};
   let statements: unknown;
   for (const clients of [8, 32]) {
-    await resetStatements();
-    const heraldResult = await runLoad(heraldSend, clients, heraldCounted, herald.child.pid);
-    if (statementStatsWanted && clients === 32) statements = await statementsPerPublish(database.pool, heraldResult.publishes + 5 * clients);
-    const bareResult = await runLoad(bareSend, clients, bareCounted);
-    load[clients] = { herald: heraldResult, bare: bareResult };
+    load[clients] = {};
+    for (const side of sides) {
+      if (side.name === 'herald') await resetStatements();
+      const result = await runLoad(side.send, clients, side.counted, side.threadsOf);
+      if (side.name === 'herald' && statementStatsWanted && clients === 32) statements = await statementsPerPublish(database.pool, result.publishes + 5 * clients);
+      load[clients][side.name] = result;
+    }
   }
 
   // A platform taking 200 ms per create: one post at a time on each side, then 25-account fan-outs.
@@ -231,6 +239,8 @@ async function main(): Promise<void> {
   const delayed = (n: number) => x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'delay', ms: 200 }, n);
   const slowSingle: number[] = [];
   const slowBare: number[] = [];
+  const slowSdkWatchdog: number[] = [];
+  const slowFloor = { floor: [] as number[], 'floor-sdk-watchdog': [] as number[] };
   const fan: number[] = [];
   const singleTimelines: number[][] = [];
   const fanTimelines: number[][] = [];
@@ -255,6 +265,17 @@ async function main(): Promise<void> {
     fan.push(performance.now() - t);
     const groupId = (JSON.parse(many.body) as { data: { group_id: string } }).data.group_id;
     fanTimelines.push(await timeline(temporal, `group-${groupId}`, sentAt, sentAt + fan[run]!));
+
+    delayed(1);
+    t = performance.now();
+    expect('slow herald sdk watchdog', 201)(await postJson(sideOf['herald-sdk-watchdog']!.port, '/api/v1/posts', keys[2]!, { account_id: fanAccounts[2]!.id, text: `slow sdk watchdog ${runId} ${run}` }));
+    slowSdkWatchdog.push(performance.now() - t);
+    for (const role of ['floor', 'floor-sdk-watchdog'] as const) {
+      delayed(1);
+      t = performance.now();
+      expect(`slow ${role}`, 201)(await postJson(sideOf[role]!.port, '/', null, { text: `slow ${role} ${runId} ${run}` }));
+      slowFloor[role].push(performance.now() - t);
+    }
   }
 
   const f = (n: number, digits = 1) => Number(n.toFixed(digits));
@@ -266,27 +287,41 @@ async function main(): Promise<void> {
     p50_ms: f(r.p50),
     p99_ms: f(r.p99),
     cpu_s_per_1000: Object.fromEntries(Object.entries(r.cpu).map(([k, v]) => [k, f(v, 2)])),
-    ...(r.threads ? { api_and_worker_by_thread_s_per_1000: Object.fromEntries(Object.entries(r.threads).map(([k, v]) => [k, f(v, 2)])) } : {}),
+    ...(r.threads ? { by_thread_s_per_1000: Object.fromEntries(Object.entries(r.threads).map(([k, v]) => [k, f(v, 2)])) } : {}),
   });
   const report = {
     seconds_per_case: SECONDS,
     load_average: os.loadavg().map((l) => f(l, 2)),
     immediate_publish: Object.fromEntries(
-      Object.entries(load).map(([clients, { herald: h, bare: b }]) => [
-        `${clients}_clients`,
-        {
-          herald: showLoad(h),
-          bare: showLoad(b),
-          cpu_ratio: f(h.cpu.total! / b.cpu.total!, 2),
-          throughput_ratio: f(h.throughput / b.throughput, 2),
-          p50_ratio: f(h.p50 / b.p50, 2),
-        },
-      ]),
+      Object.entries(load).map(([clients, results]) => {
+        const b = results.bare!;
+        const versus = (r: LoadResult, base: LoadResult) => ({ cpu: f(r.cpu.total! / base.cpu.total!, 2), throughput: f(r.throughput / base.throughput, 2), p50: f(r.p50 / base.p50, 2) });
+        return [
+          `${clients}_clients`,
+          {
+            ...Object.fromEntries(Object.entries(results).map(([name, r]) => [name, showLoad(r)])),
+            // herald / bare is the goal's ratio; floor / bare is what the stack costs at least; herald / floor is Herald's own share.
+            ratios: {
+              ...Object.fromEntries(Object.entries(results).filter(([name]) => name !== 'bare').map(([name, r]) => [`${name}_vs_bare`, versus(r, b)])),
+              herald_vs_floor: versus(results.herald!, results.floor!),
+              herald_sdk_watchdog_vs_floor_sdk_watchdog: versus(results.herald_sdk_watchdog!, results.floor_sdk_watchdog!),
+            },
+          },
+        ];
+      }),
     ),
     goals_immediate: 'CPU per publish (all processes) <= 3x bare; throughput at 32 clients >= 1/3 of bare',
     platform_200ms: {
       runs: SLOW_RUNS,
-      single_post_p50_ms: { herald: f(p50(slowSingle)), bare: f(p50(slowBare)), difference: f(p50(slowSingle) - p50(slowBare)) },
+      single_post_p50_ms: {
+        herald: f(p50(slowSingle)),
+        bare: f(p50(slowBare)),
+        difference: f(p50(slowSingle) - p50(slowBare)),
+        herald_sdk_watchdog: f(p50(slowSdkWatchdog)),
+        floor: f(p50(slowFloor.floor)),
+        floor_sdk_watchdog: f(p50(slowFloor['floor-sdk-watchdog'])),
+        floor_minus_bare: f(p50(slowFloor.floor) - p50(slowBare)),
+      },
       fan_out_25_p50_ms: f(p50(fan)),
       fan_out_ratio: f(p50(fan) / p50(slowSingle), 2),
       goals: 'single post p50 <= bare + 10 ms; 25-account fan-out <= 1.2x one post',
@@ -297,7 +332,7 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(report, null, 2));
 
   await connection.close();
-  for (const side of [herald, bare]) {
+  for (const side of [herald, bare, ...others.map(([, other]) => other)]) {
     side.child.disconnect();
     await new Promise((done) => side.child.once('exit', done));
   }

@@ -3,13 +3,11 @@
 //  2. resident memory of the server with 10,000 open workflows each waiting on a timer.
 // The server runs in a child process so its CPU time and RSS can be read from /proc.
 // Usage: node <out>/bench/temporal.js [workflows=1000] [concurrency=100] [open=10000]
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { percentile } from './percentile';
+import { freePort, startTemporalDev } from './temporal-dev-process';
 
 const CLOCK_TICKS_PER_SECOND = 100; // Linux USER_HZ
 const [WORKFLOWS = 1000, CONCURRENCY = 100, OPEN = 10_000] = process.argv.slice(2).map(Number);
@@ -32,28 +30,6 @@ function selfCpuMs(): number {
   return (user + system) / 1000;
 }
 
-async function freePort(): Promise<number> {
-  return await new Promise((done) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => done(port));
-    });
-  });
-}
-
-async function startServerProcess(port: number): Promise<ChildProcess> {
-  const main = resolve(__dirname, '..', 'temporal-dev', 'main.js');
-  const child = spawn(process.execPath, [main, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((ready, fail) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('listening')) ready();
-    });
-    child.once('exit', (code) => fail(new Error(`temporal-dev exited with ${code}`)));
-  });
-  return child;
-}
-
-
 async function pool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = new Array(count);
   let next = 0;
@@ -71,7 +47,7 @@ async function pool<T>(count: number, concurrency: number, task: (i: number) => 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const port = await freePort();
-  const server = await startServerProcess(port);
+  const server = await startTemporalDev(port);
   const address = `127.0.0.1:${port}`;
   const rows: Array<[string, string]> = [];
   try {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { loadLimits, reserveQuotaWith, type Charge } from '../quota/quota';
-import { loadPublishableAccounts } from './accounts-port';
+import { reserveQuotaWith, type Charge } from '../quota/quota';
+import { loadPublishableAccountsAndLimits } from './accounts-port';
 import { prepareMedia } from './prepare-media';
 import { publishOutcome, type CreatedPost, type PublishOutcome } from './respond';
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
@@ -22,7 +22,7 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   const structure = checkCreatePostStructure(body)[0];
   if (structure) throw new ApiError(structure.code, structure.message);
   const fanOut = body.account_ids !== undefined;
-  const [accounts, limits] = await Promise.all([loadPublishableAccounts(rt, userId, body.account_ids ?? [body.account_id!], fanOut), loadLimits(rt.db, userId)]);
+  const { accounts, limits } = await loadPublishableAccountsAndLimits(rt, userId, body.account_ids ?? [body.account_id!], fanOut);
 
   const now = rt.now();
   const validation = validatePostRequest(body, {

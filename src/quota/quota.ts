@@ -3,6 +3,7 @@ import { sql, type Compilable, type Kysely, type RawBuilder, type Transaction } 
 import type { Database, Db } from '../db';
 import { inTransaction } from '../db/in-transaction';
 import type { ReservationKind } from '../db/tables/quota';
+import type { User } from '../db/tables/users';
 import { ApiError } from '../errors';
 import { effectiveLimits, plans, type EffectiveLimits, type PlanName } from '../plans';
 
@@ -36,11 +37,14 @@ function resetsOn(at: Date): string {
 }
 
 export async function loadLimits(db: Kysely<Database>, userId: string): Promise<EffectiveLimits & { planName: PlanName }> {
-  const user = await db
-    .selectFrom('users')
-    .select(['plan', 'post_quota', 'scheduled_quota', 'account_limit', 'comment_sync_quota', 'x_comment_read_quota'])
-    .where('id', '=', userId)
-    .executeTakeFirstOrThrow();
+  const user = await db.selectFrom('users').select(limitColumns).where('id', '=', userId).executeTakeFirstOrThrow();
+  return limitsOf(user);
+}
+
+/** The `users` columns a user's limits come from, for a read that joins them to another (`loadPublishableAccountsAndLimits`). */
+export const limitColumns = ['plan', 'post_quota', 'scheduled_quota', 'account_limit', 'comment_sync_quota', 'x_comment_read_quota'] as const;
+
+export function limitsOf(user: Pick<User, (typeof limitColumns)[number]>): EffectiveLimits & { planName: PlanName } {
   return { ...effectiveLimits(user.plan, user), planName: user.plan };
 }
 

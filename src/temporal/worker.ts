@@ -2,6 +2,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities';
 import type { Logger } from '../logger';
+import { activationLimitMs, watchedWorkerClass, type ActivationWatch } from './activation-watch';
 import { bundleWorkflowsInChild } from './workflow-bundle';
 
 const taskQueue = 'herald';
@@ -70,6 +71,20 @@ const burstWorkerOptions = { maxConcurrentWorkflowTaskExecutions: 100, maxConcur
  */
 export const maxCachedWorkflows = 250;
 
+/**
+ * Workflow code runs without the SDK's per-call `vm` timeout, whose watchdog thread per call into the sandbox cost
+ * the publish path CPU and, on a busy machine, milliseconds of waiting per activation (README "Publish path cost");
+ * a workflow thread that answers nothing for the SDK's own 5 s while an activation waits is reported here, and the
+ * worker fails (`activation-watch.ts`).
+ */
+function activationWatchOf(logger: Logger): ActivationWatch {
+  return {
+    limitMs: activationLimitMs,
+    onBlocked: (blocked) =>
+      logger.error(blocked, 'a workflow activation has held the workflow thread past its limit (workflow code in an endless synchronous loop?): the worker is stopped'),
+  };
+}
+
 interface TemporalParts {
   client: Client;
   worker: Worker;
@@ -83,7 +98,7 @@ export async function startTemporal(
   address: string,
   namespace: string,
   deps: ActivityDeps,
-  options: { shutdownGraceMs?: number } = {},
+  options: { shutdownGraceMs?: number; workerClass?: typeof Worker; taskQueue?: string } = {},
 ): Promise<TemporalParts> {
   installRuntime(deps.logger);
   // One connection for the worker and the API's client: eager workflow start needs the client on the worker's own.
@@ -91,10 +106,10 @@ export async function startTemporal(
   const client = new Client({ connection: nativeConnection, namespace });
   let worker: Worker;
   try {
-    worker = await Worker.create({
+    worker = await (options.workerClass ?? watchedWorkerClass(activationWatchOf(deps.logger))).create({
       connection: nativeConnection,
       namespace,
-      taskQueue,
+      taskQueue: options.taskQueue ?? taskQueue,
       workflowBundle: await bundleWorkflowsInChild(require.resolve('../../workflows')),
       maxCachedWorkflows,
       activities: createActivities(deps),

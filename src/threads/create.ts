@@ -3,8 +3,8 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../db';
 import type { NewPostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
-import { loadPublishableAccounts } from '../posts/accounts-port';
+import { reserveQuota, type Charge } from '../quota/quota';
+import { loadPublishableAccountsAndLimits } from '../posts/accounts-port';
 import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
 import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
@@ -29,10 +29,9 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   const selection = checkAccountSelection(body)[0];
   if (selection) throw new ApiError(selection.code, selection.message);
   const fanOut = body.account_ids !== undefined;
-  const accounts = await loadPublishableAccounts(rt, userId, body.account_ids ?? [body.account_id!], fanOut);
+  const { accounts, limits } = await loadPublishableAccountsAndLimits(rt, userId, body.account_ids ?? [body.account_id!], fanOut);
 
   const now = rt.now();
-  const limits = await loadLimits(rt.db, userId);
   const validation = validateThreadRequest(body, { accounts, plan: limits, now, scheduledTimes: await scheduledTimesOf(rt.db, accounts.map((a) => a.id)) });
   const draft = validation.mode === 'draft';
   const media = await preparePartsMedia(rt, { userId, fanOut, mode: validation.mode, plans: validation.accounts });

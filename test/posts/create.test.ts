@@ -127,6 +127,35 @@ describe('POST /api/v1/posts: single account, immediate, draft and GET', functio
     assert.deepEqual(res.body, { error: { code: 'not_found', message: `Account ${theirs.id} was not found` } });
   });
 
+  it("a fan-out's accounts and the plan come from one read: each account checked and answered in the order named", async () => {
+    // issue 15: the accounts and the user's limits are one statement (the user's row left-joined with the accounts).
+    const first = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const second = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const inactive = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await h.db.updateTable('accounts').set({ active: false, inactive_reason: 'deactivated' }).where('id', '=', inactive.id).execute();
+    const unknown = '00000000-0000-4000-8000-000000000015';
+    const postsBefore = (await h.db.selectFrom('posts').select('id').where('user_id', '=', h.api.userId).execute()).length;
+    const refusals: Array<[string[], string]> = [
+      [[first.id, inactive.id], `Account ${inactive.id}: account is not active`],
+      [[first.id, unknown, inactive.id], `Account ${unknown}: account was not found`],
+    ];
+    for (const [accountIds, message] of refusals) {
+      const res = await h.api.request('POST', '/api/v1/posts', { body: { account_ids: accountIds, text: 'refused as a whole' } });
+      assert.deepEqual(res.body, { error: { code: 'not_found', message } });
+    }
+    assert.equal((await h.db.selectFrom('posts').select('id').where('user_id', '=', h.api.userId).execute()).length, postsBefore, 'nothing written');
+
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_ids: [second.id, first.id], text: 'named order' } });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(
+      res.body.data.results.map((r: { account_id: string; success: boolean }) => [r.account_id, r.success]),
+      [
+        [second.id, true],
+        [first.id, true],
+      ],
+    );
+  });
+
   it('publishes on mastodon too (the core knows no platform)', async () => {
     const m = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: m.id, text: 'toot' } });

@@ -188,9 +188,9 @@ describe('Immediate posts: database round trips of a whole publish through the A
   let h: PostsHarness;
   let counted: DatabaseHandle | undefined;
   const statements: string[] = [];
-  // The accounts and the plan (in parallel), the posts with their quota, the mark with the credentials, the recording
-  // with its event, the answer's read of the post.
-  const immediatePublishStatements = 6;
+  // The accounts with the plan (one statement), the posts with their quota, the mark with the credentials, the
+  // recording with its event, the answer's read of the post.
+  const immediatePublishStatements = 5;
 
   before(async function () {
     const shared = await testDatabase();
