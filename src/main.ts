@@ -35,6 +35,12 @@ export interface RunningHerald {
   /** The Temporal Web UI beside the embedded Temporal server, when it is on. */
   webUiUrl?: string;
   stop(): Promise<void>;
+  /**
+   * Settles, with the error, only if the Temporal worker fails while Herald runs (its workflow thread stopped, see
+   * `src/temporal/activation-watch.ts`, or its connection lost for good): the API would go on accepting posts that
+   * nothing publishes. `npm start` then stops the process with exit code 1, for its supervisor to restart it.
+   */
+  workerFailed: Promise<unknown>;
 }
 
 /** Expired Idempotency-Key records are deleted this often (the burst limiter cleans its own table). */
@@ -88,7 +94,13 @@ export async function startHerald(
     );
     cleanups.push(() => temporal.shutdown());
     await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
-    temporal.running.catch((err) => logger.error({ err }, 'temporal worker failed'));
+    let stopRequested = false;
+    const workerFailed = new Promise<unknown>((failed) =>
+      temporal.running.catch((err) => {
+        logger.error({ err }, 'temporal worker failed');
+        if (!stopRequested) failed(err);
+      }),
+    );
 
     // Posts: one runtime for the API side; every post that needs a workflow gets one now and is watched every minute.
     const changes = startPostChangeFeed(database.handle.url, logger);
@@ -149,7 +161,11 @@ export async function startHerald(
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url, port, temporal: temporalAddress, embeddedPostgres: database.embedded !== null }, 'herald listening');
     let stopping: Promise<void> | undefined;
-    return { url, webUiUrl, stop: () => (stopping ??= stopAll()) };
+    const stop = () => {
+      stopRequested = true;
+      return (stopping ??= stopAll());
+    };
+    return { url, webUiUrl, stop, workerFailed };
   } catch (err) {
     await stopAll();
     throw err;
@@ -194,8 +210,8 @@ async function main(): Promise<void> {
     logger.fatal({ err }, 'herald failed to start');
     process.exit(1);
   }
-  const shutdown = (signal: NodeJS.Signals) => {
-    logger.info({ signal }, 'shutting down');
+  const shutdown = (reason: string, exitCode: 0 | 1) => {
+    logger.info({ reason }, 'shutting down');
     const force = setTimeout(() => {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
       process.exit(1);
@@ -204,7 +220,7 @@ async function main(): Promise<void> {
     herald.stop().then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        process.exit(exitCode);
       },
       (err) => {
         logger.error({ err }, 'shutdown failed');
@@ -212,8 +228,12 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', () => shutdown('SIGTERM', 0));
+  process.once('SIGINT', () => shutdown('SIGINT', 0));
+  void herald.workerFailed.then((err) => {
+    logger.fatal({ err }, 'the Temporal worker failed: nothing would publish, so Herald stops (exit code 1)');
+    shutdown('temporal worker failed', 1);
+  });
 }
 
 if (require.main === module) {

@@ -53,7 +53,7 @@ export function watchedWorkerClass(watch: ActivationWatch): typeof Worker {
 /** The SDK's threaded creator holds its threads here (not typed: an implementation detail read only to stop them). */
 type ThreadedCreator = WorkflowCreator & { workerThreadClients?: Array<{ workerThread?: { terminate(): Promise<number> } }> };
 
-function watchActivations(creator: WorkflowCreator, watch: ActivationWatch): WorkflowCreator {
+export function watchActivations(creator: WorkflowCreator, watch: ActivationWatch): WorkflowCreator {
   let reported = false;
   const blocked = (activation: BlockedActivation) => {
     if (reported) return;
@@ -75,15 +75,24 @@ function watchActivations(creator: WorkflowCreator, watch: ActivationWatch): Wor
       const watched: Workflow = {
         async activate(activation) {
           const started = Date.now();
+          let answered = false;
+          const silentMs = () => Date.now() - Math.max(lastAnswerAt, started);
           const check = () => {
-            const silentMs = Date.now() - Math.max(lastAnswerAt, started);
-            if (silentMs >= watch.limitMs) blocked({ workflowId, runId, workflowType, runningMs: Date.now() - started });
-            else timer = setTimeout(check, watch.limitMs - silentMs);
+            if (silentMs() < watch.limitMs) {
+              timer = setTimeout(check, watch.limitMs - silentMs());
+              return;
+            }
+            // Looked at again after the poll phase: when this thread was the one held up (a long synchronous stretch,
+            // a starved core), the workflow thread's answer is already queued and is read there, before this runs.
+            setImmediate(() => {
+              if (!answered && silentMs() >= watch.limitMs) blocked({ workflowId, runId, workflowType, runningMs: Date.now() - started });
+            });
           };
           let timer = setTimeout(check, watch.limitMs);
           try {
             return await workflow.activate(activation);
           } finally {
+            answered = true;
             lastAnswerAt = Date.now();
             clearTimeout(timer);
           }

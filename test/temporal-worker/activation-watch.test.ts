@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { watchedWorkerClass, type BlockedActivation } from '../../src/temporal/activation-watch';
+import { MessageChannel } from 'node:worker_threads';
+import type { WorkflowCreator } from '@temporalio/worker/lib/workflow/interface';
+import { watchActivations, watchedWorkerClass, type BlockedActivation } from '../../src/temporal/activation-watch';
 import { createLocalEnv, envOrSkip } from '../helpers/temporal';
 
 const quietBundlerLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
@@ -48,5 +50,28 @@ describe('Temporal worker: activations watched without the vm timeout', function
     assert.equal(blocked[0]!.workflowType, 'spinForever');
     assert.ok(blocked[0]!.runningMs >= 2_000, `reported after the limit (${blocked[0]!.runningMs} ms)`);
     assert.ok(failure instanceof Error, `the worker failed (${String(failure)})`);
+  });
+
+  it('a main thread held up past the limit is not taken for a spinning workflow: the answer waiting in its queue counts', async () => {
+    // The workflow thread's answer is a message on a port, as the SDK's threaded creator receives it.
+    const channel = new MessageChannel();
+    const answer = new Promise<unknown>((resolve) => channel.port2.once('message', resolve));
+    const creator = {
+      createWorkflow: async () => ({ activate: () => answer, getAndResetSinkCalls: () => [], dispose: async () => undefined }),
+      destroy: async () => undefined,
+    } as unknown as WorkflowCreator;
+    const blocked: BlockedActivation[] = [];
+    const watched = await watchActivations(creator, { limitMs: 300, onBlocked: (b) => blocked.push(b) }).createWorkflow({
+      info: { workflowId: 'held-up', runId: 'run', workflowType: 'answerSoon' },
+    } as never);
+    const activated = watched.activate({} as never);
+    channel.port1.postMessage('done');
+    // This thread busy past the limit: the timer and the answer are both due when it comes back.
+    const until = Date.now() + 800;
+    while (Date.now() < until);
+    await activated;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    channel.port1.close();
+    assert.deepEqual(blocked, []);
   });
 });
