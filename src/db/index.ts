@@ -5,6 +5,16 @@ import type { Database } from './schema';
 export type { Database } from './schema';
 export type Db = Kysely<Database>;
 
+const pools = new WeakMap<Db, pg.Pool>();
+
+/**
+ * The pool under a `Db` that `openDatabase` made (undefined for any other Kysely instance, a transaction's included):
+ * `src/db/precompiled.ts` sends its named statements through it.
+ */
+export function poolOf(db: Db): pg.Pool | undefined {
+  return pools.get(db);
+}
+
 export interface DatabaseHandle {
   db: Kysely<Database>;
   /** The same pool Kysely uses; shared with the rate limiter. */
@@ -24,6 +34,7 @@ export function openDatabase(url: string, options: { max?: number; applicationNa
   // An idle client losing its connection (database restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
   let closed: Promise<void> | undefined;
   return {
     db,

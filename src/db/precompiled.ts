@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery } from 'kysely';
-import type { Db } from './index';
+import type pg from 'pg';
+import { type Db, poolOf } from './index';
 
 /**
  * A Kysely query built and compiled once per shape and database, then sent with each call's values. Kysely builds a
@@ -12,6 +13,14 @@ import type { Db } from './index';
  * else that changes the query belongs in `variant`. The first call of a shape checks that every value became
  * exactly one parameter (a spread one compiles to `in $1`, which PostgreSQL refuses), so a builder that breaks the
  * rule fails loudly instead of sending another call's values.
+ *
+ * On a `Db` from `openDatabase` each shape is a named (prepared) statement of the pool's connections: PostgreSQL
+ * parses it once per connection and, after five runs, may keep a generic plan, instead of parsing and planning every
+ * call; that was most of a short read's database CPU (issue 15, README "Request path cost"). A constant that decides
+ * which index a generic plan may use (a partial index's predicate) belongs in the SQL as a literal (`sql.lit`), not
+ * as a parameter. A statement whose result columns changed under it (a migration added a column to a table read with
+ * `*`, while this process runs) is prepared again under a new name. Other `Db`s (a transaction, a test's Kysely with
+ * a log hook) send the compiled query through Kysely, unnamed.
  */
 interface PrecompiledQuery<V extends Record<string, unknown>, R> {
   execute(db: Db, values: V, variant?: string): Promise<R[]>;
@@ -19,9 +28,14 @@ interface PrecompiledQuery<V extends Record<string, unknown>, R> {
 
 interface Template {
   compiled: CompiledQuery;
+  /** The prepared statement's name on the pool's connections. */
+  name: string;
   /** For each parameter of the compiled query: the name of the value it takes, or null for a constant of `build`. */
   slots: Array<string | null>;
 }
+
+let statementsNamed = 0;
+const nextStatementName = () => `herald-precompiled-${++statementsNamed}`;
 
 export function precompiled<V extends Record<string, unknown>, R>(build: (db: Db, values: V, variant: string) => Compilable<R>): PrecompiledQuery<V, R> {
   const templates = new WeakMap<Db, Map<string, Template>>();
@@ -34,7 +48,7 @@ export function precompiled<V extends Record<string, unknown>, R>(build: (db: Db
     if (used.length !== names.length || new Set(used).size !== names.length) {
       throw new Error(`precompiled query (${variant}|${names.join(',')}): each value must become exactly one parameter`);
     }
-    return { compiled, slots };
+    return { compiled, slots, name: nextStatementName() };
   }
 
   return {
@@ -47,7 +61,26 @@ export function precompiled<V extends Record<string, unknown>, R>(build: (db: Db
       if (!template) byShape.set(shape, (template = compile(db, names, variant)));
       const { compiled, slots } = template;
       const parameters = slots.map((slot, i) => (slot === null ? compiled.parameters[i] : values[slot]));
-      return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+      const pool = poolOf(db);
+      if (!pool) return (await db.executeQuery<R>({ ...compiled, parameters })).rows;
+      return runPrepared<R>(pool, template, parameters);
     },
   };
+}
+
+async function runPrepared<R>(pool: pg.Pool, template: Template, parameters: unknown[]): Promise<R[]> {
+  const send = () => pool.query({ name: template.name, text: template.compiled.sql, values: parameters });
+  try {
+    return (await send()).rows as R[];
+  } catch (err) {
+    if (!resultTypeChanged(err)) throw err;
+    template.name = nextStatementName();
+    return (await send()).rows as R[];
+  }
+}
+
+/** PostgreSQL refuses to run a prepared statement whose result columns changed since it was prepared. */
+function resultTypeChanged(err: unknown): boolean {
+  const { code, message } = err as { code?: unknown; message?: unknown };
+  return code === '0A000' && typeof message === 'string' && message.includes('cached plan must not change result type');
 }

@@ -69,11 +69,13 @@ const withHidden = 'with hidden';
 type ListingValues = { userId: string; status?: PostStatus; account_id?: string; group_id?: string; limit: number; offset: number };
 const listingQuery = precompiled((db, values: ListingValues, variant) => {
   let query = viewQuery(db).where('posts.user_id', '=', values.userId).where('posts.promoted_to_id', 'is', null);
+  // The constants are literals, so that the statement's generic plan (src/db/precompiled.ts) can use the partial
+  // index of the default listing (migration 0085), whose predicate they are.
   if (values.status !== undefined) query = query.where('posts.status', '=', values.status);
-  else if (values.group_id === undefined) query = query.where('posts.status', '!=', 'draft');
+  else if (values.group_id === undefined) query = query.where('posts.status', '!=', sql.lit('draft'));
   if (values.account_id !== undefined) query = query.where('posts.account_id', '=', values.account_id);
   if (values.group_id !== undefined) query = query.where('posts.group_id', '=', values.group_id);
-  if (variant !== withHidden) query = query.where('posts.hidden', '=', false);
+  if (variant !== withHidden) query = query.where('posts.hidden', '=', sql.lit(false));
   return query
     .orderBy('posts.created_at', 'desc')
     .orderBy('posts.thread_id')
