@@ -1,11 +1,14 @@
 // Waiting runs shaped like Herald's scheduled posts, made through temporal-dev's own handlers without a worker or
 // gRPC (issue 15): shared by memory.test.ts and bench/temporal-dev-waiting.ts, which measure what each one holds.
-// A start like publishPost's (JSON input, the search attributes Herald sets, eager start), its first workflow task
-// completed with the SDK's metadata and one StartTimer of 7 days, as a scheduled post's first task does.
+// A start like publishPost's (JSON input, the search attributes Herald sets, eager start), decoded from its encoded
+// bytes as the gRPC server decodes it (strings as protobufjs makes them), its first workflow task completed with the
+// SDK's metadata and one StartTimer of 7 days, as a scheduled post's first task does; then described once, as
+// Herald's reconciler describes every recently created post's workflow each minute.
 import { randomUUID } from 'node:crypto';
 import { Engine } from '../engine';
 import { startWorkflow } from '../executions';
-import { CommandType } from '../proto';
+import { describeWorkflow } from '../inspection';
+import { CommandType, decode, encode, ownedCopy } from '../proto';
 import { completeWorkflowTask } from '../workflow-tasks';
 
 const json = (value: unknown) => ({ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(value)) });
@@ -38,8 +41,11 @@ function startRequest(): Record<string, unknown> {
   };
 }
 
+const START_REQUEST = 'temporal.api.workflowservice.v1.StartWorkflowExecutionRequest';
+
 function waitingRun(engine: Engine): void {
-  const { eagerWorkflowTask } = startWorkflow(engine, startRequest(), {}, { allowEager: true });
+  const request = decode(START_REQUEST, ownedCopy(encode(START_REQUEST, startRequest())));
+  const { run, eagerWorkflowTask } = startWorkflow(engine, request, {}, { allowEager: true });
   if (!eagerWorkflowTask) throw new Error('no eager workflow task');
   completeWorkflowTask(engine, {
     taskToken: eagerWorkflowTask.taskToken,
@@ -50,6 +56,7 @@ function waitingRun(engine: Engine): void {
     returnNewWorkflowTask: true,
     forceCreateNewWorkflowTask: false,
   });
+  describeWorkflow(engine, { namespace: 'default', execution: { workflowId: run.workflowId, runId: run.runId } });
 }
 
 function heapUsed(gc: () => void): number {
