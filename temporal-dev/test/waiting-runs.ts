@@ -59,17 +59,21 @@ function waitingRun(engine: Engine): void {
   describeWorkflow(engine, { namespace: 'default', execution: { workflowId: run.workflowId, runId: run.runId } });
 }
 
-function heapUsed(gc: () => void): number {
+function heapUsed(gc: () => void): { total: number; arrayBuffers: number } {
   for (let i = 0; i < 3; i++) gc();
-  return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const usage = process.memoryUsage();
+  return { total: usage.heapUsed + usage.arrayBuffers, arrayBuffers: usage.arrayBuffers };
 }
 
-/** Bytes of heap (V8 used + ArrayBuffers) each of `runs` more waiting runs holds, after full GCs. */
-export function bytesPerWaitingRun(runs: number, gc: () => void): { bytes: number; engine: Engine } {
+/**
+ * Bytes of heap (V8 used + ArrayBuffers) each of `runs` more waiting runs holds, after full GCs, and of those the
+ * ArrayBuffer memory (malloc'd, outside V8's heap).
+ */
+export function bytesPerWaitingRun(runs: number, gc: () => void): { bytes: number; arrayBufferBytes: number; engine: Engine } {
   const engine = new Engine({ timeSkipping: false, namespace: 'default' });
   waitingRun(engine); // first use compiles and allocates what every run shares
   const before = heapUsed(gc);
   for (let i = 0; i < runs; i++) waitingRun(engine);
   const after = heapUsed(gc);
-  return { bytes: (after - before) / runs, engine };
+  return { bytes: (after.total - before.total) / runs, arrayBufferBytes: (after.arrayBuffers - before.arrayBuffers) / runs, engine };
 }
