@@ -18,6 +18,7 @@
 //  (heaps) and file-backed (code, shared libraries) so the table says which one grew.
 //  `--separate-temporal` runs temporal-dev as its own process (TEMPORAL_ADDRESS), to tell its memory from the worker's.
 //  `--heap-snapshots` has each node process write a heap snapshot (into the current directory) at both readings.
+//  `bench/heap-diff.js idle.heapsnapshot waiting.heapsnapshot` then says what is new and who holds it.
 //  Breakdown of each node process (bench/memory-breakdown.ts): V8 heap used/committed of the main isolate and of the
 //  worker threads (the workflow thread), external memory, and anonymous mappings by kind (glibc's brk heap and
 //  thread arenas, other anonymous), read through a probe preloaded with `--require` (bench/memory-probe.ts, answers

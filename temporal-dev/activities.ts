@@ -79,7 +79,7 @@ function markQueued(engine: Engine, run: Run, act: ActivityState): void {
 }
 
 function enqueue(engine: Engine, run: Run, act: ActivityState): void {
-  if (!run.open || run.activities.get(act.scheduledEventId) !== act) return;
+  if (!run.open || run.pendingActivities.get(act.scheduledEventId) !== act) return;
   markQueued(engine, run, act);
   const scheduleToStart = durationMs(act.attrs.scheduleToStartTimeout);
   if (scheduleToStart) {
@@ -92,7 +92,7 @@ function enqueue(engine: Engine, run: Run, act: ActivityState): void {
 }
 
 function take(engine: Engine, run: Run, act: ActivityState, attempt: number, poll: PollRequest): Msg | null {
-  if (!run.open || run.activities.get(act.scheduledEventId) !== act || act.state !== 'scheduled' || act.attempt !== attempt) {
+  if (!run.open || run.pendingActivities.get(act.scheduledEventId) !== act || act.state !== 'scheduled' || act.attempt !== attempt) {
     return null;
   }
   const now = engine.now();
@@ -190,7 +190,7 @@ function retryOrFinish(engine: Engine, run: Run, act: ActivityState, failure: Ms
 }
 
 function timeOut(engine: Engine, run: Run, act: ActivityState, timeoutType: number): void {
-  if (!run.open || run.activities.get(act.scheduledEventId) !== act) return;
+  if (!run.open || run.pendingActivities.get(act.scheduledEventId) !== act) return;
   const failure: Msg = {
     message: `activity ${TIMEOUT_NAMES[timeoutType]} timeout`,
     source: 'Server',
@@ -212,7 +212,7 @@ export function requestCancelActivity(engine: Engine, run: Run, a: Msg, complete
     { scheduledEventId, workflowTaskCompletedEventId: completedEventId },
     engine.now(),
   );
-  const act = run.activities.get(scheduledEventId);
+  const act = run.pendingActivities.get(scheduledEventId);
   if (!act) return false;
   act.cancelRequested = true;
   act.cancelRequestedEventId = requestedId;
@@ -235,7 +235,7 @@ function byToken(engine: Engine, taskToken: Uint8Array): Located {
   const t = engine.decodeToken(taskToken);
   const run = t.k === 'a' ? engine.namespaces.get(t.ns)?.runs.get(t.r) : undefined;
   if (run && !run.open) throw workflowCompleted();
-  const act = run?.activities.get(t.s);
+  const act = run?.pendingActivities.get(t.s);
   if (!run || !act || act.attempt !== t.a || act.state !== 'started') throw notFound('Activity task not found.');
   return { run, act };
 }
@@ -243,7 +243,7 @@ function byToken(engine: Engine, taskToken: Uint8Array): Located {
 function byId(engine: Engine, req: Msg): Located {
   const run = engine.findRun(req.namespace, { workflowId: req.workflowId, runId: req.runId });
   if (!run.open) throw workflowCompleted();
-  for (const act of run.activities.values()) {
+  for (const act of run.pendingActivities.values()) {
     if (act.attrs.activityId === req.activityId && act.state === 'started') return { run, act };
   }
   throw notFound('Activity task not found.');
@@ -288,10 +288,10 @@ export function heartbeatActivity(engine: Engine, { run, act }: Located, req: Ms
 
 /** When a run closes its pending activities go with it; later calls from workers get NOT_FOUND. */
 export function dropActivities(engine: Engine, run: Run): void {
-  for (const act of run.activities.values()) {
+  for (const act of run.pendingActivities.values()) {
     clearDeadlines(act);
     act.scheduleToClose?.cancel();
     engine.liveActivities.delete(act);
   }
-  run.activities.clear();
+  if (run.pendingActivities.size) run.activities.clear();
 }

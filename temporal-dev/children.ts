@@ -98,7 +98,7 @@ export function notifyParent(engine: Engine, childRun: Run, closeType: string, c
   const link = childRun.parent;
   if (!link) return;
   const parent = engine.namespaces.get(link.namespace)?.runs.get(link.runId);
-  const child = parent?.children.get(link.initiatedEventId);
+  const child = parent?.pendingChildren.get(link.initiatedEventId);
   const mapping = CHILD_EVENTS[closeType];
   if (!parent || !child || !mapping) return;
   parent.children.delete(link.initiatedEventId);
@@ -115,7 +115,7 @@ export function notifyParent(engine: Engine, childRun: Run, closeType: string, c
 }
 
 export function applyParentClosePolicy(engine: Engine, run: Run): void {
-  for (const child of run.children.values()) {
+  for (const child of run.pendingChildren.values()) {
     const childRun = engine.namespaces.get(child.namespace) && engine.currentRun(child.namespace, child.workflowId);
     if (!childRun?.open || childRun.parent?.workflowId !== run.workflowId) continue;
     if (child.parentClosePolicy === ParentClosePolicy.TERMINATE) {
@@ -124,7 +124,7 @@ export function applyParentClosePolicy(engine: Engine, run: Run): void {
       requestCancelRun(engine, childRun, { identity: engine.identity, reason: 'by parent close policy' });
     }
   }
-  run.children.clear();
+  if (run.pendingChildren.size) run.children.clear();
 }
 
 export function initiateSignalExternal(engine: Engine, run: Run, a: Msg, completedEventId: number): () => void {

@@ -9,6 +9,7 @@ import {
   ConflictPolicy,
   duration,
   durationMs,
+  flatString,
   RetryState,
   ReusePolicy,
   TaskQueueKind,
@@ -134,11 +135,14 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
   run.parent = parent;
   run.executionTime = now + startDelayMs;
   run.memo = { ...req.memo?.fields };
-  const searchAttributes = {};
-  mergeSearchAttributes(searchAttributes, req.searchAttributes?.indexedFields ?? {});
-  run.searchAttributes = searchAttributes;
-  run.requestId = req.requestId ?? '';
+  run.requestId = flatString(req.requestId ?? '');
   run.append('WORKFLOW_EXECUTION_STARTED', started, now);
+  const searchAttributes = {};
+  const given = req.searchAttributes?.indexedFields ?? {};
+  mergeSearchAttributes(searchAttributes, given);
+  // The merge only drops empty values: with none dropped, the start event's are the run's (no second copy).
+  if (Object.keys(searchAttributes).length === Object.keys(given).length) run.searchAttributesAsStarted();
+  else run.searchAttributes = searchAttributes;
   const runs = ns.executions.get(run.workflowId) ?? [];
   runs.push(run);
   ns.executions.set(run.workflowId, runs);

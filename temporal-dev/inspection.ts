@@ -29,7 +29,7 @@ export async function getHistory(engine: Engine, req: Msg, ctx: PollContext): Pr
 }
 
 function pendingActivities(run: Run): Msg[] {
-  return [...run.activities.values()].map((act) => ({
+  return [...run.pendingActivities.values()].map((act) => ({
     activityId: act.attrs.activityId,
     activityType: act.attrs.activityType,
     state: act.cancelRequested
@@ -62,7 +62,7 @@ export function describeWorkflow(engine: Engine, req: Msg): Msg {
     },
     workflowExecutionInfo: executionInfo(run),
     pendingActivities: pendingActivities(run),
-    pendingChildren: [...run.children.values()].map((c) => ({
+    pendingChildren: [...run.pendingChildren.values()].map((c) => ({
       workflowId: c.workflowId,
       runId: c.runId,
       workflowTypeName: c.workflowType,

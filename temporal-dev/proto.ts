@@ -41,6 +41,15 @@ export function ownedCopy(bytes: Uint8Array): Buffer {
   return copy;
 }
 
+/**
+ * A flat copy of a decoded string kept for long (issue 15). protobufjs builds a string under 64 bytes by appending
+ * 8-character pieces, a tree of ConsStrings that V8 flattens only when the string is hashed (a Map key): a kept
+ * request id was ~8 of them, ~350 bytes instead of 56.
+ */
+export function flatString(value: string): string {
+  return Buffer.from(value, 'utf8').toString('utf8');
+}
+
 /** Encodes a plain object; fromObject tolerates the small shape differences of hand-built responses. */
 export function encode(fullName: string, obj: Msg): Buffer {
   const t = protoType(fullName);

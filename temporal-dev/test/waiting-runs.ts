@@ -1,11 +1,14 @@
 // Waiting runs shaped like Herald's scheduled posts, made through temporal-dev's own handlers without a worker or
 // gRPC (issue 15): shared by memory.test.ts and bench/temporal-dev-waiting.ts, which measure what each one holds.
-// A start like publishPost's (JSON input, the search attributes Herald sets, eager start), its first workflow task
-// completed with the SDK's metadata and one StartTimer of 7 days, as a scheduled post's first task does.
+// A start like publishPost's (JSON input, the search attributes Herald sets, eager start), decoded from its encoded
+// bytes as the gRPC server decodes it (strings as protobufjs makes them), its first workflow task completed with the
+// SDK's metadata and one StartTimer of 7 days, as a scheduled post's first task does; then described once, as
+// Herald's reconciler describes every recently created post's workflow each minute.
 import { randomUUID } from 'node:crypto';
 import { Engine } from '../engine';
 import { startWorkflow } from '../executions';
-import { CommandType } from '../proto';
+import { describeWorkflow } from '../inspection';
+import { CommandType, decode, encode, ownedCopy } from '../proto';
 import { completeWorkflowTask } from '../workflow-tasks';
 
 const json = (value: unknown) => ({ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(value)) });
@@ -38,8 +41,11 @@ function startRequest(): Record<string, unknown> {
   };
 }
 
+const START_REQUEST = 'temporal.api.workflowservice.v1.StartWorkflowExecutionRequest';
+
 function waitingRun(engine: Engine): void {
-  const { eagerWorkflowTask } = startWorkflow(engine, startRequest(), {}, { allowEager: true });
+  const request = decode(START_REQUEST, ownedCopy(encode(START_REQUEST, startRequest())));
+  const { run, eagerWorkflowTask } = startWorkflow(engine, request, {}, { allowEager: true });
   if (!eagerWorkflowTask) throw new Error('no eager workflow task');
   completeWorkflowTask(engine, {
     taskToken: eagerWorkflowTask.taskToken,
@@ -50,19 +56,24 @@ function waitingRun(engine: Engine): void {
     returnNewWorkflowTask: true,
     forceCreateNewWorkflowTask: false,
   });
+  describeWorkflow(engine, { namespace: 'default', execution: { workflowId: run.workflowId, runId: run.runId } });
 }
 
-function heapUsed(gc: () => void): number {
+function heapUsed(gc: () => void): { total: number; arrayBuffers: number } {
   for (let i = 0; i < 3; i++) gc();
-  return process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
+  const usage = process.memoryUsage();
+  return { total: usage.heapUsed + usage.arrayBuffers, arrayBuffers: usage.arrayBuffers };
 }
 
-/** Bytes of heap (V8 used + ArrayBuffers) each of `runs` more waiting runs holds, after full GCs. */
-export function bytesPerWaitingRun(runs: number, gc: () => void): { bytes: number; engine: Engine } {
+/**
+ * Bytes of heap (V8 used + ArrayBuffers) each of `runs` more waiting runs holds, after full GCs, and of those the
+ * ArrayBuffer memory (malloc'd, outside V8's heap).
+ */
+export function bytesPerWaitingRun(runs: number, gc: () => void): { bytes: number; arrayBufferBytes: number; engine: Engine } {
   const engine = new Engine({ timeSkipping: false, namespace: 'default' });
   waitingRun(engine); // first use compiles and allocates what every run shares
   const before = heapUsed(gc);
   for (let i = 0; i < runs; i++) waitingRun(engine);
   const after = heapUsed(gc);
-  return { bytes: (after - before) / runs, engine };
+  return { bytes: (after.total - before.total) / runs, arrayBufferBytes: (after.arrayBuffers - before.arrayBuffers) / runs, engine };
 }
