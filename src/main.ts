@@ -19,6 +19,7 @@ import { startEventDispatcher } from './webhooks/dispatcher';
 import { startWebhookReconciler } from './webhooks/reconcile';
 import { startEventRetention } from './events/retention';
 import { createPostsRuntime } from './posts/runtime';
+import { startMemoryRelease } from './process/memory-release';
 import { registerSearchAttributes } from './temporal/search-attributes';
 import { ensureWebUiBuilt, webUiBuildDir } from './temporal/web-ui';
 import { startTemporal } from './temporal/worker';
@@ -96,9 +97,10 @@ export async function startHerald(
     await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
     let stopRequested = false;
     const workerFailed = new Promise<unknown>((failed) =>
+      // While running, the caller says what follows (npm start logs it as fatal and exits); while stopping, nothing does.
       temporal.running.catch((err) => {
-        logger.error({ err }, 'temporal worker failed');
-        if (!stopRequested) failed(err);
+        if (stopRequested) logger.error({ err }, 'temporal worker failed while stopping');
+        else failed(err);
       }),
     );
 
@@ -157,6 +159,9 @@ export async function startHerald(
     }, housekeepingIntervalMs);
     housekeeping.unref();
     cleanups.push(async () => clearInterval(housekeeping));
+    // What a burst of scheduling leaves resident is given back once the process is quiet again (README "Memory").
+    const memoryRelease = startMemoryRelease(logger);
+    cleanups.push(async () => memoryRelease.stop());
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url, port, temporal: temporalAddress, embeddedPostgres: database.embedded !== null }, 'herald listening');

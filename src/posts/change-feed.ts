@@ -28,6 +28,11 @@ export function isSettled(change: Pick<PostChange, 'status' | 'firstCommentStatu
 interface SettledWatch {
   /** Resolves once the post settles; stays pending when the feed is down (callers race it with the workflow result). */
   settled: Promise<void>;
+  /**
+   * Resolves when `settled` can no longer be relied on: the feed was not listening when the watch was made, or lost
+   * its connection since (a change committed while it was down is never heard). The caller then asks the workflow.
+   */
+  inDoubt: Promise<void>;
   stop(): void;
 }
 
@@ -47,6 +52,12 @@ const RECONNECT_DELAY_MS = 1_000;
  */
 export function startPostChangeFeed(connectionString: string, logger: Logger): PostChangeFeed {
   const waiters = new Map<string, Set<() => void>>();
+  /** The `inDoubt` of every watch made while the feed listens, resolved when it stops listening. */
+  const doubters = new Set<() => void>();
+  const doubtAll = () => {
+    for (const doubt of doubters) doubt();
+    doubters.clear();
+  };
   let client: pg.Client | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
@@ -77,6 +88,7 @@ export function startPostChangeFeed(connectionString: string, logger: Logger): P
       if (closed || client !== candidate) return;
       logger.warn({ err }, 'post change feed lost its connection; reconnecting');
       client = null;
+      doubtAll();
       candidate.end().catch(() => undefined);
       reconnectLater();
     };
@@ -109,9 +121,15 @@ export function startPostChangeFeed(connectionString: string, logger: Logger): P
       const set = waiters.get(postId) ?? new Set();
       set.add(resolve);
       waiters.set(postId, set);
+      let doubt!: () => void;
+      const inDoubt = new Promise<void>((doubted) => (doubt = doubted));
+      if (client === null) doubt();
+      else doubters.add(doubt);
       return {
         settled,
+        inDoubt,
         stop: () => {
+          doubters.delete(doubt);
           set.delete(resolve);
           if (set.size === 0 && waiters.get(postId) === set) waiters.delete(postId);
         },
@@ -121,6 +139,7 @@ export function startPostChangeFeed(connectionString: string, logger: Logger): P
       closed = true;
       clearTimeout(retry);
       waiters.clear();
+      doubtAll();
       await client?.end().catch(() => undefined);
       client = null;
     },

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
@@ -106,14 +107,23 @@ export async function runWorkflows(rt: PostsRuntime, posts: readonly SearchedPos
 }
 
 /**
+ * The workflow's result is asked for only when the change feed cannot be relied on, or after this long: a long poll
+ * of the workflow's history per publish costs both processes a gRPC call (and the server an encoded history) that
+ * the feed's NOTIFY makes redundant. A workflow that ends without settling its rows is still heard of, this much later.
+ */
+const resultFallbackMs = 5_000;
+
+/**
  * Starts the workflow that publishes `postIds` and, when the request waits for the platform's verdict, returns once
- * every one of them settled: the change feed reports each row as its change commits, the workflow's result is the
- * fallback. A start that fails is left to the reconciler (the rows say what they need).
+ * every one of them settled: the change feed reports each row as its change commits; the workflow's result is the
+ * fallback, asked for when the feed is in doubt or has not answered within `resultFallbackMs`. A start that fails is
+ * left to the reconciler (the rows say what they need).
  */
 async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start: () => Promise<WorkflowHandle>, awaitResults: boolean): Promise<void> {
   const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
+  const fallbackTimer = new AbortController();
   try {
-    let handle;
+    let handle: WorkflowHandle;
     try {
       handle = await start();
     } catch (err) {
@@ -122,14 +132,19 @@ async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start
     }
     if (!awaitResults) return;
     try {
-      const allSettled = watches.length ? [Promise.all(watches.map((watch) => watch.settled))] : [];
-      await Promise.race([handle.result(), ...allSettled]);
+      if (watches.length === 0) {
+        await handle.result();
+      } else {
+        const feedInDoubt = Promise.race([...watches.map((watch) => watch.inDoubt), sleep(resultFallbackMs, undefined, { signal: fallbackTimer.signal })]);
+        await Promise.race([Promise.all(watches.map((watch) => watch.settled)), feedInDoubt.then(() => handle.result())]);
+      }
     } catch (err) {
       // The workflow may still be running (a dropped connection, a server hiccup): the rows say when it is done.
       rt.logger.warn({ err, postIds }, 'could not read the publish result; watching the rows instead');
       await Promise.all(postIds.map((id) => waitWhilePublishing(rt, id)));
     }
   } finally {
+    fallbackTimer.abort();
     for (const watch of watches) watch.stop();
   }
 }

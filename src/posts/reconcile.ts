@@ -57,12 +57,11 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
  */
 export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first: Promise<ReconcileResult>; stop(): Promise<void> } {
   const stopping = new AbortController();
-  let running: Promise<unknown>;
   const first = reconcilePosts(rt, 'all', stopping.signal).catch((err) => {
     rt.logger.error({ err }, 'reconcile at start failed');
     return { checked: 0, started: [] };
   });
-  running = first;
+  let running: Promise<unknown> = first;
   const timer = setInterval(() => {
     running = reconcilePosts(rt, 'recent', stopping.signal).catch((err) => rt.logger.error({ err }, 'periodic reconcile failed'));
   }, intervalMs);

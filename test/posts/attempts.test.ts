@@ -162,10 +162,16 @@ describe('Posts: interrupted platform calls and the change feed', function () {
         .returning('id')
         .executeTakeFirstOrThrow();
       const watch = feed.watch(row.id);
+      let inDoubt = false;
+      void watch.inDoubt.then(() => (inDoubt = true));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(inDoubt, false, 'a watch made while the feed listens is relied on');
       const listeners = () =>
         sql<{ pid: number }>`select pid from pg_stat_activity where application_name = 'herald-post-changes' and query like 'LISTEN%'`.execute(h.db);
       const before = (await listeners()).rows.map((r) => r.pid);
       await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'herald-post-changes'`.execute(h.db);
+      // A change committed while the feed reconnects is never heard: the request must ask the workflow instead.
+      await watch.inDoubt;
       // Every feed listening in this process was cut (the harness's too); wait until as many listen again.
       for (let i = 0; (await listeners()).rows.filter((r) => !before.includes(r.pid)).length < before.length; i++) {
         if (i > 200) throw new Error('the change feed did not listen again');
@@ -174,6 +180,22 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       await h.db.updateTable('posts').set({ status: 'failed' }).where('id', '=', row.id).execute();
       await watch.settled;
       watch.stop();
+    } finally {
+      await feed.close();
+    }
+  });
+
+  it('a watch made before the feed listens is in doubt at once; one made while it listens is not', async () => {
+    const feed = startPostChangeFeed((await testDatabase()).url, createLogger('silent'));
+    try {
+      const watch = feed.watch('00000000-0000-4000-8000-000000000000');
+      await watch.inDoubt;
+      watch.stop();
+      await feed.ready;
+      const listening = feed.watch('00000000-0000-4000-8000-000000000000');
+      const doubted = await Promise.race([listening.inDoubt.then(() => true), new Promise((resolve) => setTimeout(resolve, 100, false))]);
+      assert.equal(doubted, false);
+      listening.stop();
     } finally {
       await feed.close();
     }

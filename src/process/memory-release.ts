@@ -1,0 +1,123 @@
+import { createRequire } from 'node:module';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import type { Logger } from '../logger';
+
+/**
+ * Gives back the memory a burst leaves behind (issue 15, README "Memory"). Scheduling 10,000 posts grows the process
+ * by hundreds of MiB of garbage; once it is collected, two things stay resident for as long as the posts wait:
+ * V8's old-space pages, each still holding a few live objects (V8 compacts only the most fragmented pages), and the
+ * memory glibc keeps below live blocks of its heap (it gives back only the top). Neither shrinks by itself.
+ *
+ * So when the process has grown by `growthBytes` since its last release and then been quiet for a whole check
+ * interval, it runs one full GC that compacts every page, and glibc's `malloc_trim(0)`, which returns the free pages
+ * inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
+ * a busy process is never paused by it, and a burst is paid for once, after it, not per request.
+ */
+
+interface MemoryReleaseOptions {
+  /** How often the process's size and activity are read. */
+  checkIntervalMs?: number;
+  /** Growth of the resident size since the last release (or the smallest size seen) that is worth a release. */
+  growthBytes?: number;
+  /** The event loop's busy share over the last interval under which the process counts as quiet. */
+  quietUtilization?: number;
+}
+
+interface MemoryRelease {
+  /** Compacts and trims now; returns what it took and gave back. */
+  releaseNow(): ReleaseOutcome;
+  stop(): void;
+}
+
+interface ReleaseOutcome {
+  rssBeforeBytes: number;
+  rssAfterBytes: number;
+  gcMs: number;
+  trimMs: number;
+  /** False where glibc's `malloc_trim` is not available (another libc, another OS). */
+  trimmed: boolean;
+}
+
+const defaults: Required<MemoryReleaseOptions> = { checkIntervalMs: 10_000, growthBytes: 64 * 1024 * 1024, quietUtilization: 0.05 };
+
+export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions = {}): MemoryRelease {
+  const { checkIntervalMs, growthBytes, quietUtilization } = { ...defaults, ...options };
+  const compactingGc = compactingGcFunction();
+  const trim = mallocTrimFunction(logger);
+  let settledRss = process.memoryUsage.rss();
+  let lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
+
+  const releaseNow = (): ReleaseOutcome => {
+    const rssBeforeBytes = process.memoryUsage.rss();
+    const gcStart = performance.now();
+    compactingGc();
+    const trimStart = performance.now();
+    const trimmed = trim?.() !== undefined;
+    const trimEnd = performance.now();
+    const rssAfterBytes = process.memoryUsage.rss();
+    settledRss = rssAfterBytes;
+    return { rssBeforeBytes, rssAfterBytes, gcMs: trimStart - gcStart, trimMs: trimEnd - trimStart, trimmed };
+  };
+
+  const check = () => {
+    const loop = performance.eventLoopUtilization();
+    const utilization = performance.eventLoopUtilization(loop, lastLoop).utilization;
+    lastLoop = loop;
+    const rss = process.memoryUsage.rss();
+    settledRss = Math.min(settledRss, rss);
+    if (rss - settledRss < growthBytes || utilization >= quietUtilization) return;
+    const outcome = releaseNow();
+    logger.info(
+      {
+        rssBeforeMiB: mib(outcome.rssBeforeBytes),
+        rssAfterMiB: mib(outcome.rssAfterBytes),
+        gcMs: Math.round(outcome.gcMs),
+        trimMs: Math.round(outcome.trimMs),
+        trimmed: outcome.trimmed,
+      },
+      'memory released after a burst',
+    );
+  };
+  const timer = setInterval(check, checkIntervalMs);
+  timer.unref();
+  return { releaseNow, stop: () => clearInterval(timer) };
+}
+
+const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
+
+/**
+ * A full GC that compacts every old-space page. V8 offers it only through flags: `gc` is taken once from a context
+ * made while `--expose-gc` is on (and the flag put back, so no later context, the workflow sandbox's included, gets
+ * a `gc`), and `--compact-on-every-full-gc` is on only for that one collection.
+ */
+function compactingGcFunction(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as (options?: { type: 'minor' | 'major' }) => void;
+  v8.setFlagsFromString('--no-expose-gc');
+  return () => {
+    v8.setFlagsFromString('--compact-on-every-full-gc');
+    try {
+      gc(); // not gc({ type: 'major' }): measured on Node 20, that one left the burst's buffers to a later collection
+    } finally {
+      v8.setFlagsFromString('--no-compact-on-every-full-gc');
+    }
+    // V8 frees dead ArrayBuffers' memory on a background sweeper, which the next collection waits for: without this
+    // young-generation one, malloc_trim would run before glibc got the burst's buffers back.
+    gc({ type: 'minor' });
+  };
+}
+
+/** glibc's `malloc_trim(0)` through koffi (a prebuilt FFI), or undefined where there is no glibc to ask. */
+function mallocTrimFunction(logger: Logger): (() => number) | undefined {
+  if (process.platform !== 'linux') return undefined;
+  try {
+    const koffi = createRequire(__filename)('koffi') as typeof import('koffi');
+    const mallocTrim = koffi.load('libc.so.6').func('int malloc_trim(size_t pad)') as (pad: number) => number;
+    return () => mallocTrim(0);
+  } catch (err) {
+    logger.debug({ err }, 'malloc_trim is not available (not glibc): memory is released by the GC alone');
+    return undefined;
+  }
+}

@@ -1,0 +1,98 @@
+// The release after a burst (src/process/memory-release.ts, issue 15): a compacting GC gives back old-space pages a
+// plain full GC keeps, malloc_trim gives back glibc's free memory below live blocks, and the periodic check releases
+// only once the process has grown and then gone quiet.
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { createLogger } from '../../src/logger';
+import { startMemoryRelease } from '../../src/process/memory-release';
+
+const MiB = 1024 * 1024;
+const oldSpace = () => v8.getHeapSpaceStatistics().find((space) => space.space_name === 'old_space')!;
+
+/** Fills old space with small objects and keeps one in `keepOneIn`, spread over every page: a fragmented heap. */
+function fragmentOldSpace(keepOneIn: number): object[] {
+  const kept: object[] = [];
+  for (let round = 0; round < 40; round++) {
+    const batch = Array.from({ length: 50_000 }, (_, i) => ({ round, i, text: `item ${round}:${i}` }));
+    for (let i = 0; i < batch.length; i += keepOneIn) kept.push(batch[i]!);
+  }
+  return kept;
+}
+
+/** An ordinary full GC, as V8 runs them by itself. */
+function plainFullGc(): void {
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  v8.setFlagsFromString('--no-expose-gc');
+  gc();
+}
+
+const glibc = process.platform === 'linux' && Boolean((process.report?.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);
+
+describe('memory release after a burst', function () {
+  this.timeout(60_000);
+  const logger = createLogger('silent');
+
+  it('gives back the old-space pages a burst left partly filled, which an ordinary full GC keeps', () => {
+    const release = startMemoryRelease(logger, { checkIntervalMs: 3_600_000 });
+    try {
+      // One object in three kept: V8's own full GCs leave such pages where they are (they move only sparse ones).
+      const kept = fragmentOldSpace(3);
+      plainFullGc();
+      plainFullGc();
+      const before = oldSpace();
+      const outcome = release.releaseNow();
+      const after = oldSpace();
+      assert.ok(kept.length > 600_000);
+      const slackBefore = before.physical_space_size - before.space_used_size;
+      const slackAfter = after.physical_space_size - after.space_used_size;
+      assert.ok(before.physical_space_size - after.physical_space_size > 32 * MiB, `old space resident ${before.physical_space_size / MiB} -> ${after.physical_space_size / MiB} MiB`);
+      assert.ok(slackAfter < slackBefore / 2, `resident above used: ${slackBefore / MiB} -> ${slackAfter / MiB} MiB`);
+      assert.ok(outcome.gcMs >= 0 && outcome.rssAfterBytes < outcome.rssBeforeBytes);
+    } finally {
+      release.stop();
+    }
+  });
+
+  it('trims what glibc keeps below live blocks (glibc only)', function () {
+    if (!glibc) this.skip(); // malloc_trim is glibc's: other C libraries give memory back by themselves or not at all.
+    const release = startMemoryRelease(logger, { checkIntervalMs: 3_600_000 });
+    try {
+      release.releaseNow();
+      // 1 KiB buffers are malloc'd one by one; keeping one in 64 pins memory all over the heap's range.
+      let buffers: Buffer[] | null = Array.from({ length: 100_000 }, () => Buffer.allocUnsafeSlow(1000).fill(1));
+      const pinned = buffers.filter((_, i) => i % 64 === 0);
+      buffers = null;
+      const outcome = release.releaseNow();
+      assert.equal(outcome.trimmed, true);
+      assert.ok(pinned.length > 1_000);
+      assert.ok(outcome.rssBeforeBytes - outcome.rssAfterBytes > 48 * MiB, `rss ${outcome.rssBeforeBytes / MiB} -> ${outcome.rssAfterBytes / MiB} MiB`);
+    } finally {
+      release.stop();
+    }
+  });
+
+  it('releases on its own once the process has grown and gone quiet, not while it is busy', async () => {
+    const lines: Array<{ msg: string }> = [];
+    const capture = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const release = startMemoryRelease(capture, { checkIntervalMs: 200, growthBytes: 16 * MiB, quietUtilization: 0.2 });
+    try {
+      const kept = fragmentOldSpace(40);
+      // Busy: the event loop is held for the whole of each interval, so growth alone releases nothing.
+      const busyUntil = Date.now() + 700;
+      while (Date.now() < busyUntil) {
+        const spin = Date.now() + 150;
+        while (Date.now() < spin);
+        await sleep(0);
+      }
+      assert.deepEqual(lines.filter((line) => line.msg === 'memory released after a burst'), []);
+      await sleep(1_000);
+      assert.equal(lines.filter((line) => line.msg === 'memory released after a burst').length, 1, 'one release once quiet');
+      assert.ok(kept.length > 40_000);
+    } finally {
+      release.stop();
+    }
+  });
+});

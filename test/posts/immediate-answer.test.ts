@@ -1,0 +1,82 @@
+// How an immediate publish learns its answer (issue 15, src/posts/create.ts `startAndAwait`): from the change feed's
+// NOTIFY, without a long poll of the workflow's history per publish; the workflow's result only when the feed is in
+// doubt (not listening, or cut since the watch was made).
+import assert from 'node:assert/strict';
+import type { Client } from '@temporalio/client';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { createLogger } from '../../src/logger';
+import { startPostChangeFeed, type PostChangeFeed } from '../../src/posts/change-feed';
+import { insertXAccount } from './fixtures';
+import { startPostsHarness, type PostsHarness } from './harness';
+
+/** Counts the client's reads of workflow histories (what `WorkflowHandle.result()` long-polls). */
+function countHistoryReads(client: Client): { count(): number; restore(): void } {
+  const service = client.workflowService;
+  const original = service.getWorkflowExecutionHistory;
+  let calls = 0;
+  service.getWorkflowExecutionHistory = ((request: Parameters<typeof original>[0]) => {
+    calls++;
+    return original.call(service, request);
+  }) as typeof original;
+  return { count: () => calls, restore: () => void (service.getWorkflowExecutionHistory = original) };
+}
+
+describe('Immediate posts: the answer comes from the change feed (issue 15)', function () {
+  this.timeout(60_000);
+
+  describe('with the feed listening', () => {
+    let h: PostsHarness;
+    let x: AccountRow;
+    before(async () => {
+      h = await startPostsHarness();
+      x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    });
+    after(async () => h?.stop());
+
+    it('answers a single post and a fan-out once published, without reading a workflow history', async () => {
+      const reads = countHistoryReads(h.api.deps.temporal!);
+      try {
+        const single = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'answered by the feed' } });
+        assert.equal(single.status, 201, single.text);
+        assert.equal(single.body.data.status, 'published');
+        const other = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+        const fanOut = await h.api.request('POST', '/api/v1/posts', { body: { account_ids: [x.id, other.id], text: 'fan-out answered by the feed' } });
+        assert.equal(fanOut.status, 201, fanOut.text);
+        assert.deepEqual(fanOut.body.data.results.map((r: { status: string }) => r.status), ['published', 'published']);
+        assert.equal(reads.count(), 0);
+      } finally {
+        reads.restore();
+      }
+    });
+  });
+
+  describe('with the feed unable to listen', () => {
+    let deaf: PostChangeFeed;
+    let h: PostsHarness;
+    let x: AccountRow;
+    before(async () => {
+      // A feed pointed at a port nobody listens on never listens: every watch is in doubt from the start.
+      deaf = startPostChangeFeed('postgres://herald@127.0.0.1:1/none', createLogger('silent'));
+      h = await startPostsHarness({ posts: { changes: deaf } });
+      x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    });
+    after(async () => {
+      await h?.stop();
+      await deaf?.close();
+    });
+
+    it('answers from the workflow result at once, not after the fallback delay', async () => {
+      const reads = countHistoryReads(h.api.deps.temporal!);
+      try {
+        const started = Date.now();
+        const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'answered by the workflow' } });
+        assert.equal(res.status, 201, res.text);
+        assert.equal(res.body.data.status, 'published');
+        assert.ok(reads.count() >= 1, 'the workflow result was read');
+        assert.ok(Date.now() - started < 4_000, `answered in ${Date.now() - started} ms`);
+      } finally {
+        reads.restore();
+      }
+    });
+  });
+});
