@@ -2,7 +2,7 @@
 // arrive while a workflow task is running are held back (`buffered`) and appended after that task completes,
 // which is the ordering sdk-core insists on.
 // Just over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it.
-import { decode, encode, EventType, ownedCopy, timestamp, WorkflowStatus, type Msg } from './proto';
+import { decode, encode, EventType, timestamp, WorkflowStatus, type Msg } from './proto';
 import type { Scheduled } from './scheduler';
 
 export interface WorkflowTask {
@@ -70,13 +70,22 @@ const MEMO = 'temporal.api.common.v1.Memo';
 const SEARCH_ATTRIBUTES = 'temporal.api.common.v1.SearchAttributes';
 const EMPTY = Buffer.alloc(0);
 /** `encodedSearchAttributes`: those of the start event. */
-const START = 'start';
+const START: unique symbol = Symbol('the start event');
 /** What a read of a collection the run does not have sees (never written: the type is read-only). */
 const NONE: ReadonlyMap<never, never> = new Map<never, never>();
 
-/** A record of payloads kept as one encoded message (`field` is its map field), or nothing when empty. */
-function encodeRecord(type: string, field: string, record: Record<string, Msg>): Buffer | undefined {
-  return Object.keys(record).length ? ownedCopy(encode(type, { [field]: record })) : undefined;
+/**
+ * A record of payloads kept as one encoded message (`field` is its map field), or nothing when empty. Kept as a
+ * one-byte (latin1) string of the bytes, as a compacted history is: a malloc'd buffer of a few hundred bytes per
+ * run, made while a burst's short-lived buffers come and go around it, keeps a page of glibc's heap from being
+ * given back (issue 15: the search attributes a workflow upserts pinned ~4 KiB a waiting run that way).
+ */
+function encodeRecord(type: string, field: string, record: Record<string, Msg>): string | undefined {
+  return Object.keys(record).length ? encode(type, { [field]: record }).toString('latin1') : undefined;
+}
+
+function decodeRecord(type: string, encoded: string): Msg {
+  return decode(type, Buffer.from(encoded, 'latin1'));
 }
 
 export class Run {
@@ -100,8 +109,8 @@ export class Run {
    * Memo and search attributes, encoded (see `memo`, `searchAttributes`). Search attributes as the start gave them
    * are read from the start event (`START`) until a write replaces them: a second copy cost ~0.6 KiB a run.
    */
-  private encodedMemo: Buffer | undefined;
-  private encodedSearchAttributes: Buffer | typeof START | undefined;
+  private encodedMemo: string | undefined;
+  private encodedSearchAttributes: string | typeof START | undefined;
   status = WorkflowStatus.RUNNING!;
   closeTime = 0;
   wft: WorkflowTask | null = null;
@@ -154,7 +163,7 @@ export class Run {
 
   /** The memo's fields (a fresh record on every read: assign a new record to change it). */
   get memo(): Readonly<Record<string, Msg>> {
-    return this.encodedMemo ? decode(MEMO, this.encodedMemo).fields : {};
+    return this.encodedMemo ? decodeRecord(MEMO, this.encodedMemo).fields : {};
   }
 
   set memo(fields: Record<string, Msg>) {
@@ -164,7 +173,7 @@ export class Run {
   /** The search attributes' indexed fields (a fresh record on every read: assign a new record to change them). */
   get searchAttributes(): Readonly<Record<string, Msg>> {
     if (this.encodedSearchAttributes === START) return this.started.searchAttributes?.indexedFields ?? {};
-    return this.encodedSearchAttributes ? decode(SEARCH_ATTRIBUTES, this.encodedSearchAttributes).indexedFields : {};
+    return this.encodedSearchAttributes ? decodeRecord(SEARCH_ATTRIBUTES, this.encodedSearchAttributes).indexedFields : {};
   }
 
   set searchAttributes(indexedFields: Record<string, Msg>) {

@@ -1,4 +1,4 @@
-import { sql, type Expression, type ExpressionBuilder, type SqlBool, type Transaction, type UpdateObject } from 'kysely';
+import { sql, type ExpressionBuilder, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { EventType } from '../events/catalogue';
@@ -96,10 +96,13 @@ export async function findOwnPostView(db: Db, userId: string, postId: string): P
   return { row: found, view: toViewOf(found) };
 }
 
+// Every create's and promotion's answer reads its posts with it.
+const postViewsQuery = precompiled((db, { ids }: { ids: readonly string[] }) => viewQuery(db).where('posts.id', '=', sql<string>`any(${ids}::uuid[])`));
+
 /** Posts as the API shows them, in the order of `ids`. */
 export async function loadPostViews(db: DbOrTrx, ids: readonly string[]): Promise<PostView[]> {
   if (ids.length === 0) return [];
-  const byId = new Map((await viewQuery(db).where('posts.id', 'in', ids).execute()).map((row) => [row.id, toViewOf(row)]));
+  const byId = new Map((await postViewsQuery.execute(db, { ids })).map((row) => [row.id, toViewOf(row)]));
   return ids.map((id) => byId.get(id)).filter((view): view is PostView => view !== undefined);
 }
 
@@ -342,7 +345,7 @@ const earlierAttemptOpen = sql<boolean>`(select earlier.publish_attempt_started_
  * reads nothing more. Undefined when it is not `scheduled` or not yet due; the caller reads the row to tell which.
  */
 export async function claimDueScheduled(db: Db, postId: string, now: Date) {
-  return (await claimScheduledWhere(db, [postId], (eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', now)]))).at(0);
+  return (await markAttempts(db, [postId], { dueBy: now })).at(0);
 }
 
 /**
@@ -352,15 +355,7 @@ export async function claimDueScheduled(db: Db, postId: string, now: Date) {
  * never takes the row. Returns the rows it took; a post missing from the answer was not taken.
  */
 export async function claimAllScheduledAt(db: Db, postIds: readonly string[], scheduledAt: Date) {
-  return claimScheduledWhere(db, postIds, (eb) => eb(sql`date_trunc('milliseconds', scheduled_at)`, '=', scheduledAt));
-}
-
-function claimScheduledWhere(db: Db, postIds: readonly string[], due: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>) {
-  return markAttempts(db, postIds, {
-    from: 'scheduled',
-    also: due,
-    set: { status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` },
-  });
+  return markAttempts(db, postIds, { scheduledAt });
 }
 
 /**
@@ -374,30 +369,45 @@ export async function beginPublishAttempt(db: Db, postId: string) {
 
 /** `beginPublishAttempt` of many posts (an immediate fan-out's first attempts) in one statement. */
 export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
-  return markAttempts(db, postIds, { from: 'publishing', set: { publish_attempt_started_at: sql`now()` } });
+  return markAttempts(db, postIds, {});
 }
 
 /**
- * The attempt's mark of a claim (`claimScheduledWhere`) and of a post already `publishing` (`beginPublishAttempts`),
- * one statement for any number of posts: the rows of `postIds` still `from` (and `also`, when given) get `set`, and
- * each comes back as a `MarkedPost`, joined to its account's columns in the same statement.
+ * Which mark: a claim of `scheduled` rows due by `dueBy` (`claimDueScheduled`) or scheduled at exactly `scheduledAt`
+ * (`claimAllScheduledAt`), which makes them `publishing`; with neither, the attempt of rows already `publishing`.
  */
-async function markAttempts(
-  db: Db,
-  postIds: readonly string[],
-  mark: { from: PostStatus; set: UpdateObject<Database, 'posts'>; also?: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool> },
-) {
-  if (postIds.length === 0) return [];
+type MarkValues = { postIds: readonly string[]; dueBy?: Date; scheduledAt?: Date };
+
+/**
+ * The attempt's mark of a claim and of a post already `publishing`, one statement for any number of posts: the rows
+ * of `postIds` in the status the mark expects get their mark (a claim also its new status), and each comes back as a
+ * `MarkedPost`, joined to its account's columns in the same statement. Compiled once per kind of mark and sent as a
+ * named statement (src/db/precompiled.ts: every publish and every due post runs it).
+ */
+const markAttemptsQuery = precompiled((db, values: MarkValues) => {
+  const claim = values.dueBy !== undefined || values.scheduledAt !== undefined;
   return db
     .with('marked', (qb) => {
-      const update = qb.updateTable('posts').set(mark.set).where('id', 'in', [...postIds]).where('status', '=', mark.from);
-      return (mark.also ? update.where(mark.also) : update).returningAll().returning([earlierAttemptOpen, rowVersion]);
+      let update = claim
+        ? qb
+            .updateTable('posts')
+            .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
+            .where('status', '=', sql.lit('scheduled'))
+        : qb.updateTable('posts').set({ publish_attempt_started_at: sql`now()` }).where('status', '=', sql.lit('publishing'));
+      update = update.where('id', '=', sql<string>`any(${values.postIds}::uuid[])`);
+      if (values.dueBy !== undefined) update = update.where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', values.dueBy!)]));
+      if (values.scheduledAt !== undefined) update = update.where(sql`date_trunc('milliseconds', scheduled_at)`, '=', values.scheduledAt);
+      return update.returningAll().returning([earlierAttemptOpen, rowVersion]);
     })
     .selectFrom('marked')
     .leftJoin('accounts', 'accounts.id', 'marked.account_id')
     .selectAll('marked')
-    .select(publishingAccountColumns)
-    .execute();
+    .select(publishingAccountColumns);
+});
+
+async function markAttempts(db: Db, postIds: readonly string[], mark: Omit<MarkValues, 'postIds'>) {
+  if (postIds.length === 0) return [];
+  return markAttemptsQuery.execute(db, { postIds, ...mark });
 }
 
 /**

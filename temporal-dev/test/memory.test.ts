@@ -176,15 +176,18 @@ describe('temporal-dev: a waiting run kept compact', () => {
     }
   });
 
-  it('holds under 4 KiB of heap per run waiting on a timer, shaped like a scheduled post, described once (13.7 KiB, then 4.3)', () => {
+  // The shape now includes the SDK's upsert of TemporalChangeVersion (an event more, and the run's own search
+  // attributes record): ~4.2 KiB a run with that record malloc'd, ~4.0 KiB with it kept as a string in V8's heap.
+  it('holds under 5 KiB of heap per run waiting on a timer, shaped like a scheduled post, described once (13.7 KiB, then 4.3)', () => {
     v8.setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
     const { bytes, arrayBufferBytes, engine } = bytesPerWaitingRun(2000, gc);
     try {
       const runs = [...engine.ns('default').runs.values()];
       assert.equal(runs.filter((run) => run.open && !run.wft && run.timers.size === 1).length, 2001);
-      assert.ok(bytes < 4 * 1024, `${bytes.toFixed(0)} bytes per waiting run`);
-      // The history (most of a run's bytes) is in V8's heap, not malloc'd ArrayBuffer memory (~1.3 KiB a run before).
+      assert.ok(bytes < 5 * 1024, `${bytes.toFixed(0)} bytes per waiting run`);
+      // The history (most of a run's bytes) and the upserted search attributes are in V8's heap, not malloc'd
+      // ArrayBuffer memory (~1.3 KiB a run before; the upserted record alone 472 bytes).
       assert.ok(arrayBufferBytes < 256, `${arrayBufferBytes.toFixed(0)} bytes of ArrayBuffers per waiting run`);
     } finally {
       engine.close();

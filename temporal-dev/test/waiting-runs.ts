@@ -2,8 +2,9 @@
 // gRPC (issue 15): shared by memory.test.ts and bench/temporal-dev-waiting.ts, which measure what each one holds.
 // A start like publishPost's (JSON input, the search attributes Herald sets, eager start), decoded from its encoded
 // bytes as the gRPC server decodes it (strings as protobufjs makes them), its first workflow task completed with the
-// SDK's metadata and one StartTimer of 7 days, as a scheduled post's first task does; then described once, as
-// Herald's reconciler describes every recently created post's workflow each minute.
+// SDK's metadata, the upsert of TemporalChangeVersion its patches make, and one StartTimer of 7 days, as a scheduled
+// post's first task does; then described once, as Herald's reconciler describes every recently created post's
+// workflow each minute.
 import { randomUUID } from 'node:crypto';
 import { Engine } from '../engine';
 import { startWorkflow } from '../executions';
@@ -50,7 +51,17 @@ function waitingRun(engine: Engine): void {
   completeWorkflowTask(engine, {
     taskToken: eagerWorkflowTask.taskToken,
     identity: '12345@herald-host',
-    commands: [{ commandType: CommandType.START_TIMER, startTimerCommandAttributes: { timerId: '1', startToFireTimeout: { seconds: 7 * 86_400 } } }],
+    commands: [
+      // The SDK's patch markers come with an upsert of TemporalChangeVersion (sdk-core's patch state machine), which
+      // replaces the start event's search attributes with a record of the run's own.
+      {
+        commandType: CommandType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+        upsertWorkflowSearchAttributesCommandAttributes: {
+          searchAttributes: { indexedFields: { TemporalChangeVersion: keyword(['claim-and-publish-1', 'prepare-before-due-1'], 'KeywordList') } },
+        },
+      },
+      { commandType: CommandType.START_TIMER, startTimerCommandAttributes: { timerId: '1', startToFireTimeout: { seconds: 7 * 86_400 } } },
+    ],
     sdkMetadata: { langUsedFlags: [1, 2, 3], sdkName: 'temporal-typescript', sdkVersion: '1.24.0' },
     meteringMetadata: {},
     returnNewWorkflowTask: true,
