@@ -116,7 +116,7 @@ const sum = (list: ProcessMemory[], key: 'rssKiB' | 'pssKiB' | 'anonKiB') => lis
 const mib = (kib: number) => (kib / 1024).toFixed(1);
 
 function printTree(label: string, list: ProcessMemory[]): void {
-  console.log(`\n${label}: ${list.length} processes, PSS ${mib(sum(list, 'pssKiB'))} MiB, RSS ${mib(sum(list, 'rssKiB'))} MiB`);
+  console.log(`\n${label} (${new Date().toISOString().slice(11, 19)}): ${list.length} processes, PSS ${mib(sum(list, 'pssKiB'))} MiB, RSS ${mib(sum(list, 'rssKiB'))} MiB`);
   for (const m of list) {
     console.log(`  ${String(m.pid).padStart(7)}  PSS ${mib(m.pssKiB).padStart(7)} (anon ${mib(m.anonKiB).padStart(7)})  RSS ${mib(m.rssKiB).padStart(7)}  ${m.name}`);
   }
@@ -199,11 +199,12 @@ async function startHeraldProcess(dataDir: string, temporalAddress?: string): Pr
         const line = buffered.slice(0, end);
         buffered = buffered.slice(end + 1);
         if (line.includes('"herald listening"')) resolve((JSON.parse(line) as { url: string }).url);
+        // When Herald gave memory back (src/process/memory-release.ts), to read the figures against.
+        if (line.includes('"memory released after a burst"')) console.log(`herald: ${line}`);
       }
     });
     child.once('exit', (code) => reject(new Error(`herald exited with ${code} during start`)));
   });
-  child.stdout!.resume();
   return { child, url };
 }
 

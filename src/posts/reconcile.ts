@@ -19,6 +19,15 @@ interface ReconcileResult {
   started: string[];
 }
 
+/**
+ * A scheduled post not yet due whose workflow this process started within the last minutes: its start is known to
+ * have succeeded, so the periodic look for posts created moments ago and never started skips it (a burst's posts
+ * are not described one by one every minute). Once due and not yet published, it is looked at as before.
+ */
+function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { status: string; scheduled_at: Date | null }): boolean {
+  return row.status === 'scheduled' && row.scheduled_at !== null && row.scheduled_at.getTime() > rt.now().getTime() && rt.recentStarts?.has(workflowId) === true;
+}
+
 export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all', signal?: AbortSignal): Promise<ReconcileResult> {
   const rows = await postsNeedingWorkflows(rt.db, scope);
   const started: string[] = [];
@@ -35,6 +44,7 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
   const worker = async () => {
     for (let next = queue.shift(); next && !signal?.aborted; next = queue.shift()) {
       const [workflowId, { row, postIds }] = next;
+      if (scope === 'recent' && startedHereAndNotDue(rt, workflowId, row)) continue;
       try {
         if ((await workflowState(rt.temporal!, workflowId)) === 'running') continue;
         if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);

@@ -14,6 +14,7 @@ import { createCredentialRenewers } from '../platforms/renewal/registry';
 import type { CredentialRenewers } from '../platforms/renewal/types';
 import { cancelScheduled } from './repository';
 import type { PostChangeFeed } from './change-feed';
+import { RecentStarts } from './recent-starts';
 
 /**
  * Everything the posts service (API side) and the post activities (worker side) share, built once per process from
@@ -27,6 +28,8 @@ export interface PostsRuntime {
   temporal?: Client;
   /** API side: tells a waiting immediate publish that its row settled, ahead of the workflow's result. */
   changes?: PostChangeFeed;
+  /** The workflows this process started in the last minutes, which the periodic reconcile need not look at. */
+  recentStarts?: RecentStarts;
   /** Task queue the post workflows run on (`herald`). */
   taskQueue: string;
   /** The adapters, renewing an ended credential on demand and retrying the call once (`keepingCredentialsAlive`). */
@@ -71,6 +74,7 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
     ...base,
     temporal: overrides.temporal ?? base.temporal,
     changes: overrides.changes,
+    recentStarts: overrides.recentStarts ?? new RecentStarts(),
     taskQueue: overrides.taskQueue ?? POSTS_TASK_QUEUE,
     http,
     adapters: keepingCredentialsAlive(adapters, { db: base.db, sealedBox, renewers, logger: base.logger, lifecycle, now, patienceMs: overrides.renewalPatienceMs }),

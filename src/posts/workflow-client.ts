@@ -47,7 +47,7 @@ function canStartEagerly(temporal: Client): boolean {
  */
 export async function startPublishWorkflow(rt: PostsRuntime, postId: string, options: { immediate?: boolean; post?: SearchedPost } = {}): Promise<WorkflowHandle> {
   const temporal = client(rt);
-  return temporal.workflow.start('publishPost', {
+  const handle = await temporal.workflow.start('publishPost', {
     workflowId: postWorkflowId(postId),
     taskQueue: rt.taskQueue,
     args: [publishInput(rt, postId, options.immediate)],
@@ -55,6 +55,8 @@ export async function startPublishWorkflow(rt: PostsRuntime, postId: string, opt
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: options.immediate === true && canStartEagerly(temporal),
   });
+  rt.recentStarts?.record(handle.workflowId);
+  return handle;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function startPublishWorkflow(rt: PostsRuntime, postId: string, opt
 export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, postIds: readonly string[], posts?: readonly SearchedPost[]): Promise<WorkflowHandle> {
   const temporal = client(rt);
   const input: PublishGroupInput = { groupId, postIds: [...postIds], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
-  return temporal.workflow.start('publishGroup', {
+  const handle = await temporal.workflow.start('publishGroup', {
     workflowId: groupWorkflowId(groupId),
     taskQueue: rt.taskQueue,
     args: [input],
@@ -72,6 +74,8 @@ export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, post
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: canStartEagerly(temporal),
   });
+  rt.recentStarts?.record(handle.workflowId);
+  return handle;
 }
 
 /** Best effort: a workflow that is gone needs no wake-up (its next read of the row would end it anyway). */

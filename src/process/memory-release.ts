@@ -13,7 +13,9 @@ import type { Logger } from '../logger';
  * So when the process has grown by `growthBytes` since its last release and then been quiet for a whole check
  * interval, it runs one full GC that compacts every page, and glibc's `malloc_trim(0)`, which returns the free pages
  * inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
- * a busy process is never paused by it, and a burst is paid for once, after it, not per request.
+ * a busy process is never paused by it, and a burst is paid for once, after it, not per request. At most one
+ * release a minute: a quiet process that still makes garbage (the reconciler describing a burst's workflows every
+ * minute) is released once a minute, not at every check.
  */
 
 interface MemoryReleaseOptions {
@@ -23,6 +25,8 @@ interface MemoryReleaseOptions {
   growthBytes?: number;
   /** The event loop's busy share over the last interval under which the process counts as quiet. */
   quietUtilization?: number;
+  /** The shortest time between two releases: what a quiet process that still makes garbage pays at most. */
+  minIntervalMs?: number;
 }
 
 interface MemoryRelease {
@@ -40,14 +44,15 @@ interface ReleaseOutcome {
   trimmed: boolean;
 }
 
-const defaults: Required<MemoryReleaseOptions> = { checkIntervalMs: 10_000, growthBytes: 64 * 1024 * 1024, quietUtilization: 0.05 };
+const defaults: Required<MemoryReleaseOptions> = { checkIntervalMs: 10_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05, minIntervalMs: 60_000 };
 
 export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions = {}): MemoryRelease {
-  const { checkIntervalMs, growthBytes, quietUtilization } = { ...defaults, ...options };
+  const { checkIntervalMs, growthBytes, quietUtilization, minIntervalMs } = { ...defaults, ...options };
   const compactingGc = compactingGcFunction();
   const trim = mallocTrimFunction(logger);
   let settledRss = process.memoryUsage.rss();
   let lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
+  let lastReleaseAt = -Infinity;
 
   const releaseNow = (): ReleaseOutcome => {
     const rssBeforeBytes = process.memoryUsage.rss();
@@ -58,6 +63,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     const trimEnd = performance.now();
     const rssAfterBytes = process.memoryUsage.rss();
     settledRss = rssAfterBytes;
+    lastReleaseAt = performance.now();
     return { rssBeforeBytes, rssAfterBytes, gcMs: trimStart - gcStart, trimMs: trimEnd - trimStart, trimmed };
   };
 
@@ -67,7 +73,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     lastLoop = loop;
     const rss = process.memoryUsage.rss();
     settledRss = Math.min(settledRss, rss);
-    if (rss - settledRss < growthBytes || utilization >= quietUtilization) return;
+    if (rss - settledRss < growthBytes || utilization >= quietUtilization || performance.now() - lastReleaseAt < minIntervalMs) return;
     const outcome = releaseNow();
     logger.info(
       {

@@ -69,7 +69,7 @@ const burstWorkerOptions = { maxConcurrentWorkflowTaskExecutions: 100, maxConcur
  * Above the worker's concurrent workflow task slots (`burstWorkerOptions`), so running workflows are never evicted
  * for want of room.
  */
-export const maxCachedWorkflows = 250;
+export const maxCachedWorkflows = 100;
 
 /**
  * Workflow code runs without the SDK's per-call `vm` timeout, whose watchdog thread per call into the sandbox cost

@@ -24,13 +24,15 @@ function client(rt: PostsRuntime) {
 
 /** Starts the thread's workflow, or uses the one already running with this id (a thread never gets two). */
 export async function startThreadWorkflow(rt: PostsRuntime, threadId: string): Promise<WorkflowHandle> {
-  return client(rt).workflow.start('publishThread', {
+  const handle = await client(rt).workflow.start('publishThread', {
     workflowId: threadWorkflowId(threadId),
     taskQueue: rt.taskQueue,
     args: [publishThreadInput(rt, threadId)],
     typedSearchAttributes: await workflowSearchAttributes(rt.db, { threadId }),
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
+  rt.recentStarts?.record(handle.workflowId);
+  return handle;
 }
 
 export async function awaitThreadResult(handle: WorkflowHandle): Promise<PublishThreadResult> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { findStuckPosts, reconcilePosts, startReconciler } from '../../src/posts/reconcile';
-import { postWorkflowId } from '../../src/posts/workflow-client';
+import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
 import { insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
@@ -112,6 +112,30 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     assert.ok(!second.started.includes(postWorkflowId(orphan.id)), 'a running workflow is left alone');
     await h.api.request('DELETE', `/api/v1/posts/${orphan.id}`);
     assert.deepEqual(await h.settle(orphan.id), { outcome: 'gone' });
+  });
+
+  it('the periodic reconcile skips a scheduled post whose workflow this process started moments ago, not one it did not start', async () => {
+    await h.syncClock();
+    const [started, orphan] = await h.db
+      .insertInto('posts')
+      .values(['started here', 'never started'].map((text) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text, status: 'scheduled' as const, scheduled_at: inMinutes(700) })))
+      .returning('id')
+      .execute();
+    try {
+      const rt = h.reconcilerRuntime();
+      await startPublishWorkflow(rt, started!.id);
+      // Gone behind this process's back (an operator's terminate): the look a minute later is what no longer sees it.
+      await h.env.client.workflow.getHandle(postWorkflowId(started!.id)).terminate('test');
+      const periodic = await reconcilePosts(rt, 'recent');
+      assert.ok(periodic.started.includes(postWorkflowId(orphan!.id)), 'a post created moments ago and never started gets its workflow');
+      assert.ok(!periodic.started.includes(postWorkflowId(started!.id)), 'a start this process saw succeed is not looked at again');
+      // Another process (or this one after a restart) knows of no such start, and restarts it.
+      const elsewhere = await reconcilePosts(h.reconcilerRuntime(), 'recent');
+      assert.ok(elsewhere.started.includes(postWorkflowId(started!.id)));
+    } finally {
+      for (const row of [started!, orphan!]) await h.env.client.workflow.getHandle(postWorkflowId(row.id)).terminate('test').catch(() => undefined);
+      await h.db.deleteFrom('posts').where('id', 'in', [started!.id, orphan!.id]).execute();
+    }
   });
 
   it('a reconciler stopped during its first run starts nothing more, and its stop resolves once that run has ended', async () => {

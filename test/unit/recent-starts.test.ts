@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict';
+import { RecentStarts } from '../../src/posts/recent-starts';
+
+describe('RecentStarts: the workflows this process started within the window', () => {
+  it('knows a start until the window has passed, and a repeated start renews it', () => {
+    let now = 1_000_000;
+    const starts = new RecentStarts(60_000, () => now);
+    starts.record('post-a');
+    now += 30_000;
+    starts.record('post-b');
+    assert.deepEqual([starts.has('post-a'), starts.has('post-b'), starts.has('post-c')], [true, true, false]);
+    now += 30_000;
+    assert.deepEqual([starts.has('post-a'), starts.has('post-b')], [false, true], 'a start as old as the window is forgotten');
+    starts.record('post-b');
+    now += 45_000;
+    assert.equal(starts.has('post-b'), true, 'renewed by its second start');
+    now += 15_000;
+    assert.equal(starts.has('post-b'), false);
+  });
+});
