@@ -200,7 +200,7 @@ async function startHeraldProcess(dataDir: string, temporalAddress?: string): Pr
         buffered = buffered.slice(end + 1);
         if (line.includes('"herald listening"')) resolve((JSON.parse(line) as { url: string }).url);
         // When Herald gave memory back (src/process/memory-release.ts), to read the figures against.
-        if (line.includes('"memory released after a burst"')) console.log(`herald: ${line}`);
+        if (line.includes('"memory released after a burst')) console.log(`herald: ${line}`);
       }
     });
     child.once('exit', (code) => reject(new Error(`herald exited with ${code} during start`)));

@@ -53,6 +53,11 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
   let settledRss = process.memoryUsage.rss();
   let lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
   let lastReleaseAt = -Infinity;
+  /**
+   * A burst's release is followed by one more, at the next quiet check a minute later: what the first one let go of
+   * (the workflow thread's heap shrinking by itself, the reconciler's garbage) is only then back in glibc's hands.
+   */
+  let followUpDue = false;
 
   const releaseNow = (): ReleaseOutcome => {
     const rssBeforeBytes = process.memoryUsage.rss();
@@ -73,8 +78,11 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     lastLoop = loop;
     const rss = process.memoryUsage.rss();
     settledRss = Math.min(settledRss, rss);
-    if (rss - settledRss < growthBytes || utilization >= quietUtilization || performance.now() - lastReleaseAt < minIntervalMs) return;
+    if (utilization >= quietUtilization || performance.now() - lastReleaseAt < minIntervalMs) return;
+    const grown = rss - settledRss >= growthBytes;
+    if (!grown && !followUpDue) return;
     const outcome = releaseNow();
+    followUpDue = grown;
     logger.info(
       {
         rssBeforeMiB: mib(outcome.rssBeforeBytes),
@@ -83,7 +91,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
         trimMs: Math.round(outcome.trimMs),
         trimmed: outcome.trimmed,
       },
-      'memory released after a burst',
+      grown ? 'memory released after a burst' : 'memory released after a burst, once more',
     );
   };
   const timer = setInterval(check, checkIntervalMs);
