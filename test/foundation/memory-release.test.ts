@@ -50,7 +50,8 @@ describe('memory release after a burst', function () {
       const slackAfter = after.physical_space_size - after.space_used_size;
       assert.ok(before.physical_space_size - after.physical_space_size > 32 * MiB, `old space resident ${before.physical_space_size / MiB} -> ${after.physical_space_size / MiB} MiB`);
       assert.ok(slackAfter < slackBefore / 2, `resident above used: ${slackBefore / MiB} -> ${slackAfter / MiB} MiB`);
-      assert.ok(outcome.gcMs >= 0 && outcome.rssAfterBytes < outcome.rssBeforeBytes);
+      // The process's resident size is not asserted: in a full test run other suites' memory moves it too.
+      assert.ok(outcome.gcMs >= 0 && outcome.rssAfterBytes > 0);
     } finally {
       release.stop();
     }
