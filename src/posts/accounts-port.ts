@@ -1,6 +1,6 @@
+import { sql } from 'kysely';
 import { platformContextOf } from '../accounts/credentials';
 import { AccountNotConnectedError, loadPlatformContext } from '../accounts/platform-context';
-import { sql } from 'kysely';
 import type { Db } from '../db';
 import { precompiled } from '../db/precompiled';
 import type { AccountRow } from '../db/tables/accounts';

@@ -13,9 +13,9 @@ import type { Logger } from '../logger';
  * So when the process has grown by `growthBytes` since its last release and then been quiet for a whole check
  * interval, it runs one full GC that compacts every page, and glibc's `malloc_trim(0)`, which returns the free pages
  * inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
- * a busy process is never paused by it, and a burst is paid for once, after it, not per request. At most one
- * release a minute: a quiet process that still makes garbage (the reconciler describing a burst's workflows every
- * minute) is released once a minute, not at every check.
+ * a busy process is never paused by it, and a burst is paid for once, after it, not per request. A burst's release is
+ * followed by one more a minute later (`followUpDue`), and there is at most one release a minute: a quiet process
+ * that keeps growing by a little is not compacted at every check.
  */
 
 interface MemoryReleaseOptions {
