@@ -10,7 +10,7 @@ export class RecentStarts {
   private readonly startedAt = new Map<string, number>();
 
   constructor(
-    readonly windowMs = 10 * 60_000,
+    private readonly windowMs = 10 * 60_000,
     private readonly now: () => number = Date.now,
   ) {}
 

@@ -64,7 +64,8 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     const gcStart = performance.now();
     compactingGc();
     const trimStart = performance.now();
-    const trimmed = trim?.() !== undefined;
+    trim?.();
+    const trimmed = trim !== undefined;
     const trimEnd = performance.now();
     const rssAfterBytes = process.memoryUsage.rss();
     settledRss = rssAfterBytes;
