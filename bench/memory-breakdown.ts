@@ -110,6 +110,8 @@ function rows(b: NodeBreakdown): Array<[string, number]> {
     [`worker threads (${others.length}): heap committed (resident)`, sumOf('physicalKiB')],
     ['external (ArrayBuffers, Buffers, native objects)', b.probe?.externalKiB ?? NaN],
     ['... of which ArrayBuffers/Buffers', b.probe?.arrayBuffersKiB ?? NaN],
+    ['glibc malloc: in use (mallinfo2, all arenas)', b.probe?.malloc?.inUseKiB ?? NaN],
+    ['glibc malloc: free inside its heaps', b.probe?.malloc?.freeKiB ?? NaN],
     ['smaps: anonymous PSS, all', anon],
     ['smaps: brk heap (main malloc arena)', b.mappings.brkHeapKiB],
     [`smaps: glibc thread arenas (${b.mappings.arenas})`, b.mappings.arenaKiB],

@@ -3,6 +3,7 @@
 // thread's, e.g. the Temporal worker's workflow thread) and the process's own `process.memoryUsage()`. Node runs
 // `--require` modules in worker threads too; each thread answers on a BroadcastChannel. Nothing here runs unless the
 // bench loads it, and it keeps no thread alive (channels unref'd).
+import { createRequire } from 'node:module';
 import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import v8 from 'node:v8';
 
@@ -25,6 +26,8 @@ export interface ProbeAnswer {
   threads: ThreadHeap[];
   externalKiB: number;
   arrayBuffersKiB: number;
+  /** glibc's own count over all its arenas (`mallinfo2`): what is handed out, and what it holds free. */
+  malloc?: { inUseKiB: number; freeKiB: number };
 }
 
 const kib = (bytes: number) => Math.round(bytes / 1024);
@@ -44,6 +47,22 @@ function ownHeap(): ThreadHeap {
   };
 }
 
+/** glibc's `mallinfo2()` through koffi (as `src/process/memory-release.ts` calls `malloc_trim`); undefined elsewhere. */
+function mallocCounts(): (() => ProbeAnswer['malloc']) | undefined {
+  try {
+    const koffi = createRequire(__filename)('koffi') as typeof import('koffi');
+    const fields = ['arena', 'ordblks', 'smblks', 'hblks', 'hblkhd', 'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost'];
+    const info = koffi.struct('mallinfo2', Object.fromEntries(fields.map((name) => [name, 'size_t'])));
+    const mallinfo2 = koffi.load('libc.so.6').func('mallinfo2', info, []) as () => Record<string, number>;
+    return () => {
+      const counts = mallinfo2();
+      return { inUseKiB: kib(Number(counts.uordblks)), freeKiB: kib(Number(counts.fordblks)) };
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 const channel = new BroadcastChannel('herald-bench-memory-probe');
 
 /** Heaps of the other threads, while a probe is collecting them. */
@@ -58,6 +77,7 @@ channel.unref();
 
 if (isMainThread) {
   process.channel?.unref();
+  const malloc = mallocCounts();
   process.on('message', (message: { probe?: boolean }) => {
     if (!message?.probe) return;
     const threads = [ownHeap()];
@@ -66,7 +86,7 @@ if (isMainThread) {
     setTimeout(() => {
       collecting = null;
       const usage = process.memoryUsage();
-      process.send?.({ probeAnswer: { threads, externalKiB: kib(usage.external), arrayBuffersKiB: kib(usage.arrayBuffers) } satisfies ProbeAnswer });
+      process.send?.({ probeAnswer: { threads, externalKiB: kib(usage.external), arrayBuffersKiB: kib(usage.arrayBuffers), malloc: malloc?.() } satisfies ProbeAnswer });
     }, 500);
   });
 }
