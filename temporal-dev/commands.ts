@@ -9,7 +9,6 @@ import { CommandType, type Msg } from './proto';
 import type { Run, WorkflowTask } from './run';
 import { cancelTimer, startTimer } from './timers';
 import { applyUpdateMessage } from './updates';
-import { mergeSearchAttributes } from './visibility';
 
 interface CommandOutcome {
   needsWorkflowTask: boolean;
@@ -90,16 +89,12 @@ export function handleCommands(
         break;
       case CommandType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: {
         const searchAttributes = command.upsertWorkflowSearchAttributesCommandAttributes?.searchAttributes ?? {};
-        run.append('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', { searchAttributes, ...base }, now);
-        const merged = { ...run.searchAttributes };
-        mergeSearchAttributes(merged, searchAttributes.indexedFields ?? {});
-        run.searchAttributes = merged;
+        run.append('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', { searchAttributes, ...base }, now); // the run's from now on
         break;
       }
       case CommandType.MODIFY_WORKFLOW_PROPERTIES: {
         const upsertedMemo = command.modifyWorkflowPropertiesCommandAttributes?.upsertedMemo ?? {};
-        run.append('WORKFLOW_PROPERTIES_MODIFIED', { upsertedMemo, ...base }, now);
-        run.memo = { ...run.memo, ...upsertedMemo.fields };
+        run.append('WORKFLOW_PROPERTIES_MODIFIED', { upsertedMemo, ...base }, now); // the run's memo from now on
         break;
       }
       case CommandType.PROTOCOL_MESSAGE: {

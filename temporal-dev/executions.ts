@@ -21,7 +21,6 @@ import {
 import { retryDecision } from './retry-policy';
 import { Run } from './run';
 import { wakeUpdateWaiters } from './updates';
-import { mergeSearchAttributes } from './visibility';
 import { deliverEvent, dropWorkflowTask, scheduleWorkflowTask, startScheduledWorkflowTask } from './workflow-tasks';
 
 interface RunLinks {
@@ -134,15 +133,8 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
   const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, intern(req.workflowType.name), intern(req.taskQueue.name), now, started, taskTimeoutMs, executionExpiry);
   run.parent = parent;
   run.executionTime = now + startDelayMs;
-  run.memo = { ...req.memo?.fields };
   run.requestId = flatString(req.requestId ?? '');
-  run.append('WORKFLOW_EXECUTION_STARTED', started, now);
-  const searchAttributes = {};
-  const given = req.searchAttributes?.indexedFields ?? {};
-  mergeSearchAttributes(searchAttributes, given);
-  // The merge only drops empty values: with none dropped, the start event's are the run's (no second copy).
-  if (Object.keys(searchAttributes).length === Object.keys(given).length) run.searchAttributesAsStarted();
-  else run.searchAttributes = searchAttributes;
+  run.append('WORKFLOW_EXECUTION_STARTED', started, now); // its memo and search attributes are the run's
   const runs = ns.executions.get(run.workflowId) ?? [];
   runs.push(run);
   ns.executions.set(run.workflowId, runs);

@@ -2,8 +2,10 @@
 // arrive while a workflow task is running are held back (`buffered`) and appended after that task completes,
 // which is the ordering sdk-core insists on.
 // Just over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it.
+import { deflateHistory, isDeflated, storedBytes, type StoredHistory } from './history-storage';
 import { decode, encode, EventType, timestamp, WorkflowStatus, type Msg } from './proto';
 import type { Scheduled } from './scheduler';
+import { mergeSearchAttributes } from './visibility';
 
 export interface WorkflowTask {
   scheduledEventId: number;
@@ -66,27 +68,13 @@ interface TimerState {
 }
 
 const HISTORY_EVENT = 'temporal.api.history.v1.HistoryEvent';
-const MEMO = 'temporal.api.common.v1.Memo';
-const SEARCH_ATTRIBUTES = 'temporal.api.common.v1.SearchAttributes';
 const EMPTY = Buffer.alloc(0);
-/** `encodedSearchAttributes`: those of the start event. */
-const START: unique symbol = Symbol('the start event');
 /** What a read of a collection the run does not have sees (never written: the type is read-only). */
 const NONE: ReadonlyMap<never, never> = new Map<never, never>();
-
-/**
- * A record of payloads kept as one encoded message (`field` is its map field), or nothing when empty. Kept as a
- * one-byte (latin1) string of the bytes, as a compacted history is: a malloc'd buffer of a few hundred bytes per
- * run, made while a burst's short-lived buffers come and go around it, keeps a page of glibc's heap from being
- * given back (issue 15: the search attributes a workflow upserts pinned ~4 KiB a waiting run that way).
- */
-function encodeRecord(type: string, field: string, record: Record<string, Msg>): string | undefined {
-  return Object.keys(record).length ? encode(type, { [field]: record }).toString('latin1') : undefined;
-}
-
-function decodeRecord(type: string, encoded: string): Msg {
-  return decode(type, Buffer.from(encoded, 'latin1'));
-}
+/** Events after the start that change a run's memo or search attributes. */
+const PROPERTY_EVENTS: ReadonlySet<number> = new Set([EventType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES!, EventType.WORKFLOW_PROPERTIES_MODIFIED!]);
+/** A run with nothing due sooner than this (or closed) keeps its history deflated (`compact`). */
+const LONG_WAIT_MS = 60_000;
 
 export class Run {
   /**
@@ -96,21 +84,18 @@ export class Run {
    * read (a workflow task, a history page); `eventCount` answers "how many" without decoding. The buffer grows by
    * doubling and is trimmed to its length by `compact()` once a workflow task completes (when a run starts waiting).
    * Decoded events' bytes fields are views of this buffer: bytes are only ever appended, never overwritten.
-   * A compacted history is kept as a one-byte (latin1) string of the same bytes: in V8's heap, which moves and
-   * compacts it, not in malloc'd memory, where 10,000 histories made during a burst, interleaved with the burst's
-   * short-lived buffers, kept glibc's main heap from shrinking after it (issue 15). A read then decodes from a copy
-   * of the event's bytes; the next append turns it back into a buffer.
+   * A compacted history is kept as a one-byte (latin1) string of the same bytes, deflated if the run waits long
+   * (`history-storage.ts`): a read then decodes from a copy, and the next append turns it back into a buffer.
    */
-  private history: Buffer | string = EMPTY;
+  private history: StoredHistory = EMPTY;
   private eventEnds: number[] = [];
   /** The start event's attributes until that event is appended; from then on they are read from the history. */
   private startedBeforeAppend: Msg | undefined;
   /**
-   * Memo and search attributes, encoded (see `memo`, `searchAttributes`). Search attributes as the start gave them
-   * are read from the start event (`START`) until a write replaces them: a second copy cost ~0.6 KiB a run.
+   * Indexes of the events that changed the memo or search attributes after the start (`PROPERTY_EVENTS`), if any:
+   * those are read from the history (`properties`), not kept beside it (a second copy cost ~0.5 KiB a run).
    */
-  private encodedMemo: string | undefined;
-  private encodedSearchAttributes: string | typeof START | undefined;
+  private propertyEventIndexes: number[] | undefined;
   status = WorkflowStatus.RUNNING!;
   closeTime = 0;
   wft: WorkflowTask | null = null;
@@ -161,29 +146,32 @@ export class Run {
     return this.startedBeforeAppend ?? this.eventsBetween(0, 1)[0]!.workflowExecutionStartedEventAttributes;
   }
 
-  /** The memo's fields (a fresh record on every read: assign a new record to change it). */
-  get memo(): Readonly<Record<string, Msg>> {
-    return this.encodedMemo ? decodeRecord(MEMO, this.encodedMemo).fields : {};
+  /**
+   * Memo and search attributes as the history says: the start event's, then each upsert's in order (an empty
+   * search attribute value removes it). Fresh records on every read.
+   */
+  get properties(): { memo: Record<string, Msg>; searchAttributes: Record<string, Msg> } {
+    const [started, ...changes] = this.startedBeforeAppend
+      ? [{ workflowExecutionStartedEventAttributes: this.startedBeforeAppend }]
+      : this.eventsAt([0, ...(this.propertyEventIndexes ?? [])]);
+    const startedAttributes = started!.workflowExecutionStartedEventAttributes;
+    const memo: Record<string, Msg> = { ...startedAttributes.memo?.fields };
+    const searchAttributes: Record<string, Msg> = {};
+    mergeSearchAttributes(searchAttributes, startedAttributes.searchAttributes?.indexedFields ?? {});
+    for (const event of changes) {
+      const upserted = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+      if (upserted) mergeSearchAttributes(searchAttributes, upserted);
+      Object.assign(memo, event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields);
+    }
+    return { memo, searchAttributes };
   }
 
-  set memo(fields: Record<string, Msg>) {
-    this.encodedMemo = encodeRecord(MEMO, 'fields', fields);
+  get memo(): Record<string, Msg> {
+    return this.properties.memo;
   }
 
-  /** The search attributes' indexed fields (a fresh record on every read: assign a new record to change them). */
-  get searchAttributes(): Readonly<Record<string, Msg>> {
-    if (this.encodedSearchAttributes === START) return this.started.searchAttributes?.indexedFields ?? {};
-    return this.encodedSearchAttributes ? decodeRecord(SEARCH_ATTRIBUTES, this.encodedSearchAttributes).indexedFields : {};
-  }
-
-  set searchAttributes(indexedFields: Record<string, Msg>) {
-    this.encodedSearchAttributes = encodeRecord(SEARCH_ATTRIBUTES, 'indexedFields', indexedFields);
-  }
-
-  /** The search attributes are those of the start event, once appended (nothing kept beside it). */
-  searchAttributesAsStarted(): void {
-    if (this.startedBeforeAppend) throw new Error('the start event is not appended yet');
-    this.encodedSearchAttributes = START;
+  get searchAttributes(): Record<string, Msg> {
+    return this.properties.searchAttributes;
   }
 
   get activities(): Map<number, ActivityState> {
@@ -250,16 +238,25 @@ export class Run {
   }
 
   eventsBetween(start: number, end = this.eventEnds.length): Msg[] {
-    const events: Msg[] = [];
-    for (let i = start; i < Math.min(end, this.eventEnds.length); i++) events.push(this.decodeEvent(i));
-    return events;
+    const indexes: number[] = [];
+    for (let i = start; i < Math.min(end, this.eventEnds.length); i++) indexes.push(i);
+    return this.eventsAt(indexes);
   }
 
-  private decodeEvent(index: number): Msg {
-    const start = index ? this.eventEnds[index - 1]! : 0;
-    const end = this.eventEnds[index]!;
-    const history = this.history;
-    return decode(HISTORY_EVENT, typeof history === 'string' ? Buffer.from(history.slice(start, end), 'latin1') : history.subarray(start, end));
+  /** The events at these indexes (ascending), decoded from one read of the history's bytes. */
+  private eventsAt(indexes: number[]): Msg[] {
+    if (!indexes.length) return [];
+    const from = indexes[0]! ? this.eventEnds[indexes[0]! - 1]! : 0;
+    const bytes = this.historyBytes(from, this.eventEnds[indexes[indexes.length - 1]!]!);
+    return indexes.map((i) => decode(HISTORY_EVENT, bytes.subarray((i ? this.eventEnds[i - 1]! : 0) - from, this.eventEnds[i]! - from)));
+  }
+
+  /**
+   * The history's bytes from `from` to `to`: a view of the buffer while the run is active, else a copy made from
+   * the string or the deflated form it waits in.
+   */
+  private historyBytes(from: number, to: number): Buffer {
+    return storedBytes(this.history, from, to);
   }
 
   get wftRunning(): boolean {
@@ -284,29 +281,37 @@ export class Run {
     const bytes = encode(HISTORY_EVENT, event);
     const end = this.historySizeBytes + bytes.length;
     let history = this.history;
-    if (typeof history === 'string' || end > history.length) {
+    if (!Buffer.isBuffer(history) || end > history.length) {
       // Memory of its own (never a slice of a shared pool slab, which a week-long wait would keep alive).
-      const grown = Buffer.allocUnsafeSlow(Math.max(end, history.length * 2, 256));
-      if (typeof history === 'string') grown.write(history, 0, 'latin1');
-      else history.copy(grown, 0, 0, this.historySizeBytes);
+      const grown = Buffer.allocUnsafeSlow(Math.max(end, this.historySizeBytes * 2, 256));
+      this.historyBytes(0, this.historySizeBytes).copy(grown);
       this.history = history = grown;
     }
     bytes.copy(history, this.historySizeBytes);
     this.historySizeBytes = end;
     this.eventEnds.push(end);
     if (event.eventId === 1) this.startedBeforeAppend = undefined;
+    if (PROPERTY_EVENTS.has(event.eventType)) (this.propertyEventIndexes ??= []).push(this.eventEnds.length - 1);
     const listeners = this.collections.listeners;
     if (listeners?.size) for (const listener of [...listeners]) listener();
     return event.eventId;
   }
 
   lastEvent(): Msg {
-    return this.decodeEvent(this.eventEnds.length - 1);
+    return this.eventsAt([this.eventEnds.length - 1])[0]!;
   }
 
-  /** Keeps the history as a string and the index at its length: called when the run may wait a long time. */
-  compact(): void {
-    if (typeof this.history !== 'string') this.history = this.history.toString('latin1', 0, this.historySizeBytes);
+  /**
+   * Keeps the history as a string and the index at its length: called when the run may wait a long time (a
+   * workflow task completed). A run that will wait at least `LONG_WAIT_MS` (or is closed) keeps it deflated.
+   */
+  compact(now: number): void {
+    const history = this.history;
+    if (this.waitsLong(now)) {
+      if (!isDeflated(history)) this.history = deflateHistory(this.workflowType, this.historyBytes(0, this.historySizeBytes));
+    } else if (Buffer.isBuffer(history)) {
+      this.history = history.toString('latin1', 0, this.historySizeBytes);
+    }
     this.eventEnds = this.eventEnds.slice();
     const collections = this.collections;
     const kept: typeof collections = {};
@@ -314,5 +319,14 @@ export class Run {
       if (collection.size) Object.assign(kept, { [name]: collection });
     }
     this.collections = kept;
+  }
+
+  /** Closed, or open with nothing to do until a timer at least `LONG_WAIT_MS` away (or a signal) wakes it. */
+  private waitsLong(now: number): boolean {
+    if (!this.open) return true;
+    const { activities, children, updates, timers } = this.collections;
+    if (this.wft || this.buffered.length || activities?.size || children?.size || updates?.size) return false;
+    for (const timer of timers?.values() ?? []) if (timer.handle.at - now < LONG_WAIT_MS) return false;
+    return true;
   }
 }

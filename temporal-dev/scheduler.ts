@@ -4,6 +4,8 @@
 import { Clock } from './clock';
 
 export interface Scheduled {
+  /** When it is due, in server time. */
+  readonly at: number;
   cancel(): void;
 }
 

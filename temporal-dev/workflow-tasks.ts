@@ -165,7 +165,7 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
   for (const action of outcome.afterCommit) action();
   if (!run.wft) redispatchAttached(engine, run);
   // The run may now wait for days (a timer, a signal): its history's buffer shrinks to what it holds.
-  run.compact();
+  run.compact(engine.now());
   const response: Msg = {};
   if (newTask) response.workflowTask = newTask;
   // A run closed by the same completion has already dropped its activities: their tasks would only fail.
