@@ -174,6 +174,14 @@ async function startTemporalDev(): Promise<{ child: ChildProcess; address: strin
   return { child, address: `127.0.0.1:${port}` };
 }
 
+/**
+ * Herald's release of memory after start-up (src/process/memory-release.ts, at its first quiet check): the idle
+ * reading waits for it, so that idle is the same in every run (it was read before or after it, by chance: 174 or
+ * 210 MiB PSS).
+ */
+let startUpReleased = () => {};
+const releasedAfterStartUp = new Promise<void>((resolve) => (startUpReleased = resolve));
+
 async function startHeraldProcess(dataDir: string, temporalAddress?: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [...nodeFlags, path.resolve(__dirname, '..', 'src', 'main.js')], {
     env: {
@@ -200,7 +208,10 @@ async function startHeraldProcess(dataDir: string, temporalAddress?: string): Pr
         buffered = buffered.slice(end + 1);
         if (line.includes('"herald listening"')) resolve((JSON.parse(line) as { url: string }).url);
         // When Herald gave memory back (src/process/memory-release.ts), to read the figures against.
-        if (line.includes('"memory released after a burst')) console.log(`herald: ${line}`);
+        if (line.includes('"memory released after')) {
+          console.log(`herald: ${line}`);
+          startUpReleased(); // the first one is start-up's
+        }
       }
     });
     child.once('exit', (code) => reject(new Error(`herald exited with ${code} during start`)));
@@ -262,6 +273,7 @@ async function main(): Promise<void> {
   try {
     console.log(`Herald's process: env ${JSON.stringify({ ...startScriptEnv(), ...extraEnv })} (npm start's, then --env), node ${nodeFlags.join(' ')}`);
     console.log(`Herald at ${url} (Web UI ${WEB_UI ? 'on' : 'off'}${temporal ? ', temporal-dev in its own process' : ''}), data dir ${dataDir}`);
+    await Promise.race([releasedAfterStartUp, sleep(60_000)]);
     await settle(roots);
     const idle = readHerald();
     await readBreakdowns('idle');

@@ -14,8 +14,8 @@ import type { Logger } from '../logger';
  * interval, it runs one full GC that compacts every page, and glibc's `malloc_trim(0)`, which returns the free pages
  * inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
  * a busy process is never paused by it, and a burst is paid for once, after it, not per request. A burst's release is
- * followed by one more a minute later (`followUpDue`), and there is at most one release a minute: a quiet process
- * that keeps growing by a little is not compacted at every check.
+ * followed by one more a minute later, start-up gets one of its own (`owed`), and there is at most one release a
+ * minute: a quiet process that keeps growing by a little is not compacted at every check.
  */
 
 interface MemoryReleaseOptions {
@@ -54,10 +54,13 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
   let lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
   let lastReleaseAt = -Infinity;
   /**
-   * A burst's release is followed by one more, at the next quiet check a minute later: what the first one let go of
-   * (the workflow thread's heap shrinking by itself, the reconciler's garbage) is only then back in glibc's hands.
+   * A release owed without growth. Start-up is a burst of its own (the bundle, the migrations, the worker's first
+   * polls), so the first quiet check releases whether or not the process grew by `growthBytes` since this started:
+   * idle memory no longer depends on when in start-up this was called. And a burst's release is followed by one more
+   * at the next quiet check a minute later: what the first one let go of (the workflow thread's heap shrinking by
+   * itself, the reconciler's garbage) is only then back in glibc's hands.
    */
-  let followUpDue = false;
+  let owed: 'after start-up' | 'after a burst, once more' | undefined = 'after start-up';
 
   const releaseNow = (): ReleaseOutcome => {
     const rssBeforeBytes = process.memoryUsage.rss();
@@ -81,9 +84,10 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     settledRss = Math.min(settledRss, rss);
     if (utilization >= quietUtilization || performance.now() - lastReleaseAt < minIntervalMs) return;
     const grown = rss - settledRss >= growthBytes;
-    if (!grown && !followUpDue) return;
+    if (!grown && !owed) return;
     const outcome = releaseNow();
-    followUpDue = grown;
+    const reason = grown ? 'after a burst' : owed;
+    owed = grown ? 'after a burst, once more' : undefined;
     logger.info(
       {
         rssBeforeMiB: mib(outcome.rssBeforeBytes),
@@ -92,7 +96,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
         trimMs: Math.round(outcome.trimMs),
         trimmed: outcome.trimmed,
       },
-      grown ? 'memory released after a burst' : 'memory released after a burst, once more',
+      `memory released ${reason}`,
     );
   };
   const timer = setInterval(check, checkIntervalMs);

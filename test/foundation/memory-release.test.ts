@@ -75,6 +75,21 @@ describe('memory release after a burst', function () {
     }
   });
 
+  it('releases once at its first quiet check after start, grown or not (start-up is a burst of its own)', async () => {
+    const lines: Array<{ msg: string }> = [];
+    const capture = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const release = startMemoryRelease(capture, { checkIntervalMs: 100, growthBytes: 1024 * MiB, quietUtilization: 0.5, minIntervalMs: 0 });
+    try {
+      await sleep(650);
+      assert.deepEqual(
+        lines.map((line) => line.msg),
+        ['memory released after start-up'],
+      );
+    } finally {
+      release.stop();
+    }
+  });
+
   it('releases on its own once the process has grown and gone quiet, not while it is busy', async () => {
     const lines: Array<{ msg: string }> = [];
     const capture = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
