@@ -66,11 +66,14 @@ const burstWorkerOptions = { maxConcurrentWorkflowTaskExecutions: 100, maxConcur
  * 2,300 with a 4 GiB heap), so every waiting scheduled post stayed in memory until then. A workflow evicted while
  * it waits is replayed from its history when its timer fires or a signal arrives: a publishPost waiting on its
  * timer has about 6 events, replayed in a few milliseconds of CPU once, against tens of KiB held for days.
- * Above the worker's concurrent workflow task slots (`burstWorkerOptions`, 100), so running workflows are never
- * evicted for want of room; 150, not 250 as before: each cached run holds its workflow thread state and sdk-core's,
- * ~0.1 MiB (bench:memory, 2026-11-26: the workflow thread's heap 36.8 → 27.3 MiB with 100 cached).
+ * As many as the worker's concurrent workflow task slots (`burstWorkerOptions`, 100: fewer would cap them), so
+ * every task in flight has its run cached. Each cached run holds ~75 KiB in the workflow thread's heap and ~70 KiB
+ * of sdk-core's own (its state machines, in malloc'd memory: sampled with an LD_PRELOAD allocation tracer,
+ * 2026-11-26), and those last blocks, made while a burst's buffers come and go, also keep glibc from giving the
+ * freed memory around them back. 250 until 2026-11-26, then 150; bench:memory with 10,000 waiting: 150 → 100
+ * took the workflow thread's heap from 30.3 to 27.5 MiB and glibc's live memory from 18.4 to 17.5 MiB.
  */
-export const maxCachedWorkflows = 150;
+export const maxCachedWorkflows = 100;
 
 /**
  * Workflow code runs without the SDK's per-call `vm` timeout, whose watchdog thread per call into the sandbox cost
