@@ -291,8 +291,11 @@ export class Run {
     this.historySizeBytes = end;
     this.eventEnds.push(end);
     if (event.eventId === 1) this.startedBeforeAppend = undefined;
-    // A new array each time, not a push: a push onto [] reserves room for 17 (152 bytes a run for one index).
-    if (PROPERTY_EVENTS.has(event.eventType)) this.propertyEventIndexes = [...(this.propertyEventIndexes ?? []), this.eventEnds.length - 1];
+    if (PROPERTY_EVENTS.has(event.eventType)) {
+      // A new array of the exact length, not a push: a push onto [] reserves room for 17 (152 bytes for one index).
+      const index = this.eventEnds.length - 1;
+      this.propertyEventIndexes = this.propertyEventIndexes?.concat(index) ?? [index];
+    }
     const listeners = this.collections.listeners;
     if (listeners?.size) for (const listener of [...listeners]) listener();
     return event.eventId;
