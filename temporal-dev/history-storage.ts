@@ -18,16 +18,23 @@ class DeflatedHistory {
   ) {}
 
   inflate(): Buffer {
-    return inflateRawSync(Buffer.from(this.bytes, 'latin1'), { dictionary: this.dictionary });
+    return inflateRawSync(Buffer.from(this.bytes, 'latin1'), { ...ZLIB_OPTIONS, dictionary: this.dictionary });
   }
 }
+
+/**
+ * An 8 KiB window holds a waiting run's history and its dictionary whole (a scheduled post's is ~1.1 KiB each) and
+ * deflates it as small as zlib's default 32 KiB window does; deflating then needs ~64 KiB of memory for its state,
+ * not ~256 KiB, which glibc hands out from its heap and takes back at once, instead of a mapping each time.
+ */
+const ZLIB_OPTIONS = { windowBits: 13, memLevel: 6 };
 
 const dictionaries = new Map<string, Buffer>();
 
 export function deflateHistory(workflowType: string, bytes: Buffer): DeflatedHistory {
   let dictionary = dictionaries.get(workflowType);
   if (!dictionary) dictionaries.set(workflowType, (dictionary = ownedCopy(bytes)));
-  return new DeflatedHistory(deflateRawSync(bytes, { dictionary }).toString('latin1'), dictionary);
+  return new DeflatedHistory(deflateRawSync(bytes, { ...ZLIB_OPTIONS, dictionary }).toString('latin1'), dictionary);
 }
 
 export type StoredHistory = Buffer | string | DeflatedHistory;

@@ -196,6 +196,16 @@ describe('temporal-dev: a waiting run kept compact', () => {
       assert.deepEqual(second.eventsBetween(0, before.length), before);
       assert.equal(second.lastEvent().timerFiredEventAttributes.timerId, 't9');
 
+      // A history longer than the deflate window (8 KiB) reads back whole too.
+      const long = start('long');
+      for (let i = 0; i < 800; i++) long.append('TIMER_STARTED', { timerId: `long-${i}`, startToFireTimeout: { seconds: 60 } }, 2_000 + i);
+      long.wft = null;
+      const longEvents = long.events;
+      long.compact(0);
+      assert.ok(long.historySizeBytes > 16 * 1024);
+      assert.equal(typeof (historyOf(long) as { bytes?: string }).bytes, 'string');
+      assert.deepEqual(long.events, longEvents);
+
       // A closed run keeps its history deflated too.
       terminateRun(engine, second, 'test', undefined, 'test');
       second.compact(0);
