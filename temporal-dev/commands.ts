@@ -89,12 +89,12 @@ export function handleCommands(
         break;
       case CommandType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: {
         const searchAttributes = command.upsertWorkflowSearchAttributesCommandAttributes?.searchAttributes ?? {};
-        run.append('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', { searchAttributes, ...base }, now); // the run's from now on
+        run.append('UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', { searchAttributes, ...base }, now); // read back by Run.properties
         break;
       }
       case CommandType.MODIFY_WORKFLOW_PROPERTIES: {
         const upsertedMemo = command.modifyWorkflowPropertiesCommandAttributes?.upsertedMemo ?? {};
-        run.append('WORKFLOW_PROPERTIES_MODIFIED', { upsertedMemo, ...base }, now); // the run's memo from now on
+        run.append('WORKFLOW_PROPERTIES_MODIFIED', { upsertedMemo, ...base }, now); // read back by Run.properties
         break;
       }
       case CommandType.PROTOCOL_MESSAGE: {

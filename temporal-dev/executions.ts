@@ -134,7 +134,7 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
   run.parent = parent;
   run.executionTime = now + startDelayMs;
   run.requestId = flatString(req.requestId ?? '');
-  run.append('WORKFLOW_EXECUTION_STARTED', started, now); // its memo and search attributes are the run's
+  run.append('WORKFLOW_EXECUTION_STARTED', started, now); // its memo and search attributes: Run.properties
   // A new array of the exact length: a push onto [] reserves room for 17 runs (~150 bytes a workflow id, issue 15).
   ns.executions.set(run.workflowId, ns.executions.get(run.workflowId)?.concat(run) ?? [run]);
   ns.runs.set(runId, run);

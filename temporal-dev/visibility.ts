@@ -36,6 +36,7 @@ export function mergeSearchAttributes(target: Record<string, Msg>, fields: Recor
 export function executionInfo(run: Run): Msg {
   // Only a child's start event is decoded (the parent's namespace id is there); most runs have no parent.
   const started = run.parent ? run.started : undefined;
+  const { memo, searchAttributes } = run.properties; // one read of the history for both
   return {
     execution: run.execution,
     type: { name: run.workflowType },
@@ -46,8 +47,8 @@ export function executionInfo(run: Run): Msg {
     parentNamespaceId: started?.parentWorkflowNamespaceId,
     parentExecution: started?.parentWorkflowExecution,
     executionTime: timestamp(run.executionTime || run.startTime),
-    memo: { fields: run.memo },
-    searchAttributes: { indexedFields: run.searchAttributes },
+    memo: { fields: memo },
+    searchAttributes: { indexedFields: searchAttributes },
     taskQueue: run.taskQueue,
     stateTransitionCount: run.eventCount,
     historySizeBytes: run.historySizeBytes,
