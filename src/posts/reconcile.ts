@@ -29,7 +29,13 @@ function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { statu
 }
 
 export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all', signal?: AbortSignal): Promise<ReconcileResult> {
-  const rows = await postsNeedingWorkflows(rt.db, scope);
+  // Skipped as they are read, not after: a burst's rows are never all held at once. A unit (a thread's parts) is
+  // skipped only if every one of its rows is; one that is not is looked at, as before.
+  let checked = 0;
+  const rows = await postsNeedingWorkflows(rt.db, scope, (row) => {
+    checked++;
+    return scope !== 'recent' || !startedHereAndNotDue(rt, unitWorkflowId(row), row);
+  });
   const started: string[] = [];
   // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone); the
   // posts of an immediate fan-out by their group's, restarted with those still publishing.
@@ -44,7 +50,6 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
   const worker = async () => {
     for (let next = queue.shift(); next && !signal?.aborted; next = queue.shift()) {
       const [workflowId, { row, postIds }] = next;
-      if (scope === 'recent' && startedHereAndNotDue(rt, workflowId, row)) continue;
       try {
         if ((await workflowState(rt.temporal!, workflowId)) === 'running') continue;
         if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
@@ -57,7 +62,7 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
     }
   };
   await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
-  return { checked: rows.length, started };
+  return { checked, started };
 }
 
 /**

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { findStuckPosts, reconcilePosts, startReconciler } from '../../src/posts/reconcile';
+import { postsNeedingWorkflows } from '../../src/posts/repository';
 import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
 import { insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
@@ -135,6 +136,38 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     } finally {
       for (const row of [started!, orphan!]) await h.env.client.workflow.getHandle(postWorkflowId(row.id)).terminate('test').catch(() => undefined);
       await h.db.deleteFrom('posts').where('id', 'in', [started!.id, orphan!.id]).execute();
+    }
+  });
+
+  it("the periodic reconcile reads a burst's rows page by page and skips those this process started, across pages", async () => {
+    await h.syncClock();
+    // More rows than one page of the cursor (500), as a burst of scheduling leaves them.
+    const burst = await h.db
+      .insertInto('posts')
+      .values(Array.from({ length: 1_201 }, (_, i) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text: `burst ${i}`, status: 'scheduled' as const, scheduled_at: inMinutes(900 + i) })))
+      .returning('id')
+      .execute();
+    const ours = new Set(burst.map((row) => row.id));
+    try {
+      const seen: string[] = [];
+      const kept = await postsNeedingWorkflows(h.db, 'recent', (row) => {
+        if (!ours.has(row.id)) return false;
+        seen.push(row.id);
+        return seen.length % 400 === 1;
+      });
+      assert.equal(seen.length, 1_201, 'every row is read');
+      assert.deepEqual(new Set(seen), ours);
+      assert.deepEqual(kept.map((row) => row.id), [0, 400, 800, 1_200].map((i) => seen[i]));
+      assert.deepEqual(kept.map((row) => row.scheduled_at!.getTime()), [...kept.map((row) => row.scheduled_at!.getTime())].sort((a, b) => a - b));
+
+      // Started here (as far as this runtime knows): none is looked at, on whichever page it came.
+      const rt = h.reconcilerRuntime();
+      for (const row of burst) rt.recentStarts!.record(postWorkflowId(row.id));
+      const periodic = await reconcilePosts(rt, 'recent');
+      assert.ok(periodic.checked >= 1_201);
+      assert.deepEqual(periodic.started.filter((id) => burst.some((row) => postWorkflowId(row.id) === id)), []);
+    } finally {
+      await h.db.deleteFrom('posts').where('id', 'in', [...ours]).execute();
     }
   });
 
