@@ -161,13 +161,10 @@ export async function scheduledTimesOf(db: Db, accountIds: readonly string[], ex
 
 /**
  * Posts whose status needs a running workflow (`scheduled`, `publishing`), soonest first: all of them, or the
- * `recent` ones that look neglected (created or changed moments ago, overdue, or publishing for long).
- */
-/**
- * Posts that may need their workflow started (the reconciler's look). Read through a cursor, `PAGE_ROWS` at a time,
- * and only the rows `keep` accepts are kept: the minute-by-minute look after a burst reads its 10,000 new rows, and
- * held all at once they grew V8's young generation by ~10 MiB for good (issue 15, README "Figures"). The cursor's
- * transaction lasts the reading only.
+ * `recent` ones that look neglected (created or changed moments ago, overdue, or publishing for long). Read through
+ * a cursor, `PAGE_ROWS` at a time, keeping only the rows `keep` accepts: the reconciler's look every minute reads
+ * every post a burst created, 10,000 or 100,000 of them, for 10 minutes, and most are skipped (issue 15). The
+ * cursor's transaction lasts the reading only.
  */
 export async function postsNeedingWorkflows(db: Db, scope: 'all' | 'recent', keep: (row: PostNeedingWorkflow) => boolean = () => true): Promise<PostNeedingWorkflow[]> {
   const query = postsNeedingWorkflowsQuery(db, scope);
