@@ -5,8 +5,9 @@
 //     the embedded temporal-dev in the same process, the worker, the API). The Web UI is off unless `--web-ui` is
 //     given: it is served by temporal-dev's own HTTP server inside the same process (no process of its own), but its
 //     first start builds it with vite, which would be measured instead of Herald.
-//  2. Idle: once settled (below), reads /proc/<pid>/smaps_rollup of every process in Herald's tree (node and each
-//     PostgreSQL process, named by its title).
+//  2. Idle: once Herald has released memory after its start-up (its log says so, at most a minute) and settled
+//     (below), reads /proc/<pid>/smaps_rollup of every process in Herald's tree (node and each PostgreSQL process,
+//     named by its title).
 //  3. Schedules POSTS posts through the HTTP API: fan-outs to 25 x accounts (each post gets its own `publishPost`
 //     workflow, waiting on a timer), spaced 6 minutes apart per account (the 5-minute rule), starting 7 days ahead.
 //  4. Settles again (nothing forces a GC: what a real process holds is what is measured), reads again, and prints
