@@ -114,8 +114,11 @@ describe('temporal-dev: a waiting run kept compact', () => {
       assert.equal(kept.length, 20_000);
       return grown / kept.length;
     };
-    const asDecoded = perString(() => decode(type, bytes).requestId);
-    const flat = perString(() => flatString(decode(type, bytes).requestId));
+    // The median of three: in a full run other suites' memory is let go of now and then (a worker shutting down),
+    // and one such moment inside a measurement read -854 bytes a string once.
+    const median = (measure: () => number) => [measure(), measure(), measure()].sort((a, b) => a - b)[1]!;
+    const asDecoded = median(() => perString(() => decode(type, bytes).requestId));
+    const flat = median(() => perString(() => flatString(decode(type, bytes).requestId)));
     assert.ok(flat * 2 < asDecoded, `${flat.toFixed(0)} bytes per flat string, ${asDecoded.toFixed(0)} per decoded one`);
   });
 
