@@ -24,17 +24,18 @@ interface ReconcileResult {
  * have succeeded, so the periodic look for posts created moments ago and never started skips it (a burst's posts
  * are not described one by one every minute). Once due and not yet published, it is looked at as before.
  */
-function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { status: string; scheduled_at: Date | null }): boolean {
-  return row.status === 'scheduled' && row.scheduled_at !== null && row.scheduled_at.getTime() > rt.now().getTime() && rt.recentStarts?.has(workflowId) === true;
+function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { status: string; scheduled_at: Date | null }, nowMs: number): boolean {
+  return row.status === 'scheduled' && row.scheduled_at !== null && row.scheduled_at.getTime() > nowMs && rt.recentStarts?.has(workflowId) === true;
 }
 
 export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all', signal?: AbortSignal): Promise<ReconcileResult> {
   // Skipped as they are read, not after: a burst's rows are never all held at once. A unit (a thread's parts) is
   // skipped only if every one of its rows is; one that is not is looked at, as before.
   let checked = 0;
+  const nowMs = rt.now().getTime(); // one clock reading for the whole look, not one per row read
   const rows = await postsNeedingWorkflows(rt.db, scope, (row) => {
     checked++;
-    return scope !== 'recent' || !startedHereAndNotDue(rt, unitWorkflowId(row), row);
+    return scope !== 'recent' || !startedHereAndNotDue(rt, unitWorkflowId(row), row, nowMs);
   });
   const started: string[] = [];
   // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone); the
