@@ -33,7 +33,8 @@ const dictionaries = new Map<string, Buffer>();
 
 export function deflateHistory(workflowType: string, bytes: Buffer): DeflatedHistory {
   let dictionary = dictionaries.get(workflowType);
-  if (!dictionary) dictionaries.set(workflowType, (dictionary = ownedCopy(bytes)));
+  // zlib reads only the last window's worth of a dictionary: a longer first history is not kept whole for good.
+  if (!dictionary) dictionaries.set(workflowType, (dictionary = ownedCopy(bytes.subarray(-(1 << ZLIB_OPTIONS.windowBits)))));
   return new DeflatedHistory(deflateRawSync(bytes, { ...ZLIB_OPTIONS, dictionary }).toString('latin1'), dictionary);
 }
 
