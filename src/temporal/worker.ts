@@ -56,24 +56,28 @@ const maxConcurrentActivityTaskExecutions = 5_000;
 
 /**
  * A burst of scheduled posts due at one instant (issue 15) is as many workflow tasks at once, each waiting mostly
- * on the database and the platform: more of them in flight keeps the process busy instead of waiting. Measured
- * with `npm run bench:burst`.
+ * on the database and the platform: more of them in flight keeps the process busy instead of waiting. 100 until the
+ * evening of 2026-11-26, then the SDK's own 40, to cache fewer runs (`maxCachedWorkflows`, which may not be fewer):
+ * `npm run bench:burst` (2,000 at one instant) read p99 2.43 s and 820 posts/s with 40 against 2.24 s and 894 with 100.
  */
-const burstWorkerOptions = { maxConcurrentWorkflowTaskExecutions: 100, maxConcurrentLocalActivityExecutions: 200, maxConcurrentActivityTaskExecutions };
+const burstWorkerOptions = { maxConcurrentWorkflowTaskExecutions: 40, maxConcurrentLocalActivityExecutions: 200, maxConcurrentActivityTaskExecutions };
 
 /**
  * Workflows kept in the worker's cache between tasks (issue 15). The SDK's default follows the heap limit (about
  * 2,300 with a 4 GiB heap), so every waiting scheduled post stayed in memory until then. A workflow evicted while
  * it waits is replayed from its history when its timer fires or a signal arrives: a publishPost waiting on its
  * timer has about 6 events, replayed in a few milliseconds of CPU once, against tens of KiB held for days.
- * As many as the worker's concurrent workflow task slots (`burstWorkerOptions`, 100: fewer would cap them), so
- * every task in flight has its run cached. Each cached run holds ~75 KiB in the workflow thread's heap and ~70 KiB
- * of sdk-core's own (its state machines, in malloc'd memory: sampled with an LD_PRELOAD allocation tracer,
+ * As many as the worker's concurrent workflow task slots (`burstWorkerOptions`: fewer would cap them), so every
+ * task in flight has its run cached. Each cached run holds ~75 KiB in the workflow thread's heap and ~70 KiB of
+ * sdk-core's own (its state machines, in malloc'd memory: sampled with an LD_PRELOAD allocation tracer,
  * 2026-11-26), and those last blocks, made while a burst's buffers come and go, also keep glibc from giving the
- * freed memory around them back. 250 until 2026-11-26, then 150; bench:memory with 10,000 waiting: 150 → 100
- * took the workflow thread's heap from 30.3 to 27.5 MiB and glibc's live memory from 18.4 to 17.5 MiB.
+ * freed memory around them back. The cache is full of a burst's last runs until other work replaces them (the
+ * SDK cannot be told to evict): 250 until 2026-11-26, then 150, 100, and 40. bench:memory with 10,000 waiting,
+ * 120 s after: 100 → 40 took the workflow thread's heap from 27.2 to 23.3 MiB and glibc's live memory from
+ * 17.5–18.7 to 13.5 MiB (+7.9–9.1 → +7.2 MiB PSS per 1,000); a burst whose runs outnumber the cache replays the
+ * evicted ones (bench:burst's whole-burst CPU 43 → 46 s).
  */
-export const maxCachedWorkflows = 100;
+export const maxCachedWorkflows = 40;
 
 /**
  * Workflow code runs without the SDK's per-call `vm` timeout, whose watchdog thread per call into the sandbox cost
