@@ -12,7 +12,7 @@ if (!gc) throw new Error('run with node --expose-gc');
 
 const { bytes, arrayBufferBytes, engine } = bytesPerWaitingRun(RUNS, gc);
 const ns = engine.ns('default');
-const waiting = [...ns.runs.values()].filter((run) => run.open && run.timers.size === 1 && !run.wft).length;
+const waiting = [...ns.runs.values()].filter((run) => run.open && run.timers.length === 1 && !run.wft).length;
 console.log(`${RUNS} runs, ${waiting} of ${ns.runs.size} waiting on a timer with no task`);
 console.log(`temporal-dev heap (V8 used + ArrayBuffers) per waiting run: ${bytes.toFixed(0)} bytes, of which ArrayBuffers ${arrayBufferBytes.toFixed(0)}`);
 engine.close();

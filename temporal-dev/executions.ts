@@ -139,10 +139,9 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
   ns.executions.set(run.workflowId, ns.executions.get(run.workflowId)?.concat(run) ?? [run]);
   ns.runs.set(runId, run);
   ns.allRuns.push(run);
-  if (runTimeoutMs) run.runTimeouts.push(engine.scheduler.at(now + runTimeoutMs, () => timeOutRun(engine, run)));
-  if (executionExpiry && executionExpiry !== now + runTimeoutMs) {
-    run.runTimeouts.push(engine.scheduler.at(executionExpiry, () => timeOutRun(engine, run)));
-  }
+  const timeoutsAt = runTimeoutMs ? [now + runTimeoutMs] : [];
+  if (executionExpiry && executionExpiry !== now + runTimeoutMs) timeoutsAt.push(executionExpiry);
+  if (timeoutsAt.length) run.runTimeouts = timeoutsAt.map((at) => engine.scheduler.at(at, () => timeOutRun(engine, run)));
   if (startDelayMs) engine.scheduler.after(startDelayMs, () => scheduleWorkflowTask(engine, run));
   else scheduleWorkflowTask(engine, run, 1, { dispatch: dispatchFirstTask });
   return run;
@@ -177,8 +176,7 @@ export function closeRun(engine: Engine, run: Run, type: string, attrs: Msg): vo
   run.closeTime = now;
   run.append(type, attrs, now);
   for (const t of run.runTimeouts) t.cancel();
-  for (const timer of run.timers.values()) timer.handle.cancel();
-  run.timers.clear();
+  for (const timer of run.takeTimers()) timer.handle.cancel();
   dropActivities(engine, run);
   wakeUpdateWaiters(run);
   applyParentClosePolicy(engine, run);

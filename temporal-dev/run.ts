@@ -61,7 +61,17 @@ export interface UpdateState {
   waiters: Set<() => void>;
 }
 
+interface Collections {
+  activities?: Map<number, ActivityState>;
+  children?: Map<number, ChildState>;
+  updates?: Map<string, UpdateState>;
+  attachedQueries?: Set<string>;
+  signalRequestIds?: Set<string>;
+  listeners?: Set<() => void>;
+}
+
 interface TimerState {
+  timerId: string;
   startedEventId: number;
   handle: Scheduled;
   pendingFire?: () => void;
@@ -71,6 +81,12 @@ const HISTORY_EVENT = 'temporal.api.history.v1.HistoryEvent';
 const EMPTY = Buffer.alloc(0);
 /** What a read of a collection the run does not have sees (never written: the type is read-only). */
 const NONE: ReadonlyMap<never, never> = new Map<never, never>();
+/**
+ * The empty list every run without held-back events, timers or run timeouts shares (frozen: the lists are replaced,
+ * never changed in place). A waiting run has none of the first and rarely the last, and an empty array of its own
+ * is 32 bytes each (issue 15).
+ */
+const NOTHING: readonly never[] = Object.freeze([]);
 /** Events after the start that change a run's memo or search attributes. */
 const PROPERTY_EVENTS: ReadonlySet<number> = new Set([EventType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES!, EventType.WORKFLOW_PROPERTIES_MODIFIED!]);
 /** A run with nothing due sooner than this (or closed) keeps its history deflated (`compact`). */
@@ -99,25 +115,24 @@ export class Run {
   status = WorkflowStatus.RUNNING!;
   closeTime = 0;
   wft: WorkflowTask | null = null;
-  /** Events held back while a workflow task runs. */
-  buffered: Array<() => void> = [];
+  /** Events held back while a workflow task runs (`holdBack`, `takeHeld`). */
+  private held: ReadonlyArray<() => void> = NOTHING;
   /** Ask for another workflow task once the running one completes (e.g. an update arrived). */
   wftWanted = false;
   lastCompletedStartedEventId = 0;
   /**
-   * The run's collections are made when first used and dropped again by `compact()` when empty: a waiting run
-   * mostly has none, and seven empty Maps and Sets cost ~1.3 KiB a run (issue 15).
+   * The run's collections are made when first used and dropped again by `compact()` when empty (with the object
+   * that holds them, when all are): a waiting run mostly has none, and six empty Maps and Sets cost ~1.3 KiB a run
+   * (issue 15).
    */
-  private collections: {
-    activities?: Map<number, ActivityState>;
-    timers?: Map<string, TimerState>;
-    children?: Map<number, ChildState>;
-    updates?: Map<string, UpdateState>;
-    attachedQueries?: Set<string>;
-    signalRequestIds?: Set<string>;
-    listeners?: Set<() => void>;
-  } = {};
-  readonly runTimeouts: Scheduled[] = [];
+  private collections: Collections | undefined;
+  /**
+   * Pending timers: a few at most, so a list of exact length searched by id (a Map for a scheduled post's one timer
+   * is ~180 bytes, this ~60).
+   */
+  private timerList: readonly TimerState[] = NOTHING;
+  /** The run's run and execution timeouts, if it has any. */
+  runTimeouts: readonly Scheduled[] = NOTHING;
   /** The start request's id ('' if none): a start repeating it gets this run back. */
   requestId = '';
   cancelRequested = false;
@@ -174,16 +189,63 @@ export class Run {
     return this.properties.searchAttributes;
   }
 
-  get activities(): Map<number, ActivityState> {
-    return (this.collections.activities ??= new Map());
+  private get made(): Collections {
+    return (this.collections ??= {});
   }
 
-  get timers(): Map<string, TimerState> {
-    return (this.collections.timers ??= new Map());
+  get activities(): Map<number, ActivityState> {
+    return (this.made.activities ??= new Map());
   }
 
   get children(): Map<number, ChildState> {
-    return (this.collections.children ??= new Map());
+    return (this.made.children ??= new Map());
+  }
+
+  get timers(): readonly TimerState[] {
+    return this.timerList;
+  }
+
+  timer(timerId: string): TimerState | undefined {
+    return this.timerList.find((timer) => timer.timerId === timerId);
+  }
+
+  /** Adds a timer, or replaces the one with its id. */
+  setTimer(timer: TimerState): void {
+    this.timerList = this.timerList.filter((t) => t.timerId !== timer.timerId).concat(timer);
+  }
+
+  deleteTimer(timerId: string): void {
+    const left = this.timerList.filter((timer) => timer.timerId !== timerId);
+    this.timerList = left.length ? left : NOTHING;
+  }
+
+  /** Removes every timer and returns them (a closing run cancels them). */
+  takeTimers(): readonly TimerState[] {
+    const timers = this.timerList;
+    this.timerList = NOTHING;
+    return timers;
+  }
+
+  /** Events that arrived while a workflow task runs, to append after its completion. */
+  get buffered(): ReadonlyArray<() => void> {
+    return this.held;
+  }
+
+  holdBack(append: () => void): void {
+    this.held = this.held.concat(append);
+  }
+
+  /** Withdraws a held-back event (a timer fire that a cancel overtook). */
+  withdrawHeld(append: () => void): void {
+    const left = this.held.filter((held) => held !== append);
+    this.held = left.length ? left : NOTHING;
+  }
+
+  /** Removes the held-back events and returns them, to append or to drop. */
+  takeHeld(): ReadonlyArray<() => void> {
+    const held = this.held;
+    this.held = NOTHING;
+    return held;
   }
 
   /**
@@ -191,29 +253,29 @@ export class Run {
    * every new post's workflow) or a close of a run that never had any (~0.4 KiB a run, issue 15).
    */
   get pendingActivities(): ReadonlyMap<number, ActivityState> {
-    return this.collections.activities ?? NONE;
+    return this.collections?.activities ?? NONE;
   }
 
   get pendingChildren(): ReadonlyMap<number, ChildState> {
-    return this.collections.children ?? NONE;
+    return this.collections?.children ?? NONE;
   }
 
   get updates(): Map<string, UpdateState> {
-    return (this.collections.updates ??= new Map());
+    return (this.made.updates ??= new Map());
   }
 
   /** Queries riding with the next workflow task (answered in its completion). */
   get attachedQueries(): Set<string> {
-    return (this.collections.attachedQueries ??= new Set());
+    return (this.made.attachedQueries ??= new Set());
   }
 
   get signalRequestIds(): Set<string> {
-    return (this.collections.signalRequestIds ??= new Set());
+    return (this.made.signalRequestIds ??= new Set());
   }
 
   /** Called on every appended event (history long polls, query waits). */
   get listeners(): Set<() => void> {
-    return (this.collections.listeners ??= new Set());
+    return (this.made.listeners ??= new Set());
   }
 
   get open(): boolean {
@@ -296,7 +358,7 @@ export class Run {
       const index = this.eventEnds.length - 1;
       this.propertyEventIndexes = this.propertyEventIndexes?.concat(index) ?? [index];
     }
-    const listeners = this.collections.listeners;
+    const listeners = this.collections?.listeners;
     if (listeners?.size) for (const listener of [...listeners]) listener();
     return event.eventId;
   }
@@ -317,20 +379,19 @@ export class Run {
       this.history = history.toString('latin1', 0, this.historySizeBytes);
     }
     this.eventEnds = this.eventEnds.slice();
-    const collections = this.collections;
-    const kept: typeof collections = {};
-    for (const [name, collection] of Object.entries(collections)) {
+    const kept: Collections = {};
+    for (const [name, collection] of Object.entries(this.collections ?? {})) {
       if (collection.size) Object.assign(kept, { [name]: collection });
     }
-    this.collections = kept;
+    this.collections = Object.keys(kept).length ? kept : undefined;
   }
 
   /** Closed, or open with nothing to do until a timer at least `LONG_WAIT_MS` away (or a signal) wakes it. */
   private waitsLong(now: number): boolean {
     if (!this.open) return true;
-    const { activities, children, updates, timers } = this.collections;
-    if (this.wft || this.buffered.length || activities?.size || children?.size || updates?.size) return false;
-    for (const timer of timers?.values() ?? []) if (timer.handle.at - now < LONG_WAIT_MS) return false;
+    const { activities, children, updates } = this.collections ?? {};
+    if (this.wft || this.held.length || activities?.size || children?.size || updates?.size) return false;
+    for (const timer of this.timerList) if (timer.handle.at - now < LONG_WAIT_MS) return false;
     return true;
   }
 }

@@ -12,14 +12,14 @@ export function startTimer(engine: Engine, run: Run, a: Msg, completedEventId: n
     engine.now(),
   );
   const handle = engine.scheduler.after(durationMs(a.startToFireTimeout), () => fireTimer(engine, run, timerId, startedEventId));
-  run.timers.set(timerId, { startedEventId, handle });
+  run.setTimer({ timerId, startedEventId, handle });
 }
 
 function fireTimer(engine: Engine, run: Run, timerId: string, startedEventId: number): void {
-  const timer = run.timers.get(timerId);
+  const timer = run.timer(timerId);
   if (!timer || timer.startedEventId !== startedEventId || !run.open) return;
   const append = () => {
-    run.timers.delete(timerId);
+    run.deleteTimer(timerId);
     run.append('TIMER_FIRED', { timerId, startedEventId }, engine.now());
   };
   timer.pendingFire = append;
@@ -28,12 +28,12 @@ function fireTimer(engine: Engine, run: Run, timerId: string, startedEventId: nu
 
 export function cancelTimer(engine: Engine, run: Run, a: Msg, completedEventId: number): void {
   const timerId: string = a.timerId;
-  const timer = run.timers.get(timerId);
+  const timer = run.timer(timerId);
   if (!timer) return;
   timer.handle.cancel();
   // A fire that is still held back is withdrawn, as the real server does when the cancel wins the race.
-  if (timer.pendingFire) run.buffered = run.buffered.filter((f) => f !== timer.pendingFire);
-  run.timers.delete(timerId);
+  if (timer.pendingFire) run.withdrawHeld(timer.pendingFire);
+  run.deleteTimer(timerId);
   run.append(
     'TIMER_CANCELED',
     { timerId, startedEventId: timer.startedEventId, workflowTaskCompletedEventId: completedEventId, identity: '' },

@@ -13,7 +13,7 @@ import { pendingUpdateMessages, requeueDeliveredUpdates } from './updates';
 export function deliverEvent(engine: Engine, run: Run, append: () => void): void {
   if (!run.open) return;
   if (run.wftRunning) {
-    run.buffered.push(append);
+    run.holdBack(append);
     return;
   }
   append();
@@ -209,8 +209,7 @@ function finishTask(engine: Engine, run: Run, wft: WorkflowTask): void {
 }
 
 function flushBuffered(run: Run): void {
-  const held = run.buffered;
-  run.buffered = [];
+  const held = run.takeHeld();
   if (!run.open) return;
   for (const append of held) append();
   if (held.length) run.wftWanted = true;
@@ -224,6 +223,6 @@ function hasUndelivered(run: Run): boolean {
 /** Drops the workflow task of a run that just closed. */
 export function dropWorkflowTask(engine: Engine, run: Run): void {
   if (run.wft) finishTask(engine, run, run.wft);
-  run.buffered = [];
+  run.takeHeld();
   redispatchAttached(engine, run);
 }
