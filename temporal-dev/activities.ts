@@ -4,7 +4,8 @@
 import type { Engine } from './engine';
 import { notFound, workflowCompleted } from './errors';
 import { duration, durationMs, RetryState, timestamp, TimeoutType, type Msg } from './proto';
-import type { ActivityState, Run } from './run';
+import type { Run } from './run';
+import type { ActivityState } from './run-state';
 import { normaliseRetryPolicy, retryDecision } from './retry-policy';
 import type { PollRequest } from './task-queues';
 import { deliverEvent } from './workflow-tasks';

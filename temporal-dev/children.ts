@@ -3,7 +3,8 @@
 import type { Engine } from './engine';
 import { requestCancelRun, signalRun, startWorkflow, terminateRun } from './executions';
 import { ParentClosePolicy, ReusePolicy, type Msg } from './proto';
-import type { ChildState, Run } from './run';
+import type { Run } from './run';
+import type { ChildState } from './run-state';
 import { deliverEvent } from './workflow-tasks';
 
 export function initiateChild(engine: Engine, run: Run, a: Msg, completedEventId: number): () => void {

@@ -6,7 +6,8 @@ import { initiateCancelExternal, initiateChild, initiateSignalExternal } from '.
 import type { Engine } from './engine';
 import { closeRun, continueAsNew, failRun } from './executions';
 import { CommandType, type Msg } from './proto';
-import type { Run, WorkflowTask } from './run';
+import type { Run } from './run';
+import type { WorkflowTask } from './run-state';
 import { cancelTimer, startTimer } from './timers';
 import { applyUpdateMessage } from './updates';
 

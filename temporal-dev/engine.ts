@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { Clock } from './clock';
 import { namespaceNotFound, notFound } from './errors';
 import type { Msg } from './proto';
-import type { ActivityState, Run } from './run';
+import type { Run } from './run';
+import type { ActivityState } from './run-state';
 import { Scheduler } from './scheduler';
 import { TaskQueues } from './task-queues';
 

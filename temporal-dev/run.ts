@@ -1,81 +1,13 @@
 // One workflow run: its history and the mutable state derived from it. History is append-only; events that
 // arrive while a workflow task is running are held back (`buffered`) and appended after that task completes,
 // which is the ordering sdk-core insists on.
-// Just over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it.
+// Over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it; the shapes
+// of its other state are in run-state.ts.
 import { deflateHistory, isDeflated, storedBytes, type StoredHistory } from './history-storage';
 import { decode, encode, EventType, timestamp, WorkflowStatus, type Msg } from './proto';
+import type { ActivityState, ChildState, Collections, TimerState, UpdateState, WorkflowTask } from './run-state';
 import type { Scheduled } from './scheduler';
 import { mergeSearchAttributes } from './visibility';
-
-export interface WorkflowTask {
-  scheduledEventId: number;
-  startedEventId: number; // 0 until a worker picks it up
-  attempt: number;
-  /** Retries after the first failure are transient: their events reach history only if the attempt completes. */
-  transient: boolean;
-  transientEvents: Msg[];
-  scheduledTime: number;
-  startedTime: number;
-  timeout?: Scheduled;
-  /** Update requests handed to the worker with this task. */
-  deliveredUpdates: string[];
-}
-
-export interface ActivityState {
-  scheduledEventId: number;
-  attrs: Msg; // ActivityTaskScheduledEventAttributes, timeouts normalised
-  attempt: number;
-  state: 'scheduled' | 'started' | 'backoff';
-  scheduledTime: number;
-  attemptScheduledTime: number;
-  startedTime: number;
-  startedIdentity: string;
-  startedRequestId: string;
-  heartbeatDetails?: Msg;
-  lastHeartbeatTime: number;
-  lastFailure?: Msg;
-  cancelRequested: boolean;
-  cancelRequestedEventId: number;
-  deadlines: Scheduled[]; // timers of the current attempt
-  scheduleToClose?: Scheduled;
-  nextAttemptAt: number;
-}
-
-export interface ChildState {
-  initiatedEventId: number;
-  namespace: string;
-  workflowId: string;
-  workflowType: string;
-  runId: string; // '' until started
-  startedEventId: number;
-  parentClosePolicy: number;
-}
-
-export interface UpdateState {
-  id: string;
-  request: Msg; // temporal.api.update.v1.Request
-  stage: number; // UpdateStage
-  outcome?: Msg;
-  delivered: boolean;
-  acceptedEventId: number;
-  waiters: Set<() => void>;
-}
-
-interface Collections {
-  activities?: Map<number, ActivityState>;
-  children?: Map<number, ChildState>;
-  updates?: Map<string, UpdateState>;
-  attachedQueries?: Set<string>;
-  signalRequestIds?: Set<string>;
-  listeners?: Set<() => void>;
-}
-
-interface TimerState {
-  timerId: string;
-  startedEventId: number;
-  handle: Scheduled;
-  pendingFire?: () => void;
-}
 
 const HISTORY_EVENT = 'temporal.api.history.v1.HistoryEvent';
 const EMPTY = Buffer.alloc(0);

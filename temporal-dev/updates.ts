@@ -3,7 +3,8 @@
 import type { Engine } from './engine';
 import { notFound, workflowCompleted } from './errors';
 import { packAny, unpackAny, UpdateStage, type Msg } from './proto';
-import type { Run, UpdateState, WorkflowTask } from './run';
+import type { Run } from './run';
+import type { UpdateState, WorkflowTask } from './run-state';
 import type { PollContext } from './task-queues';
 import { scheduleWorkflowTask } from './workflow-tasks';
 
