@@ -14,13 +14,15 @@ const EMPTY = Buffer.alloc(0);
 /** What a read of a collection the run does not have sees (never written: the type is read-only). */
 const NONE: ReadonlyMap<never, never> = new Map<never, never>();
 /**
- * The empty list every run without held-back events, timers or run timeouts shares (frozen: the lists are replaced,
- * never changed in place). A waiting run has none of the first and rarely the last, and an empty array of its own
- * is 32 bytes each (issue 15).
+ * The empty list every run without timers or run timeouts shares (frozen: those lists are replaced, never changed in
+ * place), and what a run without held-back events reads. A waiting run has none of the first and rarely the last,
+ * and an empty array of its own is 32 bytes each (issue 15).
  */
 const NOTHING: readonly never[] = Object.freeze([]);
 /** Events after the start that change a run's memo or search attributes. */
 const PROPERTY_EVENTS: ReadonlySet<number> = new Set([EventType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES!, EventType.WORKFLOW_PROPERTIES_MODIFIED!]);
+/** Timers a run keeps in a list; beyond, a Map (`Run.pendingTimers`). */
+const TIMER_LIST_MAX = 16;
 /** A run with nothing due sooner than this (or closed) keeps its history deflated (`compact`). */
 const LONG_WAIT_MS = 60_000;
 
@@ -47,8 +49,8 @@ export class Run {
   status = WorkflowStatus.RUNNING!;
   closeTime = 0;
   wft: WorkflowTask | null = null;
-  /** Events held back while a workflow task runs (`holdBack`, `takeHeld`). */
-  private held: ReadonlyArray<() => void> = NOTHING;
+  /** Events held back while a workflow task runs (`holdBack`, `takeHeld`); none, mostly. */
+  private held: Array<() => void> | undefined;
   /** Ask for another workflow task once the running one completes (e.g. an update arrived). */
   wftWanted = false;
   lastCompletedStartedEventId = 0;
@@ -59,10 +61,11 @@ export class Run {
    */
   private collections: Collections | undefined;
   /**
-   * Pending timers: a few at most, so a list of exact length searched by id (a Map for a scheduled post's one timer
-   * is ~180 bytes, this ~60).
+   * Pending timers: a list of exact length searched by id while there are a few (a Map for a scheduled post's one
+   * timer is ~180 bytes, the list ~60), a Map beyond `TIMER_LIST_MAX` (a workflow with thousands of timers would
+   * otherwise pay for all of them on every start and fire).
    */
-  private timerList: readonly TimerState[] = NOTHING;
+  private pendingTimers: readonly TimerState[] | Map<string, TimerState> = NOTHING;
   /** The run's run and execution timeouts, if it has any. */
   runTimeouts: readonly Scheduled[] = NOTHING;
   /** The start request's id ('' if none): a start repeating it gets this run back. */
@@ -133,50 +136,65 @@ export class Run {
     return (this.made.children ??= new Map());
   }
 
+  /** The pending timers (a copy when they are many). */
   get timers(): readonly TimerState[] {
-    return this.timerList;
+    const timers = this.pendingTimers;
+    return timers instanceof Map ? [...timers.values()] : timers;
   }
 
   timer(timerId: string): TimerState | undefined {
-    return this.timerList.find((timer) => timer.timerId === timerId);
+    const timers = this.pendingTimers;
+    return timers instanceof Map ? timers.get(timerId) : timers.find((timer) => timer.timerId === timerId);
   }
 
   /** Adds a timer, or replaces the one with its id. */
   setTimer(timer: TimerState): void {
-    this.timerList = this.timerList.filter((t) => t.timerId !== timer.timerId).concat(timer);
+    const timers = this.pendingTimers;
+    if (timers instanceof Map) {
+      timers.set(timer.timerId, timer);
+      return;
+    }
+    const list = timers.filter((t) => t.timerId !== timer.timerId).concat(timer);
+    this.pendingTimers = list.length > TIMER_LIST_MAX ? new Map(list.map((t) => [t.timerId, t])) : list;
   }
 
   deleteTimer(timerId: string): void {
-    const left = this.timerList.filter((timer) => timer.timerId !== timerId);
-    this.timerList = left.length ? left : NOTHING;
+    const timers = this.pendingTimers;
+    if (timers instanceof Map) {
+      timers.delete(timerId);
+      if (!timers.size) this.pendingTimers = NOTHING;
+      return;
+    }
+    const left = timers.filter((timer) => timer.timerId !== timerId);
+    this.pendingTimers = left.length ? left : NOTHING;
   }
 
   /** Removes every timer and returns them (a closing run cancels them). */
   takeTimers(): readonly TimerState[] {
-    const timers = this.timerList;
-    this.timerList = NOTHING;
+    const timers = this.timers;
+    this.pendingTimers = NOTHING;
     return timers;
   }
 
   /** Events that arrived while a workflow task runs, to append after its completion. */
   get buffered(): ReadonlyArray<() => void> {
-    return this.held;
+    return this.held ?? NOTHING;
   }
 
   holdBack(append: () => void): void {
-    this.held = this.held.concat(append);
+    (this.held ??= []).push(append);
   }
 
   /** Withdraws a held-back event (a timer fire that a cancel overtook). */
   withdrawHeld(append: () => void): void {
-    const left = this.held.filter((held) => held !== append);
-    this.held = left.length ? left : NOTHING;
+    const left = this.held?.filter((held) => held !== append);
+    this.held = left?.length ? left : undefined;
   }
 
   /** Removes the held-back events and returns them, to append or to drop. */
   takeHeld(): ReadonlyArray<() => void> {
-    const held = this.held;
-    this.held = NOTHING;
+    const held = this.held ?? NOTHING;
+    this.held = undefined;
     return held;
   }
 
@@ -322,8 +340,9 @@ export class Run {
   private waitsLong(now: number): boolean {
     if (!this.open) return true;
     const { activities, children, updates } = this.collections ?? {};
-    if (this.wft || this.held.length || activities?.size || children?.size || updates?.size) return false;
-    for (const timer of this.timerList) if (timer.handle.at - now < LONG_WAIT_MS) return false;
+    if (this.wft || this.held || activities?.size || children?.size || updates?.size) return false;
+    const timers = this.pendingTimers;
+    for (const timer of timers instanceof Map ? timers.values() : timers) if (timer.handle.at - now < LONG_WAIT_MS) return false;
     return true;
   }
 }

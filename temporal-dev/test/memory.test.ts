@@ -94,6 +94,23 @@ describe('temporal-dev: a waiting run kept compact', () => {
     assert.deepEqual(run.eventsBetween(0, 21), before);
   });
 
+  it('finds, replaces and deletes timers by id whether it holds a few (a list) or thousands (a Map)', () => {
+    const run = newRun();
+    const timerOf = (i: number, at = i) => ({ timerId: `t${i}`, startedEventId: i + 1, handle: { at, cancel: () => undefined } });
+    for (let i = 0; i < 5_000; i++) run.setTimer(timerOf(i));
+    run.setTimer(timerOf(7, 99)); // same id: replaced, not added
+    assert.equal(run.timers.length, 5_000);
+    assert.equal(run.timer('t7')!.handle.at, 99);
+    for (let i = 0; i < 5_000; i += 2) run.deleteTimer(`t${i}`);
+    assert.equal(run.timer('t0'), undefined);
+    assert.equal(run.timer('t4999')!.startedEventId, 5_000);
+    assert.deepEqual(run.takeTimers().map((t) => t.timerId).slice(0, 3), ['t1', 't3', 't5']);
+    assert.deepEqual(run.timers, []);
+    run.setTimer(timerOf(1));
+    run.deleteTimer('t1');
+    assert.deepEqual(run.timers, []);
+  });
+
   it('keeps a decoded request id as one flat string, not the tree of pieces protobufjs builds', () => {
     const type = 'temporal.api.workflowservice.v1.StartWorkflowExecutionRequest';
     const requestId = 'b87130e0-da37-4230-92bc-c450c6ea92a8';
