@@ -274,6 +274,7 @@ export function continueAsNew(engine: Engine, run: Run, a: Msg, completedEventId
   const workflowType = a.workflowType?.name ? a.workflowType : { name: run.workflowType };
   const taskQueue = a.taskQueue?.name ? a.taskQueue : { name: run.taskQueue, kind: TaskQueueKind.NORMAL };
   const started = run.started;
+  const inherited = run.properties; // memo and search attributes in one read of the history
   const workflowRunTimeout = a.workflowRunTimeout ?? started.workflowRunTimeout;
   const workflowTaskTimeout = a.workflowTaskTimeout ?? started.workflowTaskTimeout;
   closeRun(engine, run, 'WORKFLOW_EXECUTION_CONTINUED_AS_NEW', {
@@ -303,8 +304,8 @@ export function continueAsNew(engine: Engine, run: Run, a: Msg, completedEventId
       taskQueue,
       input: a.input,
       header: a.header,
-      memo: a.memo ?? { fields: run.memo },
-      searchAttributes: a.searchAttributes ?? { indexedFields: run.searchAttributes },
+      memo: a.memo ?? { fields: inherited.memo },
+      searchAttributes: a.searchAttributes ?? { indexedFields: inherited.searchAttributes },
       workflowExecutionTimeout: started.workflowExecutionTimeout,
       workflowRunTimeout,
       workflowTaskTimeout,
