@@ -132,11 +132,10 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
   };
   const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, intern(req.workflowType.name), intern(req.taskQueue.name), now, started, taskTimeoutMs, executionExpiry);
   run.parent = parent;
-  run.executionTime = now + startDelayMs;
+  run.startDelayMs = startDelayMs;
   run.requestId = flatString(req.requestId ?? '');
   run.append('WORKFLOW_EXECUTION_STARTED', started, now); // its memo and search attributes: Run.properties
-  // A new array of the exact length: a push onto [] reserves room for 17 runs (~150 bytes a workflow id, issue 15).
-  ns.executions.set(run.workflowId, ns.executions.get(run.workflowId)?.concat(run) ?? [run]);
+  ns.currentRuns.set(run.workflowId, run);
   ns.runs.set(runId, run);
   ns.allRuns.push(run);
   const timeoutsAt = runTimeoutMs ? [now + runTimeoutMs] : [];
@@ -176,7 +175,7 @@ export function closeRun(engine: Engine, run: Run, type: string, attrs: Msg): vo
   run.closeTime = now;
   run.append(type, attrs, now);
   for (const t of run.runTimeouts) t.cancel();
-  for (const timer of run.takeTimers()) timer.handle.cancel();
+  for (const timer of run.takeTimers()) timer.cancel();
   dropActivities(engine, run);
   wakeUpdateWaiters(run);
   applyParentClosePolicy(engine, run);

@@ -6,47 +6,77 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { ownedCopy } from './proto';
 
 /**
- * A history deflated against its workflow type's dictionary: the first history of that type ever deflated in this
- * process, kept for as long as the process runs (one per workflow type). Runs of one type share most of their bytes
- * (type and queue names, payload encodings, search attribute names, the SDK's metadata), so a scheduled post's
- * ~1.1 KiB history deflates to ~0.25 KiB against it, ~0.6 KiB without.
- */
-class DeflatedHistory {
-  constructor(
-    readonly bytes: string, // latin1, in V8's heap (see `Run.history`)
-    readonly dictionary: Buffer,
-  ) {}
-
-  inflate(): Buffer {
-    return inflateRawSync(Buffer.from(this.bytes, 'latin1'), { ...ZLIB_OPTIONS, dictionary: this.dictionary });
-  }
-}
-
-/**
  * An 8 KiB window holds a waiting run's history and its dictionary whole (a scheduled post's is ~1.1 KiB each) and
  * deflates it as small as zlib's default 32 KiB window does; deflating then needs ~64 KiB of memory for its state,
  * not ~256 KiB, which glibc hands out from its heap and takes back at once, instead of a mapping each time.
  */
 const ZLIB_OPTIONS = { windowBits: 13, memLevel: 6 };
 
+/**
+ * Each workflow type's dictionary: the first history of that type ever deflated in this process, kept for as long
+ * as the process runs (one per type). Runs of one type share most of their bytes (type and queue names, payload
+ * encodings, search attribute names, the SDK's metadata), so a scheduled post's ~1.1 KiB history deflates to
+ * ~0.25 KiB against it, ~0.6 KiB without.
+ */
 const dictionaries = new Map<string, Buffer>();
 
-export function deflateHistory(workflowType: string, bytes: Buffer): DeflatedHistory {
+/** A history read back from its deflated form: its bytes, each event's end, and which events are `marked`. */
+interface InflatedHistory {
+  bytes: Buffer;
+  ends: number[];
+  marked: number[];
+}
+
+/**
+ * Deflates a history's events against their workflow type's dictionary, each framed by its length and whether it
+ * is `marked` (one varint), so the deflated string is all a waiting run keeps: no list of event ends or marks beside
+ * it (~150 bytes a run).
+ */
+export function deflateHistory(workflowType: string, bytes: Buffer, ends: readonly number[], marked: readonly number[]): string {
   let dictionary = dictionaries.get(workflowType);
   // zlib reads only the last window's worth of a dictionary: a longer first history is not kept whole for good.
   if (!dictionary) dictionaries.set(workflowType, (dictionary = ownedCopy(bytes.subarray(-(1 << ZLIB_OPTIONS.windowBits)))));
-  return new DeflatedHistory(deflateRawSync(bytes, { ...ZLIB_OPTIONS, dictionary }).toString('latin1'), dictionary);
+  const framed = Buffer.allocUnsafe(bytes.length + ends.length * 5);
+  let at = 0;
+  ends.forEach((end, i) => {
+    const start = i ? ends[i - 1]! : 0;
+    at = writeVarint(framed, at, (end - start) * 2 + (marked.includes(i) ? 1 : 0));
+    at += bytes.copy(framed, at, start, end);
+  });
+  return deflateRawSync(framed.subarray(0, at), { ...ZLIB_OPTIONS, dictionary }).toString('latin1');
 }
 
-export type StoredHistory = Buffer | string | DeflatedHistory;
-
-export function isDeflated(history: StoredHistory): history is DeflatedHistory {
-  return history instanceof DeflatedHistory;
+export function inflateHistory(workflowType: string, deflated: string): InflatedHistory {
+  const framed = inflateRawSync(Buffer.from(deflated, 'latin1'), { ...ZLIB_OPTIONS, dictionary: dictionaries.get(workflowType) });
+  const bytes = Buffer.allocUnsafe(framed.length);
+  const ends: number[] = [];
+  const marked: number[] = [];
+  let size = 0;
+  for (let at = 0; at < framed.length; ) {
+    const [frame, next] = readVarint(framed, at);
+    const length = Math.floor(frame / 2);
+    if (frame % 2) marked.push(ends.length);
+    size += framed.copy(bytes, size, next, next + length);
+    ends.push(size);
+    at = next + length;
+  }
+  return { bytes: bytes.subarray(0, size), ends, marked };
 }
 
-/** The bytes from `from` to `to`: a view of a buffer, else a copy made from the string or the deflated form. */
-export function storedBytes(history: StoredHistory, from: number, to: number): Buffer {
-  if (Buffer.isBuffer(history)) return history.subarray(from, to);
-  if (typeof history === 'string') return Buffer.from(history.slice(from, to), 'latin1');
-  return history.inflate().subarray(from, to);
+function writeVarint(to: Buffer, at: number, value: number): number {
+  while (value >= 0x80) {
+    to[at++] = (value % 0x80) | 0x80;
+    value = Math.floor(value / 0x80);
+  }
+  to[at++] = value;
+  return at;
+}
+
+function readVarint(from: Buffer, at: number): [value: number, next: number] {
+  let value = 0;
+  for (let scale = 1; ; scale *= 0x80) {
+    const byte = from[at++]!;
+    value += (byte & 0x7f) * scale;
+    if (byte < 0x80) return [value, at];
+  }
 }

@@ -66,9 +66,10 @@ export interface Collections {
   listeners?: Set<() => void>;
 }
 
-export interface TimerState {
-  timerId: string;
-  startedEventId: number;
-  handle: Scheduled;
-  pendingFire?: () => void;
+/** A pending timer: its scheduler entry (`at`, `cancel()`) with the ids of its events. */
+export interface TimerState extends Scheduled {
+  readonly timerId: string;
+  readonly startedEventId: number;
+  /** The TIMER_FIRED append while it is held back behind a running workflow task. */
+  pendingFire: (() => void) | undefined;
 }

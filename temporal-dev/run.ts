@@ -3,11 +3,18 @@
 // which is the ordering sdk-core insists on.
 // Over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it; the shapes
 // of its other state are in run-state.ts.
-import { deflateHistory, isDeflated, storedBytes, type StoredHistory } from './history-storage';
+import { deflateHistory, inflateHistory } from './history-storage';
 import { decode, encode, EventType, timestamp, WorkflowStatus, type Msg } from './proto';
 import type { ActivityState, ChildState, Collections, TimerState, UpdateState, WorkflowTask } from './run-state';
 import type { Scheduled } from './scheduler';
 import { mergeSearchAttributes } from './visibility';
+
+/** A history's bytes (as kept, or inflated), its events' ends, and the indexes of its property events. */
+interface ReadableHistory {
+  bytes: Buffer | string;
+  ends: readonly number[];
+  marked: readonly number[];
+}
 
 const HISTORY_EVENT = 'temporal.api.history.v1.HistoryEvent';
 const EMPTY = Buffer.alloc(0);
@@ -36,9 +43,11 @@ export class Run {
    * Decoded events' bytes fields are views of this buffer: bytes are only ever appended, never overwritten.
    * A compacted history is kept as a one-byte (latin1) string of the same bytes, deflated if the run waits long
    * (`history-storage.ts`): a read then decodes from a copy, and the next append turns it back into a buffer.
+   * A deflated history carries its events' ends and which are property events in its own frames, so while it is
+   * deflated `eventEnds` is just how many events there are (and `propertyEventIndexes` undefined).
    */
-  private history: StoredHistory = EMPTY;
-  private eventEnds: number[] = [];
+  private history: Buffer | string = EMPTY;
+  private eventEnds: number[] | number = [];
   /** The start event's attributes until that event is appended; from then on they are read from the history. */
   private startedBeforeAppend: Msg | undefined;
   /**
@@ -72,7 +81,8 @@ export class Run {
   requestId = '';
   cancelRequested = false;
   parent?: { namespace: string; workflowId: string; runId: string; initiatedEventId: number };
-  executionTime = 0;
+  /** The start's delay: a small integer, where a second timestamp was a 16-byte heap number a run (issue 15). */
+  startDelayMs = 0;
   forgotten = false;
   historySizeBytes = 0;
 
@@ -101,9 +111,10 @@ export class Run {
    * search attribute value removes it). Fresh records on every read.
    */
   get properties(): { memo: Record<string, Msg>; searchAttributes: Record<string, Msg> } {
-    const [started, ...changes] = this.startedBeforeAppend
-      ? [{ workflowExecutionStartedEventAttributes: this.startedBeforeAppend }]
-      : this.eventsAt([0, ...(this.propertyEventIndexes ?? [])]);
+    const stored = this.startedBeforeAppend ? undefined : this.readable();
+    const [started, ...changes] = stored
+      ? this.eventsAt([0, ...stored.marked], stored)
+      : [{ workflowExecutionStartedEventAttributes: this.startedBeforeAppend }];
     const startedAttributes = started!.workflowExecutionStartedEventAttributes;
     const memo: Record<string, Msg> = { ...startedAttributes.memo?.fields };
     const searchAttributes: Record<string, Msg> = {};
@@ -228,6 +239,10 @@ export class Run {
     return (this.made.listeners ??= new Set());
   }
 
+  get executionTime(): number {
+    return this.startTime + this.startDelayMs;
+  }
+
   get open(): boolean {
     return this.status === WorkflowStatus.RUNNING;
   }
@@ -237,11 +252,18 @@ export class Run {
   }
 
   get nextEventId(): number {
-    return this.eventEnds.length + 1;
+    return this.eventCount + 1;
   }
 
   get eventCount(): number {
-    return this.eventEnds.length;
+    const ends = this.eventEnds;
+    return typeof ends === 'number' ? ends : ends.length;
+  }
+
+  /** How the history is kept: growing while the run is active, a string once it waits, deflated if it waits long. */
+  get storedAs(): 'buffer' | 'string' | 'deflated' {
+    if (typeof this.eventEnds === 'number') return 'deflated';
+    return Buffer.isBuffer(this.history) ? 'buffer' : 'string';
   }
 
   /** The whole history, decoded (a fresh array of fresh objects on every call). */
@@ -249,26 +271,26 @@ export class Run {
     return this.eventsBetween(0);
   }
 
-  eventsBetween(start: number, end = this.eventEnds.length): Msg[] {
+  eventsBetween(start: number, end = this.eventCount): Msg[] {
     const indexes: number[] = [];
-    for (let i = start; i < Math.min(end, this.eventEnds.length); i++) indexes.push(i);
+    for (let i = start; i < Math.min(end, this.eventCount); i++) indexes.push(i);
     return this.eventsAt(indexes);
   }
 
   /** The events at these indexes (ascending), decoded from one read of the history's bytes. */
-  private eventsAt(indexes: number[]): Msg[] {
+  private eventsAt(indexes: number[], stored?: ReadableHistory): Msg[] {
     if (!indexes.length) return [];
-    const from = indexes[0]! ? this.eventEnds[indexes[0]! - 1]! : 0;
-    const bytes = this.historyBytes(from, this.eventEnds[indexes[indexes.length - 1]!]!);
-    return indexes.map((i) => decode(HISTORY_EVENT, bytes.subarray((i ? this.eventEnds[i - 1]! : 0) - from, this.eventEnds[i]! - from)));
+    const { bytes, ends } = stored ?? this.readable();
+    const from = indexes[0]! ? ends[indexes[0]! - 1]! : 0;
+    const read = historyBytes(bytes, from, ends[indexes[indexes.length - 1]!]!);
+    return indexes.map((i) => decode(HISTORY_EVENT, read.subarray((i ? ends[i - 1]! : 0) - from, ends[i]! - from)));
   }
 
-  /**
-   * The history's bytes from `from` to `to`: a view of the buffer while the run is active, else a copy made from
-   * the string or the deflated form it waits in.
-   */
-  private historyBytes(from: number, to: number): Buffer {
-    return storedBytes(this.history, from, to);
+  /** The history as it is kept, or inflated (a fresh copy) when deflated, with its events' ends and property events. */
+  private readable(): ReadableHistory {
+    const ends = this.eventEnds;
+    if (typeof ends === 'number') return inflateHistory(this.workflowType, this.history as string);
+    return { bytes: this.history, ends, marked: this.propertyEventIndexes ?? NOTHING };
   }
 
   get wftRunning(): boolean {
@@ -276,7 +298,7 @@ export class Run {
   }
 
   /** Builds an event with the next id without appending it (transient workflow tasks). */
-  makeEvent(type: string, attrs: Msg, now: number, eventId = this.eventEnds.length + 1): Msg {
+  makeEvent(type: string, attrs: Msg, now: number, eventId = this.nextEventId): Msg {
     const eventType = EventType[type];
     if (eventType === undefined) throw new Error(`unknown event type ${type}`);
     const field = `${type.toLowerCase().replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())}EventAttributes`;
@@ -289,23 +311,28 @@ export class Run {
   }
 
   appendEvent(event: Msg): number {
-    if (event.eventId !== this.eventEnds.length + 1) throw new Error(`event id ${event.eventId} out of order`);
+    if (event.eventId !== this.nextEventId) throw new Error(`event id ${event.eventId} out of order`);
     const bytes = encode(HISTORY_EVENT, event);
     const end = this.historySizeBytes + bytes.length;
-    let history = this.history;
+    const { bytes: kept, ends, marked } = this.readable();
+    let history = kept;
     if (!Buffer.isBuffer(history) || end > history.length) {
       // Memory of its own (never a slice of a shared pool slab, which a week-long wait would keep alive).
       const grown = Buffer.allocUnsafeSlow(Math.max(end, this.historySizeBytes * 2, 256));
-      this.historyBytes(0, this.historySizeBytes).copy(grown);
-      this.history = history = grown;
+      historyBytes(history, 0, this.historySizeBytes).copy(grown);
+      history = grown;
     }
     bytes.copy(history, this.historySizeBytes);
+    this.history = history;
     this.historySizeBytes = end;
-    this.eventEnds.push(end);
+    const eventEnds = ends as number[]; // this run's own list, or a fresh one from inflating
+    eventEnds.push(end);
+    this.eventEnds = eventEnds;
+    this.propertyEventIndexes = marked.length ? (marked as number[]) : undefined;
     if (event.eventId === 1) this.startedBeforeAppend = undefined;
     if (PROPERTY_EVENTS.has(event.eventType)) {
       // A new array of the exact length, not a push: a push onto [] reserves room for 17 (152 bytes for one index).
-      const index = this.eventEnds.length - 1;
+      const index = eventEnds.length - 1;
       this.propertyEventIndexes = this.propertyEventIndexes?.concat(index) ?? [index];
     }
     const listeners = this.collections?.listeners;
@@ -314,7 +341,7 @@ export class Run {
   }
 
   lastEvent(): Msg {
-    return this.eventsAt([this.eventEnds.length - 1])[0]!;
+    return this.eventsAt([this.eventCount - 1])[0]!;
   }
 
   /**
@@ -322,13 +349,18 @@ export class Run {
    * workflow task completed). A run that will wait at least `LONG_WAIT_MS` (or is closed) keeps it deflated.
    */
   compact(now: number): void {
-    const history = this.history;
-    if (this.waitsLong(now)) {
-      if (!isDeflated(history)) this.history = deflateHistory(this.workflowType, this.historyBytes(0, this.historySizeBytes));
-    } else if (Buffer.isBuffer(history)) {
-      this.history = history.toString('latin1', 0, this.historySizeBytes);
+    const { history, eventEnds } = this;
+    if (typeof eventEnds !== 'number') {
+      if (this.waitsLong(now)) {
+        const bytes = historyBytes(history, 0, this.historySizeBytes);
+        this.history = deflateHistory(this.workflowType, bytes, eventEnds, this.propertyEventIndexes ?? NOTHING);
+        this.eventEnds = eventEnds.length;
+        this.propertyEventIndexes = undefined;
+      } else {
+        if (Buffer.isBuffer(history)) this.history = history.toString('latin1', 0, this.historySizeBytes);
+        this.eventEnds = eventEnds.slice();
+      }
     }
-    this.eventEnds = this.eventEnds.slice();
     const kept: Collections = {};
     for (const [name, collection] of Object.entries(this.collections ?? {})) {
       if (collection.size) Object.assign(kept, { [name]: collection });
@@ -342,7 +374,12 @@ export class Run {
     const { activities, children, updates } = this.collections ?? {};
     if (this.wft || this.held || activities?.size || children?.size || updates?.size) return false;
     const timers = this.pendingTimers;
-    for (const timer of timers instanceof Map ? timers.values() : timers) if (timer.handle.at - now < LONG_WAIT_MS) return false;
+    for (const timer of timers instanceof Map ? timers.values() : timers) if (timer.at - now < LONG_WAIT_MS) return false;
     return true;
   }
+}
+
+/** A history's bytes from `from` to `to`: a view of a buffer, a copy from a string. */
+function historyBytes(history: Buffer | string, from: number, to: number): Buffer {
+  return Buffer.isBuffer(history) ? history.subarray(from, to) : Buffer.from(history.slice(from, to), 'latin1');
 }

@@ -9,25 +9,51 @@ export interface Scheduled {
   cancel(): void;
 }
 
-/** A heap entry is also its own handle: no closure per scheduled item (a waiting run's timer stays small). */
-class Entry implements Scheduled {
+/**
+ * Something due at a point in server time, held in the scheduler's heap as itself and its own cancel handle: a
+ * workflow timer is one of these (`timers.ts`), so a run waiting on one holds one object, not an entry, a closure
+ * and its context (~140 bytes a waiting run, issue 15).
+ */
+export abstract class Due implements Scheduled {
   cancelled = false;
+  /** Order among entries due at the same instant (set by the scheduler). */
+  seq = 0;
 
-  constructor(
-    readonly at: number,
-    readonly seq: number,
-    readonly fn: () => void,
-  ) {}
+  constructor(readonly at: number) {}
 
   cancel(): void {
     this.cancelled = true;
+  }
+
+  abstract fire(): void;
+}
+
+class Callback extends Due {
+  constructor(
+    at: number,
+    private fn: (() => void) | undefined,
+  ) {
+    super(at);
+  }
+
+  fire(): void {
+    this.fn?.();
+  }
+
+  /**
+   * Lets go of the callback at once: a cancelled entry stays in the heap until it is due, and a workflow task's
+   * timeout would keep the task (its ids, its transient events) alive for its 10 s after every completion.
+   */
+  override cancel(): void {
+    super.cancel();
+    this.fn = undefined;
   }
 }
 
 const MAX_TIMEOUT = 2 ** 31 - 1;
 
 export class Scheduler {
-  private heap: Entry[] = [];
+  private heap: Due[] = [];
   private seq = 0;
   private armed: NodeJS.Timeout | undefined;
   private armedAt = Infinity;
@@ -44,11 +70,15 @@ export class Scheduler {
   }
 
   at(at: number, fn: () => void): Scheduled {
-    const entry = new Entry(at, this.seq++, fn);
-    this.push(entry);
-    if (at < this.armedAt) this.arm();
+    return this.schedule(new Callback(at, fn));
+  }
+
+  schedule<T extends Due>(due: T): T {
+    due.seq = this.seq++;
+    this.push(due);
+    if (due.at < this.armedAt) this.arm();
     this.poke();
-    return entry;
+    return due;
   }
 
   after(ms: number, fn: () => void): Scheduled {
@@ -88,7 +118,7 @@ export class Scheduler {
       const entry = this.pop()!;
       if (entry.cancelled) continue;
       try {
-        entry.fn();
+        entry.fire();
       } catch (err) {
         // One broken timer must not take the server (or the `npm start` process hosting it) down.
         process.stderr.write(`temporal-dev: scheduled task failed: ${err instanceof Error ? err.stack : String(err)}\n`);
@@ -118,11 +148,11 @@ export class Scheduler {
     while (this.heap.length && this.heap[0]!.cancelled) this.pop();
   }
 
-  private less(a: Entry, b: Entry): boolean {
+  private less(a: Due, b: Due): boolean {
     return a.at < b.at || (a.at === b.at && a.seq < b.seq);
   }
 
-  private push(e: Entry): void {
+  private push(e: Due): void {
     const h = this.heap;
     h.push(e);
     let i = h.length - 1;
@@ -134,7 +164,7 @@ export class Scheduler {
     }
   }
 
-  private pop(): Entry | undefined {
+  private pop(): Due | undefined {
     const h = this.heap;
     const top = h[0];
     const last = h.pop();

@@ -2,7 +2,28 @@
 import type { Engine } from './engine';
 import { durationMs, type Msg } from './proto';
 import type { Run } from './run';
+import type { TimerState } from './run-state';
+import { Due } from './scheduler';
 import { deliverEvent } from './workflow-tasks';
+
+/** A started timer, its own scheduler entry (one object for a waiting run's timer, issue 15). */
+class PendingTimer extends Due implements TimerState {
+  pendingFire: (() => void) | undefined = undefined;
+
+  constructor(
+    at: number,
+    private readonly engine: Engine,
+    private readonly run: Run,
+    readonly timerId: string,
+    readonly startedEventId: number,
+  ) {
+    super(at);
+  }
+
+  fire(): void {
+    fireTimer(this.engine, this.run, this);
+  }
+}
 
 export function startTimer(engine: Engine, run: Run, a: Msg, completedEventId: number): void {
   const timerId: string = a.timerId;
@@ -11,18 +32,18 @@ export function startTimer(engine: Engine, run: Run, a: Msg, completedEventId: n
     { timerId, startToFireTimeout: a.startToFireTimeout, workflowTaskCompletedEventId: completedEventId },
     engine.now(),
   );
-  const handle = engine.scheduler.after(durationMs(a.startToFireTimeout), () => fireTimer(engine, run, timerId, startedEventId));
-  run.setTimer({ timerId, startedEventId, handle });
+  const at = engine.now() + durationMs(a.startToFireTimeout);
+  run.setTimer(engine.scheduler.schedule(new PendingTimer(at, engine, run, timerId, startedEventId)));
 }
 
-function fireTimer(engine: Engine, run: Run, timerId: string, startedEventId: number): void {
-  const timer = run.timer(timerId);
-  if (!timer || timer.startedEventId !== startedEventId || !run.open) return;
+function fireTimer(engine: Engine, run: Run, fired: TimerState): void {
+  const { timerId, startedEventId } = fired;
+  if (run.timer(timerId) !== fired || !run.open) return;
   const append = () => {
     run.deleteTimer(timerId);
     run.append('TIMER_FIRED', { timerId, startedEventId }, engine.now());
   };
-  timer.pendingFire = append;
+  fired.pendingFire = append;
   deliverEvent(engine, run, append);
 }
 
@@ -30,7 +51,7 @@ export function cancelTimer(engine: Engine, run: Run, a: Msg, completedEventId: 
   const timerId: string = a.timerId;
   const timer = run.timer(timerId);
   if (!timer) return;
-  timer.handle.cancel();
+  timer.cancel();
   // A fire that is still held back is withdrawn, as the real server does when the cancel wins the race.
   if (timer.pendingFire) run.withdrawHeld(timer.pendingFire);
   run.deleteTimer(timerId);

@@ -46,7 +46,7 @@ export function executionInfo(run: Run): Msg {
     historyLength: run.eventCount,
     parentNamespaceId: started?.parentWorkflowNamespaceId,
     parentExecution: started?.parentWorkflowExecution,
-    executionTime: timestamp(run.executionTime || run.startTime),
+    executionTime: timestamp(run.executionTime),
     memo: { fields: memo },
     searchAttributes: { indexedFields: searchAttributes },
     taskQueue: run.taskQueue,
@@ -74,7 +74,7 @@ function fieldValue(run: Run, field: string): unknown {
     case 'CloseTime':
       return run.closeTime || undefined;
     case 'ExecutionTime':
-      return run.executionTime || run.startTime;
+      return run.executionTime;
     case 'HistoryLength':
       return run.eventCount;
     default:
