@@ -26,7 +26,7 @@
 //  over IPC; it adds no memory worth counting and runs nothing until asked).
 //  `--late=SECONDS` (default 120): a third reading that much later, with nothing happening in between, to see
 //  what a process holds minutes after the burst (V8's memory reducer and glibc's trimming need idle time).
-// Bounded: 15 minutes at most; about 7 on a quiet machine (the worker takes a few minutes to run 10,000 first
+// Bounded: 15 minutes at most (13 plus --late); about 7 on a quiet machine (the worker takes a few minutes to run 10,000 first
 // workflow tasks on two busy cores; the waiting reading is taken once it has).
 //  Herald's process gets the environment `npm start` sets (package.json's start script, e.g. MALLOC_ARENA_MAX).
 //  `--env=NAME=VALUE` (repeatable) and `--node-flag=FLAG` (repeatable) start Herald's process with that environment
@@ -258,10 +258,11 @@ async function schedulePosts(url: string, apiKey: string, accountIds: string[]):
 }
 
 async function main(): Promise<void> {
+  const deadlineMs = 13 * 60_000 + LATE_S * 1000; // 15 minutes with the default --late
   const deadline = setTimeout(() => {
-    console.error('bench/memory: over 15 minutes, giving up');
+    console.error(`bench/memory: over ${Math.round(deadlineMs / 60_000)} minutes, giving up`);
     process.exit(1);
-  }, 15 * 60_000);
+  }, deadlineMs);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'herald-memory-'));
   const temporal = SEPARATE_TEMPORAL ? await startTemporalDev() : undefined;
   const { child: herald, url } = await startHeraldProcess(dataDir, temporal?.address);
