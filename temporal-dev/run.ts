@@ -28,7 +28,7 @@ const NONE: ReadonlyMap<never, never> = new Map<never, never>();
 const NOTHING: readonly never[] = Object.freeze([]);
 /** Events after the start that change a run's memo or search attributes. */
 const PROPERTY_EVENTS: ReadonlySet<number> = new Set([EventType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES!, EventType.WORKFLOW_PROPERTIES_MODIFIED!]);
-/** Timers a run keeps in a list; beyond, a Map (`Run.pendingTimers`). */
+/** Timers a run keeps in a list (or, one, as itself); beyond, a Map (`Run.pendingTimers`). */
 const TIMER_LIST_MAX = 16;
 /** A run with nothing due sooner than this (or closed) keeps its history deflated (`compact`). */
 const LONG_WAIT_MS = 60_000;
@@ -70,11 +70,11 @@ export class Run {
    */
   private collections: Collections | undefined;
   /**
-   * Pending timers: a list of exact length searched by id while there are a few (a Map for a scheduled post's one
-   * timer is ~180 bytes, the list ~60), a Map beyond `TIMER_LIST_MAX` (a workflow with thousands of timers would
-   * otherwise pay for all of them on every start and fire).
+   * Pending timers: the one timer itself when there is one (a scheduled post's: a Map for it was ~180 bytes, a list
+   * of one 56), a list of exact length searched by id while there are a few, a Map beyond `TIMER_LIST_MAX` (a
+   * workflow with thousands of timers would otherwise pay for all of them on every start and fire).
    */
-  private pendingTimers: readonly TimerState[] | Map<string, TimerState> = NOTHING;
+  private pendingTimers: TimerState | readonly TimerState[] | Map<string, TimerState> = NOTHING;
   /** The run's run and execution timeouts, if it has any. */
   runTimeouts: readonly Scheduled[] = NOTHING;
   /** The start request's id ('' if none): a start repeating it gets this run back. */
@@ -150,34 +150,32 @@ export class Run {
   /** The pending timers (a copy when they are many). */
   get timers(): readonly TimerState[] {
     const timers = this.pendingTimers;
-    return timers instanceof Map ? [...timers.values()] : timers;
+    if (timers instanceof Map) return [...timers.values()];
+    return 'timerId' in timers ? [timers] : timers;
   }
 
   timer(timerId: string): TimerState | undefined {
     const timers = this.pendingTimers;
-    return timers instanceof Map ? timers.get(timerId) : timers.find((timer) => timer.timerId === timerId);
+    return timers instanceof Map ? timers.get(timerId) : this.timers.find((timer) => timer.timerId === timerId);
   }
 
   /** Adds a timer, or replaces the one with its id. */
   setTimer(timer: TimerState): void {
     const timers = this.pendingTimers;
-    if (timers instanceof Map) {
-      timers.set(timer.timerId, timer);
-      return;
-    }
-    const list = timers.filter((t) => t.timerId !== timer.timerId).concat(timer);
-    this.pendingTimers = list.length > TIMER_LIST_MAX ? new Map(list.map((t) => [t.timerId, t])) : list;
+    if (timers instanceof Map) timers.set(timer.timerId, timer);
+    else this.keepTimers(this.timers.filter((t) => t.timerId !== timer.timerId).concat(timer));
   }
 
   deleteTimer(timerId: string): void {
     const timers = this.pendingTimers;
-    if (timers instanceof Map) {
-      timers.delete(timerId);
-      if (!timers.size) this.pendingTimers = NOTHING;
-      return;
-    }
-    const left = timers.filter((timer) => timer.timerId !== timerId);
-    this.pendingTimers = left.length ? left : NOTHING;
+    if (!(timers instanceof Map)) this.keepTimers(this.timers.filter((timer) => timer.timerId !== timerId));
+    else if (timers.delete(timerId) && !timers.size) this.pendingTimers = NOTHING;
+  }
+
+  /** Keeps a list of timers in the smallest form that holds it (`pendingTimers`). */
+  private keepTimers(list: readonly TimerState[]): void {
+    if (list.length > TIMER_LIST_MAX) this.pendingTimers = new Map(list.map((t) => [t.timerId, t]));
+    else this.pendingTimers = list.length === 1 ? list[0]! : list.length ? list : NOTHING;
   }
 
   /** Removes every timer and returns them (a closing run cancels them). */
@@ -373,9 +371,7 @@ export class Run {
     if (!this.open) return true;
     const { activities, children, updates } = this.collections ?? {};
     if (this.wft || this.held || activities?.size || children?.size || updates?.size) return false;
-    const timers = this.pendingTimers;
-    for (const timer of timers instanceof Map ? timers.values() : timers) if (timer.at - now < LONG_WAIT_MS) return false;
-    return true;
+    return this.timers.every((timer) => timer.at - now >= LONG_WAIT_MS);
   }
 }
 

@@ -16,6 +16,11 @@ import type { Logger } from '../logger';
  * a busy process is never paused by it, and a burst is paid for once, after it, not per request. A burst's release is
  * followed by one more a minute later, start-up gets one of its own (`owed`), and there is at most one release a
  * minute: a quiet process that keeps growing by a little is not compacted at every check.
+ *
+ * Between releases, a quiet check that finds the process grown by `trimGrowthBytes` since the last trim runs
+ * `malloc_trim(0)` alone (a few milliseconds, no GC): what glibc got back from the garbage of the last minutes' work
+ * (the reconciler reading a burst's rows each minute for 10 minutes, pg's and gRPC's buffers) would otherwise stay
+ * resident until the next release, which only a 32 MiB growth brings.
  */
 
 interface MemoryReleaseOptions {
@@ -27,6 +32,8 @@ interface MemoryReleaseOptions {
   quietUtilization?: number;
   /** The shortest time between two releases: what a quiet process that still makes garbage pays at most. */
   minIntervalMs?: number;
+  /** Growth of the resident size since the last trim (or the smallest size seen) worth a `malloc_trim` alone. */
+  trimGrowthBytes?: number;
 }
 
 interface MemoryRelease {
@@ -44,13 +51,20 @@ interface ReleaseOutcome {
   trimmed: boolean;
 }
 
-const defaults: Required<MemoryReleaseOptions> = { checkIntervalMs: 10_000, growthBytes: 32 * 1024 * 1024, quietUtilization: 0.05, minIntervalMs: 60_000 };
+const defaults: Required<MemoryReleaseOptions> = {
+  checkIntervalMs: 10_000,
+  growthBytes: 32 * 1024 * 1024,
+  quietUtilization: 0.05,
+  minIntervalMs: 60_000,
+  trimGrowthBytes: 4 * 1024 * 1024,
+};
 
 export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions = {}): MemoryRelease {
-  const { checkIntervalMs, growthBytes, quietUtilization, minIntervalMs } = { ...defaults, ...options };
+  const { checkIntervalMs, growthBytes, quietUtilization, minIntervalMs, trimGrowthBytes } = { ...defaults, ...options };
   const compactingGc = compactingGcFunction();
   const trim = mallocTrimFunction(logger);
   let settledRss = process.memoryUsage.rss();
+  let trimmedRss = settledRss;
   let lastLoop: EventLoopUtilization = performance.eventLoopUtilization();
   let lastReleaseAt = -Infinity;
   /**
@@ -71,7 +85,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     const trimmed = trim !== undefined;
     const trimEnd = performance.now();
     const rssAfterBytes = process.memoryUsage.rss();
-    settledRss = rssAfterBytes;
+    settledRss = trimmedRss = rssAfterBytes;
     lastReleaseAt = performance.now();
     return { rssBeforeBytes, rssAfterBytes, gcMs: trimStart - gcStart, trimMs: trimEnd - trimStart, trimmed };
   };
@@ -82,9 +96,13 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     lastLoop = loop;
     const rss = process.memoryUsage.rss();
     settledRss = Math.min(settledRss, rss);
-    if (utilization >= quietUtilization || performance.now() - lastReleaseAt < minIntervalMs) return;
+    trimmedRss = Math.min(trimmedRss, rss);
+    if (utilization >= quietUtilization) return;
     const grown = rss - settledRss >= growthBytes;
-    if (!grown && !owed) return;
+    if (performance.now() - lastReleaseAt < minIntervalMs || (!grown && !owed)) {
+      if (trim && rss - trimmedRss >= trimGrowthBytes) trimAlone(rss);
+      return;
+    }
     const outcome = releaseNow();
     const reason = grown ? 'after a burst' : owed;
     owed = grown ? 'after a burst, once more' : undefined;
@@ -99,6 +117,13 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
       `memory released ${reason}`,
     );
   };
+  const trimAlone = (rssBeforeBytes: number) => {
+    const start = performance.now();
+    trim?.();
+    trimmedRss = process.memoryUsage.rss();
+    logger.debug({ rssBeforeMiB: mib(rssBeforeBytes), rssAfterMiB: mib(trimmedRss), trimMs: Math.round(performance.now() - start) }, 'memory trimmed');
+  };
+
   const timer = setInterval(check, checkIntervalMs);
   timer.unref();
   return { releaseNow, stop: () => clearInterval(timer) };

@@ -75,6 +75,28 @@ describe('memory release after a burst', function () {
     }
   });
 
+  it('trims glibc alone, without a GC, at a quiet check once the process has grown by a few MiB (glibc only)', async function () {
+    if (!glibc) this.skip();
+    const lines: Array<{ msg: string; rssBeforeMiB?: number; rssAfterMiB?: number }> = [];
+    const capture = createLogger('debug', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const release = startMemoryRelease(capture, { checkIntervalMs: 100, growthBytes: 1024 * MiB, quietUtilization: 0.5, trimGrowthBytes: 16 * MiB });
+    try {
+      await sleep(350); // the release after start-up
+      let buffers: Buffer[] | null = Array.from({ length: 100_000 }, () => Buffer.allocUnsafeSlow(1000).fill(1));
+      const pinned = buffers.filter((_, i) => i % 64 === 0);
+      buffers = null;
+      plainFullGc(); // the garbage collected as V8 would by itself: glibc has the memory back, resident
+      await sleep(450);
+      const trims = lines.filter((line) => line.msg === 'memory trimmed');
+      assert.equal(lines.filter((line) => line.msg.startsWith('memory released')).length, 1, 'the start-up release only: no GC of its own');
+      assert.ok(trims.length >= 1, JSON.stringify(lines));
+      assert.ok(trims[0]!.rssBeforeMiB! - trims[0]!.rssAfterMiB! > 48, JSON.stringify(trims[0]));
+      assert.ok(pinned.length > 1_000);
+    } finally {
+      release.stop();
+    }
+  });
+
   it('releases once at its first quiet check after start, grown or not (start-up is a burst of its own)', async () => {
     const lines: Array<{ msg: string }> = [];
     const capture = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
