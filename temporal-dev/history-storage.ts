@@ -60,7 +60,8 @@ export function inflateHistory(workflowType: string, deflated: string): Inflated
     ends.push(size);
     at = next + length;
   }
-  return { bytes: bytes.subarray(0, size), ends, marked };
+  // `marked` of its exact length: it may become the run's own list again (a push onto [] reserves room for 17).
+  return { bytes: bytes.subarray(0, size), ends, marked: marked.slice() };
 }
 
 function writeVarint(to: Buffer, at: number, value: number): number {
