@@ -1,18 +1,18 @@
+import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import type { Logger } from '../logger';
 
 /**
  * Gives back the memory a burst leaves behind (issue 15, README "Memory"). Scheduling 10,000 posts grows the process
  * by hundreds of MiB of garbage; once it is collected, two things stay resident for as long as the posts wait:
- * V8's old-space pages, each still holding a few live objects (V8 compacts only the most fragmented pages), and the
- * memory glibc keeps below live blocks of its heap (it gives back only the top). Neither shrinks by itself.
+ * V8's old-space pages, each still holding a few live objects (V8 compacts only the most fragmented pages), its
+ * young generation, grown to 32 MiB by the burst and never shrunk by an ordinary GC, and the memory glibc keeps
+ * below live blocks of its heap (it gives back only the top). None of them shrinks by itself.
  *
  * So when the process has grown by `growthBytes` since its last release and then been quiet for a whole check
- * interval, it runs one full GC that compacts every page, and glibc's `malloc_trim(0)`, which returns the free pages
- * inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
+ * interval, it runs V8's low-memory collection (full GCs that compact old space and shrink the young generation)
+ * and glibc's `malloc_trim(0)`, which returns the free pages inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
  * a busy process is never paused by it, and a burst is paid for once, after it, not per request. A burst's release is
  * followed by one more a minute later, start-up gets one of its own (`owed`), and there is at most one release a
  * minute: a quiet process that keeps growing by a little is not compacted at every check.
@@ -37,8 +37,8 @@ interface MemoryReleaseOptions {
 }
 
 interface MemoryRelease {
-  /** Compacts and trims now; returns what it took and gave back. */
-  releaseNow(): ReleaseOutcome;
+  /** Compacts and trims now; resolves to what it took and gave back. */
+  releaseNow(): Promise<ReleaseOutcome>;
   stop(): void;
 }
 
@@ -61,7 +61,7 @@ const defaults: Required<MemoryReleaseOptions> = {
 
 export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions = {}): MemoryRelease {
   const { checkIntervalMs, growthBytes, quietUtilization, minIntervalMs, trimGrowthBytes } = { ...defaults, ...options };
-  const compactingGc = compactingGcFunction();
+  const lowMemoryGc = lowMemoryGcFunction();
   const trim = mallocTrimFunction(logger);
   let settledRss = process.memoryUsage.rss();
   let trimmedRss = settledRss;
@@ -76,10 +76,12 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
    */
   let owed: 'after start-up' | 'after a burst, once more' | undefined = 'after start-up';
 
-  const releaseNow = (): ReleaseOutcome => {
+  let releasing = false;
+
+  const releaseNow = async (): Promise<ReleaseOutcome> => {
     const rssBeforeBytes = process.memoryUsage.rss();
     const gcStart = performance.now();
-    compactingGc();
+    await lowMemoryGc();
     const trimStart = performance.now();
     trim?.();
     const trimmed = trim !== undefined;
@@ -90,7 +92,8 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     return { rssBeforeBytes, rssAfterBytes, gcMs: trimStart - gcStart, trimMs: trimEnd - trimStart, trimmed };
   };
 
-  const check = () => {
+  const check = async () => {
+    if (releasing) return;
     const loop = performance.eventLoopUtilization();
     const utilization = performance.eventLoopUtilization(loop, lastLoop).utilization;
     lastLoop = loop;
@@ -103,7 +106,8 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
       if (trim && rss - trimmedRss >= trimGrowthBytes) trimAlone(rss);
       return;
     }
-    const outcome = releaseNow();
+    releasing = true;
+    const outcome = await releaseNow().finally(() => (releasing = false));
     const reason = grown ? 'after a burst' : owed;
     owed = grown ? 'after a burst, once more' : undefined;
     logger.info(
@@ -124,7 +128,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     logger.debug({ rssBeforeMiB: mib(rssBeforeBytes), rssAfterMiB: mib(trimmedRss), trimMs: Math.round(performance.now() - start) }, 'memory trimmed');
   };
 
-  const timer = setInterval(check, checkIntervalMs);
+  const timer = setInterval(() => void check().catch((err) => logger.warn({ err }, 'memory release failed')), checkIntervalMs);
   timer.unref();
   return { releaseNow, stop: () => clearInterval(timer) };
 }
@@ -132,24 +136,20 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
 const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
 
 /**
- * A full GC that compacts every old-space page. V8 offers it only through flags: `gc` is taken once from a context
- * made while `--expose-gc` is on (and the flag put back, so no later context, the workflow sandbox's included, gets
- * a `gc`), and `--compact-on-every-full-gc` is on only for that one collection.
+ * V8's low-memory collection, through an in-process inspector session (no port is opened): `LowMemoryNotification`,
+ * the collection V8 runs when the system is short of memory. Its full GCs compact old space as tightly as
+ * `--compact-on-every-full-gc` did, run until nothing more is freed (so the burst's dead ArrayBuffers are back in
+ * glibc's hands before the trim), and shrink the young generation, which the forced full GC this used before (`gc()`
+ * with that flag) left at its largest: measured, 32 MiB of new space stayed resident after it, 0.3 after this.
  */
-function compactingGcFunction(): () => void {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as (options?: { type: 'minor' | 'major' }) => void;
-  v8.setFlagsFromString('--no-expose-gc');
-  return () => {
-    v8.setFlagsFromString('--compact-on-every-full-gc');
-    try {
-      gc(); // not gc({ type: 'major' }): measured on Node 20, that one left the burst's buffers to a later collection
-    } finally {
-      v8.setFlagsFromString('--no-compact-on-every-full-gc');
+function lowMemoryGcFunction(): () => Promise<void> {
+  let session: Session | undefined;
+  return async () => {
+    if (!session) {
+      session = new Session();
+      session.connect();
     }
-    // V8 frees dead ArrayBuffers' memory on a background sweeper, which the next collection waits for: without this
-    // young-generation one, malloc_trim would run before glibc got the burst's buffers back.
-    gc({ type: 'minor' });
+    await session.post('HeapProfiler.collectGarbage');
   };
 }
 
