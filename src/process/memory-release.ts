@@ -1,6 +1,7 @@
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import type { Logger } from '../logger';
 
 /**
@@ -11,8 +12,8 @@ import type { Logger } from '../logger';
  * below live blocks of its heap (it gives back only the top). None of them shrinks by itself.
  *
  * So when the process has grown by `growthBytes` since its last release and then been quiet for a whole check
- * interval, it runs V8's low-memory collection (full GCs that compact old space and shrink the young generation)
- * and glibc's `malloc_trim(0)`, which returns the free pages inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
+ * interval, it runs V8's low-memory collection (full GCs that shrink the young generation) with every old-space page
+ * compacted, and glibc's `malloc_trim(0)`, which returns the free pages inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
  * a busy process is never paused by it, and a burst is paid for once, after it, not per request. A burst's release is
  * followed by one more a minute later, start-up gets one of its own (`owed`), and there is at most one release a
  * minute: a quiet process that keeps growing by a little is not compacted at every check.
@@ -137,10 +138,11 @@ const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
 
 /**
  * V8's low-memory collection, through an in-process inspector session (no port is opened): `LowMemoryNotification`,
- * the collection V8 runs when the system is short of memory. Its full GCs compact old space as tightly as
- * `--compact-on-every-full-gc` did, run until nothing more is freed (so the burst's dead ArrayBuffers are back in
- * glibc's hands before the trim), and shrink the young generation, which the forced full GC this used before (`gc()`
- * with that flag) left at its largest: measured, 32 MiB of new space stayed resident after it, 0.3 after this.
+ * the collection V8 runs when the system is short of memory. Its full GCs run until nothing more is freed (so the
+ * burst's dead ArrayBuffers are back in glibc's hands before the trim) and shrink the young generation, which a
+ * forced `gc()` leaves at its largest (measured: 32 MiB of new space resident after one, 0.3 after this). On its own
+ * it moves only some of old space's fragmented pages (a 401 MiB old space holding 228: 333 MiB after it), so
+ * `--compact-on-every-full-gc` is on while it runs (232 MiB); the flag is put back once it is done.
  */
 function lowMemoryGcFunction(): () => Promise<void> {
   let session: Session | undefined;
@@ -149,7 +151,12 @@ function lowMemoryGcFunction(): () => Promise<void> {
       session = new Session();
       session.connect();
     }
-    await session.post('HeapProfiler.collectGarbage');
+    v8.setFlagsFromString('--compact-on-every-full-gc');
+    try {
+      await session.post('HeapProfiler.collectGarbage');
+    } finally {
+      v8.setFlagsFromString('--no-compact-on-every-full-gc');
+    }
   };
 }
 
