@@ -48,7 +48,8 @@ export function deflateHistory(workflowType: string, bytes: Buffer, ends: readon
 
 export function inflateHistory(workflowType: string, deflated: string): InflatedHistory {
   const framed = inflateRawSync(Buffer.from(deflated, 'latin1'), { ...ZLIB_OPTIONS, dictionary: dictionaries.get(workflowType) });
-  const bytes = Buffer.allocUnsafe(framed.length);
+  // Memory of its own, not a slice of Node's shared pool: decoded events' bytes are views of it.
+  const bytes = Buffer.allocUnsafeSlow(framed.length);
   const ends: number[] = [];
   const marked: number[] = [];
   let size = 0;

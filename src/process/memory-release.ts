@@ -6,17 +6,18 @@ import type { Logger } from '../logger';
 
 /**
  * Gives back the memory a burst leaves behind (issue 15, README "Memory"). Scheduling 10,000 posts grows the process
- * by hundreds of MiB of garbage; once it is collected, two things stay resident for as long as the posts wait:
+ * by hundreds of MiB of garbage; once it is collected, three things stay resident for as long as the posts wait:
  * V8's old-space pages, each still holding a few live objects (V8 compacts only the most fragmented pages), its
  * young generation, grown to 32 MiB by the burst and never shrunk by an ordinary GC, and the memory glibc keeps
  * below live blocks of its heap (it gives back only the top). None of them shrinks by itself.
  *
  * So when the process has grown by `growthBytes` since its last release and then been quiet for a whole check
  * interval, it runs V8's low-memory collection (full GCs that shrink the young generation) with every old-space page
- * compacted, and glibc's `malloc_trim(0)`, which returns the free pages inside its heaps. Both hold the main thread (tens to a few hundred ms, logged), which is why it waits for quiet:
- * a busy process is never paused by it, and a burst is paid for once, after it, not per request. A burst's release is
- * followed by one more a minute later, start-up gets one of its own (`owed`), and there is at most one release a
- * minute: a quiet process that keeps growing by a little is not compacted at every check.
+ * compacted, and glibc's `malloc_trim(0)`, which returns the free pages inside its heaps. Both hold the main thread
+ * (tens to a few hundred ms, logged), which is why it waits for quiet: a busy process is never paused by it, and a
+ * burst is paid for once, after it, not per request. A burst's release is followed by one more a minute later,
+ * start-up gets one of its own (`owed`), and there is at most one release a minute: a quiet process that keeps
+ * growing by a little is not compacted at every check.
  *
  * Between releases, a quiet check that finds the process grown by `trimGrowthBytes` since the last trim runs
  * `malloc_trim(0)` alone (a few milliseconds, no GC): what glibc got back from the garbage of the last minutes' work
