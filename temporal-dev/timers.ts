@@ -13,7 +13,7 @@ class PendingTimer extends Due implements TimerState {
   constructor(
     at: number,
     private readonly engine: Engine,
-    private readonly run: Run,
+    private run: Run | undefined,
     readonly timerId: string,
     readonly startedEventId: number,
   ) {
@@ -21,7 +21,16 @@ class PendingTimer extends Due implements TimerState {
   }
 
   fire(): void {
-    fireTimer(this.engine, this.run, this);
+    if (this.run) fireTimer(this.engine, this.run, this);
+  }
+
+  /**
+   * Lets go of the run: a cancelled timer stays in the scheduler's heap until it is due, and a week-long one of a
+   * run that closed would keep the run for that week, past its retention.
+   */
+  override cancel(): void {
+    super.cancel();
+    this.run = undefined;
   }
 }
 
