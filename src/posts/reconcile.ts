@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../db';
-import { postsNeedingWorkflows } from './repository';
+import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail } from './repository';
 import type { PostsRuntime } from './runtime';
 import { postWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
@@ -24,8 +24,8 @@ interface ReconcileResult {
  * have succeeded, so the periodic look for posts created moments ago and never started skips it (a burst's posts
  * are not described one by one every minute). Once due and not yet published, it is looked at as before.
  */
-function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { status: string; scheduled_at: Date | null }, nowMs: number): boolean {
-  return row.status === 'scheduled' && row.scheduled_at !== null && row.scheduled_at.getTime() > nowMs && rt.recentStarts?.has(workflowId) === true;
+function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { status: string; scheduled_ms: number | null }, nowMs: number): boolean {
+  return row.status === 'scheduled' && row.scheduled_ms !== null && row.scheduled_ms > nowMs && rt.recentStarts?.has(workflowId) === true;
 }
 
 export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all', signal?: AbortSignal): Promise<ReconcileResult> {
@@ -110,7 +110,7 @@ interface StuckPost {
  * `graceMs` without a failed attempt, or publishing for longer than that.
  */
 export async function findStuckPosts(db: Db, client: Client | null, now = new Date(), graceMs = 5 * 60_000): Promise<StuckPost[]> {
-  const rows = await postsNeedingWorkflows(db, 'all');
+  const rows = await postsNeedingWorkflowsInDetail(db);
   const out: StuckPost[] = [];
   for (const row of rows) {
     const base = { id: row.id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };

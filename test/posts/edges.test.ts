@@ -145,7 +145,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     const burst = await h.db
       .insertInto('posts')
       .values(Array.from({ length: 1_201 }, (_, i) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text: `burst ${i}`, status: 'scheduled' as const, scheduled_at: inMinutes(900 + i) })))
-      .returning('id')
+      .returning(['id', 'scheduled_at'])
       .execute();
     const ours = new Set(burst.map((row) => row.id));
     try {
@@ -158,7 +158,10 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
       assert.equal(seen.length, 1_201, 'every row is read');
       assert.deepEqual(new Set(seen), ours);
       assert.deepEqual(kept.map((row) => row.id), [0, 400, 800, 1_200].map((i) => seen[i]));
-      assert.deepEqual(kept.map((row) => row.scheduled_at!.getTime()), [...kept.map((row) => row.scheduled_at!.getTime())].sort((a, b) => a - b));
+      assert.deepEqual(kept.map((row) => row.scheduled_ms), [...kept.map((row) => row.scheduled_ms!)].sort((a, b) => a - b));
+      const byId = new Map(burst.map((row) => [row.id, row.scheduled_at!.getTime()]));
+      // Due times as epoch milliseconds, to the millisecond (the database keeps microseconds: none here).
+      for (const row of kept) assert.ok(Math.abs(row.scheduled_ms! - byId.get(row.id)!) < 1, `${row.scheduled_ms} for ${byId.get(row.id)}`);
 
       // Started here (as far as this runtime knows): none is looked at, on whichever page it came.
       const rt = h.reconcilerRuntime();
