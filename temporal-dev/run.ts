@@ -284,6 +284,16 @@ export class Run {
     return indexes.map((i) => decode(HISTORY_EVENT, read.subarray((i ? ends[i - 1]! : 0) - from, ends[i]! - from)));
   }
 
+  /** Turns a deflated history back into bytes and lists of its own (the next event is appended); returns its ends. */
+  private inflated(): number[] {
+    const ends = this.eventEnds;
+    if (typeof ends !== 'number') return ends;
+    const { bytes, ends: inflatedEnds, marked } = inflateHistory(this.workflowType, this.history as string);
+    this.history = bytes;
+    this.propertyEventIndexes = marked.length ? marked : undefined;
+    return (this.eventEnds = inflatedEnds);
+  }
+
   /** The history as it is kept, or inflated (a fresh copy) when deflated, with its events' ends and property events. */
   private readable(): ReadableHistory {
     const ends = this.eventEnds;
@@ -312,21 +322,17 @@ export class Run {
     if (event.eventId !== this.nextEventId) throw new Error(`event id ${event.eventId} out of order`);
     const bytes = encode(HISTORY_EVENT, event);
     const end = this.historySizeBytes + bytes.length;
-    const { bytes: kept, ends, marked } = this.readable();
-    let history = kept;
+    const eventEnds = this.inflated();
+    let history = this.history;
     if (!Buffer.isBuffer(history) || end > history.length) {
       // Memory of its own (never a slice of a shared pool slab, which a week-long wait would keep alive).
       const grown = Buffer.allocUnsafeSlow(Math.max(end, this.historySizeBytes * 2, 256));
       historyBytes(history, 0, this.historySizeBytes).copy(grown);
-      history = grown;
+      this.history = history = grown;
     }
     bytes.copy(history, this.historySizeBytes);
-    this.history = history;
     this.historySizeBytes = end;
-    const eventEnds = ends as number[]; // this run's own list, or a fresh one from inflating
     eventEnds.push(end);
-    this.eventEnds = eventEnds;
-    this.propertyEventIndexes = marked.length ? (marked as number[]) : undefined;
     if (event.eventId === 1) this.startedBeforeAppend = undefined;
     if (PROPERTY_EVENTS.has(event.eventType)) {
       // A new array of the exact length, not a push: a push onto [] reserves room for 17 (152 bytes for one index).
