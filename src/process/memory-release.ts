@@ -1,8 +1,7 @@
-import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
-import v8 from 'node:v8';
 import type { Logger } from '../logger';
+import { lowMemoryGcFunction } from './low-memory-gc';
 
 /**
  * Gives back the memory a burst leaves behind (issue 15, README "Memory"). Scheduling 10,000 posts grows the process
@@ -136,30 +135,6 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
 }
 
 const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
-
-/**
- * V8's low-memory collection, through an in-process inspector session (no port is opened): `LowMemoryNotification`,
- * the collection V8 runs when the system is short of memory. Its full GCs run until nothing more is freed (so the
- * burst's dead ArrayBuffers are back in glibc's hands before the trim) and shrink the young generation, which a
- * forced `gc()` leaves at its largest (measured: 32 MiB of new space resident after one, 0.3 after this). On its own
- * it moves only some of old space's fragmented pages (a 401 MiB old space holding 228: 333 MiB after it), so
- * `--compact-on-every-full-gc` is on while it runs (232 MiB); the flag is put back once it is done.
- */
-function lowMemoryGcFunction(): () => Promise<void> {
-  let session: Session | undefined;
-  return async () => {
-    if (!session) {
-      session = new Session();
-      session.connect();
-    }
-    v8.setFlagsFromString('--compact-on-every-full-gc');
-    try {
-      await session.post('HeapProfiler.collectGarbage');
-    } finally {
-      v8.setFlagsFromString('--no-compact-on-every-full-gc');
-    }
-  };
-}
 
 /** glibc's `malloc_trim(0)` through koffi (a prebuilt FFI), or undefined where there is no glibc to ask. */
 function mallocTrimFunction(logger: Logger): (() => number) | undefined {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { Worker } from 'node:worker_threads';
 import { createLogger } from '../../src/logger';
 import { startMemoryRelease } from '../../src/process/memory-release';
 
@@ -74,6 +75,34 @@ describe('memory release after a burst', function () {
       assert.equal(recent.length, 0);
     } finally {
       release.stop();
+    }
+  });
+
+  it('collects in worker threads too (the workflow thread is an isolate of its own)', async () => {
+    // The worker grows its young generation with short-lived batches and answers each message with its heap's size.
+    const worker = new Worker(
+      `const { parentPort } = require('node:worker_threads');
+       const v8 = require('node:v8');
+       let recent = [];
+       for (let round = 0; round < 200; round++) recent = [...recent.slice(-4), Array.from({ length: 20_000 }, (_, i) => ({ i, text: 'x' + i }))];
+       recent = [];
+       parentPort.on('message', () => parentPort.postMessage(v8.getHeapStatistics().total_physical_size));`,
+      { eval: true },
+    );
+    const committed = () =>
+      new Promise<number>((resolve) => {
+        worker.once('message', resolve);
+        worker.postMessage('size?');
+      });
+    const release = startMemoryRelease(logger, { checkIntervalMs: 3_600_000 });
+    try {
+      const grown = await committed();
+      await release.releaseNow();
+      const after = await committed();
+      assert.ok(grown - after >= 12 * MiB, `worker heap ${grown / MiB} -> ${after / MiB} MiB`);
+    } finally {
+      release.stop();
+      await worker.terminate();
     }
   });
 
