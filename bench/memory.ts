@@ -18,7 +18,8 @@
 //  task), then SETTLE_S more (the pg pool closes connections idle for 10 s). PSS is split into anonymous memory
 //  (heaps) and file-backed (code, shared libraries) so the table says which one grew.
 //  `--separate-temporal` runs temporal-dev as its own process (TEMPORAL_ADDRESS), to tell its memory from the worker's.
-//  `--heap-snapshots` has each node process write a heap snapshot (into the current directory) at both readings.
+//  `--heap-snapshots` has each node process write a heap snapshot (into the current directory) at every reading
+//  (a snapshot collects garbage first: the later readings are then of a process that was just collected).
 //  `bench/heap-diff.js idle.heapsnapshot waiting.heapsnapshot` then says what is new and who holds it.
 //  Breakdown of each node process (bench/memory-breakdown.ts): V8 heap used/committed of the main isolate and of the
 //  worker threads (the workflow thread), external memory, and anonymous mappings by kind (glibc's brk heap and
@@ -258,7 +259,7 @@ async function schedulePosts(url: string, apiKey: string, accountIds: string[]):
 }
 
 async function main(): Promise<void> {
-  const deadlineMs = 13 * 60_000 + LATE_S * 1000; // 15 minutes with the default --late
+  const deadlineMs = 13 * 60_000 + LATE_S * 1000 + (HEAP_SNAPSHOTS ? 3 * 60_000 : 0); // 15 minutes with the default --late
   const deadline = setTimeout(() => {
     console.error(`bench/memory: over ${Math.round(deadlineMs / 60_000)} minutes, giving up`);
     process.exit(1);
@@ -322,6 +323,7 @@ async function main(): Promise<void> {
       await sleep(LATE_S * 1000);
       late = heraldOnly(readHerald());
       await readBreakdowns(`+${LATE_S} s`);
+      await snapshotHeaps(roots);
       printTree(`Herald with ${created} posts waiting, ${LATE_S} s later`, late);
     }
 
