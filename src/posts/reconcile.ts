@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../db';
-import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail } from './repository';
+import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, type ReconcileScope } from './repository';
 import type { PostsRuntime } from './runtime';
 import { postWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
@@ -10,14 +10,25 @@ import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-clien
  * its `publishPost` (started with conflict policy USE_EXISTING, so a running one is left alone and a post never gets
  * two); a workflow whose post is gone ends by itself at its next read of the row. Run over every such post when the
  * service starts (an embedded, memory-only Temporal forgets everything on restart: this is what keeps scheduled posts
- * alive), and every minute over the posts that look neglected (created moments ago and maybe never started, overdue,
- * or publishing for long).
+ * alive), and every minute over the posts that look neglected: created or changed since the last look that went
+ * through without a failure (maybe never started: a failed start, a process that died between the insert and the
+ * start), overdue, or publishing for long.
  */
 interface ReconcileResult {
   checked: number;
   /** The ids of the workflows it started (a running one is left alone). */
   started: string[];
+  /** Workflows it could not look at or start (logged): the next look goes back to before this one. */
+  failed: number;
 }
+
+/**
+ * How far before the last clean look's start the next one reaches back: a post's `created_at` is its inserting
+ * transaction's start, and a row committed just after a look read the table is still found by the next. Until
+ * 2026-11-27 every look reached back a fixed 10 minutes, so a burst's rows were read ten times, and a post created
+ * during a Temporal outage longer than that went unstarted until it was overdue.
+ */
+const LOOK_MARGIN_MS = 60_000;
 
 /**
  * A scheduled post not yet due whose workflow this process started within the last minutes: its start is known to
@@ -28,16 +39,17 @@ function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { statu
   return row.status === 'scheduled' && row.scheduled_ms !== null && row.scheduled_ms > nowMs && rt.recentStarts?.has(workflowId) === true;
 }
 
-export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' = 'all', signal?: AbortSignal): Promise<ReconcileResult> {
+export async function reconcilePosts(rt: PostsRuntime, scope: ReconcileScope = 'all', signal?: AbortSignal): Promise<ReconcileResult> {
   // Skipped as they are read, not after: a burst's rows are never all held at once. A unit (a thread's parts) is
   // skipped only if every one of its rows is; one that is not is looked at, as before.
   let checked = 0;
   const nowMs = rt.now().getTime(); // one clock reading for the whole look, not one per row read
   const rows = await postsNeedingWorkflows(rt.db, scope, (row) => {
     checked++;
-    return scope !== 'recent' || !startedHereAndNotDue(rt, unitWorkflowId(row), row, nowMs);
+    return scope === 'all' || !startedHereAndNotDue(rt, unitWorkflowId(row), row, nowMs);
   });
   const started: string[] = [];
+  let failed = 0;
   // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone); the
   // posts of an immediate fan-out by their group's, restarted with those still publishing.
   const units = new Map<string, { row: (typeof rows)[number]; postIds: string[] }>();
@@ -58,28 +70,39 @@ export async function reconcilePosts(rt: PostsRuntime, scope: 'all' | 'recent' =
         else await startPublishWorkflow(rt, row.id);
         started.push(workflowId);
       } catch (err) {
+        failed++;
         rt.logger.error({ err, workflowId, postIds }, 'reconcile: could not start a post workflow');
       }
     }
   };
   await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
-  return { checked, started };
+  return { checked, started, failed };
 }
 
 /**
- * Runs `reconcilePosts` now over everything, then every `intervalMs` over the recent and overdue. `stop()` ends the
- * run in progress after the workflow it is starting (a service stopping does not go on starting workflows through a
- * client being closed) and resolves once it has.
+ * Runs `reconcilePosts` now over everything, then every `intervalMs` over what changed since the last clean look
+ * (one without a failure, `LOOK_MARGIN_MS` before its start; over everything again until the first is clean) and the
+ * overdue. `stop()` ends the run in progress after the workflow it is starting (a service stopping does not go on
+ * starting workflows through a client being closed) and resolves once it has.
  */
 export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first: Promise<ReconcileResult>; stop(): Promise<void> } {
   const stopping = new AbortController();
-  const first = reconcilePosts(rt, 'all', stopping.signal).catch((err) => {
+  let lastCleanStart: number | undefined;
+  const look = async (scope: ReconcileScope) => {
+    const start = performance.now();
+    const result = await reconcilePosts(rt, scope, stopping.signal);
+    if (result.failed === 0 && !stopping.signal.aborted) lastCleanStart = Math.max(lastCleanStart ?? start, start);
+    return result;
+  };
+  const first = look('all').catch((err) => {
     rt.logger.error({ err }, 'reconcile at start failed');
-    return { checked: 0, started: [] };
+    return { checked: 0, started: [], failed: 1 };
   });
   let running: Promise<unknown> = first;
   const timer = setInterval(() => {
-    running = reconcilePosts(rt, 'recent', stopping.signal).catch((err) => rt.logger.error({ err }, 'periodic reconcile failed'));
+    rt.recentStarts?.forgetOld();
+    const scope = lastCleanStart === undefined ? 'all' : { changedWithinMs: performance.now() - lastCleanStart + LOOK_MARGIN_MS };
+    running = look(scope).catch((err) => rt.logger.error({ err }, 'periodic reconcile failed'));
   }, intervalMs);
   timer.unref();
   return {

@@ -160,14 +160,19 @@ export async function scheduledTimesOf(db: Db, accountIds: readonly string[], ex
 }
 
 /**
- * Posts whose status needs a running workflow (`scheduled`, `publishing`), soonest first: all of them, or the
- * `recent` ones that look neglected (created or changed moments ago, overdue, or publishing for long). Read through
- * a cursor, `PAGE_ROWS` at a time, keeping only the rows `keep` accepts: the reconciler's look every minute reads
- * every post a burst created, 10,000 or 100,000 of them, for 10 minutes, and most are skipped (issue 15). The
+ * Which posts a reconciler's look reads: every one needing a workflow, or those created or changed within the last
+ * `changedWithinMs` (by the database's clock) beside the overdue and those publishing for long.
+ */
+export type ReconcileScope = 'all' | { changedWithinMs: number };
+
+/**
+ * Posts whose status needs a running workflow (`scheduled`, `publishing`), soonest first, in `scope`. Read through
+ * a cursor, `PAGE_ROWS` at a time, keeping only the rows `keep` accepts: the reconciler's look a minute after a burst
+ * reads every post it created, 10,000 or 100,000 of them, and most are skipped (issue 15). The
  * cursor's transaction lasts the reading only. Each row has what the reconciler uses and no more, its due time as
  * epoch milliseconds: parsing two timestamps a row was 8.8 of the 22 MB that reading allocated a minute after a burst.
  */
-export async function postsNeedingWorkflows(db: Db, scope: 'all' | 'recent', keep: (row: PostNeedingWorkflow) => boolean = () => true): Promise<PostNeedingWorkflow[]> {
+export async function postsNeedingWorkflows(db: Db, scope: ReconcileScope, keep: (row: PostNeedingWorkflow) => boolean = () => true): Promise<PostNeedingWorkflow[]> {
   return readThroughCursor(db, reconcilerColumns(postsNeedingWorkflowsQuery(db, scope)), keep);
 }
 
@@ -197,13 +202,14 @@ function reconcilerColumns(query: ReturnType<typeof postsNeedingWorkflowsQuery>)
   return query.select(['id', 'thread_id', 'group_id', 'workflow_id', 'status']).select(sql<number | null>`(extract(epoch from scheduled_at) * 1000)::float8`.as('scheduled_ms'));
 }
 
-function postsNeedingWorkflowsQuery(db: Db, scope: 'all' | 'recent') {
+function postsNeedingWorkflowsQuery(db: Db, scope: ReconcileScope) {
   let query = db.selectFrom('posts').where('status', 'in', ['scheduled', 'publishing']);
-  if (scope === 'recent') {
+  if (scope !== 'all') {
+    const since = sql<Date>`now() - make_interval(secs => ${scope.changedWithinMs / 1000})`;
     query = query.where((eb) =>
       eb.or([
-        eb('created_at', '>', sql<Date>`now() - interval '10 minutes'`),
-        eb('updated_at', '>', sql<Date>`now() - interval '10 minutes'`),
+        eb('created_at', '>', since),
+        eb('updated_at', '>', since),
         eb('scheduled_at', '<', sql<Date>`now() - interval '1 minute'`),
         eb.and([eb('status', '=', 'publishing'), eb('updated_at', '<', sql<Date>`now() - interval '10 minutes'`)]),
       ]),

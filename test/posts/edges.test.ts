@@ -20,6 +20,8 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
   afterEach(() => h.standIns.x.standIn.clearFaults());
 
   const inMinutes = (minutes: number) => new Date(h.now().getTime() + minutes * 60_000);
+  /** A periodic look's scope: what changed in the last `minutes` (by the database's clock), and the overdue. */
+  const lastMinutes = (minutes: number) => ({ changedWithinMs: minutes * 60_000 });
   const tweetCreates = () => h.standIns.x.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets').length;
 
   it('the same Idempotency-Key and body replays the original answer and publishes once', async () => {
@@ -127,11 +129,11 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
       await startPublishWorkflow(rt, started!.id);
       // Gone behind this process's back (an operator's terminate): the look a minute later is what no longer sees it.
       await h.env.client.workflow.getHandle(postWorkflowId(started!.id)).terminate('test');
-      const periodic = await reconcilePosts(rt, 'recent');
+      const periodic = await reconcilePosts(rt, lastMinutes(2));
       assert.ok(periodic.started.includes(postWorkflowId(orphan!.id)), 'a post created moments ago and never started gets its workflow');
       assert.ok(!periodic.started.includes(postWorkflowId(started!.id)), 'a start this process saw succeed is not looked at again');
       // Another process (or this one after a restart) knows of no such start, and restarts it.
-      const elsewhere = await reconcilePosts(h.reconcilerRuntime(), 'recent');
+      const elsewhere = await reconcilePosts(h.reconcilerRuntime(), lastMinutes(2));
       assert.ok(elsewhere.started.includes(postWorkflowId(started!.id)));
     } finally {
       for (const row of [started!, orphan!]) await h.env.client.workflow.getHandle(postWorkflowId(row.id)).terminate('test').catch(() => undefined);
@@ -150,7 +152,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     const ours = new Set(burst.map((row) => row.id));
     try {
       const seen: string[] = [];
-      const kept = await postsNeedingWorkflows(h.db, 'recent', (row) => {
+      const kept = await postsNeedingWorkflows(h.db, lastMinutes(2), (row) => {
         if (!ours.has(row.id)) return false;
         seen.push(row.id);
         return seen.length % 400 === 1;
@@ -166,11 +168,66 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
       // Started here (as far as this runtime knows): none is looked at, on whichever page it came.
       const rt = h.reconcilerRuntime();
       for (const row of burst) rt.recentStarts!.record(postWorkflowId(row.id));
-      const periodic = await reconcilePosts(rt, 'recent');
+      const periodic = await reconcilePosts(rt, lastMinutes(2));
       assert.ok(periodic.checked >= 1_201);
       assert.deepEqual(periodic.started.filter((id) => burst.some((row) => postWorkflowId(row.id) === id)), []);
     } finally {
       await h.db.deleteFrom('posts').where('id', 'in', [...ours]).execute();
+    }
+  });
+
+  it("a periodic look reads what changed within its reach and the overdue, not older posts still waiting", async () => {
+    const longAgo = new Date(Date.now() - 11 * 60_000); // by the database's clock, as `created_at` is
+    const rows = await h.db
+      .insertInto('posts')
+      .values([
+        { text: 'created long ago', created_at: longAgo, updated_at: longAgo, scheduled_at: inMinutes(800) },
+        { text: 'created now', scheduled_at: inMinutes(800) },
+        { text: 'overdue', created_at: longAgo, updated_at: longAgo, scheduled_at: new Date(Date.now() - 2 * 60_000) },
+      ].map((row) => ({ ...row, user_id: h.api.userId, account_id: x.id, platform: 'x' as const, status: 'scheduled' as const })))
+      .returning(['id', 'text'])
+      .execute();
+    const ours = new Map(rows.map((row) => [row.id, row.text]));
+    try {
+      const read = async (minutes: number) => (await postsNeedingWorkflows(h.db, lastMinutes(minutes), (row) => ours.has(row.id))).map((row) => ours.get(row.id)).sort();
+      assert.deepEqual(await read(2), ['created now', 'overdue']);
+      assert.deepEqual(await read(12), ['created long ago', 'created now', 'overdue']);
+    } finally {
+      await h.db.deleteFrom('posts').where('id', 'in', [...ours.keys()]).execute();
+    }
+  });
+
+  it('after a look that could not reach Temporal, the next reaches back to before it (a post created during an outage is not left until due)', async () => {
+    const longAgo = new Date(Date.now() - 15 * 60_000);
+    const orphan = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: 'created during an outage', status: 'scheduled', scheduled_at: inMinutes(900), created_at: longAgo, updated_at: longAgo })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const rt = h.reconcilerRuntime();
+    const real = rt.temporal!;
+    let unavailable = true;
+    const bound = (target: object, key: string | symbol) => {
+      const value = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    };
+    const workflow = new Proxy(real.workflow, {
+      get: (target, key) => (key === 'getHandle' && unavailable ? () => ({ describe: () => Promise.reject(new Error('Temporal is unavailable')) }) : bound(target, key)),
+    });
+    const reconciler = startReconciler({ ...rt, temporal: new Proxy(real, { get: (target, key) => (key === 'workflow' ? workflow : bound(target, key)) }) }, 200);
+    try {
+      assert.ok((await reconciler.first).failed >= 1, 'the look at start could not describe the orphan');
+      unavailable = false;
+      const handle = h.env.client.workflow.getHandle(postWorkflowId(orphan.id));
+      const deadline = Date.now() + 20_000;
+      while (!(await handle.describe().then(() => true, () => false))) {
+        assert.ok(Date.now() < deadline, 'a periodic look started the post created 15 minutes ago');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    } finally {
+      await reconciler.stop();
+      await h.env.client.workflow.getHandle(postWorkflowId(orphan.id)).terminate('test').catch(() => undefined);
+      await h.db.deleteFrom('posts').where('id', '=', orphan.id).execute();
     }
   });
 
