@@ -11,7 +11,9 @@
 //  3. Schedules POSTS posts through the HTTP API: fan-outs to 25 x accounts (each post gets its own `publishPost`
 //     workflow, waiting on a timer), spaced 6 minutes apart per account (the 5-minute rule), starting 7 days ahead.
 //  4. Settles again (nothing forces a GC: what a real process holds is what is measured), reads again, and prints
-//     per process, the total, and the growth per 1,000 waiting posts.
+//     per process, the total, and the growth per 1,000 waiting posts; also with PostgreSQL's shared buffers counted
+//     whole (every buffer holding a page, from pg_buffercache) instead of the share of them live processes mapped:
+//     a burst's rows read by a backend that has since exited are resident all the same, and PSS no longer sees them.
 //  Baseline, same run: a bare node:http + pg process (bench/memory-bare.js, one connection open) with its backend,
 //  and the PostgreSQL cluster's own processes without client backends.
 //  Settling: until Herald's processes use under 5% of a core over 3 s (the worker has run every new workflow's first
@@ -40,6 +42,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createApiKey } from '../src/auth/api-keys';
+import pg from 'pg';
 import { openDatabase } from '../src/db';
 import { createUser, setPlan } from '../src/users/users';
 import { testEncryptionKey } from '../test/helpers/api';
@@ -73,6 +76,8 @@ interface ProcessMemory {
   rssKiB: number;
   pssKiB: number;
   anonKiB: number;
+  /** Shared memory (PostgreSQL's shared buffers), as much of it as this process has touched, shared out. */
+  shmemKiB: number;
 }
 
 function parentOf(pid: number): number {
@@ -107,14 +112,14 @@ function memoryOf(pid: number): ProcessMemory | null {
     const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? 0);
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0+$/, '').split('\0');
     const name = cmdline[0]!.startsWith('postgres:') || cmdline.length === 1 ? cmdline.join(' ').slice(0, 60) : path.basename(cmdline[0]!) + ' ' + cmdline.slice(1).map((a) => path.basename(a)).join(' ').slice(0, 50);
-    return { pid, name, rssKiB: field('Rss'), pssKiB: field('Pss'), anonKiB: field('Pss_Anon') };
+    return { pid, name, rssKiB: field('Rss'), pssKiB: field('Pss'), anonKiB: field('Pss_Anon'), shmemKiB: field('Pss_Shmem') };
   } catch {
     return null;
   }
 }
 
 const readTree = (root: number) => descendantsOf(root).map(memoryOf).filter((m): m is ProcessMemory => m !== null);
-const sum = (list: ProcessMemory[], key: 'rssKiB' | 'pssKiB' | 'anonKiB') => list.reduce((total, m) => total + m[key], 0);
+const sum = (list: ProcessMemory[], key: 'rssKiB' | 'pssKiB' | 'anonKiB' | 'shmemKiB') => list.reduce((total, m) => total + m[key], 0);
 const mib = (kib: number) => (kib / 1024).toFixed(1);
 
 function printTree(label: string, list: ProcessMemory[]): void {
@@ -227,6 +232,26 @@ function clusterUrl(dataDir: string): string {
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/herald`;
 }
 
+/**
+ * PostgreSQL's shared buffers that hold a page, in KiB (`pg_buffercache`, created in the bench's throwaway cluster):
+ * resident whichever process touched them. PSS counts a shared page only in the live processes that mapped it, so a
+ * burst's rows read by a pool backend that has since exited vanish from PSS while they stay in memory; the figure
+ * "shared buffers counted whole" puts them back. Read through a connection of its own, closed again at once.
+ */
+async function sharedBuffersInUseKiB(dataDir: string): Promise<number> {
+  const client = new pg.Client({ connectionString: clusterUrl(dataDir), application_name: 'bench-memory-buffers' });
+  await client.connect();
+  try {
+    await client.query('create extension if not exists pg_buffercache');
+    const { rows } = await client.query<{ kib: number }>(
+      `select (count(*) * current_setting('block_size')::int / 1024)::int as kib from pg_buffercache where relfilenode is not null`,
+    );
+    return rows[0]!.kib;
+  } finally {
+    await client.end();
+  }
+}
+
 async function startBare(databaseUrl: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.resolve(__dirname, 'memory-bare.js'), databaseUrl], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
@@ -279,6 +304,7 @@ async function main(): Promise<void> {
     await Promise.race([releasedAfterStartUp, sleep(60_000)]);
     await settle(roots);
     const idle = readHerald();
+    const idleBuffersKiB = await sharedBuffersInUseKiB(dataDir);
     await readBreakdowns('idle');
     await snapshotHeaps(roots);
     printTree('Herald idle after start', idle);
@@ -315,13 +341,16 @@ async function main(): Promise<void> {
     console.log(`\nscheduled ${created} posts (${Math.ceil(POSTS / ACCOUNTS)} fan-outs of ${ACCOUNTS}) in ${seconds.toFixed(1)} s`);
     await settle(roots);
     const waiting = heraldOnly(readHerald());
+    const waitingBuffersKiB = await sharedBuffersInUseKiB(dataDir);
     await readBreakdowns('waiting');
     await snapshotHeaps(roots);
     printTree(`Herald with ${created} posts waiting`, waiting);
     let late: ProcessMemory[] | undefined;
+    let lateBuffersKiB = 0;
     if (LATE_S > 0) {
       await sleep(LATE_S * 1000);
       late = heraldOnly(readHerald());
+      lateBuffersKiB = await sharedBuffersInUseKiB(dataDir);
       await readBreakdowns(`+${LATE_S} s`);
       await snapshotHeaps(roots);
       printTree(`Herald with ${created} posts waiting, ${LATE_S} s later`, late);
@@ -350,6 +379,10 @@ async function main(): Promise<void> {
       console.log(`| Per 1,000 waiting posts, ${LATE_S} s later | +${perThousand(sum(late, 'pssKiB') - idlePss).toFixed(1)} | +${perThousand(sum(late, 'rssKiB') - idleRss).toFixed(1)} | |`);
       console.log(`| ... of which node | +${perThousand(node(late) - node(idle)).toFixed(1)} | | |`);
     }
+    // PostgreSQL's shared memory as the buffers holding a page, not as the share of them live processes mapped.
+    const wholeBuffers = (list: ProcessMemory[], buffersKiB: number) => sum(list, 'pssKiB') - sum(list.filter(isPostgres), 'shmemKiB') + buffersKiB;
+    const idleWhole = wholeBuffers(heraldOnly(idle), idleBuffersKiB);
+    console.log(`| Per 1,000 waiting posts, PostgreSQL's shared buffers counted whole (${mib(idleBuffersKiB)} → ${mib(waitingBuffersKiB)}${late ? ` → ${mib(lateBuffersKiB)}` : ''} MiB holding pages) | +${perThousand(wholeBuffers(waiting, waitingBuffersKiB) - idleWhole).toFixed(1)}${late ? `; ${LATE_S} s later +${perThousand(wholeBuffers(late, lateBuffersKiB) - idleWhole).toFixed(1)}` : ''} | | |`);
     console.log(`| Baseline: bare node:http + pg (process + its backend) | ${mib(sum(bareTree, 'pssKiB'))} | ${mib(sum(bareTree, 'rssKiB'))} | ${bareTree.length} |`);
     console.log(`| Baseline: PostgreSQL cluster alone | ${mib(sum(cluster, 'pssKiB'))} | ${mib(sum(cluster, 'rssKiB'))} | ${cluster.length} |`);
     nodeProcesses.forEach((p, i) =>
