@@ -246,6 +246,14 @@ async function sharedBuffersInUseKiB(dataDir: string): Promise<number> {
     const { rows } = await client.query<{ kib: number }>(
       `select (count(*) * current_setting('block_size')::int / 1024)::int as kib from pg_buffercache where relfilenode is not null`,
     );
+    if (process.env.HERALD_BENCH_BUFFERS_BY_RELATION) {
+      const { rows: relations } = await client.query<{ relation: string; kib: number }>(
+        `select coalesce(c.relname, b.relfilenode::text) as relation, (count(*) * 8)::int as kib
+           from pg_buffercache b left join pg_class c on c.relfilenode = b.relfilenode and b.reldatabase = (select oid from pg_database where datname = current_database())
+          where b.relfilenode is not null group by 1 order by 2 desc limit 25`,
+      );
+      console.log(`shared buffers by relation: ${relations.map((r) => `${r.relation} ${r.kib}`).join(', ')}`);
+    }
     return rows[0]!.kib;
   } finally {
     await client.end();

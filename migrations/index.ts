@@ -24,6 +24,7 @@ import * as m0092 from './0092_webhook_deliveries';
 import * as m0093 from './0093_event_dispatch';
 import * as m0094 from './0094_webhook_dispatches';
 import * as m0140 from './0140_refuse_function';
+import * as m0150 from './0150_right_growing_indexes';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '0093_event_dispatch': m0093,
   '0094_webhook_dispatches': m0094,
   '0140_refuse_function': m0140,
+  '0150_right_growing_indexes': m0150,
 };

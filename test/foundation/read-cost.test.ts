@@ -117,6 +117,8 @@ describe('read path: database cost', function () {
       Array.from({ length: 100 }, (_, i) => `published ${150 - i}`),
     );
     assert.deepEqual(indexesUsed(published.plan), ['posts_user_listing_idx']);
+    // Read backwards: the index grows at its right end (migration 0150), the listing shows the newest first.
+    assert.deepEqual(nodes(published.plan).filter((n) => n['Relation Name'] === 'posts' && n['Index Name']).map((n) => n['Scan Direction']), ['Backward']);
     assert.equal(nodes(published.plan).some((n) => n['Node Type'] === 'Sort'), false, 'no sort');
     assert.ok(rowsVisited(published.plan) <= 100, `visited ${rowsVisited(published.plan)} rows`);
 
@@ -125,6 +127,7 @@ describe('read path: database cost', function () {
       drafts.body.data.map((p: { text: string }) => p.text),
       Array.from({ length: 100 }, (_, i) => `draft ${20000 - i}`),
     );
+    assert.deepEqual(indexesUsed(drafts.plan), ['posts_user_status_listing_idx']);
     assert.equal(nodes(drafts.plan).some((n) => n['Node Type'] === 'Sort'), false, 'no sort');
     assert.ok(rowsVisited(drafts.plan) <= 100, `visited ${rowsVisited(drafts.plan)} rows`);
 
@@ -206,6 +209,7 @@ describe('read path: database cost', function () {
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Scan Direction'?: string;
   'Relation Name'?: string;
   'Actual Rows': number;
   'Rows Removed by Filter'?: number;
