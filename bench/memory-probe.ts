@@ -63,6 +63,28 @@ function mallocCounts(): (() => ProbeAnswer['malloc']) | undefined {
   }
 }
 
+/**
+ * With `HERALD_BENCH_MALLOC_INFO=<dir>`, glibc's `malloc_info` (XML: every arena's free chunks by size, and how much
+ * of them is resident) is written to `<dir>/malloc-info-<pid>-<n>.xml` at each probe: whether the free memory that
+ * stays resident after a trim is in chunks too small to give back (fragmentation) or not.
+ */
+function mallocInfoWriter(): (() => void) | undefined {
+  const dir = process.env.HERALD_BENCH_MALLOC_INFO;
+  if (!dir) return undefined;
+  const koffi = createRequire(__filename)('koffi') as typeof import('koffi');
+  const libc = koffi.load('libc.so.6');
+  koffi.opaque('FILE');
+  const fopen = libc.func('FILE *fopen(const char *path, const char *mode)') as (path: string, mode: string) => unknown;
+  const mallocInfo = libc.func('int malloc_info(int options, FILE *stream)') as (options: number, stream: unknown) => number;
+  const fclose = libc.func('int fclose(FILE *stream)') as (stream: unknown) => number;
+  let n = 0;
+  return () => {
+    const file = fopen(`${dir}/malloc-info-${process.pid}-${++n}.xml`, 'w');
+    mallocInfo(0, file);
+    fclose(file);
+  };
+}
+
 const channel = new BroadcastChannel('herald-bench-memory-probe');
 
 /** Heaps of the other threads, while a probe is collecting them. */
@@ -78,8 +100,10 @@ channel.unref();
 if (isMainThread) {
   process.channel?.unref();
   const malloc = mallocCounts();
+  const writeMallocInfo = mallocInfoWriter();
   process.on('message', (message: { probe?: boolean }) => {
     if (!message?.probe) return;
+    writeMallocInfo?.();
     const threads = [ownHeap()];
     collecting = threads;
     channel.postMessage({ ask: true });
