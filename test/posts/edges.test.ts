@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { findStuckPosts, reconcilePosts, startReconciler } from '../../src/posts/reconcile';
 import { postsNeedingWorkflows } from '../../src/posts/repository';
+import type { PostsRuntime } from '../../src/posts/runtime';
 import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
 import { insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
@@ -204,17 +205,9 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
       .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: 'created during an outage', status: 'scheduled', scheduled_at: inMinutes(900), created_at: longAgo, updated_at: longAgo })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const rt = h.reconcilerRuntime();
-    const real = rt.temporal!;
     let unavailable = true;
-    const bound = (target: object, key: string | symbol) => {
-      const value = Reflect.get(target, key, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    };
-    const workflow = new Proxy(real.workflow, {
-      get: (target, key) => (key === 'getHandle' && unavailable ? () => ({ describe: () => Promise.reject(new Error('Temporal is unavailable')) }) : bound(target, key)),
-    });
-    const reconciler = startReconciler({ ...rt, temporal: new Proxy(real, { get: (target, key) => (key === 'workflow' ? workflow : bound(target, key)) }) }, 200);
+    const rt = withHandles(h.reconcilerRuntime(), () => (unavailable ? { describe: () => Promise.reject(new Error('Temporal is unavailable')) } : undefined));
+    const reconciler = startReconciler(rt, 200);
     try {
       assert.ok((await reconciler.first).failed >= 1, 'the look at start could not describe the orphan');
       unavailable = false;
@@ -227,6 +220,36 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     } finally {
       await reconciler.stop();
       await h.env.client.workflow.getHandle(postWorkflowId(orphan.id)).terminate('test').catch(() => undefined);
+      await h.db.deleteFrom('posts').where('id', '=', orphan.id).execute();
+    }
+  });
+
+  it('a look still running when the next is due lets that one pass (looks over everything never pile up)', async () => {
+    const orphan = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: 'looked at slowly', status: 'scheduled', scheduled_at: inMinutes(950) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const watched = postWorkflowId(orphan.id);
+    let inFlight = 0;
+    let mostInFlight = 0;
+    let looks = 0;
+    // Temporal answers slowly and with an error: every look fails, so each is over everything and lasts 300 ms.
+    const slowDescribe = async () => {
+      inFlight++;
+      looks++;
+      mostInFlight = Math.max(mostInFlight, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      inFlight--;
+      throw new Error('Temporal is slow and unavailable');
+    };
+    const reconciler = startReconciler(withHandles(h.reconcilerRuntime(), (id) => (id === watched ? { describe: slowDescribe } : undefined)), 50);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      assert.ok(looks >= 2, `${looks} looks`);
+      assert.equal(mostInFlight, 1, 'never two looks at once');
+    } finally {
+      await reconciler.stop();
       await h.db.deleteFrom('posts').where('id', '=', orphan.id).execute();
     }
   });
@@ -312,3 +335,16 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('many edits')).map((t) => t.text).join(), 'many edits 7');
   });
 });
+
+/** `rt` whose Temporal client's `getHandle(id)` answers `handleOf(id)` where that gives a handle, the real one otherwise. */
+function withHandles(rt: PostsRuntime, handleOf: (workflowId: string) => object | undefined): PostsRuntime {
+  const real = rt.temporal!;
+  const bound = (target: object, key: string | symbol) => {
+    const value = Reflect.get(target, key, target);
+    return typeof value === 'function' ? value.bind(target) : value;
+  };
+  const workflow = new Proxy(real.workflow, {
+    get: (target, key) => (key === 'getHandle' ? (id: string) => handleOf(id) ?? target.getHandle(id) : bound(target, key)),
+  });
+  return { ...rt, temporal: new Proxy(real, { get: (target, key) => (key === 'workflow' ? workflow : bound(target, key)) }) };
+}
