@@ -41,8 +41,8 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createApiKey } from '../src/auth/api-keys';
 import pg from 'pg';
+import { createApiKey } from '../src/auth/api-keys';
 import { openDatabase } from '../src/db';
 import { createUser, setPlan } from '../src/users/users';
 import { testEncryptionKey } from '../test/helpers/api';
@@ -243,12 +243,11 @@ async function sharedBuffersInUseKiB(dataDir: string): Promise<number> {
   await client.connect();
   try {
     await client.query('create extension if not exists pg_buffercache');
-    const { rows } = await client.query<{ kib: number }>(
-      `select (count(*) * current_setting('block_size')::int / 1024)::int as kib from pg_buffercache where relfilenode is not null`,
-    );
+    const kib = `(count(*) * current_setting('block_size')::int / 1024)::int`;
+    const { rows } = await client.query<{ kib: number }>(`select ${kib} as kib from pg_buffercache where relfilenode is not null`);
     if (process.env.HERALD_BENCH_BUFFERS_BY_RELATION) {
       const { rows: relations } = await client.query<{ relation: string; kib: number }>(
-        `select coalesce(c.relname, b.relfilenode::text) as relation, (count(*) * 8)::int as kib
+        `select coalesce(c.relname, b.relfilenode::text) as relation, ${kib} as kib
            from pg_buffercache b left join pg_class c on c.relfilenode = b.relfilenode and b.reldatabase = (select oid from pg_database where datname = current_database())
           where b.relfilenode is not null group by 1 order by 2 desc limit 25`,
       );

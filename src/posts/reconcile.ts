@@ -82,35 +82,37 @@ export async function reconcilePosts(rt: PostsRuntime, scope: ReconcileScope = '
 /**
  * Runs `reconcilePosts` now over everything, then every `intervalMs` over what changed since the last clean look
  * (one without a failure, `LOOK_MARGIN_MS` before its start; over everything again until the first is clean) and the
- * overdue; a look still running when the next is due lets that one pass. `stop()` ends the run in progress after the workflow it is starting (a service stopping does not go on
- * starting workflows through a client being closed) and resolves once it has.
+ * overdue; a look still running when the next is due lets that one pass. `stop()` ends the run in progress after
+ * the workflow it is starting (a service stopping does not go on starting workflows through a client being closed)
+ * and resolves once it has.
  */
 export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first: Promise<ReconcileResult>; stop(): Promise<void> } {
   const stopping = new AbortController();
   let lastCleanStart: number | undefined;
+  let looking = false;
   const look = async (scope: ReconcileScope) => {
+    looking = true;
     const start = performance.now();
-    const result = await reconcilePosts(rt, scope, stopping.signal);
-    if (result.failed === 0 && !stopping.signal.aborted) lastCleanStart = Math.max(lastCleanStart ?? start, start);
-    return result;
+    try {
+      const result = await reconcilePosts(rt, scope, stopping.signal);
+      if (result.failed === 0 && !stopping.signal.aborted) lastCleanStart = start;
+      return result;
+    } finally {
+      looking = false;
+    }
   };
   const first = look('all').catch((err) => {
     rt.logger.error({ err }, 'reconcile at start failed');
     return { checked: 0, started: [], failed: 1 };
   });
   let running: Promise<unknown> = first;
-  let looking = true;
-  void first.finally(() => (looking = false));
   const timer = setInterval(() => {
     rt.recentStarts?.forgetOld();
     // One look at a time: a look over everything (at start-up with many posts waiting, or after failures) can take
     // longer than the interval, and the next one reaches back to the last clean look's start anyway.
     if (looking) return;
-    looking = true;
     const scope = lastCleanStart === undefined ? 'all' : { changedWithinMs: performance.now() - lastCleanStart + LOOK_MARGIN_MS };
-    running = look(scope)
-      .catch((err) => rt.logger.error({ err }, 'periodic reconcile failed'))
-      .finally(() => (looking = false));
+    running = look(scope).catch((err) => rt.logger.error({ err }, 'periodic reconcile failed'));
   }, intervalMs);
   timer.unref();
   return {

@@ -168,9 +168,9 @@ export type ReconcileScope = 'all' | { changedWithinMs: number };
 /**
  * Posts whose status needs a running workflow (`scheduled`, `publishing`), soonest first, in `scope`. Read through
  * a cursor, `PAGE_ROWS` at a time, keeping only the rows `keep` accepts: the reconciler's look a minute after a burst
- * reads every post it created, 10,000 or 100,000 of them, and most are skipped (issue 15). The
- * cursor's transaction lasts the reading only. Each row has what the reconciler uses and no more, its due time as
- * epoch milliseconds: parsing two timestamps a row was 8.8 of the 22 MB that reading allocated a minute after a burst.
+ * reads every post it created, 10,000 or 100,000 of them, and most are skipped (issue 15). The cursor's transaction
+ * lasts the reading only. Each row has what the reconciler uses and no more, its due time as epoch milliseconds:
+ * parsing two timestamps a row was 8.8 of the 22 MB that reading allocated a minute after a burst.
  */
 export async function postsNeedingWorkflows(db: Db, scope: ReconcileScope, keep: (row: PostNeedingWorkflow) => boolean = () => true): Promise<PostNeedingWorkflow[]> {
   return readThroughCursor(db, reconcilerColumns(postsNeedingWorkflowsQuery(db, scope)), keep);

@@ -32,6 +32,8 @@ export function lowMemoryGcFunction(): () => Promise<void> {
 
 /** How long a worker thread may take to answer; a worker that does not is left as it is. */
 const workerAnswerMs = 10_000;
+/** The id of the one request each worker is sent, which its answer carries. */
+const COLLECT_REQUEST_ID = 1;
 
 /**
  * Attaches to every worker thread (the attachments are announced before `NodeWorker.enable` answers), runs the
@@ -42,7 +44,7 @@ async function collectInWorkers(session: Session): Promise<void> {
   const attached = (message: { params: { sessionId: string } }) => workers.push(message.params.sessionId);
   const answers = new Map<string, () => void>();
   const received = (message: { params: { sessionId: string; message: string } }) => {
-    if ((JSON.parse(message.params.message) as { id?: number }).id === 1) answers.get(message.params.sessionId)?.();
+    if ((JSON.parse(message.params.message) as { id?: number }).id === COLLECT_REQUEST_ID) answers.get(message.params.sessionId)?.();
   };
   session.on('NodeWorker.attachedToWorker', attached);
   session.on('NodeWorker.receivedMessageFromWorker', received);
@@ -54,7 +56,7 @@ async function collectInWorkers(session: Session): Promise<void> {
         answers.set(sessionId, resolve);
         timeout = setTimeout(resolve, workerAnswerMs);
       });
-      await session.post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' }) });
+      await session.post('NodeWorker.sendMessageToWorker', { sessionId, message: JSON.stringify({ id: COLLECT_REQUEST_ID, method: 'HeapProfiler.collectGarbage' }) });
       await answered.finally(() => clearTimeout(timeout));
     }
   } finally {

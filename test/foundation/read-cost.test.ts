@@ -118,7 +118,7 @@ describe('read path: database cost', function () {
     );
     assert.deepEqual(indexesUsed(published.plan), ['posts_user_listing_idx']);
     // Read backwards: the index grows at its right end (migration 0150), the listing shows the newest first.
-    assert.deepEqual(nodes(published.plan).filter((n) => n['Relation Name'] === 'posts' && n['Index Name']).map((n) => n['Scan Direction']), ['Backward']);
+    assert.deepEqual(postsIndexScans(published.plan).map((n) => n['Scan Direction']), ['Backward']);
     assert.equal(nodes(published.plan).some((n) => n['Node Type'] === 'Sort'), false, 'no sort');
     assert.ok(rowsVisited(published.plan) <= 100, `visited ${rowsVisited(published.plan)} rows`);
 
@@ -220,8 +220,13 @@ function nodes(node: PlanNode): PlanNode[] {
   return [node, ...(node.Plans ?? []).flatMap(nodes)];
 }
 
+/** The plan's scans of `posts` through an index. */
+function postsIndexScans(node: PlanNode): PlanNode[] {
+  return nodes(node).filter((n) => n['Relation Name'] === 'posts' && n['Index Name']);
+}
+
 function indexesUsed(node: PlanNode): string[] {
-  return nodes(node).filter((n) => n['Relation Name'] === 'posts' && n['Index Name']).map((n) => n['Index Name']!);
+  return postsIndexScans(node).map((n) => n['Index Name']!);
 }
 
 /** Rows of `posts` the plan read: those it returned plus those it read and threw away. */
