@@ -1,3 +1,5 @@
+import type { ResponseHeaders } from '../../net/http';
+
 /**
  * Graph throttling headers (protocols.md section 5): `X-App-Usage` and `X-Page-Usage` carry percentages,
  * `X-Business-Use-Case-Usage` carries `{ "<id>": [{ type, call_count, total_cputime, total_time,
@@ -7,7 +9,7 @@
 
 const usageHeaders = ['x-business-use-case-usage', 'x-page-usage', 'x-app-usage'] as const;
 
-export function graphRateLimitWaitSeconds(headers: Headers): number | undefined {
+export function graphRateLimitWaitSeconds(headers: ResponseHeaders): number | undefined {
   let minutes = 0;
   for (const name of usageHeaders) {
     const raw = headers.get(name);

@@ -1,4 +1,4 @@
-import type { HttpResponse } from '../../net/http';
+import type { HttpResponse, ResponseHeaders } from '../../net/http';
 import type { TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind } from '../types';
 
@@ -38,7 +38,7 @@ const rows: Row[] = [
 const unexpected = { kind: 'permanent' as const, message: 'Mastodon gave an unexpected answer.' };
 
 /** Seconds until `X-RateLimit-Reset`, an ISO 8601 timestamp on Mastodon (not epoch seconds). */
-function retryAfterSeconds(headers: Headers, nowMs: number): number | undefined {
+function retryAfterSeconds(headers: ResponseHeaders, nowMs: number): number | undefined {
   const reset = Date.parse(headers.get('x-ratelimit-reset') ?? '');
   if (Number.isNaN(reset)) return undefined;
   return Math.max(1, Math.ceil((reset - nowMs) / 1000));

@@ -1,4 +1,4 @@
-import type { HttpResponse } from '../../net/http';
+import type { HttpResponse, ResponseHeaders } from '../../net/http';
 import type { TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind } from '../types';
 
@@ -58,7 +58,7 @@ function findRow(status: number, problem: string | undefined, scope: XScope): Om
 }
 
 /** Seconds until the window named by X's own headers resets (`x-rate-limit-reset`, or the 24-hour user cap when that is the one spent). */
-function retryAfterSeconds(headers: Headers, nowMs: number): number | undefined {
+function retryAfterSeconds(headers: ResponseHeaders, nowMs: number): number | undefined {
   const dailySpent = headers.get('x-user-limit-24hour-remaining') === '0';
   const reset = Number(headers.get(dailySpent ? 'x-user-limit-24hour-reset' : 'x-rate-limit-reset'));
   if (!Number.isFinite(reset) || reset <= 0) return undefined;
