@@ -1,3 +1,4 @@
+import { lastTextMemo } from './last-text-memo';
 import { countryTlds, genericTlds, specialShortCountryTlds } from './tlds';
 
 /**
@@ -57,7 +58,7 @@ function isLinkedBareDomain(host: string, tld: string, hasPath: boolean): boolea
   return true;
 }
 
-export function extractLinks(text: string): LinkEntity[] {
+function findLinks(text: string): readonly LinkEntity[] {
   const links: LinkEntity[] = [];
   for (const match of text.matchAll(linkPattern)) {
     const groups = match.groups ?? {};
@@ -72,6 +73,8 @@ export function extractLinks(text: string): LinkEntity[] {
   }
   return links;
 }
+
+export const extractLinks = lastTextMemo(findLinks);
 
 export function containsLink(text: string): boolean {
   return extractLinks(text).length > 0;

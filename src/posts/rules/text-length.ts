@@ -2,21 +2,22 @@ import { capabilities, DRAFT_MAX_CHARS, textCounting, type TextCounting } from '
 import type { PlatformSlug } from '../../platforms/types';
 import { extractLinks } from './links';
 import type { RuleAccount } from './inputs';
+import { lastTextMemo } from './last-text-memo';
 import { formatCount, violation, type Violation } from './violation';
 import { xWeightedLength } from './x-weighted-length';
 
 const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
 
 const counters: Readonly<Record<TextCounting, (text: string) => number>> = {
-  x_weighted: xWeightedLength,
-  graphemes: (text) => [...graphemes.segment(text)].length,
-  code_points: (text) => [...text].length,
+  x_weighted: lastTextMemo(xWeightedLength),
+  graphemes: lastTextMemo((text) => [...graphemes.segment(text)].length),
+  code_points: lastTextMemo((text) => [...text].length),
   utf16: (text) => text.length,
-  code_points_urls_23: (text) => {
+  code_points_urls_23: lastTextMemo((text) => {
     let length = [...text].length;
     for (const link of extractLinks(text)) if (link.hasScheme) length += 23 - [...link.url].length;
     return length;
-  },
+  }),
 };
 
 /** Length of `text` as `platform` counts it (see `textCounting` in the capability table). */
