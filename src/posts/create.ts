@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
@@ -121,7 +120,9 @@ const resultFallbackMs = 5_000;
  */
 async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start: () => Promise<WorkflowHandle>, awaitResults: boolean): Promise<void> {
   const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
-  const fallbackTimer = new AbortController();
+  // A plain timer, cleared at the end: an aborted `timers/promises` sleep built a DOMException and a rejection per
+  // publish for a fallback that almost never fires.
+  let fallbackTimer: NodeJS.Timeout | undefined;
   try {
     let handle: WorkflowHandle;
     try {
@@ -135,7 +136,7 @@ async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start
       if (watches.length === 0) {
         await handle.result();
       } else {
-        const feedInDoubt = Promise.race([...watches.map((watch) => watch.inDoubt), sleep(resultFallbackMs, undefined, { signal: fallbackTimer.signal })]);
+        const feedInDoubt = Promise.race([...watches.map((watch) => watch.inDoubt), new Promise<void>((fire) => (fallbackTimer = setTimeout(fire, resultFallbackMs)))]);
         await Promise.race([Promise.all(watches.map((watch) => watch.settled)), feedInDoubt.then(() => handle.result())]);
       }
     } catch (err) {
@@ -144,7 +145,7 @@ async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start
       await Promise.all(postIds.map((id) => waitWhilePublishing(rt, id)));
     }
   } finally {
-    fallbackTimer.abort();
+    clearTimeout(fallbackTimer);
     for (const watch of watches) watch.stop();
   }
 }
