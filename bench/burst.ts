@@ -19,8 +19,9 @@
 // Lateness figures depend on the machine's load: compare them within one run. Bounded: about 2 minutes plus the
 // lead per shape at N=2000 here, and it gives up after 12.
 // Usage: node <out>/bench/burst.js [posts=2000] [shapes=fanout,single]
-// HERALD_BENCH_PROFILE=<dir> writes a CPU profile of the Herald process's main thread for each drain (T to the last
-// receipt; .cpuprofile, for Chrome DevTools); the workflow thread and sdk-core's threads are not in it.
+// HERALD_BENCH_PROFILE=<dir> writes a CPU profile of the Herald process's main thread for each shape over the
+// `whole_burst` window (T - lead to idle; .cpuprofile, for Chrome DevTools; the instant is at `lead` seconds into it);
+// the workflow thread and sdk-core's threads are not in it.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -187,9 +188,9 @@ async function main(): Promise<void> {
     const lead = sidePid === herald.pid ? LEAD_MS : 0;
     await sleep(Math.max(0, at - lead - Date.now()));
     const prepared = cpuNow();
+    if (process.env.HERALD_BENCH_PROFILE && sidePid === herald.pid) herald.send({ profile: 'start' });
     await sleep(Math.max(0, at - Date.now()));
     const before = cpuNow();
-    if (process.env.HERALD_BENCH_PROFILE && sidePid === herald.pid) herald.send({ profile: 'start' });
     let received = mine();
     while (received.length < N && Date.now() - at < DRAIN_CAP_MS) {
       await sleep(100);
