@@ -4,7 +4,7 @@
 // Over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it; the shapes
 // of its other state are in run-state.ts.
 import { deflateHistory, inflateHistory } from './history-storage';
-import { decode, encode, EventType, timestamp, WorkflowStatus, type Msg } from './proto';
+import { decode, encode, EncodedMessage, EventType, lengthDelimited, timestamp, WorkflowStatus, type Msg } from './proto';
 import type { ActivityState, ChildState, Collections, TimerState, UpdateState, WorkflowTask } from './run-state';
 import type { Scheduled } from './scheduler';
 import { mergeSearchAttributes } from './visibility';
@@ -17,6 +17,8 @@ interface ReadableHistory {
 }
 
 const HISTORY_EVENT = 'temporal.api.history.v1.HistoryEvent';
+/** `History.events`' field number (temporal/api/history/v1/message.proto). */
+const HISTORY_EVENTS_FIELD = 1;
 const EMPTY = Buffer.alloc(0);
 /** What a read of a collection the run does not have sees (never written: the type is read-only). */
 const NONE: ReadonlyMap<never, never> = new Map<never, never>();
@@ -273,6 +275,20 @@ export class Run {
     const indexes: number[] = [];
     for (let i = start; i < Math.min(end, this.eventCount); i++) indexes.push(i);
     return this.eventsAt(indexes);
+  }
+
+  /**
+   * A `History` message of the events from index `start` on, then `extra` (events not appended), encoded: the stored
+   * events' bytes are its `events` entries as they are, never decoded.
+   */
+  encodedHistory(start: number, extra: readonly Msg[] = []): EncodedMessage {
+    const { bytes, ends } = this.readable();
+    const entries: Uint8Array[] = [];
+    for (let i = start; i < ends.length; i++) {
+      entries.push(lengthDelimited(HISTORY_EVENTS_FIELD, historyBytes(bytes, i ? ends[i - 1]! : 0, ends[i]!)));
+    }
+    for (const event of extra) entries.push(lengthDelimited(HISTORY_EVENTS_FIELD, encode(HISTORY_EVENT, event)));
+    return new EncodedMessage(Buffer.concat(entries));
   }
 
   /** The events at these indexes (ascending), decoded from one read of the history's bytes. */

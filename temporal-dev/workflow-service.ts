@@ -17,7 +17,7 @@ import { duration, TaskQueueKind, TaskQueueType, timestamp, type Msg } from './p
 import { queryWorkflow, respondQueryTaskCompleted } from './queries';
 import type { PollContext } from './task-queues';
 import { pollUpdate, updateWorkflow } from './updates';
-import { completeWorkflowTask, failWorkflowTask } from './workflow-tasks';
+import { completeWorkflowTask, failWorkflowTask, nestedWorkflowTask } from './workflow-tasks';
 
 export type Handler = (req: Msg, ctx: PollContext) => Msg | Promise<Msg>;
 
@@ -33,7 +33,7 @@ function namespaceInfo(engine: Engine, name: string): Msg {
 }
 
 function startResponse(run: { runId: string; status: number }, started: boolean, eagerWorkflowTask?: Msg): Msg {
-  return { runId: run.runId, started, status: run.status, eagerWorkflowTask };
+  return { runId: run.runId, started, status: run.status, eagerWorkflowTask: eagerWorkflowTask && nestedWorkflowTask(eagerWorkflowTask) };
 }
 
 export function workflowServiceHandlers(engine: Engine): Record<string, Handler> {

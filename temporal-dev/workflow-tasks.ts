@@ -3,7 +3,7 @@
 import { handleCommands } from './commands';
 import type { Engine } from './engine';
 import { notFound } from './errors';
-import { duration, TaskQueueKind, timestamp, WorkflowTaskFailedCause, type Msg } from './proto';
+import { duration, encode, EncodedMessage, TaskQueueKind, timestamp, WorkflowTaskFailedCause, type Msg } from './proto';
 import type { Run } from './run';
 import type { WorkflowTask } from './run-state';
 import type { PollRequest } from './task-queues';
@@ -99,13 +99,21 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
     previousStartedEventId: run.lastCompletedStartedEventId,
     startedEventId: wft.startedEventId,
     attempt: wft.attempt,
-    history: { events: wft.transient ? run.eventsBetween(firstIndex).concat(wft.transientEvents) : run.eventsBetween(firstIndex) },
+    history: run.encodedHistory(firstIndex, wft.transient ? wft.transientEvents : []),
     workflowExecutionTaskQueue: { name: run.taskQueue, kind: TaskQueueKind.NORMAL },
     scheduledTime: timestamp(wft.scheduledTime),
     startedTime: timestamp(now),
     messages: pendingUpdateMessages(run, wft),
     queries: attachedQueries(engine, run),
   };
+}
+
+/**
+ * A started task as a field of another response (eager start, `return_new_workflow_task`): encoded on its own first,
+ * since its history is spliced in only at the top level of what `encode` is given (see `EncodedMessage`).
+ */
+export function nestedWorkflowTask(task: Msg): EncodedMessage {
+  return new EncodedMessage(encode('temporal.api.workflowservice.v1.PollWorkflowTaskQueueResponse', task));
 }
 
 /** The run and running workflow task a task token refers to, or NOT_FOUND as the real server answers. */
@@ -168,7 +176,7 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
   // The run may now wait for days (a timer, a signal): its history's buffer shrinks to what it holds.
   run.compact(engine.now());
   const response: Msg = {};
-  if (newTask) response.workflowTask = newTask;
+  if (newTask) response.workflowTask = nestedWorkflowTask(newTask);
   // A run closed by the same completion has already dropped its activities: their tasks would only fail.
   if (run.open && outcome.eagerActivityTasks.length) response.activityTasks = outcome.eagerActivityTasks;
   return response;
