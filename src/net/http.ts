@@ -93,7 +93,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     for (const [key, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
-    const headers: Record<string, string> = { 'user-agent': options.userAgent ?? 'Herald/1.0', ...lowerCased(req.headers) };
+    // `accept: */*` as `fetch` sent it, for servers that look for one.
+    const headers: Record<string, string> = { 'user-agent': options.userAgent ?? 'Herald/1.0', accept: '*/*', ...lowerCased(req.headers) };
     let body: string | Buffer | FormData | undefined;
     if (req.json !== undefined) {
       headers['content-type'] ??= 'application/json';
