@@ -79,13 +79,12 @@ export function encode(fullName: string, obj: Msg): Buffer {
 
 /** `bytes` as field `fieldNumber` of wire type 2 (length-delimited): its tag, its length, itself. */
 export function lengthDelimited(fieldNumber: number, bytes: Uint8Array): Buffer {
-  const tag = varint(fieldNumber * 8 + 2);
-  const length = varint(bytes.length);
-  const out = Buffer.allocUnsafe(tag.length + length.length + bytes.length);
-  out.set(tag, 0);
-  out.set(length, tag.length);
-  out.set(bytes, tag.length + length.length);
-  return out;
+  return Buffer.concat([lengthDelimitedHeader(fieldNumber, bytes.length), bytes]);
+}
+
+/** What goes before `length` bytes of field `fieldNumber` of wire type 2: the tag, then the length. */
+export function lengthDelimitedHeader(fieldNumber: number, length: number): Buffer {
+  return Buffer.from([...varint(fieldNumber * 8 + 2), ...varint(length)]);
 }
 
 function varint(value: number): number[] {

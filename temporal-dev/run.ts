@@ -4,7 +4,7 @@
 // Over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it; the shapes
 // of its other state are in run-state.ts.
 import { deflateHistory, inflateHistory } from './history-storage';
-import { decode, encode, EncodedMessage, EventType, lengthDelimited, timestamp, WorkflowStatus, type Msg } from './proto';
+import { decode, encode, EncodedMessage, EventType, lengthDelimited, lengthDelimitedHeader, timestamp, WorkflowStatus, type Msg } from './proto';
 import type { ActivityState, ChildState, Collections, TimerState, UpdateState, WorkflowTask } from './run-state';
 import type { Scheduled } from './scheduler';
 import { mergeSearchAttributes } from './visibility';
@@ -283,12 +283,15 @@ export class Run {
    */
   encodedHistory(start: number, extra: readonly Msg[] = []): EncodedMessage {
     const { bytes, ends } = this.readable();
-    const entries: Uint8Array[] = [];
+    const from = start ? ends[start - 1]! : 0;
+    const read = historyBytes(bytes, from, ends[ends.length - 1] ?? 0);
+    const parts: Uint8Array[] = [];
     for (let i = start; i < ends.length; i++) {
-      entries.push(lengthDelimited(HISTORY_EVENTS_FIELD, historyBytes(bytes, i ? ends[i - 1]! : 0, ends[i]!)));
+      const event = read.subarray((i ? ends[i - 1]! : 0) - from, ends[i]! - from);
+      parts.push(lengthDelimitedHeader(HISTORY_EVENTS_FIELD, event.length), event);
     }
-    for (const event of extra) entries.push(lengthDelimited(HISTORY_EVENTS_FIELD, encode(HISTORY_EVENT, event)));
-    return new EncodedMessage(Buffer.concat(entries));
+    for (const event of extra) parts.push(lengthDelimited(HISTORY_EVENTS_FIELD, encode(HISTORY_EVENT, event)));
+    return new EncodedMessage(Buffer.concat(parts));
   }
 
   /** The events at these indexes (ascending), decoded from one read of the history's bytes. */

@@ -82,7 +82,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   });
 
   // undici's `request` rather than its `fetch`: no WHATWG Request, Headers or web streams around each call, which
-  // were a third of the worker's CPU in a 25-account fan-out (README "Publish path cost").
+  // were a third of the worker's CPU in a 25-account fan-out (README "Platforms").
   async function request(req: HttpRequest): Promise<HttpResponse> {
     let url: URL;
     try {
