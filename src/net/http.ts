@@ -120,7 +120,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const cap = req.maxBytes ?? maxBytes;
       const declared = Number(res.headers['content-length'] ?? NaN);
       if (declared > cap) {
-        res.body.destroy();
+        // Closing the unread body makes it emit an abort error: listened to here, or it would be uncaught.
+        res.body.on('error', () => undefined).destroy();
         throw new ResponseTooLargeError(cap, declared);
       }
       const bytes = await readCapped(res.body, cap);

@@ -1,0 +1,95 @@
+// Herald's outbound HTTP client (`src/net/http.ts`) against a local server: what adapters rely on when an answer is
+// slow, too big, missing or repeated a header, and what the address guard refuses.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHttpClient, ResponseTooLargeError, TransportError, type HttpClient } from '../../src/net/http';
+
+describe('Outbound HTTP client', () => {
+  let server: http.Server;
+  let origin: string;
+  let client: HttpClient;
+  const seen: http.IncomingHttpHeaders[] = [];
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      seen.push(req.headers);
+      if (req.url === '/slow-answer') return void setTimeout(() => res.end('late'), 2_000);
+      if (req.url === '/slow-body') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('first part;');
+        return void setTimeout(() => res.end('second part'), 2_000);
+      }
+      if (req.url === '/big-declared') {
+        res.writeHead(200, { 'content-length': '5000' });
+        return void res.end('x'.repeat(5000));
+      }
+      if (req.url === '/big-streamed') {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        return void res.end('y'.repeat(5000));
+      }
+      res.setHeader('x-repeated', ['a', 'b']);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ ok: true }));
+    });
+    await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    client = createHttpClient({ allowInsecure: true, timeoutMs: 300, maxResponseBytes: 1000 });
+  });
+
+  after(async () => {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise((closed) => server.close(closed));
+  });
+
+  it('answers status, JSON and headers; a repeated header reads joined, as WHATWG Headers does', async () => {
+    const res = await client.request({ url: `${origin}/ok`, query: { a: 1, skipped: undefined } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, { ok: true });
+    assert.equal(res.headers.get('X-Repeated'), 'a, b');
+    assert.equal(res.headers.get('absent'), null);
+    const names: string[] = [];
+    res.headers.forEach((_, name) => names.push(name));
+    assert.ok(names.includes('content-type') && names.includes('x-repeated'));
+  });
+
+  it("sends one content-type, the caller's, whatever its case", async () => {
+    seen.length = 0;
+    await client.request({ method: 'POST', url: `${origin}/ok`, headers: { 'Content-Type': 'application/vnd.x+json' }, json: { a: 1 } });
+    assert.equal(seen[0]!['content-type'], 'application/vnd.x+json');
+    assert.equal(seen[0]!['content-length'], '7');
+  });
+
+  it('a timeout before the answer, or while its body streams, is an unknown outcome', async () => {
+    for (const path of ['/slow-answer', '/slow-body']) {
+      const err = await client.request({ url: `${origin}${path}` }).then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof TransportError, path);
+      assert.equal(err.phase, 'unknown');
+      assert.equal(err.message, 'request timed out');
+    }
+  });
+
+  it('an answer over the cap fails, declared or counted while reading', async () => {
+    for (const path of ['/big-declared', '/big-streamed']) {
+      const err = await client.request({ url: `${origin}${path}` }).then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof ResponseTooLargeError, path);
+    }
+    const allowed = await client.request({ url: `${origin}/big-streamed`, maxBytes: 10_000 });
+    assert.equal(allowed.text.length, 5000);
+  });
+
+  it('a refused connection surely did not send; a private address is refused outside development', async () => {
+    const refused = await client.request({ url: 'http://127.0.0.1:1/' }).then(() => null, (e: unknown) => e);
+    assert.ok(refused instanceof TransportError);
+    assert.equal(refused.phase, 'not_sent');
+    const guarded = createHttpClient({ allowInsecure: false });
+    try {
+      const blocked = await guarded.request({ url: 'https://10.0.0.1/' }).then(() => null, (e: unknown) => e);
+      assert.ok(blocked instanceof TransportError);
+      assert.equal(blocked.blocked, true);
+    } finally {
+      await guarded.close();
+    }
+  });
+});
