@@ -4,7 +4,7 @@ import { Server, ServerCredentials, status, type ServiceDefinition, type Untyped
 import type { Engine } from './engine';
 import { RpcError } from './errors';
 import { operatorServiceHandlers } from './operator-service';
-import { decode, encode, ownedCopy, serviceMethods } from './proto';
+import { decode, encode, encodeAnswer, ownedCopy, serviceMethods } from './proto';
 import type { PollContext } from './task-queues';
 import { testServiceHandlers } from './test-service';
 import { workflowServiceHandlers, type Handler } from './workflow-service';
@@ -27,7 +27,7 @@ function bindService(
       // keeps a payload stored for days (a waiting run's input) from holding on to a larger receive buffer or a
       // shared pool slab (see `ownedCopy`).
       requestDeserialize: (buf: Buffer) => decode(requestType, ownedCopy(buf)),
-      responseSerialize: (msg: object) => encode(responseType, msg),
+      responseSerialize: (msg: object) => encodeAnswer(responseType, msg),
       responseDeserialize: (buf: Buffer) => decode(responseType, buf),
     };
     const handler = handlers[method];

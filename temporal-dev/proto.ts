@@ -54,8 +54,8 @@ export function flatString(value: string): string {
 /**
  * A message field's value given already encoded: a workflow task's history is sent from the bytes it is stored as
  * rather than decoded into objects and encoded again (which was most of temporal-dev's CPU when a burst's runs were
- * replayed from full histories). `encode` splices it in as the field's bytes; only at the top level of the message
- * it encodes, so a message nesting one is encoded first and nested as an `EncodedMessage` in turn.
+ * replayed from full histories). `encodeAnswer` splices it in as the field's bytes; only at the top level of the
+ * message it encodes, so a message nesting one is encoded first and nested as an `EncodedMessage` in turn.
  */
 export class EncodedMessage {
   constructor(readonly bytes: Uint8Array) {}
@@ -64,17 +64,25 @@ export class EncodedMessage {
 /** Encodes a plain object; fromObject tolerates the small shape differences of hand-built responses. */
 export function encode(fullName: string, obj: Msg): Buffer {
   const t = protoType(fullName);
+  return Buffer.from(t.encode(t.fromObject(obj)).finish());
+}
+
+/**
+ * `encode` for an answer, whose top-level fields may be `EncodedMessage`s. Kept apart from `encode`, which every
+ * appended history event and every decoded request's copy goes through and which never meets one.
+ */
+export function encodeAnswer(fullName: string, obj: Msg): Buffer {
   let plain = obj;
   const spliced: Uint8Array[] = [];
   for (const [name, value] of Object.entries(obj)) {
     if (!(value instanceof EncodedMessage)) continue;
     if (plain === obj) plain = { ...obj };
     delete plain[name];
-    spliced.push(lengthDelimited(t.fields[name]!.id, value.bytes));
+    spliced.push(lengthDelimited(protoType(fullName).fields[name]!.id, value.bytes));
   }
-  const rest = t.encode(t.fromObject(plain)).finish();
+  const rest = encode(fullName, plain);
   // Protobuf allows a message's fields in any order: the spliced ones follow the rest.
-  return spliced.length ? Buffer.concat([rest, ...spliced]) : Buffer.from(rest);
+  return spliced.length ? Buffer.concat([rest, ...spliced]) : rest;
 }
 
 /** `bytes` as field `fieldNumber` of wire type 2 (length-delimited): its tag, its length, itself. */

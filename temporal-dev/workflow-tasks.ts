@@ -3,7 +3,7 @@
 import { handleCommands } from './commands';
 import type { Engine } from './engine';
 import { notFound } from './errors';
-import { duration, encode, EncodedMessage, TaskQueueKind, timestamp, WorkflowTaskFailedCause, type Msg } from './proto';
+import { duration, encodeAnswer, EncodedMessage, TaskQueueKind, timestamp, WorkflowTaskFailedCause, type Msg } from './proto';
 import type { Run } from './run';
 import type { WorkflowTask } from './run-state';
 import type { PollRequest } from './task-queues';
@@ -110,10 +110,10 @@ function takeWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, poll: Pol
 
 /**
  * A started task as a field of another response (eager start, `return_new_workflow_task`): encoded on its own first,
- * since its history is spliced in only at the top level of what `encode` is given (see `EncodedMessage`).
+ * since its history is spliced in only at the top level of what `encodeAnswer` is given (see `EncodedMessage`).
  */
 export function nestedWorkflowTask(task: Msg): EncodedMessage {
-  return new EncodedMessage(encode('temporal.api.workflowservice.v1.PollWorkflowTaskQueueResponse', task));
+  return new EncodedMessage(encodeAnswer('temporal.api.workflowservice.v1.PollWorkflowTaskQueueResponse', task));
 }
 
 /** The run and running workflow task a task token refers to, or NOT_FOUND as the real server answers. */
