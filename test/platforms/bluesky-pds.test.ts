@@ -10,6 +10,12 @@ import type { PlatformAdapter, PlatformContext } from '../../src/platforms/types
 import { startBlueskyPds, type BlueskyPds, type BlueskyPdsAccount } from '../helpers/bluesky-pds';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
+/**
+ * A second, different pixel. A record naming one blob twice can race in the reference PDS: `processWriteBlobs` runs
+ * a task per reference side by side, both read the same temp key, and the one that reads the temp file after the
+ * other removed it answers 500. CI saw this test fail once with a 500 that way (not reproduced in 90 tries here).
+ */
+const OTHER_PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
 describe('bluesky adapter against a real PDS (dev-env, with AppView)', function () {
   this.timeout(120_000);
@@ -81,7 +87,7 @@ describe('bluesky adapter against a real PDS (dev-env, with AppView)', function 
       text: 'two pixels',
       media: [
         { kind: 'image', data: PNG, mimeType: 'image/png', alt: 'a pixel', width: 1, height: 1 },
-        { kind: 'image', data: PNG, mimeType: 'image/png' },
+        { kind: 'image', data: OTHER_PNG, mimeType: 'image/png' },
       ],
     });
     const record = (await stored(post.platformPostId)).value as any;
@@ -90,7 +96,7 @@ describe('bluesky adapter against a real PDS (dev-env, with AppView)', function 
       record.embed.images.map((i: any) => [i.alt, i.aspectRatio, i.image.mimeType, i.image.size]),
       [
         ['a pixel', { width: 1, height: 1 }, 'image/png', PNG.length],
-        ['', undefined, 'image/png', PNG.length],
+        ['', undefined, 'image/png', OTHER_PNG.length],
       ],
     );
   });
