@@ -14,6 +14,8 @@ export async function startBenchDatabase(dataDir: string) {
   if (statementStatsWanted) {
     const admin = openDatabase(cluster.url('postgres'));
     await admin.pool.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
+    // Planning time too: a statement built per call is planned per call.
+    await admin.pool.query(`alter system set pg_stat_statements.track_planning = on`);
     await admin.close();
     await cluster.stop();
     cluster = await startEmbeddedPostgres({ dataDir });

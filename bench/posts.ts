@@ -347,11 +347,17 @@ async function main(): Promise<void> {
 
 /** The statements PostgreSQL ran during the Herald case (pg_stat_statements), per publish, most frequent first. */
 async function statementsPerPublish(pool: pg.Pool, publishes: number) {
-  const { rows } = await pool.query<{ calls: string; total_ms: number; query: string }>(
-    `select calls::text, total_exec_time as total_ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) as query
+  const { rows } = await pool.query<{ calls: string; plans: string; total_ms: number; plan_ms: number; query: string }>(
+    `select calls::text, plans::text, total_exec_time as total_ms, total_plan_time as plan_ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) as query
      from pg_stat_statements where query not like '%pg_stat_statements%' order by calls desc limit 25`,
   );
-  const perPublish = rows.map((r) => ({ per_publish: Number((Number(r.calls) / publishes).toFixed(2)), exec_ms_per_publish: Number((r.total_ms / publishes).toFixed(3)), query: r.query }));
+  const perPublish = rows.map((r) => ({
+    per_publish: Number((Number(r.calls) / publishes).toFixed(2)),
+    exec_ms_per_publish: Number((r.total_ms / publishes).toFixed(3)),
+    plans_per_call: Number((Number(r.plans) / Math.max(1, Number(r.calls))).toFixed(2)),
+    plan_ms_per_publish: Number((r.plan_ms / publishes).toFixed(3)),
+    query: r.query,
+  }));
   return { total_per_publish: Number(perPublish.reduce((a, r) => a + r.per_publish, 0).toFixed(2)), statements: perPublish.filter((r) => r.per_publish >= 0.05) };
 }
 

@@ -1,6 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database } from '../db';
+import { rowsOf } from '../db/named-statements';
 import type { EventRow } from '../db/tables/events';
 import type { EventType } from './catalogue';
 import { currentRequestOrigin, type RequestOrigin } from './request-origin';
@@ -43,9 +44,14 @@ export function eventsInsertOf(events: ReadonlyArray<NewEvent & { key: string }>
   const column = <T>(pick: (event: NewEvent & { key: string }) => T) => events.map(pick);
   return sql`insert into events (id, user_id, type, data, request)
     select event.id, event.user_id, event.type, event.data::jsonb, event.request::jsonb
-    from unnest(${column((e) => e.key)}::text[], ${column(() => newEventId())}::text[], ${column((e) => e.userId)}::uuid[], ${column((e) => e.type)}::text[],
-                ${column((e) => JSON.stringify(e.data))}::text[], ${column((e) => JSON.stringify(e.request === undefined ? fallback : e.request))}::text[])
-      as event(key, id, user_id, type, data, request)
+    from ${rowsOf('event', {
+      key: { values: column((e) => e.key), type: 'text' },
+      id: { values: column(() => newEventId()), type: 'text' },
+      user_id: { values: column((e) => e.userId), type: 'uuid' },
+      type: { values: column((e) => e.type), type: 'text' },
+      data: { values: column((e) => JSON.stringify(e.data)), type: 'text' },
+      request: { values: column((e) => JSON.stringify(e.request === undefined ? fallback : e.request)), type: 'text' },
+    })}
     where event.key in (${changed})`;
 }
 

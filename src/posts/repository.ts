@@ -7,7 +7,8 @@ import { currentRequestOrigin } from '../events/request-origin';
 import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
-import { precompiled } from '../db/precompiled';
+import { namedStatements, rowsOf } from '../db/named-statements';
+import { idIsOneOf, oneOrManyIds, precompiled, type OneOrManyIds } from '../db/precompiled';
 import { isUuid } from '../db/uuid';
 import { refundQuota, spendQuota, spendReservedOf } from '../quota/quota';
 import { toPostView, type PostView } from './post-view';
@@ -97,12 +98,12 @@ export async function findOwnPostView(db: Db, userId: string, postId: string): P
 }
 
 // Every create's and promotion's answer reads its posts with it.
-const postViewsQuery = precompiled((db, { ids }: { ids: readonly string[] }) => viewQuery(db).where('posts.id', '=', sql<string>`any(${ids}::uuid[])`));
+const postViewsQuery = precompiled((db, ids: OneOrManyIds) => viewQuery(db).where((eb) => idIsOneOf(eb.ref('posts.id'), ids)));
 
 /** Posts as the API shows them, in the order of `ids`. */
 export async function loadPostViews(db: DbOrTrx, ids: readonly string[]): Promise<PostView[]> {
   if (ids.length === 0) return [];
-  const byId = new Map((await postViewsQuery.execute(db, { ids })).map((row) => [row.id, toViewOf(row)]));
+  const byId = new Map((await postViewsQuery.execute(db, oneOrManyIds(ids))).map((row) => [row.id, toViewOf(row)]));
   return ids.map((id) => byId.get(id)).filter((view): view is PostView => view !== undefined);
 }
 
@@ -413,7 +414,8 @@ export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
  * Which mark: a claim of `scheduled` rows due by `dueBy` (`claimDueScheduled`) or scheduled at exactly `scheduledAt`
  * (`claimAllScheduledAt`), which makes them `publishing`; with neither, the attempt of rows already `publishing`.
  */
-type MarkValues = { postIds: readonly string[]; dueBy?: Date; scheduledAt?: Date };
+type MarkKind = { dueBy?: Date; scheduledAt?: Date };
+type MarkValues = OneOrManyIds & MarkKind;
 
 /**
  * The attempt's mark of a claim and of a post already `publishing`, one statement for any number of posts: the rows
@@ -431,7 +433,7 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
             .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
             .where('status', '=', sql.lit('scheduled'))
         : qb.updateTable('posts').set({ publish_attempt_started_at: sql`now()` }).where('status', '=', sql.lit('publishing'));
-      update = update.where('id', '=', sql<string>`any(${values.postIds}::uuid[])`);
+      update = update.where((eb) => idIsOneOf(eb.ref('id'), values));
       if (values.dueBy !== undefined) update = update.where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', values.dueBy!)]));
       if (values.scheduledAt !== undefined) update = update.where(sql`date_trunc('milliseconds', scheduled_at)`, '=', values.scheduledAt);
       return update.returningAll().returning([earlierAttemptOpen, rowVersion]);
@@ -442,9 +444,9 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
     .select(publishingAccountColumns);
 });
 
-async function markAttempts(db: Db, postIds: readonly string[], mark: Omit<MarkValues, 'postIds'>) {
+async function markAttempts(db: Db, postIds: readonly string[], mark: MarkKind) {
   if (postIds.length === 0) return [];
-  return markAttemptsQuery.execute(db, { postIds, ...mark });
+  return markAttemptsQuery.execute(db, { ...oneOrManyIds(postIds), ...mark });
 }
 
 /**
@@ -509,15 +511,22 @@ function publishedUpdateOf(outcomes: ReadonlyArray<OutcomeToRecord>) {
   return sql`
     update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
       published_at = outcome.published_at, error_message = null, updated_at = now()
-    from unnest(${outcomes.map((o) => o.postId)}::uuid[], ${outcomes.map((o) => o.platformPostId)}::text[], ${outcomes.map((o) => o.url)}::text[],
-                ${outcomes.map((o) => new Date(o.publishedAt).toISOString())}::timestamptz[], ${outcomes.map((o) => o.marked?.row_version ?? null)}::xid[],
-                ${outcomes.map((o) => o.marked?.account_inactive_reason ?? null)}::text[])
-      as outcome(id, platform_post_id, url, published_at, row_version, account_inactive_reason)
+    from ${rowsOf('outcome', {
+      id: { values: outcomes.map((o) => o.postId), type: 'uuid' },
+      platform_post_id: { values: outcomes.map((o) => o.platformPostId), type: 'text' },
+      url: { values: outcomes.map((o) => o.url), type: 'text' },
+      published_at: { values: outcomes.map((o) => new Date(o.publishedAt).toISOString()), type: 'timestamptz' },
+      row_version: { values: outcomes.map((o) => o.marked?.row_version ?? null), type: 'xid' },
+      account_inactive_reason: { values: outcomes.map((o) => o.marked?.account_inactive_reason ?? null), type: 'text' },
+    })}
     where posts.id = outcome.id and posts.status = 'publishing'
       and (outcome.row_version is null or (posts.xmin = outcome.row_version
         and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from outcome.account_inactive_reason))
     returning posts.*`;
 }
+
+/** Two texts: one post, or any number of them (`rowsOf`). */
+const recordingStatements = namedStatements(2);
 
 /** The one-statement path of `recordPublishedAll`: the ids it recorded. */
 async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>): Promise<Set<string>> {
@@ -534,10 +543,13 @@ async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRe
     };
     return { key: postId, userId: marked.user_id, type: 'post.published' as const, data: toViewOf({ ...published, account_inactive_reason: marked.account_inactive_reason }), request: request ?? marked.request_origin };
   });
-  const { rows } = await sql<{ id: string }>`
+  const rows = await recordingStatements.execute(
+    db,
+    sql<{ id: string }>`
     with published as (${publishedUpdateOf(outcomes)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
     evented as (${eventsInsertOf(events, sql`select id::text from published`)})
-    select id from published`.execute(db);
+    select id from published`,
+  );
   return new Set(rows.map((row) => row.id));
 }
 

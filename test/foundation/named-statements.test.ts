@@ -1,0 +1,82 @@
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/db';
+import { namedStatements, rowsOf } from '../../src/db/named-statements';
+import { beginPublishAttempt, loadPostViews, recordPublishedAll } from '../../src/posts/repository';
+import { createUser } from '../../src/users/users';
+import { type TestDatabase, testDatabase } from '../helpers/db';
+
+/** Statements built per call with one text (src/db/named-statements.ts), and the one-post statements of a publish. */
+describe('named statements', function () {
+  this.timeout(60_000);
+  let database: TestDatabase;
+  before(async () => {
+    database = await testDatabase();
+  });
+
+  const statements = namedStatements(2);
+  const rowsQuery = (ids: string[], labels: Array<string | null>) =>
+    sql<{ id: string; label: string | null }>`select id::text, label from ${rowsOf('r', { id: { values: ids, type: 'uuid' }, label: { values: labels, type: 'text' } })} order by id`;
+
+  it('gives the same rows as one `values` row or as arrays, nulls and types kept', async () => {
+    const [a, b] = ['00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-00000000000b'];
+    assert.deepEqual(await statements.execute(database.db, rowsQuery([a], [null])), [{ id: a, label: null }]);
+    assert.deepEqual(await statements.execute(database.db, rowsQuery([b, a], ["it's", null])), [
+      { id: a, label: null },
+      { id: b, label: "it's" },
+    ]);
+  });
+
+  it('prepares each text once on a connection, and sends it unnamed in a transaction', async () => {
+    const single = openDatabase(database.url, { max: 1, applicationName: 'herald-test-named' });
+    try {
+      for (let i = 0; i < 3; i++) await statements.execute(single.db, rowsQuery([`00000000-0000-4000-8000-00000000000${i}`], ['one']));
+      for (let i = 0; i < 3; i++) await statements.execute(single.db, rowsQuery(['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'], ['x', 'y']));
+      await single.db.transaction().execute((trx) => statements.execute(trx, rowsQuery(['00000000-0000-4000-8000-000000000003'], ['in a transaction'])));
+      // A third text, past the two this set names: answered all the same, unnamed.
+      assert.deepEqual(await statements.execute(single.db, sql<{ n: number }>`select 1 as n`), [{ n: 1 }]);
+      const { rows } = await single.pool.query<{ statement: string }>(`select statement from pg_prepared_statements where name like 'herald-precompiled-%' order by prepare_time`);
+      assert.equal(rows.length, 2);
+      assert.match(rows[0]!.statement, /from \(values \(\$1::uuid, \$2::text\)\) as r\(id, label\)/);
+      assert.match(rows[1]!.statement, /from unnest\(\$1::uuid\[\], \$2::text\[\]\) as r\(id, label\)/);
+    } finally {
+      await single.close();
+    }
+  });
+
+  it("keeps a generic plan for a post's mark, its recording and the answer's read (no planning per publish)", async () => {
+    const user = await createUser(database.db, { plan: 'pro' });
+    const single = openDatabase(database.url, { max: 1, applicationName: 'herald-test-named' });
+    try {
+      // PostgreSQL plans a named statement's first five runs for their values, then keeps the generic plan if it
+      // costs no more: seven publishes leave every statement of the path on it, or one of them planned each time.
+      // With statistics, as a live table has them: without, PostgreSQL's estimates of one id or an array are alike.
+      await database.db
+        .insertInto('posts')
+        .values(Array.from({ length: 5000 }, (_, i) => ({ user_id: user.id, platform: 'x', text: `old ${i}`, status: 'published' as const })))
+        .execute();
+      await sql`analyze posts`.execute(database.db);
+      for (let i = 0; i < 7; i++) {
+        const { id } = await database.db
+          .insertInto('posts')
+          .values({ user_id: user.id, platform: 'x', text: `post ${i}`, status: 'publishing' })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+        const marked = await beginPublishAttempt(single.db, id);
+        assert.ok(marked);
+        await recordPublishedAll(single.db, [{ postId: id, platformPostId: `p${i}`, url: null, publishedAt: Date.now(), marked }]);
+        const [view] = await loadPostViews(single.db, [id]);
+        assert.equal(view?.status, 'published');
+      }
+      const { rows } = await single.pool.query<{ statement: string; generic_plans: string; custom_plans: string }>(
+        `select statement, generic_plans::text, custom_plans::text from pg_prepared_statements where name like 'herald-precompiled-%'`,
+      );
+      assert.equal(rows.length, 3, 'the mark, the recording, the read');
+      for (const row of rows) assert.ok(Number(row.generic_plans) >= 2 && Number(row.custom_plans) <= 5, `${row.statement.slice(0, 80)}: ${row.generic_plans} generic, ${row.custom_plans} custom`);
+      const events = await database.db.selectFrom('events').select('type').where('user_id', '=', user.id).execute();
+      assert.deepEqual(events.map((e) => e.type), Array(7).fill('post.published'));
+    } finally {
+      await single.close();
+    }
+  });
+});
