@@ -31,8 +31,9 @@ export function namedStatements(maxTexts: number) {
 /**
  * Rows given as parameters, one per column, named `alias(columns...)` for a `from`: `unnest` of one array per column
  * for any number of rows, or a single `values` row of plain parameters for one. Either text is the same whatever the
- * values; the single row is its own text because PostgreSQL estimates an array parameter at ten elements in a generic
- * plan, found it dearer than a custom plan of one row, and planned every call again.
+ * values. One row is its own text so that its generic plan costs what a custom plan does: PostgreSQL estimates an
+ * array parameter at ten elements in a generic plan, and where that made the generic plan dearer (`= any($1)` of one
+ * id, in the answer's read) it planned the statement on every call.
  */
 export function rowsOf(alias: string, columns: Record<string, { values: readonly unknown[]; type: string }>): RawBuilder<unknown> {
   const entries = Object.entries(columns);
