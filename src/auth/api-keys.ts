@@ -2,6 +2,7 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../errors';
 import type { Db } from '../db';
 import type { ApiKeyRow } from '../db/tables/api-keys';
+import { precompiled } from '../db/precompiled';
 import type { PlanName } from '../plans';
 import type { ScopeList } from './scopes';
 
@@ -68,16 +69,20 @@ export function bearerSecret(authorization: string | undefined): string {
   return secret;
 }
 
-/** The key whose hash matches the secret's (compared in constant time), with its owner's plan; null when none. */
-export async function findKey(db: Db, secret: string): Promise<KeyRecord | null> {
-  const hash = Buffer.from(hashSecret(secret), 'hex');
-  // The owner's plan comes with the key: one round trip authenticates a request and says which limits apply.
-  const candidates = await db
+// The owner's plan comes with the key: one round trip authenticates a request and says which limits apply. Read
+// again every couple of seconds per key (`key-cache.ts`): compiled once, a named statement (src/db/precompiled.ts).
+const keysByPrefixQuery = precompiled((db, { prefix }: { prefix: string }) =>
+  db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .select(['api_keys.id', 'api_keys.user_id', 'api_keys.key_hash', 'api_keys.scopes', 'api_keys.revoked_at', 'api_keys.expires_at', 'api_keys.last_used_at', 'users.plan'])
-    .where('api_keys.prefix', '=', secret.slice(0, displayPrefixLength))
-    .execute();
+    .where('api_keys.prefix', '=', prefix),
+);
+
+/** The key whose hash matches the secret's (compared in constant time), with its owner's plan; null when none. */
+export async function findKey(db: Db, secret: string): Promise<KeyRecord | null> {
+  const hash = Buffer.from(hashSecret(secret), 'hex');
+  const candidates = await keysByPrefixQuery.execute(db, { prefix: secret.slice(0, displayPrefixLength) });
   const row = candidates.find((candidate) => timingSafeEqual(Buffer.from(candidate.key_hash, 'hex'), hash));
   if (!row) return null;
   const { key_hash: _hash, ...record } = row;
