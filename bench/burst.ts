@@ -21,20 +21,19 @@
 // Usage: node <out>/bench/burst.js [posts=2000] [shapes=fanout,single]
 // HERALD_BENCH_PROFILE=<dir> writes a CPU profile of the Herald process's main thread for each shape over the
 // `whole_burst` window (T - lead to idle; .cpuprofile, for Chrome DevTools; the instant is at `lead` seconds into it);
-// the workflow thread and sdk-core's threads are not in it.
+// the workflow thread and sdk-core's threads are not in it. HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and
+// prints, per shape, the statements from the end of scheduling to idle after the burst, per post, with planning.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createApiKey } from '../src/auth/api-keys';
-import { openDatabase } from '../src/db';
-import { ensureDatabase, startEmbeddedPostgres } from '../src/db/embedded';
-import { migrateToLatest } from '../src/db/migrate';
 import { createUser } from '../src/users/users';
 import { testEncryptionKey } from '../test/helpers/api';
 import { insertXAccount } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
+import { startBenchDatabase, statementsPer, statementStatsWanted } from './bench-database';
 import { percentile } from './percentile';
 import { cpuMs, postgresCpuMs } from './proc-cpu';
 
@@ -78,11 +77,7 @@ async function main(): Promise<void> {
 
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'herald-bench-burst-'));
   await chmod(dataDir, 0o755);
-  const cluster = await startEmbeddedPostgres({ dataDir });
-  await ensureDatabase(cluster.url('postgres'), 'bench');
-  const databaseUrl = cluster.url('bench');
-  const database = openDatabase(databaseUrl);
-  await migrateToLatest(database.db);
+  const { cluster, databaseUrl, database } = await startBenchDatabase(dataDir);
   const postmasterPid = Number(readFileSync(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
   const x = await startXStandIn();
 
@@ -149,7 +144,10 @@ async function main(): Promise<void> {
     await sendAll(requestsFor(shape, shapeAccounts.get(shape)!).map((b, i) => ({ ...b, text: `${marker} ${i}`, schedule_at: new Date(at).toISOString() })));
     const scheduledIn = Date.now() - scheduleStarted;
     if (Date.now() >= at - LEAD_MS) throw new Error(`${shape}: scheduling took ${scheduledIn} ms and ran past the instant; run again on a quieter machine`);
+    if (statementStatsWanted) await database.pool.query('select pg_stat_statements_reset()');
     report[shape] = { ...(await drain(shape === 'fanout' ? `${N / FAN} fan-outs of ${FAN}` : `${N} single posts`, marker, at, herald.pid!)), scheduling_took_s: (scheduledIn / 1000).toFixed(1) };
+    // From the end of scheduling to idle after the burst: what claiming and publishing it ran, per post.
+    if (statementStatsWanted) report[`${shape}_statements_per_post`] = await statementsPer(database.pool, N);
   }
   herald.disconnect();
   await new Promise((done) => herald.once('exit', done));

@@ -32,12 +32,11 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type pg from 'pg';
 import { createApiKey } from '../src/auth/api-keys';
 import { createUser } from '../src/users/users';
 import { insertXAccount } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
-import { startBenchDatabase, statementStatsWanted } from './bench-database';
+import { startBenchDatabase, statementsPer, statementStatsWanted } from './bench-database';
 import { percentile } from './percentile';
 import { cpuMs, cpuMsByThread, postgresCpuMs } from './proc-cpu';
 import { freePort, startTemporalDev } from './temporal-dev-process';
@@ -228,7 +227,7 @@ async function main(): Promise<void> {
     for (const side of sides) {
       if (side.name === 'herald') await resetStatements();
       const result = await runLoad(side.send, clients, side.counted, side.threadsOf);
-      if (side.name === 'herald' && statementStatsWanted && clients === 32) statements = await statementsPerPublish(database.pool, result.publishes + 5 * clients);
+      if (side.name === 'herald' && statementStatsWanted && clients === 32) statements = await statementsPer(database.pool, result.publishes + 5 * clients);
       load[clients][side.name] = result;
     }
   }
@@ -343,22 +342,6 @@ async function main(): Promise<void> {
   await database.close();
   await cluster.stop();
   await rm(dataDir, { recursive: true, force: true });
-}
-
-/** The statements PostgreSQL ran during the Herald case (pg_stat_statements), per publish, most frequent first. */
-async function statementsPerPublish(pool: pg.Pool, publishes: number) {
-  const { rows } = await pool.query<{ calls: string; plans: string; total_ms: number; plan_ms: number; query: string }>(
-    `select calls::text, plans::text, total_exec_time as total_ms, total_plan_time as plan_ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) as query
-     from pg_stat_statements where query not like '%pg_stat_statements%' order by calls desc limit 25`,
-  );
-  const perPublish = rows.map((r) => ({
-    per_publish: Number((Number(r.calls) / publishes).toFixed(2)),
-    exec_ms_per_publish: Number((r.total_ms / publishes).toFixed(3)),
-    plans_per_call: Number((Number(r.plans) / Math.max(1, Number(r.calls))).toFixed(2)),
-    plan_ms_per_publish: Number((r.plan_ms / publishes).toFixed(3)),
-    query: r.query,
-  }));
-  return { total_per_publish: Number(perPublish.reduce((a, r) => a + r.per_publish, 0).toFixed(2)), statements: perPublish.filter((r) => r.per_publish >= 0.05) };
 }
 
 main().then(
