@@ -32,8 +32,11 @@ const firstCommentCharges = ['first_comment', 'x_link_first_comment'] as const;
 
 // ---- reads ------------------------------------------------------------------------------------------------------
 
+// Every due post's attempt reads its row first (bench:burst: once a post, planned each time before it was named).
+const postByIdQuery = precompiled((db, { postId }: { postId: string }) => db.selectFrom('posts').selectAll().where('id', '=', postId));
+
 export async function findPost(db: DbOrTrx, postId: string): Promise<PostRow | undefined> {
-  return db.selectFrom('posts').selectAll().where('id', '=', postId).executeTakeFirst();
+  return (await postByIdQuery.execute(db, { postId }))[0];
 }
 
 /** The user's post row; undefined when absent, another user's, or not a UUID. */

@@ -1,5 +1,4 @@
 import type { Client } from '@temporalio/client';
-import { sql } from 'kysely';
 import type { Db } from '../db';
 import type { Logger } from '../logger';
 
@@ -52,18 +51,22 @@ export async function claimEvents(db: Db, batch: number): Promise<{ events: numb
       .forUpdate()
       .skipLocked()
       .execute();
+    if (events.length === 0) return { events: 0, deliveries: [] };
+    // The enabled endpoints of the batch's users in one read (a burst's batch is many events of few users), each
+    // event then matched to its user's endpoints that take its type (`events` null: every type).
+    const endpoints = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'user_id', 'events'])
+      .where('user_id', 'in', [...new Set(events.map((e) => e.user_id))])
+      .where('enabled', '=', true)
+      .orderBy('id')
+      .execute();
     const rows: Array<{ event_id: string; endpoint_id: string }> = [];
     for (const event of events) {
-      const endpoints = await trx
-        .selectFrom('webhook_endpoints')
-        .select('id')
-        .where('user_id', '=', event.user_id)
-        .where('enabled', '=', true)
-        .where((eb) => eb.or([eb('events', 'is', null), sql<boolean>`${event.type} = any(${eb.ref('events')})`]))
-        .execute();
-      for (const endpoint of endpoints) rows.push({ event_id: event.id, endpoint_id: endpoint.id });
+      for (const endpoint of endpoints) {
+        if (endpoint.user_id === event.user_id && (endpoint.events === null || endpoint.events.includes(event.type))) rows.push({ event_id: event.id, endpoint_id: endpoint.id });
+      }
     }
-    if (events.length === 0) return { events: 0, deliveries: [] };
     // A delivery recorded before (a mark lost after its transaction) is not recorded, nor started, again.
     const deliveries = rows.length === 0 ? [] : await trx.insertInto('webhook_dispatches').values(rows).onConflict((oc) => oc.doNothing()).returning(['event_id', 'endpoint_id']).execute();
     await trx.updateTable('events').set({ dispatched_at: new Date() }).where('id', 'in', events.map((e) => e.id)).execute();
