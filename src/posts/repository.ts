@@ -32,7 +32,8 @@ const firstCommentCharges = ['first_comment', 'x_link_first_comment'] as const;
 
 // ---- reads ------------------------------------------------------------------------------------------------------
 
-// Every due post's attempt reads its row first (bench:burst: once a post, planned each time before it was named).
+// A scheduled post's workflow reads its row when its first claim finds it not yet due: once a post (planned each
+// time before it was named).
 const postByIdQuery = precompiled((db, { postId }: { postId: string }) => db.selectFrom('posts').selectAll().where('id', '=', postId));
 
 export async function findPost(db: DbOrTrx, postId: string): Promise<PostRow | undefined> {
