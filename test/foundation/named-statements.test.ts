@@ -4,7 +4,7 @@ import { openDatabase } from '../../src/db';
 import { namedStatements, rowsOf } from '../../src/db/named-statements';
 import { beginPublishAttempt, loadPostViews, recordPublishedAll } from '../../src/posts/repository';
 import { createUser } from '../../src/users/users';
-import { type TestDatabase, testDatabase } from '../helpers/db';
+import { createTestDatabase, type TestDatabase, testDatabase } from '../helpers/db';
 
 /** Statements built per call with one text (src/db/named-statements.ts), and the one-post statements of a publish. */
 describe('named statements', function () {
@@ -45,19 +45,21 @@ describe('named statements', function () {
   });
 
   it("keeps a generic plan for a post's mark, its recording and the answer's read (no planning per publish)", async () => {
-    const user = await createUser(database.db, { plan: 'pro' });
-    const single = openDatabase(database.url, { max: 1, applicationName: 'herald-test-named' });
+    // A database of its own: the 5,000 rows and the statistics below are no other test's business.
+    const own = await createTestDatabase();
+    const user = await createUser(own.db, { plan: 'pro' });
+    const single = openDatabase(own.url, { max: 1, applicationName: 'herald-test-named' });
     try {
       // PostgreSQL plans a named statement's first five runs for their values, then keeps the generic plan if it
       // costs no more: seven publishes leave every statement of the path on it, or one of them planned each time.
       // With statistics, as a live table has them: without, PostgreSQL's estimates of one id or an array are alike.
-      await database.db
+      await own.db
         .insertInto('posts')
         .values(Array.from({ length: 5000 }, (_, i) => ({ user_id: user.id, platform: 'x', text: `old ${i}`, status: 'published' as const })))
         .execute();
-      await sql`analyze posts`.execute(database.db);
+      await sql`analyze posts`.execute(own.db);
       for (let i = 0; i < 7; i++) {
-        const { id } = await database.db
+        const { id } = await own.db
           .insertInto('posts')
           .values({ user_id: user.id, platform: 'x', text: `post ${i}`, status: 'publishing' })
           .returning('id')
@@ -73,7 +75,7 @@ describe('named statements', function () {
       );
       assert.equal(rows.length, 3, 'the mark, the recording, the read');
       for (const row of rows) assert.ok(Number(row.generic_plans) >= 2 && Number(row.custom_plans) <= 5, `${row.statement.slice(0, 80)}: ${row.generic_plans} generic, ${row.custom_plans} custom`);
-      const events = await database.db.selectFrom('events').select('type').where('user_id', '=', user.id).execute();
+      const events = await own.db.selectFrom('events').select('type').where('user_id', '=', user.id).execute();
       assert.deepEqual(events.map((e) => e.type), Array(7).fill('post.published'));
     } finally {
       await single.close();
