@@ -187,9 +187,10 @@ async function main(): Promise<void> {
 
   if (statementStatsWanted) {
     const { rows } = await database.pool.query(
-      `select calls, round(total_exec_time::numeric, 1) as total_ms, round((total_exec_time / calls)::numeric, 3) as mean_ms,
-              wal_records, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) as query
-       from pg_stat_statements order by total_exec_time desc limit 12`,
+      // With planning tracked, a statement planned and never run has an entry with no calls.
+      `select calls, round(total_exec_time::numeric, 1) as total_ms, round((total_exec_time / nullif(calls, 0))::numeric, 3) as mean_ms,
+              plans, round(total_plan_time::numeric, 1) as plan_ms, wal_records, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) as query
+       from pg_stat_statements order by total_exec_time + total_plan_time desc limit 12`,
     );
     console.log(JSON.stringify(rows, null, 2));
   }
