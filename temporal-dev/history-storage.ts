@@ -3,7 +3,7 @@
 // heap, which moves and compacts them; a malloc'd buffer kept for days among a burst's short-lived ones keeps glibc's
 // heap from shrinking after the burst.
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { ownedCopy } from './proto';
+import { ownedCopy, writeVarint } from './proto';
 
 /**
  * An 8 KiB window holds a waiting run's history and its dictionary whole (a scheduled post's is ~1.1 KiB each) and
@@ -63,15 +63,6 @@ export function inflateHistory(workflowType: string, deflated: string): Inflated
   }
   // `marked` of its exact length: it may become the run's own list again (a push onto [] reserves room for 17).
   return { bytes: bytes.subarray(0, size), ends, marked: marked.slice() };
-}
-
-function writeVarint(to: Buffer, at: number, value: number): number {
-  while (value >= 0x80) {
-    to[at++] = (value % 0x80) | 0x80;
-    value = Math.floor(value / 0x80);
-  }
-  to[at++] = value;
-  return at;
 }
 
 function readVarint(from: Buffer, at: number): [value: number, next: number] {

@@ -92,18 +92,18 @@ export function lengthDelimited(fieldNumber: number, bytes: Uint8Array): Buffer 
 
 /** What goes before `length` bytes of field `fieldNumber` of wire type 2: the tag, then the length. */
 export function lengthDelimitedHeader(fieldNumber: number, length: number): Buffer {
-  return Buffer.from([...varint(fieldNumber * 8 + 2), ...varint(length)]);
+  const header = Buffer.allocUnsafe(20);
+  return header.subarray(0, writeVarint(header, writeVarint(header, 0, fieldNumber * 8 + 2), length));
 }
 
-function varint(value: number): number[] {
-  const out: number[] = [];
-  let rest = value;
-  while (rest > 0x7f) {
-    out.push((rest % 0x80) | 0x80);
-    rest = Math.floor(rest / 0x80);
+/** Writes `value` as a protobuf varint at `at` (room enough is the caller's); returns where it ends. */
+export function writeVarint(to: Buffer, at: number, value: number): number {
+  while (value >= 0x80) {
+    to[at++] = (value % 0x80) | 0x80;
+    value = Math.floor(value / 0x80);
   }
-  out.push(rest);
-  return out;
+  to[at++] = value;
+  return at;
 }
 
 export function serviceMethods(fullName: string): Record<string, { requestType: string; responseType: string }> {
