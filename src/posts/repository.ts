@@ -8,7 +8,7 @@ import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
 import { namedStatements, rowsOf } from '../db/named-statements';
-import { idIsOneOf, oneOrManyIds, precompiled, type OneOrManyIds } from '../db/precompiled';
+import { idIsOneOf, oneOrManyIds, precompiled, type OneOrManyIds, unseenByPlanner } from '../db/precompiled';
 import { isUuid } from '../db/uuid';
 import { refundQuota, spendQuota, spendReservedOf } from '../quota/quota';
 import { toPostView, type PostView } from './post-view';
@@ -73,13 +73,17 @@ const ownPostViewQuery = precompiled((db, { postId, userId }: { postId: string; 
 const withHidden = 'with hidden';
 type ListingValues = { userId: string; status?: PostStatus; account_id?: string; group_id?: string; limit: number; offset: number };
 const listingQuery = precompiled((db, values: ListingValues, variant) => {
-  let query = viewQuery(db).where('posts.user_id', '=', values.userId).where('posts.promoted_to_id', 'is', null);
-  // The constants are literals, so that the statement's generic plan (src/db/precompiled.ts) can use the partial
-  // index of the default listing (migration 0085), whose predicate they are.
-  if (values.status !== undefined) query = query.where('posts.status', '=', values.status);
+  // The user, status and group are unseen by the planner (src/db/precompiled.ts), so PostgreSQL keeps one plan per
+  // shape instead of planning every call: a page is read off the listing's index, or a group's (at most 25 posts),
+  // whatever they are. An account is seen: whether its index or the user's is cheaper depends on how many posts the
+  // account holds.
+  let query = viewQuery(db).where('posts.user_id', '=', unseenByPlanner(values.userId, 'uuid')).where('posts.promoted_to_id', 'is', null);
+  // The constants are literals, so that the statement's generic plan can use the partial index of the default
+  // listing (migration 0085), whose predicate they are.
+  if (values.status !== undefined) query = query.where('posts.status', '=', unseenByPlanner(values.status, 'text'));
   else if (values.group_id === undefined) query = query.where('posts.status', '!=', sql.lit('draft'));
   if (values.account_id !== undefined) query = query.where('posts.account_id', '=', values.account_id);
-  if (values.group_id !== undefined) query = query.where('posts.group_id', '=', values.group_id);
+  if (values.group_id !== undefined) query = query.where('posts.group_id', '=', unseenByPlanner(values.group_id, 'uuid'));
   if (variant !== withHidden) query = query.where('posts.hidden', '=', sql.lit(false));
   return query
     .orderBy('posts.created_at', 'desc')

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/db';
 import { namedStatements, rowsOf } from '../../src/db/named-statements';
-import { beginPublishAttempt, loadPostViews, recordPublishedAll } from '../../src/posts/repository';
+import { beginPublishAttempt, listPostViews, loadPostViews, recordPublishedAll } from '../../src/posts/repository';
 import { createUser } from '../../src/users/users';
 import { createTestDatabase, type TestDatabase, testDatabase } from '../helpers/db';
 
@@ -77,6 +78,39 @@ describe('named statements', function () {
       for (const row of rows) assert.ok(Number(row.generic_plans) >= 2 && Number(row.custom_plans) <= 5, `${row.statement.slice(0, 80)}: ${row.generic_plans} generic, ${row.custom_plans} custom`);
       const events = await own.db.selectFrom('events').select('type').where('user_id', '=', user.id).execute();
       assert.deepEqual(events.map((e) => e.type), Array(7).fill('post.published'));
+    } finally {
+      await single.close();
+    }
+  });
+
+  it('keeps a generic plan for the post listings, whoever lists and whatever the status (no planning per listing)', async () => {
+    const own = await createTestDatabase();
+    const single = openDatabase(own.url, { max: 1, applicationName: 'herald-test-named' });
+    try {
+      // Statistics as a live table has them: one user with many drafts and some published posts, and many users with
+      // few. A parameter's estimate then depends on its value (the heavy user, a common status), and PostgreSQL
+      // planned the listings every call for their values (0 generic plans for either listing).
+      const heavy = await createUser(own.db, { plan: 'pro' });
+      const groupId = randomUUID();
+      const rows = (userId: string, count: number, status: (i: number) => 'draft' | 'published') =>
+        Array.from({ length: count }, (_, i) => ({ user_id: userId, platform: 'x' as const, text: `post ${i}`, status: status(i), group_id: i < 3 ? groupId : null }));
+      await own.db.insertInto('posts').values(rows(heavy.id, 6000, (i) => (i < 200 ? 'published' : 'draft'))).execute();
+      for (let i = 0; i < 60; i++) {
+        const light = await createUser(own.db, { plan: 'pro' });
+        await own.db.insertInto('posts').values(rows(light.id, [5, 50, 300][i % 3]!, (j) => (j % 4 === 0 ? 'draft' : 'published'))).execute();
+      }
+      await sql`analyze posts`.execute(own.db);
+      for (let i = 0; i < 7; i++) {
+        assert.equal((await listPostViews(single.db, heavy.id, { limit: 100 })).length, 100);
+        assert.equal((await listPostViews(single.db, heavy.id, { status: 'draft', limit: 100, offset: 100 })).length, 100);
+        assert.equal((await listPostViews(single.db, heavy.id, { group_id: groupId, include_hidden: true })).length, 3);
+      }
+      const { rows: statements } = await single.pool.query<{ statement: string; generic_plans: string; custom_plans: string }>(
+        `select statement, generic_plans::text, custom_plans::text from pg_prepared_statements where name like 'herald-precompiled-%'`,
+      );
+      assert.equal(statements.length, 3, 'the default listing, by status, by group');
+      const planned = statements.filter((row) => !(Number(row.generic_plans) >= 2 && Number(row.custom_plans) <= 5));
+      assert.deepEqual(planned.map((row) => `${row.statement.slice(-220)}: ${row.generic_plans} generic, ${row.custom_plans} custom`), []);
     } finally {
       await single.close();
     }
