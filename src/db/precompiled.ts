@@ -115,6 +115,6 @@ export function idIsOneOf(column: Expression<unknown>, values: OneOrManyIds): Ra
  * runs. For a filter whose index is right whatever the value (a listing read off its own index), not for one whose
  * value decides the plan.
  */
-export function unseenByPlanner<T>(value: T, type: 'uuid' | 'text'): RawBuilder<T> {
+export function unseenByPlanner<T>(value: T, type: 'uuid' | 'text' | 'bigint'): RawBuilder<T> {
   return sql<T>`(select ${value}::${sql.raw(type)})`;
 }
