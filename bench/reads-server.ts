@@ -54,7 +54,38 @@ function startHerald(): http.Server {
   const config = parseConfig({ NODE_ENV: 'production', PORT: '0', HERALD_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' });
   const { db, pool } = openDatabase(databaseUrl!, { max: 10, applicationName: 'herald-api' });
   const app = createApp({ config, db, pool, logger: createStdoutLogger('info') });
+  process.on('message', (message: { plans?: boolean }) => {
+    if (message.plans) void preparedPlans(pool).then((plans) => process.send!({ plans }));
+  });
   return http.createServer(app);
+}
+
+/**
+ * Plans of the named statements on each of the pool's connections (`pg_prepared_statements` is per connection, and
+ * `pg_stat_statements` files Herald's statements under the bare handler's when their parse trees match): custom
+ * plans past five mean PostgreSQL plans that statement on every call.
+ */
+async function preparedPlans(pool: pg.Pool) {
+  const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+  const byStatement = new Map<string, { connections: number; generic_plans: number; custom_plans: number }>();
+  try {
+    for (const client of clients) {
+      const { rows } = await client.query<{ statement: string; generic_plans: string; custom_plans: string }>(
+        'select statement, generic_plans, custom_plans from pg_prepared_statements',
+      );
+      for (const row of rows) {
+        const key = row.statement.replace(/\s+/g, ' ').slice(-200);
+        const entry = byStatement.get(key) ?? { connections: 0, generic_plans: 0, custom_plans: 0 };
+        entry.connections += 1;
+        entry.generic_plans += Number(row.generic_plans);
+        entry.custom_plans += Number(row.custom_plans);
+        byStatement.set(key, entry);
+      }
+    }
+  } finally {
+    for (const client of clients) client.release();
+  }
+  return [...byStatement].map(([statement, counts]) => ({ ...counts, statement }));
 }
 
 const server = role === 'bare' ? startBare() : startHerald();

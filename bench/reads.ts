@@ -11,7 +11,8 @@
 // Usage: node <out>/bench/reads.js [secondsPerCase=3] [clients=8] [drafts=20000]
 // HERALD_BENCH_NODE_ARGS adds node flags to the Herald process (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof");
 // HERALD_BENCH_CASES=<text> runs only the cases whose name contains it;
-// HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and prints the top statements by total time after the run.
+// HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and prints the top statements by total time after the run, then
+// Herald's named statements with their generic and custom plans summed over the API pool's connections.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -193,6 +194,9 @@ async function main(): Promise<void> {
        from pg_stat_statements order by total_exec_time + total_plan_time desc limit 12`,
     );
     console.log(JSON.stringify(rows, null, 2));
+    herald.child.send({ plans: true });
+    const plans = await new Promise((done) => herald.child.once('message', (message: { plans: unknown }) => done(message.plans)));
+    console.log(JSON.stringify({ herald_named_statements_summed_over_connections: plans }, null, 2));
   }
 
   for (const side of [herald, bare]) {
