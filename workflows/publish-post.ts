@@ -12,7 +12,8 @@ import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, ty
  *                                      └── retries spent / not retryable ──▶ failed (quota refunded)
  *
  * The row is the truth: every loop reads it (`claimPost`), so a reschedule, an edit or a cancellation made by the
- * API is seen at the next read, and signals only make that read happen now. An immediate post (`publishing` from
+ * API is seen at the next read, and signals only make that read happen now; the first wait, for the time the API
+ * wrote (`scheduledAt`), reads nothing until then or a signal. An immediate post (`publishing` from
  * the start) gets a couple of quick retries of transient failures while its request waits.
  * "time reached" is prepared ahead: the workflow wakes `dueLeadMs` before `scheduled_at` and hands the post to a held
  * `publishWhenDue` activity that claims and sends it at the instant (`holdUntilDue`; README "Scheduled bursts").
@@ -35,6 +36,12 @@ export interface PublishPostInput {
    * 0 (runs started before it existed): it wakes at the time and claims then.
    */
   dueLeadMs?: number;
+  /**
+   * The time the post was created scheduled for (ms), when the API starts the workflow right after writing the row:
+   * its first wait, with no first look at the row (a claim that cannot take it yet and a read, per post of a burst).
+   * The row stays the truth: the claim at the time reads it, and a change made meanwhile signals a look now.
+   */
+  scheduledAt?: number;
 }
 
 /** A post edited or rescheduled many times starts a fresh history rather than growing one without bound. */
@@ -67,14 +74,18 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
   let notBefore = input.carried?.notBefore ?? 0;
   let failures = input.carried?.failures ?? 0;
   let held: Step | undefined;
+  let created: Step | undefined = input.scheduledAt !== undefined && input.scheduledAt > Date.now() ? { claim: { kind: 'wait', until: input.scheduledAt } } : undefined;
   for (;;) {
-    // Reset before reading: a change signalled while the row is being read still wakes the wait that follows.
-    woken = false;
+    // Reset before reading: a change signalled while the row is being read still wakes the wait that follows. Not
+    // when nothing is read: a change signalled before the first wait must still wake it.
+    if (!created) woken = false;
     // Claim and attempt in one local activity (or the held step did); a failed claim is made again with the
     // bookkeeping retries. Runs recorded before this change replay their separate claim (the patch marker says which).
     const step: Step =
-      held ?? (patched(CLAIM_AND_PUBLISH) ? await platformCall.claimAndPublish({ postId: input.postId, now: Date.now(), notBefore }) : { claim: null });
-    held = undefined;
+      held ??
+      created ??
+      (patched(CLAIM_AND_PUBLISH) ? await platformCall.claimAndPublish({ postId: input.postId, now: Date.now(), notBefore }) : { claim: null });
+    held = created = undefined;
     const claim: ClaimResult = step.claim ?? (await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore }));
     if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
     if (claim.kind === 'wait') {
@@ -83,7 +94,7 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
       const leadMs = claim.until > notBefore && (input.dueLeadMs ?? 0) > 0 && patched(PREPARE_BEFORE_DUE) ? input.dueLeadMs! : 0;
       await condition(() => woken, Math.max(1, claim.until - leadMs - Date.now()));
       if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT)) {
-        await continueAsNew<typeof publishPost>({ ...input, immediate: false, carried: { failures, notBefore } });
+        await continueAsNew<typeof publishPost>({ ...input, immediate: false, scheduledAt: undefined, carried: { failures, notBefore } });
       }
       if (leadMs > 0 && !woken) held = await holdUntilDue(input.postId, claim.until, signals);
       continue;

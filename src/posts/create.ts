@@ -101,7 +101,7 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
 }
 
 /** Starts one `publishPost` per post (rows just written), in parallel; immediate posts are awaited (see `startAndAwait`). */
-export async function runWorkflows(rt: PostsRuntime, posts: readonly SearchedPost[], awaitResults: boolean): Promise<void> {
+export async function runWorkflows(rt: PostsRuntime, posts: ReadonlyArray<SearchedPost & { scheduled_at?: Date | null }>, awaitResults: boolean): Promise<void> {
   await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults)));
 }
 

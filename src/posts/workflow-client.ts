@@ -16,13 +16,14 @@ export const groupWorkflowId = (groupId: string) => `group-${groupId}`;
 /** Signal names of `workflows/publish-post.ts` (kept as strings so this side never loads workflow code). */
 const postSignals = { reschedule: 'reschedulePost', edit: 'postEdited', cancel: 'cancelPost' } as const;
 
-function publishInput(rt: PostsRuntime, postId: string, immediate = false): PublishPostInput {
+function publishInput(rt: PostsRuntime, postId: string, immediate = false, scheduledAt?: Date | null): PublishPostInput {
   return {
     postId,
     immediate,
     scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs],
     immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs],
     dueLeadMs: rt.dueLeadMs,
+    ...(scheduledAt ? { scheduledAt: scheduledAt.getTime() } : {}),
   };
 }
 
@@ -43,14 +44,19 @@ function canStartEagerly(temporal: Client): boolean {
 /**
  * Starts the post's workflow; when one with this id is already running it is used as is (the reconciler and the
  * API may both ask), so a post never gets two. An immediate post, whose request waits, starts eagerly where it can.
- * `post`: its row when the caller holds it (the API just wrote it), so its search attributes need no read.
+ * `post`: its row when the caller holds it (the API just wrote it), so its search attributes need no read, and a
+ * scheduled post's workflow waits for the time written without reading the row first.
  */
-export async function startPublishWorkflow(rt: PostsRuntime, postId: string, options: { immediate?: boolean; post?: SearchedPost } = {}): Promise<WorkflowHandle> {
+export async function startPublishWorkflow(
+  rt: PostsRuntime,
+  postId: string,
+  options: { immediate?: boolean; post?: SearchedPost & { scheduled_at?: Date | null } } = {},
+): Promise<WorkflowHandle> {
   const temporal = client(rt);
   const handle = await temporal.workflow.start('publishPost', {
     workflowId: postWorkflowId(postId),
     taskQueue: rt.taskQueue,
-    args: [publishInput(rt, postId, options.immediate)],
+    args: [publishInput(rt, postId, options.immediate, options.post?.scheduled_at)],
     typedSearchAttributes: options.post ? searchAttributesOf([options.post]) : await workflowSearchAttributes(rt.db, { postIds: [postId] }),
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: options.immediate === true && canStartEagerly(temporal),

@@ -22,7 +22,7 @@ describe('Scheduled posts: a due post is claimed and attempted in one local acti
 
   const row = (id: string) => h.db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
-  it('waits with one claimAndPublish, and at the instant claims and publishes in one: no separate claim or attempt', async () => {
+  it('waits with no look at its row, and at the instant claims and publishes in one: no separate claim or attempt', async () => {
     await h.syncClock();
     const at = new Date(h.now().getTime() + 30 * 60_000);
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'due in one step', schedule_at: at.toISOString() } });
@@ -32,8 +32,9 @@ describe('Scheduled posts: a due post is claimed and attempted in one local acti
     assert.equal(published.status, 'published');
     assert.ok(published.published_at!.getTime() >= at.getTime(), 'never before scheduled_at');
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'due in one step').length, 1);
-    // Waiting, then prepared a lead ahead: the held activity claims and publishes at the instant.
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(res.body.data.id)), ['claimAndPublish', 'publishWhenDue']);
+    // Waiting for the time it was created for (no claim, no read), then prepared a lead ahead: the held activity
+    // claims and publishes at the instant.
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(res.body.data.id)), ['publishWhenDue']);
   });
 
   it('a refusal at the instant is retried through the same step, and the retry publishes once', async () => {
@@ -48,8 +49,8 @@ describe('Scheduled posts: a due post is claimed and attempted in one local acti
     assert.deepEqual(await h.settle(res.body.data.id), { outcome: 'published', firstComment: null });
     assert.deepEqual({ status: (await row(res.body.data.id)).status, retry_count: (await row(res.body.data.id)).retry_count }, { status: 'published', retry_count: 1 });
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'due, refused once').length, 1);
-    // Wait, the held attempt refused, its record, wait for the retry's time (not held: retries keep the timer), the retry.
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(res.body.data.id)), ['claimAndPublish', 'publishWhenDue', 'recordFailedAttempt', 'claimAndPublish', 'claimAndPublish']);
+    // The held attempt refused, its record, wait for the retry's time (not held: retries keep the timer), the retry.
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(res.body.data.id)), ['publishWhenDue', 'recordFailedAttempt', 'claimAndPublish', 'claimAndPublish']);
   });
 
   it('a claim the database refuses is reported as no claim (the workflow claims again with retries), never as an attempt', async () => {

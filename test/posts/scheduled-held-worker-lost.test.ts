@@ -60,7 +60,7 @@ describe('Scheduled posts: the worker holding a post dies, another sends it (iss
     const postId = res.body.data.id as string;
     // Skipped to the wake-up a lead ahead: the hold is running on the first worker.
     await h.env.sleep(30 * 60_000 - LEAD_MS / 2);
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(postId)), ['claimAndPublish', 'publishWhenDue']);
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(postId)), ['publishWhenDue']);
     assert.equal(holdsStarted, 1);
 
     // Gone without a word: the forced shutdown leaves the hold unreported, as a killed process does (the SDK logs
@@ -89,6 +89,6 @@ describe('Scheduled posts: the worker holding a post dies, another sends it (iss
       e.activityTaskTimedOutEventAttributes ? [`timed out: ${String(e.activityTaskTimedOutEventAttributes.failure?.timeoutFailureInfo?.timeoutType)}`] : e.activityTaskFailedEventAttributes ? ['failed'] : e.activityTaskCompletedEventAttributes ? ['completed'] : [],
     );
     assert.match(endsOfHolds[0] ?? '', /^timed out: (4|TIMEOUT_TYPE_HEARTBEAT)$/, JSON.stringify(endsOfHolds));
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(postId)), ['claimAndPublish', 'publishWhenDue', 'claimPost', 'publishToPlatform']);
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(postId)), ['publishWhenDue', 'claimPost', 'publishToPlatform']);
   });
 });

@@ -4,6 +4,7 @@ import { createActivities } from '../../activities';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createLogger } from '../../src/logger';
 import { postWorkflowId, signalPost } from '../../src/posts/workflow-client';
+import type { PublishPostInput } from '../../workflows/publish-post';
 import { testConfig } from '../helpers/api';
 import { countingDatabase } from '../helpers/counting-database';
 import { testDatabase } from '../helpers/db';
@@ -34,7 +35,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     assert.equal(res.status, 201, res.text);
     // Skipped to the wake-up a lead ahead, then real time: the hold is running, a second and a half before the instant.
     await h.env.sleep(30 * 60_000 - LEAD_MS / 2);
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(res.body.data.id)), ['claimAndPublish', 'publishWhenDue']);
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(res.body.data.id)), ['publishWhenDue']);
     assert.equal((await row(res.body.data.id)).status, 'scheduled');
     return { id: res.body.data.id, at, account };
   }
@@ -112,6 +113,33 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     assert.equal((await h.api.request('DELETE', `/api/v1/posts/${id}`)).status, 200);
   });
 
+  it('a workflow started for a time waits for it unread, yet a change signalled before its first task still wakes it', async () => {
+    // The API starts a scheduled post's workflow with the time it wrote, and the workflow waits for it with no look
+    // at the row. Here the row moved earlier before the workflow ran at all (the signal delivered with its start):
+    // the signal must make it look, or it would sleep to the old time and go out late.
+    const id = await postWithoutWorkflow('moved before its first task');
+    await h.syncClock();
+    const earlier = new Date(h.now().getTime() + 20 * 60_000);
+    const stale = new Date(h.now().getTime() + 60 * 60_000);
+    await h.db.updateTable('posts').set({ scheduled_at: earlier, updated_at: new Date() }).where('id', '=', id).execute();
+    const rt = h.reconcilerRuntime();
+    const input: PublishPostInput = {
+      postId: id,
+      scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs],
+      immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs],
+      dueLeadMs: LEAD_MS,
+      scheduledAt: stale.getTime(),
+    };
+    await h.env.client.workflow.signalWithStart('publishPost', { workflowId: postWorkflowId(id), taskQueue: h.taskQueue, args: [input], signal: 'reschedulePost' });
+    assert.deepEqual(await h.settle(id), { outcome: 'published', firstComment: null });
+    const published = await row(id);
+    assert.ok(published.published_at!.getTime() >= earlier.getTime(), 'not before its time');
+    assert.ok(published.published_at!.getTime() < stale.getTime(), `out at ${published.published_at!.toISOString()}, not at the stale time`);
+    assert.equal(tweetsOf('moved before its first task').length, 1);
+    // The look the signal asked for, then the hold at the row's time.
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['claimAndPublish', 'publishWhenDue']);
+  });
+
   it('a post cancelled during the hold: the hold claims nothing at the instant, nothing is sent', async () => {
     const { id } = await heldPost('cancelled while held');
     const del = await h.api.request('DELETE', `/api/v1/posts/${id}`);
@@ -119,7 +147,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     assert.deepEqual(await h.settle(id), { outcome: 'gone' });
     assert.equal((await row(id)).status, 'deleted');
     assert.equal(tweetsOf('cancelled while held').length, 0);
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['claimAndPublish', 'publishWhenDue', 'heldPostState']);
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['publishWhenDue', 'heldPostState']);
   });
 
   it('a post rescheduled later during the hold: the stale hold is dropped, the post waits and goes out once at its new time', async () => {
@@ -131,7 +159,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     const published = await row(id);
     assert.ok(published.published_at!.getTime() >= later.getTime(), 'not before the new time');
     assert.equal(tweetsOf('rescheduled later while held').length, 1);
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['claimAndPublish', 'publishWhenDue', 'heldPostState', 'publishWhenDue']);
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['publishWhenDue', 'heldPostState', 'publishWhenDue']);
   });
 
   it('a post rescheduled earlier within the lead: a new hold sends it at its new time, not at the old one', async () => {
@@ -148,7 +176,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     assert.ok(published.published_at!.getTime() >= earlier.getTime(), 'not before its new time');
     assert.ok(published.published_at!.getTime() < at.getTime(), `out at ${published.published_at!.toISOString()}, before the old time ${at.toISOString()}`);
     assert.equal(tweetsOf('rescheduled earlier while held').length, 1);
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['claimAndPublish', 'publishWhenDue', 'heldPostState', 'publishWhenDue']);
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['publishWhenDue', 'heldPostState', 'publishWhenDue']);
   });
 
   it('an edit during the hold keeps the hold (same instant): the edited text goes out once, on time', async () => {
@@ -158,6 +186,6 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     assert.deepEqual(await h.settle(id), { outcome: 'published', firstComment: null });
     assert.ok((await row(id)).published_at!.getTime() >= at.getTime());
     assert.deepEqual([tweetsOf('edited while held').length, tweetsOf('edited while held, new text').length], [0, 1]);
-    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['claimAndPublish', 'publishWhenDue', 'heldPostState']);
+    assert.deepEqual(await activitiesOf(h, postWorkflowId(id)), ['publishWhenDue', 'heldPostState']);
   });
 });
