@@ -24,7 +24,8 @@
 // Usage: node <out>/bench/posts.js [secondsPerCase=5] [slowRuns=10]
 // HERALD_BENCH_NODE_ARGS adds node flags to the Herald process, HERALD_BENCH_TEMPORAL_ARGS to temporal-dev (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"); HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and prints the statements
-// of the 32-client Herald case with their calls per publish.
+// of the 32-client Herald case with their calls per publish. Where one publish's milliseconds go, request by
+// request: HERALD_BENCH_NODE_ARGS="--require <out>/bench/publish-trace.js" (bench/publish-trace.ts).
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
