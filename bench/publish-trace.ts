@@ -79,3 +79,20 @@ WorkflowClient.prototype.start = function (this: WorkflowClient, ...args: Parame
   void handle.then(() => mark('temporal< start'), () => mark('temporal start failed'));
   return handle;
 } as typeof start;
+
+// The worker's side of the SDK (sdk-core's bridge): an activation handed to the workflow code, its completion, and an
+// activity task (local ones included) handed to the activity code. Wrapped before the worker binds them.
+const bridge = (require('@temporalio/core-bridge') as { native: Record<string, (...args: unknown[]) => unknown> }).native;
+const traced = (name: string, onCall: string | null, onAnswer: string | null) => {
+  const original = bridge[name]!;
+  bridge[name] = (...args: unknown[]) => {
+    if (onCall) mark(onCall);
+    const answer = original(...args);
+    if (onAnswer && answer instanceof Promise) void answer.then(() => mark(onAnswer), () => undefined);
+    return answer;
+  };
+};
+traced('workerPollWorkflowActivation', null, 'core> activation');
+traced('workerCompleteWorkflowActivation', 'core< activation completed', null);
+traced('workerPollActivityTask', null, 'core> activity task');
+traced('workerCompleteActivityTask', 'core< activity task completed', null);
