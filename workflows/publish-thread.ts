@@ -1,4 +1,4 @@
-import { condition, defineSignal, log, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { condition, defineSignal, log, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim } from '../activities/threads';
 import type { PostActivities } from '../activities/posts';
@@ -42,6 +42,13 @@ export type PublishThreadResult =
 /** The rows changed (rescheduled, edited, cancelled): read them again now rather than at the timer. */
 const threadChanged = defineSignal('threadChanged');
 
+/**
+ * Patch id: the wake-up is cleared before the rows are read, not after. Cleared after, a change signalled while they
+ * were read was lost, and a thread moved earlier then went out at the time the read had seen. Runs recorded before
+ * it replay the old order.
+ */
+const WAKE_CLEARED_BEFORE_READ = 'thread-wake-cleared-before-read';
+
 // Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries).
 const platformCall = proxyActivities<ThreadActivities & Pick<PostActivities, 'publishFirstComment'>>({
   startToCloseTimeout: '10 minutes',
@@ -76,10 +83,13 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
   let notBefore = 0;
   let failures = 0;
   for (;;) {
+    // Cleared before reading: a change signalled while the rows are being read still wakes the wait that follows.
+    const clearedBeforeRead = patched(WAKE_CLEARED_BEFORE_READ);
+    if (clearedBeforeRead) woken = false;
     const claim: ThreadClaim = await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), notBefore });
     if (claim.kind === 'gone') return { outcome: 'gone' };
     if (claim.kind === 'wait') {
-      woken = false;
+      if (!clearedBeforeRead) woken = false;
       await condition(() => woken, Math.max(1, claim.until - Date.now()));
       continue;
     }

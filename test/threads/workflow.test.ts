@@ -140,4 +140,29 @@ describe('publishThread workflow: compensation rules', function () {
       rollback: { platform: 'instagram', published: 1, rolled_back: ['ig-1'], still_live: [], rollback_supported: true, quota_refunded: true },
     });
   });
+
+  it('a change signalled while the row is being read still wakes the wait that follows (a thread moved earlier is not late)', async () => {
+    // The first read finds the thread waiting an hour; while it runs, the thread is rescheduled and signalled. The
+    // wait must end at once and read again, not sleep to the time the first read saw.
+    const claimedAt: number[] = [];
+    let signalDuringClaim: (() => Promise<void>) | undefined;
+    const activities: Partial<ThreadActivities> = {
+      async claimThread(input): Promise<ThreadClaim> {
+        claimedAt.push(input.now);
+        if (claimedAt.length > 1) return { kind: 'gone' };
+        await signalDuringClaim!();
+        return { kind: 'wait', until: input.now + 3_600_000 };
+      },
+    };
+    const taskQueue = `threads-wf-${randomUUID()}`;
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+    const result = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start('publishThread', { taskQueue, workflowId: `thread-${randomUUID()}`, args: [{ threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [] }] });
+      signalDuringClaim = () => handle.signal('threadChanged');
+      return handle.result();
+    });
+    assert.deepEqual(result, { outcome: 'gone' });
+    assert.equal(claimedAt.length, 2);
+    assert.ok(claimedAt[1]! - claimedAt[0]! < 60_000, `read again ${claimedAt[1]! - claimedAt[0]!} ms later (workflow time), not at the hour`);
+  });
 });
