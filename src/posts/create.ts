@@ -10,8 +10,7 @@ import { validatePostRequest, type CreatePostBody, type AccountBody, type Accoun
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { insertPosts, postsInsertOf, scheduledTimesOf, statusOf } from './repository';
-import type { SearchedPost } from '../temporal/search-attributes';
-import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
+import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow, type StartedPost } from './workflow-client';
 
 /**
  * `POST /api/v1/posts` (publishing-api.md "POST /api/v1/posts"): validate everything (every account of a fan-out)
@@ -101,7 +100,7 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
 }
 
 /** Starts one `publishPost` per post (rows just written), in parallel; immediate posts are awaited (see `startAndAwait`). */
-export async function runWorkflows(rt: PostsRuntime, posts: ReadonlyArray<SearchedPost & { scheduled_at?: Date | null }>, awaitResults: boolean): Promise<void> {
+export async function runWorkflows(rt: PostsRuntime, posts: readonly StartedPost[], awaitResults: boolean): Promise<void> {
   await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults)));
 }
 

@@ -32,8 +32,8 @@ const firstCommentCharges = ['first_comment', 'x_link_first_comment'] as const;
 
 // ---- reads ------------------------------------------------------------------------------------------------------
 
-// A scheduled post's workflow reads its row when its first claim finds it not yet due: once a post (planned each
-// time before it was named).
+// The worker reads a post's row wherever a claim did not take it (not yet due, a retry, a hold that lost its claim) and
+// in its later steps: named, so it is not planned each time.
 const postByIdQuery = precompiled((db, { postId }: { postId: string }) => db.selectFrom('posts').selectAll().where('id', '=', postId));
 
 export async function findPost(db: DbOrTrx, postId: string): Promise<PostRow | undefined> {

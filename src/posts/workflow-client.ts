@@ -41,6 +41,9 @@ function canStartEagerly(temporal: Client): boolean {
   return (temporal.connection as InternalConnectionLike)[InternalConnectionLikeSymbol]?.supportsEagerStart === true;
 }
 
+/** A post's row as its workflow's start needs it: its search attributes, and its time if it is scheduled. */
+export type StartedPost = SearchedPost & { scheduled_at?: Date | null };
+
 /**
  * Starts the post's workflow; when one with this id is already running it is used as is (the reconciler and the
  * API may both ask), so a post never gets two. An immediate post, whose request waits, starts eagerly where it can.
@@ -50,7 +53,7 @@ function canStartEagerly(temporal: Client): boolean {
 export async function startPublishWorkflow(
   rt: PostsRuntime,
   postId: string,
-  options: { immediate?: boolean; post?: SearchedPost & { scheduled_at?: Date | null } } = {},
+  options: { immediate?: boolean; post?: StartedPost } = {},
 ): Promise<WorkflowHandle> {
   const temporal = client(rt);
   const handle = await temporal.workflow.start('publishPost', {
