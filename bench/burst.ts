@@ -1,9 +1,11 @@
 // Benchmark of a top-of-the-hour burst (issue 15): N posts scheduled for one instant, on the embedded defaults
 // (`startHerald` as `npm start` runs it: temporal-dev in the same process as the worker and the API, embedded
-// PostgreSQL), against the x stand-in in this process. Two shapes through the HTTP API, each on its own N accounts
+// PostgreSQL), against the x stand-in in this process. Three shapes through the HTTP API, each on its own N accounts
 // (the 5-minute spacing rule allows one post per account at an instant):
 //   - fanout: N/25 requests of `account_ids` (25 accounts each), all with the same `schedule_at`;
-//   - single: N requests of one `account_id` each.
+//   - single: N requests of one `account_id` each;
+//   - thread: N/2 threads of two parts, one per account, as N/50 `POST /api/v1/threads` of 25 `account_ids` (not in
+//     the default shapes): lateness is given for every part and for the first parts alone (a thread's moment).
 // The instant is chosen after a warm-up of the same shape (8 requests at far-future times) measured how fast posts
 // can be scheduled: T = now + the time N posts take at the warm-up's (sequential) rate + the lead + 10 s, the lead
 // being HERALD_DUE_LEAD_MS (Herald's default, 2 minutes, when unset; 0 = woken at T, the path before the lead
@@ -18,7 +20,7 @@
 // once, one update per post: what the burst costs with no workflow engine at all.
 // Lateness figures depend on the machine's load: compare them within one run. Bounded: about 2 minutes plus the
 // lead per shape at N=2000 here, and it gives up after 12.
-// Usage: node <out>/bench/burst.js [posts=2000] [shapes=fanout,single]
+// Usage: node <out>/bench/burst.js [posts=2000] [shapes=fanout,single (or thread)]
 // HERALD_BENCH_PROFILE=<dir> writes a CPU profile of the Herald process's main thread for each shape over the
 // `whole_burst` window (T - lead to idle; .cpuprofile, for Chrome DevTools; the instant is at `lead` seconds into it);
 // the workflow thread and sdk-core's threads are not in it. HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and
@@ -38,8 +40,10 @@ import { percentile } from './percentile';
 import { cpuMs, postgresCpuMs } from './proc-cpu';
 
 const [N = 2000] = process.argv.slice(2, 3).map(Number);
-const SHAPES = (process.argv[3] ?? 'fanout,single').split(',') as Array<'fanout' | 'single'>;
+type Shape = 'fanout' | 'single' | 'thread';
+const SHAPES = (process.argv[3] ?? 'fanout,single').split(',') as Shape[];
 const FAN = 25;
+const THREAD_PARTS = 2;
 const CLIENTS = 8;
 const DRAIN_CAP_MS = 90_000;
 const LEAD_MS = Number(process.env.HERALD_DUE_LEAD_MS ?? 120_000);
@@ -110,15 +114,24 @@ async function main(): Promise<void> {
   const herald = startSide('herald', env);
   const { url } = await nextMessage<{ url: string }>(herald, (m) => 'url' in m);
 
-  const post = async (body: Record<string, unknown>) => {
-    const res = await fetch(`${url}/api/v1/posts`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const post = async ({ path: route, ...body }: Record<string, unknown>) => {
+    const res = await fetch(`${url}${String(route ?? '/api/v1/posts')}`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     if (!res.ok) throw new Error(`schedule: ${res.status} ${await res.text()}`);
     await res.arrayBuffer();
   };
-  const requestsFor = (shape: 'fanout' | 'single', accounts: string[]) =>
+  const fanOuts = (accounts: string[]) => Array.from({ length: Math.ceil(accounts.length / FAN) }, (_, i) => ({ account_ids: accounts.slice(i * FAN, (i + 1) * FAN) }));
+  // `text`: what a request's posts say (a thread's parts: that, then `part k`).
+  const requestsFor = (shape: Shape, accounts: string[], text: (i: number) => string) =>
     shape === 'fanout'
-      ? Array.from({ length: Math.ceil(accounts.length / FAN) }, (_, i) => ({ account_ids: accounts.slice(i * FAN, (i + 1) * FAN) }))
-      : accounts.map((id) => ({ account_id: id }));
+      ? fanOuts(accounts).map((b, i) => ({ ...b, text: text(i) }))
+      : shape === 'single'
+        ? accounts.map((id, i) => ({ account_id: id, text: text(i) }))
+        : fanOuts(accounts.slice(0, accounts.length / THREAD_PARTS)).map((b, i) => ({
+            ...b,
+            path: '/api/v1/threads',
+            posts: Array.from({ length: THREAD_PARTS }, (_, k) => ({ text: `${text(i)} part ${k + 1}` })),
+          }));
+  const postsPerRequest = (shape: Shape) => (shape === 'single' ? 1 : shape === 'fanout' ? FAN : FAN * THREAD_PARTS);
   const sendAll = async (bodies: Array<Record<string, unknown>>) => {
     let next = 0;
     await Promise.all(Array.from({ length: CLIENTS }, async () => {
@@ -130,22 +143,23 @@ async function main(): Promise<void> {
   let farFuture = Date.now() + 24 * 3600_000;
   for (const shape of SHAPES) {
     // Warm-up of this shape at far-future times (10 minutes apart: the spacing rule) gives the scheduling rate.
-    const warmUp = requestsFor(shape, warmUpAccounts).slice(0, 1);
     const warmUpStarted = Date.now();
     for (let i = 0; i < 8; i++) {
       farFuture += 10 * 60_000;
-      await Promise.all(warmUp.map((b) => post({ ...b, text: `warm-up ${shape} ${i}`, schedule_at: new Date(farFuture).toISOString() })));
+      const [warmUp] = requestsFor(shape, shape === 'thread' ? [...warmUpAccounts, ...warmUpAccounts] : warmUpAccounts, () => `warm-up ${shape} ${i}`);
+      await post({ ...warmUp, schedule_at: new Date(farFuture).toISOString() });
     }
-    const postsPerMs = (8 * (shape === 'fanout' ? FAN : 1)) / (Date.now() - warmUpStarted);
+    const postsPerMs = (8 * postsPerRequest(shape)) / (Date.now() - warmUpStarted);
     // 8 concurrent clients go faster than the sequential warm-up on 2 cores, but not by much under load.
     const at = Math.ceil((Date.now() + N / postsPerMs + LEAD_MS + 10_000) / 1000) * 1000;
     const marker = `burst-${shape}-${at}`;
     const scheduleStarted = Date.now();
-    await sendAll(requestsFor(shape, shapeAccounts.get(shape)!).map((b, i) => ({ ...b, text: `${marker} ${i}`, schedule_at: new Date(at).toISOString() })));
+    await sendAll(requestsFor(shape, shapeAccounts.get(shape)!, (i) => `${marker} ${i}`).map((b) => ({ ...b, schedule_at: new Date(at).toISOString() })));
     const scheduledIn = Date.now() - scheduleStarted;
     if (Date.now() >= at - LEAD_MS) throw new Error(`${shape}: scheduling took ${scheduledIn} ms and ran past the instant; run again on a quieter machine`);
     if (statementStatsWanted) await database.pool.query('select pg_stat_statements_reset()');
-    report[shape] = { ...(await drain(shape === 'fanout' ? `${N / FAN} fan-outs of ${FAN}` : `${N} single posts`, marker, at, herald.pid!)), scheduling_took_s: (scheduledIn / 1000).toFixed(1) };
+    const label = shape === 'fanout' ? `${N / FAN} fan-outs of ${FAN}` : shape === 'single' ? `${N} single posts` : `${N / THREAD_PARTS} threads of ${THREAD_PARTS} parts (${N / THREAD_PARTS / FAN} requests of ${FAN} accounts)`;
+    report[shape] = { ...(await drain(label, marker, at, herald.pid!)), scheduling_took_s: (scheduledIn / 1000).toFixed(1) };
     // From the end of scheduling to idle after the burst: what claiming and publishing it ran, per post.
     if (statementStatsWanted) report[`${shape}_statements_per_post`] = await statementsPer(database.pool, N);
   }
@@ -208,6 +222,8 @@ async function main(): Promise<void> {
       await nextMessage(herald, (m) => 'profiled' in m);
     }
     const lateness = received.map((r) => r.at - at).sort((a, b) => a - b);
+    // A thread's first part is its moment (the others reply to it); a post's is itself.
+    const firsts = received.filter((r) => r.json?.reply === undefined).map((r) => r.at - at).sort((a, b) => a - b);
     // A fan-out's posts share their text: a post is its text on one account (the account's token).
     const distinct = new Set(received.map((r) => `${r.headers.authorization} ${r.json.text}`)).size;
     const last = lateness[lateness.length - 1] ?? NaN;
@@ -225,6 +241,7 @@ async function main(): Promise<void> {
       duplicates: received.length - distinct,
       rows_not_published_2s_after: Number(rows[0]!.n),
       lateness_s: { p50: s(percentile(lateness, 50)), p99: s(percentile(lateness, 99)), max: s(last), first: s(lateness[0] ?? NaN) },
+      ...(firsts.length < received.length ? { first_parts: { received: firsts.length, lateness_s: { p50: s(percentile(firsts, 50)), p99: s(percentile(firsts, 99)), max: s(firsts[firsts.length - 1] ?? NaN) } } } : {}),
       within_5s: lateness.filter((ms) => ms <= 5_000).length,
       within_15s: lateness.filter((ms) => ms <= 15_000).length,
       posts_per_s: (received.length / (last / 1000)).toFixed(1),
