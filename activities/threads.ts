@@ -55,14 +55,31 @@ export function createThreadActivities(rt: PostsRuntime) {
     return deleteSupported(row.platform, { via: account?.via ?? undefined, placement });
   }
 
+  /** A thread taken for publishing (its rows, in order): what the workflow needs to send and, if need be, roll back. */
+  async function publishClaimOf(rows: PostRow[]): Promise<Extract<ThreadClaim, { kind: 'publish' }>> {
+    const first = rows[0]!;
+    const last = rows[rows.length - 1]!;
+    return {
+      kind: 'publish',
+      scheduled: first.scheduled_at !== null,
+      platform: first.platform,
+      platformName: platformName(first.platform),
+      parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
+      firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
+      rollbackSupported: await rollbackSupportedFor(first),
+    };
+  }
+
   return {
     /**
      * Decides the next step from the rows: gone (deleted, cancelled, no rows), wait (the shared scheduled time or the
      * next retry), or publish. A scheduled thread due now becomes `publishing` as a whole, under row locks, so a
-     * concurrent DELETE either cancels all of it first or finds it publishing.
+     * concurrent DELETE either cancels all of it first or finds it publishing. The account is read after the commit:
+     * a claim holds a connection for its transaction, and a read on another one inside it let threads due together
+     * take the whole pool, each waiting for a connection another held (`test/threads/claim-pool.test.ts`).
      */
     async claimThread(input: { threadId: string; now: number; notBefore: number }): Promise<ThreadClaim> {
-      return db.transaction().execute(async (trx): Promise<ThreadClaim> => {
+      const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | PostRow[]> => {
         const rows = await threads.loadThreadParts(trx, input.threadId, { lock: true });
         if (rows.length === 0 || rows.some((r) => r.status !== rows[0]!.status) || (rows[0]!.status !== 'scheduled' && rows[0]!.status !== 'publishing')) {
           return { kind: 'gone' };
@@ -71,17 +88,9 @@ export function createThreadActivities(rt: PostsRuntime) {
         const due = Math.max(first.status === 'scheduled' ? (first.scheduled_at?.getTime() ?? 0) : 0, input.notBefore);
         if (due > input.now) return { kind: 'wait', until: due };
         if (first.status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
-        const last = rows[rows.length - 1]!;
-        return {
-          kind: 'publish',
-          scheduled: first.scheduled_at !== null,
-          platform: first.platform,
-          platformName: platformName(first.platform),
-          parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
-          firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
-          rollbackSupported: await rollbackSupportedFor(first),
-        };
+        return rows;
       });
+      return Array.isArray(decided) ? publishClaimOf(decided) : decided;
     },
 
     /**
