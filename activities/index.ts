@@ -6,6 +6,7 @@ import { createCommentSyncActivities } from './comments-sync';
 import { createCredentialActivities } from './credentials';
 import { createPostActivities } from './posts';
 import { createThreadActivities } from './threads';
+import { createHeldThreadActivities } from './threads-held';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
 
 /** What activities may use; built once by the worker process. Features add optional members. */
@@ -28,6 +29,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createPostActivities(postsRuntime),
     ...createThreadActivities(postsRuntime),
+    ...createHeldThreadActivities(postsRuntime),
     ...createCommentSyncActivities(postsRuntime),
     ...createCredentialActivities(postsRuntime),
     ...createWebhookActivities({

@@ -1,13 +1,12 @@
-import { Context } from '@temporalio/activity';
 import { CredentialRenewalPending, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { InstantClaims } from '../src/posts/instant-claims';
-import { InstantGate } from '../src/posts/instant-gate';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
+import { holdUntilInstant } from './held';
 import type { PostRow } from '../src/db/tables/posts';
 import { isPlatformFailure, type PlatformContext } from '../src/platforms/types';
 
@@ -31,16 +30,11 @@ export type PublishAttempt =
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
 
-/** How often a held post's activity heartbeats (the SDK throttles what it sends; see `publishWhenDue`). */
-const HELD_HEARTBEAT_EVERY_MS = 10_000;
-/** The longest a sent held post waits for the rest of its instant before reporting (a slow platform holds no one up). */
-const INSTANT_REPORT_WAIT_MS = 10_000;
 /** Held posts of one instant claimed per statement (`InstantClaims`). */
 const HELD_CLAIMS_PER_STATEMENT = 100;
 
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
-  const heldInstants = new InstantGate();
   const heldClaims = new InstantClaims((postIds, at) => posts.claimAllScheduledAt(db, postIds, at), HELD_CLAIMS_PER_STATEMENT);
 
   /**
@@ -202,28 +196,7 @@ export function createPostActivities(rt: PostsRuntime) {
      * then attempts it, looking first, see `sendOnce`).
      */
     async publishWhenDue(input: { postId: string; dueAt: number; holdMs: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
-      // Both bounds: in production the worker's clock is the truth, so the post never leaves before `scheduled_at`
-      // as this process reads it, whenever the hold started. In the time-skipping test environment the workflow's
-      // clock runs ahead of `Date.now()`, and `holdMs` (the workflow's own distance to `dueAt`) keeps the hold short.
-      const holdMs = Math.max(0, Math.min(input.holdMs, input.dueAt - Date.now()));
-      // Heartbeats (the SDK sends at most one per 0.8 × the heartbeat timeout the workflow gives) let Temporal see a
-      // worker that died during the hold within that timeout, rather than at the hold's end plus the platform time.
-      const context = Context.current();
-      const beating = setInterval(() => context.heartbeat(), HELD_HEARTBEAT_EVERY_MS);
-      const held = heldInstants.enter(input.dueAt);
-      try {
-        // Woken with the instant's other holds (`InstantGate`). A worker shutting down cancels its activities: the
-        // hold then fails and the workflow takes today's path.
-        await held.untilDue(holdMs, context.cancellationSignal);
-        const step = await claimHeldAndSend(input);
-        held.leave();
-        // Reported once the instant's other sends are out (`InstantGate`); the row is recorded already.
-        await held.othersLeft(INSTANT_REPORT_WAIT_MS);
-        return step;
-      } finally {
-        held.leave();
-        clearInterval(beating);
-      }
+      return holdUntilInstant(rt, input, () => claimHeldAndSend(input));
     },
 
     /**

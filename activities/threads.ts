@@ -1,15 +1,14 @@
 import type { PostRow } from '../src/db/tables/posts';
-import { AccountNotConnectedError, accountOfPost, loadPlatformContext, markConnectionLost, publishingContextOf } from '../src/posts/accounts-port';
-import { hasPendingFirstComment } from '../src/posts/first-comment';
+import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
-import { refusalFromFailure, refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
-import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
+import { mediaIdsOf } from '../src/posts/publish-request';
 import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
-import { platformName } from '../src/platforms/availability';
-import { capabilities, deleteSupported } from '../src/platforms/capabilities';
-import { isPlatformFailure, type PlatformSlug } from '../src/platforms/types';
+import { isPlatformFailure } from '../src/platforms/types';
+import { createThreadParts, type PartAttempt, type ReplyTo, type ThreadClaim } from './thread-parts';
+
+export type { PartAttempt, ThreadClaim } from './thread-parts';
 
 /**
  * The activities of one thread's publication (`workflows/publish-thread.ts`): each is a call of
@@ -18,57 +17,13 @@ import { isPlatformFailure, type PlatformSlug } from '../src/platforms/types';
  * whose refusal is reported as a value.
  */
 
-interface ThreadPartRef {
-  postId: string;
-  threadOrder: number;
-}
-
-export type ThreadClaim =
-  | { kind: 'gone' }
-  | { kind: 'wait'; until: number }
-  | {
-      kind: 'publish';
-      scheduled: boolean;
-      platform: PlatformSlug;
-      /** The platform's name for messages (`X`, `Bluesky`...). */
-      platformName: string;
-      parts: ThreadPartRef[];
-      /** The last part, when the thread carries a first comment (published under it). */
-      firstCommentPostId: string | null;
-      /** Whether this account can delete what it published (`deleteSupported`): without it no rollback is tried. */
-      rollbackSupported: boolean;
-    };
-
-export type PartAttempt =
-  | { ok: true; platformPostId: string; url: string | null }
-  | { ok: false; kind: PublishFailureKind | 'not_publishing'; message: string; retryAfterSeconds: number | null };
-
 /** `removed`: gone from the platform (or it had never heard of it). `refused`: the platform would not delete it. */
 export type PartRemoval = 'removed' | 'refused';
 
 export function createThreadActivities(rt: PostsRuntime) {
   const { db } = rt;
 
-  async function rollbackSupportedFor(row: PostRow): Promise<boolean> {
-    const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
-    const account = row.account_id ? await accountOfPost(db, row.account_id) : undefined;
-    return deleteSupported(row.platform, { via: account?.via ?? undefined, placement });
-  }
-
-  /** A thread taken for publishing (its rows, in order): what the workflow needs to send and, if need be, roll back. */
-  async function publishClaimOf(rows: PostRow[]): Promise<Extract<ThreadClaim, { kind: 'publish' }>> {
-    const first = rows[0]!;
-    const last = rows[rows.length - 1]!;
-    return {
-      kind: 'publish',
-      scheduled: first.scheduled_at !== null,
-      platform: first.platform,
-      platformName: platformName(first.platform),
-      parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
-      firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
-      rollbackSupported: await rollbackSupportedFor(first),
-    };
-  }
+  const { publishClaimOf, sendPart } = createThreadParts(rt);
 
   return {
     /**
@@ -93,27 +48,11 @@ export function createThreadActivities(rt: PostsRuntime) {
       return Array.isArray(decided) ? publishClaimOf(decided) : decided;
     },
 
-    /**
-     * One part on the platform: a reply to the previous part where the platform has a reply chain, a standalone post
-     * elsewhere. Its platform id is stored at once (the row stays `publishing`), so what is live is never only in
-     * the workflow's memory.
-     */
-    async publishThreadPart(input: { postId: string; replyTo: { platformPostId: string; rootPlatformPostId: string } | null }): Promise<PartAttempt> {
+    /** One part on the platform, if the thread is still `publishing` (`sendPart`). */
+    async publishThreadPart(input: { postId: string; replyTo: ReplyTo }): Promise<PartAttempt> {
       const row = await posts.findPost(db, input.postId);
       if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null };
-      const ctx = await publishingContextOf(rt, row);
-      if (!ctx) return refusalOf(row.platform, 'account_inactive');
-      const request = await publishRequestFor(rt, row);
-      if (input.replyTo && capabilities[row.platform].nativeThreads) request.replyTo = input.replyTo;
-      try {
-        const published = await rt.adapters[row.platform].publish(ctx, request);
-        await threads.recordPartPublished(db, row.id, published);
-        return { ok: true, platformPostId: published.platformPostId, url: published.url };
-      } catch (err) {
-        if (!isPlatformFailure(err)) throw err;
-        rt.logger.warn({ postId: row.id, threadId: row.thread_id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a thread part');
-        return refusalFromFailure(row.platform, err);
-      }
+      return sendPart(row, input.replyTo);
     },
 
     /** Compensation: deletes one published part. A post the platform no longer has counts as removed. */

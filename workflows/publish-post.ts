@@ -1,6 +1,7 @@
-import { ActivityCancellationType, CancellationScope, condition, continueAsNew, defineSignal, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, continueAsNew, defineSignal, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
-import type { ClaimResult, PostActivities, PublishAttempt } from '../activities/posts';
+import type { ClaimResult, PublishAttempt } from '../activities/posts';
+import { heldCall, whileHeld, type WakeSignals } from './held';
 import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, type PublishPostResult } from './post-steps';
 
 /**
@@ -55,9 +56,6 @@ const PREPARE_BEFORE_DUE = 'prepare-before-due';
 /** What one claim-and-attempt step reports (`claimAndPublish`, `publishWhenDue`): no claim means claim again. */
 type Step = { claim: ClaimResult | null; attempt?: PublishAttempt };
 
-/** Room for the platform call after a hold, as `platformCall` gives it. */
-const PLATFORM_TIME_MS = 10 * 60_000;
-
 const reschedulePost = defineSignal('reschedulePost');
 const postEdited = defineSignal('postEdited');
 const cancelPost = defineSignal<[string | null]>('cancelPost');
@@ -69,7 +67,7 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
   setHandler(reschedulePost, wake);
   setHandler(postEdited, wake);
   setHandler(cancelPost, wake);
-  const signals = { woken: () => woken, consume: () => void (woken = false) };
+  const signals: WakeSignals = { woken: () => woken, consume: () => void (woken = false) };
 
   let notBefore = input.carried?.notBefore ?? 0;
   let failures = input.carried?.failures ?? 0;
@@ -123,36 +121,15 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
  * instant. A hold that fails (its worker lost or shut down) is no claim: the loop claims with retries and attempts,
  * as before this patch.
  */
-async function holdUntilDue(postId: string, dueAt: number, signals: { woken(): boolean; consume(): void }): Promise<Step> {
+async function holdUntilDue(postId: string, dueAt: number, signals: WakeSignals): Promise<Step> {
   const holdMs = Math.max(0, dueAt - Date.now());
-  const hold = new CancellationScope();
-  let result: Step | undefined;
-  void hold
-    .run(() => heldCall(holdMs).publishWhenDue({ postId, dueAt, holdMs }))
-    .then(
-      (step) => void (result = step),
-      () => void (result = { claim: null }),
-    );
-  for (;;) {
-    await condition(() => result !== undefined || signals.woken());
-    if (result) return result;
-    signals.consume();
-    const seen = await bookkeeping.heldPostState({ postId });
-    if (result || seen?.kind !== 'wait' || seen.until === dueAt) continue;
-    hold.cancel();
-    return { claim: seen };
-  }
+  return whileHeld<Step>(
+    () => heldCall(holdMs).publishWhenDue({ postId, dueAt, holdMs }),
+    async () => ({ claim: null }),
+    async () => {
+      const seen = await bookkeeping.heldPostState({ postId });
+      return seen?.kind === 'wait' && seen.until !== dueAt ? { claim: seen } : null;
+    },
+    signals,
+  );
 }
-
-/**
- * Reaches a platform after the hold: one attempt, as `platformCall`. Abandoned, not cancelled, when the post changes
- * during the hold: a cancel would only reach it through heartbeats, and its claim at the instant refuses a stale hold.
- */
-const heldCall = (holdMs: number) =>
-  proxyActivities<PostActivities>({
-    startToCloseTimeout: holdMs + PLATFORM_TIME_MS,
-    // A worker that dies during the hold is seen within a minute, not at the hold's end plus the platform time.
-    heartbeatTimeout: '1 minute',
-    retry: { maximumAttempts: 1 },
-    cancellationType: ActivityCancellationType.ABANDON,
-  });

@@ -1,7 +1,9 @@
 import { condition, defineSignal, log, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim } from '../activities/threads';
+import type { HeldThreadActivities, HeldThreadStep } from '../activities/threads-held';
 import type { PostActivities } from '../activities/posts';
+import { heldCall, whileHeld, type WakeSignals } from './held';
 import { retryWait } from './retry-wait';
 
 /**
@@ -14,6 +16,10 @@ import { retryWait } from './retry-wait';
  *                                                     immediate ──▶ rows removed, quota refunded, outcome reported to the request
  *                                                     scheduled ──▶ all removed: retry (retry_count + 1, 3 retries) then failed
  *                                                                   some still live: failed at once (a retry would publish them twice)
+ *
+ * "shared time reached" is prepared ahead, as for a post: the workflow wakes `dueLeadMs` before the time and hands the
+ * thread to a held `publishThreadWhenDue` that claims it at the instant and sends its parts from there; the loop goes
+ * on from what it sent (`holdUntilDue`; README "Threads").
  */
 
 export interface PublishThreadInput {
@@ -22,6 +28,16 @@ export interface PublishThreadInput {
   scheduledRetryDelaysMs: number[];
   /** Quick retries of one part's transient failure (ms) before the thread is given up and rolled back. */
   partRetryDelaysMs: number[];
+  /**
+   * How long before the shared time the workflow wakes and hands the thread to a held `publishThreadWhenDue` (ms).
+   * Absent or 0 (runs started before it existed): it wakes at the time and claims then.
+   */
+  dueLeadMs?: number;
+  /**
+   * The shared time the thread was created for (ms), when the API starts the workflow right after writing the rows:
+   * its first wait, with no first read. The rows stay the truth: a change signals, the claim at the time reads them.
+   */
+  scheduledAt?: number;
 }
 
 /** `error.thread_rollback` (publishing-api.md "Thread rollback object"). */
@@ -48,6 +64,11 @@ const threadChanged = defineSignal('threadChanged');
  * it replay the old order.
  */
 const WAKE_CLEARED_BEFORE_READ = 'thread-wake-cleared-before-read';
+/**
+ * Patch id: a scheduled thread's first wait reads nothing (`scheduledAt`), and it wakes `dueLeadMs` before its time to
+ * be held until it (`holdUntilDue`). Runs recorded before it replay their first read and their timer at the time.
+ */
+const HELD_UNTIL_DUE = 'thread-held-until-due';
 
 // Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries).
 const platformCall = proxyActivities<ThreadActivities & Pick<PostActivities, 'publishFirstComment'>>({
@@ -62,7 +83,7 @@ const compensation = proxyActivities<ThreadActivities>({
 });
 
 // Database bookkeeping: every write is conditional on the status it expects, so repeating one is harmless.
-const bookkeeping = proxyActivities<ThreadActivities>({
+const bookkeeping = proxyActivities<ThreadActivities & HeldThreadActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 });
@@ -79,22 +100,32 @@ type Failure = Extract<PartAttempt, { ok: false }> & { threadOrder: number };
 export async function publishThread(input: PublishThreadInput): Promise<PublishThreadResult> {
   let woken = false;
   setHandler(threadChanged, () => void (woken = true));
+  const signals: WakeSignals = { woken: () => woken, consume: () => void (woken = false) };
 
   let notBefore = 0;
   let failures = 0;
+  let held: HeldThreadStep | undefined;
+  let created: HeldThreadStep | undefined =
+    input.scheduledAt !== undefined && input.scheduledAt > Date.now() && patched(HELD_UNTIL_DUE) ? { claim: { kind: 'wait', until: input.scheduledAt } } : undefined;
   for (;;) {
-    // Cleared before reading: a change signalled while the rows are being read still wakes the wait that follows.
+    // Cleared before reading: a change signalled while the rows are being read still wakes the wait that follows. Not
+    // when nothing is read: a change signalled before the first wait must still wake it.
     const clearedBeforeRead = patched(WAKE_CLEARED_BEFORE_READ);
-    if (clearedBeforeRead) woken = false;
-    const claim: ThreadClaim = await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), notBefore });
+    if (clearedBeforeRead && !created) woken = false;
+    const step: HeldThreadStep = held ?? created ?? { claim: null };
+    held = created = undefined;
+    const claim: ThreadClaim = step.claim ?? (await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), notBefore }));
     if (claim.kind === 'gone') return { outcome: 'gone' };
     if (claim.kind === 'wait') {
       if (!clearedBeforeRead) woken = false;
-      await condition(() => woken, Math.max(1, claim.until - Date.now()));
+      // Waiting for its time (not a retry's): prepared a lead ahead, so at the instant only claims and sends run.
+      const leadMs = claim.until > notBefore && (input.dueLeadMs ?? 0) > 0 && patched(HELD_UNTIL_DUE) ? input.dueLeadMs! : 0;
+      await condition(() => woken, Math.max(1, claim.until - leadMs - Date.now()));
+      if (leadMs > 0 && !woken) held = await holdUntilDue(input.threadId, claim.until, signals);
       continue;
     }
 
-    const attempt = await publishParts(claim, input.partRetryDelaysMs);
+    const attempt = await publishParts(claim, input.partRetryDelaysMs, step.sent ?? []);
     if (attempt.ok) {
       await bookkeeping.recordThreadPublished({ threadId: input.threadId, parts: attempt.published, publishedAt: Date.now() });
       const firstComment = claim.firstCommentPostId ? await publishFirstComment(claim.firstCommentPostId) : null;
@@ -140,22 +171,30 @@ async function publishFirstComment(postId: string): Promise<'posted' | 'failed' 
   }
 }
 
-/** Publishes the parts in order, each replying to the previous one (root: the first); stops at the first refusal. */
-async function publishParts(claim: Extract<ThreadClaim, { kind: 'publish' }>, retryDelaysMs: number[]): Promise<{ ok: true; published: PublishedPart[] } | { ok: false; published: PublishedPart[]; failure: Failure }> {
+/**
+ * Publishes the parts in order, each replying to the previous one (root: the first); stops at the first refusal.
+ * `sent`: the first parts' attempts made already (by the hold at the instant), null where the outcome is unknown.
+ */
+async function publishParts(
+  claim: Extract<ThreadClaim, { kind: 'publish' }>,
+  retryDelaysMs: number[],
+  sent: ReadonlyArray<PartAttempt | null>,
+): Promise<{ ok: true; published: PublishedPart[] } | { ok: false; published: PublishedPart[]; failure: Failure }> {
   const published: PublishedPart[] = [];
   // An activity that crashed or timed out may have published: its outcome is unknown, and the thread is rolled back.
+  const unconfirmed: PartAttempt = { ok: false, kind: 'unknown_outcome', message: `${claim.platformName} did not confirm whether the post was published; check the account before sending it again.`, retryAfterSeconds: null };
   const call = async (input: Parameters<ThreadActivities['publishThreadPart']>[0]): Promise<PartAttempt> => {
     try {
       return await platformCall.publishThreadPart(input);
     } catch (err) {
       log.warn('a thread part could not be confirmed', { postId: input.postId, error: String(err) });
-      return { ok: false, kind: 'unknown_outcome', message: `${claim.platformName} did not confirm whether the post was published; check the account before sending it again.`, retryAfterSeconds: null };
+      return unconfirmed;
     }
   };
-  for (const part of claim.parts) {
+  for (const [index, part] of claim.parts.entries()) {
     const previous = published[published.length - 1];
     const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
-    let result = await call({ postId: part.postId, replyTo });
+    let result = index < sent.length ? (sent[index] ?? unconfirmed) : await call({ postId: part.postId, replyTo });
     // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo the thread.
     for (let retry = 0; !result.ok; retry += 1) {
       const wait = retryWait(result, retryDelaysMs, retry, false);
@@ -167,6 +206,26 @@ async function publishParts(claim: Extract<ThreadClaim, { kind: 'publish' }>, re
     published.push({ postId: part.postId, threadOrder: part.threadOrder, platformPostId: result.platformPostId, url: result.url });
   }
   return { ok: true, published };
+}
+
+/**
+ * The thread held in the worker until `dueAt` by `publishThreadWhenDue`, the workflow listening meanwhile (as a
+ * post's `holdUntilDue`). A signal makes it read the rows (never claiming them: the hold owns the claim); rescheduled
+ * to another time, the hold is abandoned and the new time is the step (a new wait, prepared again). A hold that fails
+ * (its worker lost or shut down) is what the rows say: not claimed (scheduled), claimed with the parts whose ids are
+ * stored sent and the next one unknown, or gone.
+ */
+async function holdUntilDue(threadId: string, dueAt: number, signals: WakeSignals): Promise<HeldThreadStep> {
+  const holdMs = Math.max(0, dueAt - Date.now());
+  return whileHeld<HeldThreadStep>(
+    () => heldCall(holdMs).publishThreadWhenDue({ threadId, dueAt, holdMs }),
+    () => bookkeeping.heldThreadState({ threadId }),
+    async () => {
+      const seen = await bookkeeping.heldThreadState({ threadId });
+      return seen.claim?.kind === 'wait' && seen.claim.until !== dueAt ? seen : null;
+    },
+    signals,
+  );
 }
 
 /**

@@ -14,6 +14,7 @@ import { createCredentialRenewers } from '../platforms/renewal/registry';
 import type { CredentialRenewers } from '../platforms/renewal/types';
 import { cancelScheduled } from './repository';
 import type { PostChangeFeed } from './change-feed';
+import { InstantGate } from './instant-gate';
 import { RecentStarts } from './recent-starts';
 
 /**
@@ -49,6 +50,8 @@ export interface PostsRuntime {
   immediateRetryDelaysMs: readonly number[];
   /** How long before its time a scheduled post's workflow wakes to hold it in the worker (ms); default `config.dueLeadMs`. */
   dueLeadMs: number;
+  /** The scheduled posts and threads held in this worker, by instant: they wake together and report once all have sent. */
+  heldInstants: InstantGate;
 }
 
 export type PostsRuntimeOverrides = Partial<Omit<PostsRuntime, 'config' | 'db' | 'logger'>>;
@@ -87,6 +90,7 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
     scheduledRetryDelaysMs: overrides.scheduledRetryDelaysMs ?? SCHEDULED_RETRY_DELAYS_MS,
     immediateRetryDelaysMs: overrides.immediateRetryDelaysMs ?? IMMEDIATE_RETRY_DELAYS_MS,
     dueLeadMs: overrides.dueLeadMs ?? config.dueLeadMs,
+    heldInstants: overrides.heldInstants ?? new InstantGate(),
   };
   return runtime;
 }

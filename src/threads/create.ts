@@ -73,7 +73,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
     throw err;
   }
 
-  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id) }));
+  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id), scheduledAt: rows[0]!.scheduled_at }));
   const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, created, threads.some((t) => t.rows[0]!.status === 'publishing'));
   const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
   return threadOutcome(rt, { created, outcomes, fanOut, groupId, draft, warnings });
@@ -143,7 +143,7 @@ async function runThreadWorkflows(rt: PostsRuntime, threads: readonly CreatedThr
     threads.map(async (thread) => {
       let handle;
       try {
-        handle = await startThreadWorkflow(rt, thread.threadId);
+        handle = await startThreadWorkflow(rt, thread.threadId, thread.scheduledAt);
       } catch (err) {
         rt.logger.error({ err, threadId: thread.threadId }, 'could not start the thread workflow; the reconciler will');
         return;

@@ -62,6 +62,33 @@ export async function claimScheduledThread(trx: Trx, threadId: string): Promise<
   await trx.updateTable('posts').set({ status: 'publishing', request_origin: null, updated_at: sql`now()` }).where('thread_id', '=', threadId).where('status', '=', 'scheduled').execute();
 }
 
+/**
+ * The held threads of one instant (`publishThreadWhenDue`): every part of each named thread still `scheduled` at
+ * exactly `at` becomes `publishing`, in one statement; returns the rows taken, by thread and part. The parts are
+ * locked first in (thread, part) order, as a cancellation locks them (`loadThreadParts`), so the two never deadlock,
+ * and a thread is taken whole or not at all (its parts share their status and time).
+ */
+export async function claimThreadsScheduledAt(db: Db, threadIds: readonly string[], at: Date): Promise<PostRow[]> {
+  return db
+    .updateTable('posts')
+    .set({ status: 'publishing', request_origin: null, updated_at: sql`now()` })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('posts')
+        .select('id')
+        .where('thread_id', 'in', [...threadIds])
+        .where('status', '=', 'scheduled')
+        .where('scheduled_at', '=', at)
+        .orderBy('thread_id')
+        .orderBy('thread_order')
+        .forUpdate(),
+    )
+    .where('status', '=', 'scheduled')
+    .where('scheduled_at', '=', at)
+    .returningAll()
+    .execute();
+}
+
 /** One part went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory. */
 export async function recordPartPublished(db: Db, postId: string, published: { platformPostId: string; url: string | null }): Promise<void> {
   await db

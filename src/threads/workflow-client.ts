@@ -13,8 +13,14 @@ export const threadWorkflowId = (threadId: string) => `thread-${threadId}`;
 /** Signal name of `workflows/publish-thread.ts` (a string, so this side never loads workflow code). */
 const threadChangedSignal = 'threadChanged';
 
-function publishThreadInput(rt: PostsRuntime, threadId: string): PublishThreadInput {
-  return { threadId, scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs], partRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
+function publishThreadInput(rt: PostsRuntime, threadId: string, scheduledAt?: Date | null): PublishThreadInput {
+  return {
+    threadId,
+    scheduledRetryDelaysMs: [...rt.scheduledRetryDelaysMs],
+    partRetryDelaysMs: [...rt.immediateRetryDelaysMs],
+    dueLeadMs: rt.dueLeadMs,
+    ...(scheduledAt ? { scheduledAt: scheduledAt.getTime() } : {}),
+  };
 }
 
 function client(rt: PostsRuntime) {
@@ -22,12 +28,15 @@ function client(rt: PostsRuntime) {
   return rt.temporal;
 }
 
-/** Starts the thread's workflow, or uses the one already running with this id (a thread never gets two). */
-export async function startThreadWorkflow(rt: PostsRuntime, threadId: string): Promise<WorkflowHandle> {
+/**
+ * Starts the thread's workflow, or uses the one already running with this id (a thread never gets two).
+ * `scheduledAt`: the shared time the caller has just written (the API), so the workflow waits for it without a read.
+ */
+export async function startThreadWorkflow(rt: PostsRuntime, threadId: string, scheduledAt?: Date | null): Promise<WorkflowHandle> {
   const handle = await client(rt).workflow.start('publishThread', {
     workflowId: threadWorkflowId(threadId),
     taskQueue: rt.taskQueue,
-    args: [publishThreadInput(rt, threadId)],
+    args: [publishThreadInput(rt, threadId, scheduledAt)],
     typedSearchAttributes: await workflowSearchAttributes(rt.db, { threadId }),
     workflowIdConflictPolicy: 'USE_EXISTING',
   });

@@ -1,0 +1,88 @@
+import type { PostRow } from '../src/db/tables/posts';
+import { accountOfPost, publishingContextOf } from '../src/posts/accounts-port';
+import { hasPendingFirstComment } from '../src/posts/first-comment';
+import { refusalFromFailure, refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
+import { publishRequestFor } from '../src/posts/publish-request';
+import type { PostsRuntime } from '../src/posts/runtime';
+import * as threads from '../src/threads/repository';
+import { platformName } from '../src/platforms/availability';
+import { capabilities, deleteSupported } from '../src/platforms/capabilities';
+import { isPlatformFailure, type PlatformSlug } from '../src/platforms/types';
+
+/** What the thread activities share (`activities/threads.ts`, `activities/threads-held.ts`): the claim's shape and one part's send. */
+
+interface ThreadPartRef {
+  postId: string;
+  threadOrder: number;
+}
+
+export type ThreadClaim =
+  | { kind: 'gone' }
+  | { kind: 'wait'; until: number }
+  | {
+      kind: 'publish';
+      scheduled: boolean;
+      platform: PlatformSlug;
+      /** The platform's name for messages (`X`, `Bluesky`...). */
+      platformName: string;
+      parts: ThreadPartRef[];
+      /** The last part, when the thread carries a first comment (published under it). */
+      firstCommentPostId: string | null;
+      /** Whether this account can delete what it published (`deleteSupported`): without it no rollback is tried. */
+      rollbackSupported: boolean;
+    };
+
+export type PartAttempt =
+  | { ok: true; platformPostId: string; url: string | null }
+  | { ok: false; kind: PublishFailureKind | 'not_publishing'; message: string; retryAfterSeconds: number | null };
+
+/** A reply chain's place: the previous part and the first (root). */
+export type ReplyTo = { platformPostId: string; rootPlatformPostId: string } | null;
+
+export function createThreadParts(rt: PostsRuntime) {
+  const { db } = rt;
+
+  async function rollbackSupportedFor(row: PostRow): Promise<boolean> {
+    const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
+    const account = row.account_id ? await accountOfPost(db, row.account_id) : undefined;
+    return deleteSupported(row.platform, { via: account?.via ?? undefined, placement });
+  }
+
+  return {
+    /** A thread taken for publishing (its rows, in order): what the workflow needs to send and, if need be, roll back. */
+    async publishClaimOf(rows: PostRow[]): Promise<Extract<ThreadClaim, { kind: 'publish' }>> {
+      const first = rows[0]!;
+      const last = rows[rows.length - 1]!;
+      return {
+        kind: 'publish',
+        scheduled: first.scheduled_at !== null,
+        platform: first.platform,
+        platformName: platformName(first.platform),
+        parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
+        firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
+        rollbackSupported: await rollbackSupportedFor(first),
+      };
+    },
+
+    /**
+     * One part of a `publishing` thread on the platform: a reply to the previous part where the platform has a reply
+     * chain, a standalone post elsewhere. Its platform id is stored at once (the row stays `publishing`), so what is
+     * live is never only in a workflow's memory. A refusal is the value; anything else throws (outcome unknown).
+     */
+    async sendPart(row: PostRow, replyTo: ReplyTo): Promise<PartAttempt> {
+      const ctx = await publishingContextOf(rt, row);
+      if (!ctx) return refusalOf(row.platform, 'account_inactive');
+      const request = await publishRequestFor(rt, row);
+      if (replyTo && capabilities[row.platform].nativeThreads) request.replyTo = replyTo;
+      try {
+        const published = await rt.adapters[row.platform].publish(ctx, request);
+        await threads.recordPartPublished(db, row.id, published);
+        return { ok: true, platformPostId: published.platformPostId, url: published.url };
+      } catch (err) {
+        if (!isPlatformFailure(err)) throw err;
+        rt.logger.warn({ postId: row.id, threadId: row.thread_id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a thread part');
+        return refusalFromFailure(row.platform, err);
+      }
+    },
+  };
+}
