@@ -2,7 +2,7 @@ import type { PostRow } from '../src/db/tables/posts';
 import { accountOfPost, publishingContextOf } from '../src/posts/accounts-port';
 import { hasPendingFirstComment } from '../src/posts/first-comment';
 import { refusalFromFailure, refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
-import { publishRequestFor } from '../src/posts/publish-request';
+import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { platformName } from '../src/platforms/availability';
@@ -30,6 +30,8 @@ export type ThreadClaim =
       firstCommentPostId: string | null;
       /** Whether this account can delete what it published (`deleteSupported`): without it no rollback is tried. */
       rollbackSupported: boolean;
+      /** Whether a part carries media (downloaded copies to clean up after); absent in claims made before it existed. */
+      hasMedia?: boolean;
     };
 
 export type PartAttempt =
@@ -61,6 +63,7 @@ export function createThreadParts(rt: PostsRuntime) {
         parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
         firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
         rollbackSupported: await rollbackSupportedFor(first),
+        hasMedia: rows.some((r) => mediaIdsOf(r).length > 0),
       };
     },
 

@@ -12,9 +12,9 @@ import { createThreadParts, type PartAttempt, type ReplyTo, type ThreadClaim } f
  * What a hold reports (`HeldThreadStep`): `claim` as `claimThread` gives it, or null (claim it again, with retries);
  * `sent`, the parts already attempted, in order: each a `PartAttempt`, or null where the outcome is unknown (a hold
  * lost while it sent). The workflow goes on from there: the refused part's quick retries, the parts not yet sent,
- * the rollback, the record.
+ * the rollback, the record. `recorded`: every part went out and the thread is recorded `published` already.
  */
-export type HeldThreadStep = { claim: ThreadClaim | null; sent?: Array<PartAttempt | null> };
+export type HeldThreadStep = { claim: ThreadClaim | null; sent?: Array<PartAttempt | null>; recorded?: boolean };
 
 /** Held threads of one instant claimed per statement (`InstantClaims`). */
 const HELD_CLAIMS_PER_STATEMENT = 100;
@@ -56,19 +56,37 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
   }
 
   /**
+   * Every part went out: the thread recorded `published` here, so the workflow has no record left to make. A record
+   * that fails is reported not made (the workflow makes it, with retries); the parts are live either way.
+   * `published_at` from the instant: `dueAt` in time-skipped tests, the worker's clock otherwise.
+   */
+  async function recordedIfAllSent(rows: PostRow[], sent: Array<PartAttempt | null>, dueAt: number): Promise<boolean> {
+    const parts = sent.flatMap((attempt, i) => (attempt?.ok ? [{ postId: rows[i]!.id, platformPostId: attempt.platformPostId, url: attempt.url }] : []));
+    if (parts.length < rows.length) return false;
+    try {
+      await threads.recordThreadPublished(db, parts, Math.max(dueAt, Date.now()));
+      return true;
+    } catch (err) {
+      rt.logger.error({ err, threadId: rows[0]!.thread_id }, 'a held thread went out but could not be recorded yet; the workflow records it');
+      return false;
+    }
+  }
+
+  /**
    * Where a held thread stands, from its rows (read only: a hold owns the claim). `scheduled`: wait for its time.
    * `publishing`: claimed (by a hold); the parts whose platform ids are stored went out, and the next one's outcome
-   * is unknown unless every part is stored. Anything else: gone.
+   * is unknown unless every part is stored. `published` (by a hold the workflow lost track of): every part sent and
+   * recorded, the first comment still the workflow's to send. Anything else: gone.
    */
   async function stepOf(threadId: string): Promise<HeldThreadStep> {
     const rows = await threads.loadThreadParts(db, threadId);
     const status = rows[0]?.status;
-    if (!status || rows.some((r) => r.status !== status) || (status !== 'scheduled' && status !== 'publishing')) return { claim: { kind: 'gone' } };
+    if (!status || rows.some((r) => r.status !== status) || (status !== 'scheduled' && status !== 'publishing' && status !== 'published')) return { claim: { kind: 'gone' } };
     if (status === 'scheduled') return { claim: rows[0]!.scheduled_at ? { kind: 'wait', until: rows[0]!.scheduled_at.getTime() } : null };
     const firstUnstored = rows.findIndex((r) => r.platform_post_id === null);
     const live = firstUnstored === -1 ? rows : rows.slice(0, firstUnstored);
     const sent: Array<PartAttempt | null> = live.map((r) => ({ ok: true, platformPostId: r.platform_post_id!, url: r.platform_post_url }));
-    return { claim: await publishClaimOf(rows), sent: firstUnstored === -1 ? sent : [...sent, null] };
+    return { claim: await publishClaimOf(rows), sent: firstUnstored === -1 ? sent : [...sent, null], recorded: status === 'published' };
   }
 
   /** `publishThreadWhenDue` at its instant: the exact-time claim, then the sends. */
@@ -87,7 +105,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
       return seen.claim?.kind === 'wait' && seen.claim.until === input.dueAt ? { claim: null } : seen;
     }
     const sent = await sendFromInstant(rows);
-    return { claim: await publishClaimOf(rows), sent };
+    return { claim: await publishClaimOf(rows), sent, recorded: await recordedIfAllSent(rows, sent, input.dueAt) };
   }
 
   return {

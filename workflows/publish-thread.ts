@@ -127,9 +127,9 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
 
     const attempt = await publishParts(claim, input.partRetryDelaysMs, step.sent ?? []);
     if (attempt.ok) {
-      await bookkeeping.recordThreadPublished({ threadId: input.threadId, parts: attempt.published, publishedAt: Date.now() });
+      if (!step.recorded) await bookkeeping.recordThreadPublished({ threadId: input.threadId, parts: attempt.published, publishedAt: Date.now() });
       const firstComment = claim.firstCommentPostId ? await publishFirstComment(claim.firstCommentPostId) : null;
-      await bookkeeping.cleanupThreadMedia({ threadId: input.threadId });
+      await cleanUpMedia(input.threadId, claim);
       return { outcome: 'published', firstComment };
     }
     if (attempt.failure.kind === 'not_publishing' && attempt.published.length === 0) return { outcome: 'gone' };
@@ -152,13 +152,18 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     const wait = live ? null : retryWait(attempt.failure, input.scheduledRetryDelaysMs, failures, true);
     if (wait === null) {
       await bookkeeping.failThread({ threadId: input.threadId, message: sentence, rollback });
-      await bookkeeping.cleanupThreadMedia({ threadId: input.threadId });
+      await cleanUpMedia(input.threadId, claim);
       return failed(sentence);
     }
     failures += 1;
     await bookkeeping.requeueThread({ threadId: input.threadId });
     notBefore = Date.now() + wait;
   }
+}
+
+/** Downloaded media copies go once the thread is done with them; a thread without media has none (claims made before `hasMedia` existed clean up). */
+async function cleanUpMedia(threadId: string, claim: Extract<ThreadClaim, { kind: 'publish' }>): Promise<void> {
+  if (claim.hasMedia !== false) await bookkeeping.cleanupThreadMedia({ threadId });
 }
 
 /** The thread is live whatever happens to its first comment; a crash leaves the comment `pending` (retryable by the user). */

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import type { PartAttempt, ThreadActivities, ThreadClaim } from '../../activities/threads';
+import type { HeldThreadActivities, HeldThreadStep } from '../../activities/threads-held';
+import type { PublishThreadInput, PublishThreadResult } from '../../workflows/publish-thread';
+import { workflowBundle } from '../posts/harness';
+import { createTimeSkippingEnv } from '../helpers/temporal';
+
+/**
+ * publishThread after a lost hold, with hand-written activities of the real types: what the rows say decides. A
+ * part the hold may have sent is never sent again by the workflow: stored ids are live parts, the next part's
+ * outcome is unknown (rolled back, then failed, as a crashed part activity is); rows still scheduled get a new hold.
+ */
+describe('publishThread workflow: a hold lost in the worker', function () {
+  this.timeout(60_000);
+  let env: TestWorkflowEnvironment;
+
+  before(async () => {
+    env = await createTimeSkippingEnv();
+  });
+  after(async () => env?.teardown());
+
+  const claim: Extract<ThreadClaim, { kind: 'publish' }> = {
+    kind: 'publish',
+    scheduled: true,
+    platform: 'x',
+    platformName: 'X',
+    parts: [1, 2, 3].map((n) => ({ postId: `p${n}`, threadOrder: n })),
+    firstCommentPostId: null,
+    rollbackSupported: true,
+    hasMedia: false,
+  };
+  const live = (n: number): PartAttempt => ({ ok: true, platformPostId: `x-${n}`, url: null });
+
+  async function run(holds: Array<HeldThreadStep | 'lost'>, states: Array<HeldThreadStep | 'scheduled'>): Promise<{ result: PublishThreadResult; calls: string[] }> {
+    const calls: string[] = [];
+    let at = 0;
+    const activities: Partial<ThreadActivities & HeldThreadActivities> = {
+      async publishThreadWhenDue() {
+        calls.push('hold');
+        const next = holds.shift()!;
+        if (next === 'lost') throw new Error('worker lost');
+        return next;
+      },
+      async heldThreadState() {
+        calls.push('state');
+        const state = states.shift()!;
+        return state === 'scheduled' ? { claim: { kind: 'wait', until: at } } : state;
+      },
+      async claimThread() {
+        calls.push('claim');
+        return { kind: 'gone' };
+      },
+      async publishThreadPart(input) {
+        calls.push(`publish ${input.postId}`);
+        return live(Number(input.postId.slice(1)));
+      },
+      async removeThreadPart(input) {
+        calls.push(`remove ${input.platformPostId}`);
+        return 'removed';
+      },
+      async recordThreadPublished() {
+        calls.push('record');
+      },
+      async failThread(input) {
+        calls.push(`fail: ${input.message}`);
+      },
+      async cleanupThreadMedia() {
+        calls.push('cleanup');
+        return 0;
+      },
+    };
+    const taskQueue = `threads-held-${randomUUID()}`;
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
+    at = (await env.currentTimeMs()) + 3_600_000;
+    const input: PublishThreadInput = { threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [1_000], dueLeadMs: 60_000, scheduledAt: at };
+    const result = await worker.runUntil(env.client.workflow.execute('publishThread', { taskQueue, workflowId: `thread-${randomUUID()}`, args: [input] }));
+    return { result: result as PublishThreadResult, calls };
+  }
+
+  it('lost after the first part went out: that part is live, the second unknown, nothing is sent again; rolled back, failed', async () => {
+    const { result, calls } = await run(['lost'], [{ claim, sent: [live(1), null] }]);
+    assert.deepEqual(calls, ['hold', 'state', 'remove x-1', 'fail: X did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.']);
+    assert.equal(result.outcome, 'failed');
+  });
+
+  it('lost before its claim: the rows are still scheduled at the time, and a new hold sends the thread', async () => {
+    const { result, calls } = await run(['lost', { claim, sent: [live(1), live(2), live(3)], recorded: true }], ['scheduled']);
+    assert.deepEqual(calls, ['hold', 'state', 'hold']);
+    assert.deepEqual(result, { outcome: 'published', firstComment: null });
+  });
+
+  it('a hold that stopped sending (its time was up) leaves the rest of the parts to the workflow, which records the thread', async () => {
+    const { result, calls } = await run([{ claim, sent: [live(1)] }], []);
+    assert.deepEqual(calls, ['hold', 'publish p2', 'publish p3', 'record']);
+    assert.deepEqual(result, { outcome: 'published', firstComment: null });
+  });
+});
