@@ -69,6 +69,11 @@ const WAKE_CLEARED_BEFORE_READ = 'thread-wake-cleared-before-read';
  * be held until it (`holdUntilDue`). Runs recorded before it replay their first read and their timer at the time.
  */
 const HELD_UNTIL_DUE = 'thread-held-until-due';
+/**
+ * Patch id: a thread without media skips its media cleanup. A patch, though the claim says whether it has media: a
+ * claim made by newer activities may reach older workflow code (a deploy), which scheduled the cleanup regardless.
+ */
+const CLEANUP_ONLY_WITH_MEDIA = 'thread-cleanup-only-with-media';
 
 // Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries).
 const platformCall = proxyActivities<ThreadActivities & Pick<PostActivities, 'publishFirstComment'>>({
@@ -161,9 +166,13 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
   }
 }
 
-/** Downloaded media copies go once the thread is done with them; a thread without media has none (claims made before `hasMedia` existed clean up). */
+/**
+ * Downloaded media copies go once the thread is done with them; a thread without media has none. Claims made before
+ * `hasMedia` existed, and runs whose code before the patch scheduled the cleanup anyway, clean up.
+ */
 async function cleanUpMedia(threadId: string, claim: Extract<ThreadClaim, { kind: 'publish' }>): Promise<void> {
-  if (claim.hasMedia !== false) await bookkeeping.cleanupThreadMedia({ threadId });
+  if (claim.hasMedia === false && patched(CLEANUP_ONLY_WITH_MEDIA)) return;
+  await bookkeeping.cleanupThreadMedia({ threadId });
 }
 
 /** The thread is live whatever happens to its first comment; a crash leaves the comment `pending` (retryable by the user). */

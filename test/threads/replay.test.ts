@@ -7,13 +7,13 @@ import { workflowBundle } from '../posts/harness';
 import { silenceSdkLogs } from '../helpers/temporal';
 
 /**
- * A run recorded by `publishThread` before the patch `thread-wake-cleared-before-read` replays on the current code
- * without a nondeterminism error. `before-wake-cleared-before-read.json` was recorded from the workflows of 75f3488
+ * Runs recorded by `publishThread` before its patches replay on the current code without a nondeterminism error.
+ * Before `thread-wake-cleared-before-read`: `before-wake-cleared-before-read.json` was recorded from the workflows of 75f3488
  * with the activities of `test/threads/workflow.test.ts`' signal test (the first read finds the thread waiting an
  * hour, a `threadChanged` signal arrives while it runs): the old code cleared the wake-up after the read, so it
  * slept the hour on a timer, then read again (`gone`). Read from the repository (mocha runs from its root).
  */
-describe('publishThread replays a history recorded before its patch', function () {
+describe('publishThread replays histories recorded before its patches', function () {
   this.timeout(120_000);
   before(() => silenceSdkLogs());
 
@@ -25,5 +25,14 @@ describe('publishThread replays a history recorded before its patch', function (
     assert.ok(events.some((e) => e.workflowExecutionSignaledEventAttributes), 'a signal in the old run');
     assert.ok(events.some((e) => e.timerFiredEventAttributes), 'the old run slept on its timer');
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'before-wake-cleared-before-read');
+  });
+
+  it('a run from before thread-held-until-due, started with dueLeadMs and scheduledAt: its first read, its timer at the time, its parts one by one', async () => {
+    // Recorded from the workflows of 7fcf328 (`test/threads/histories/record.ts`) with the input today's API gives,
+    // as an old worker would have run it during a deploy: the current code must not take the hold for it.
+    const history = temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(path.resolve('test/threads/histories/before-held-until-due.json'), 'utf8')));
+    const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    assert.deepEqual(scheduled, ['claimThread', 'claimThread', 'publishThreadPart', 'publishThreadPart', 'recordThreadPublished', 'cleanupThreadMedia']);
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'before-held-until-due');
   });
 });
