@@ -26,6 +26,10 @@ export interface AccountLifecycle {
  * `lifecycle.accountDeactivated(accountId, 'connection_lost')` itself. Its `account.connection_lost` event is written
  * in the same transaction.
  */
+export async function markConnectionLost(db: Transaction<Database>, accountId: string): Promise<boolean>;
+// The lifecycle's cancellation takes connections of the pool: inside a caller's transaction it would wait for a second
+// connection while holding one (threads due together once took a whole pool that way), so only the pool may pass one.
+export async function markConnectionLost(db: Db, accountId: string, lifecycle?: AccountLifecycle): Promise<boolean>;
 export async function markConnectionLost(db: Db | Transaction<Database>, accountId: string, lifecycle?: AccountLifecycle): Promise<boolean> {
   const changed = await inTransaction(db, async (trx) => {
     const lost = await trx
