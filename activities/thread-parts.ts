@@ -41,6 +41,12 @@ export type PartAttempt =
 /** A reply chain's place: the previous part and the first (root). */
 export type ReplyTo = { platformPostId: string; rootPlatformPostId: string } | null;
 
+/** The status every part of a thread has, or null when it has no parts or they differ (a thread changes as a whole). */
+export function sharedStatus(rows: readonly PostRow[]): PostRow['status'] | null {
+  const status = rows[0]?.status;
+  return status !== undefined && rows.every((r) => r.status === status) ? status : null;
+}
+
 export function createThreadParts(rt: PostsRuntime) {
   const { db } = rt;
 

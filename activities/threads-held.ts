@@ -3,7 +3,7 @@ import { InstantClaims } from '../src/posts/instant-claims';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { holdUntilInstant } from './held';
-import { createThreadParts, type PartAttempt, type ReplyTo, type ThreadClaim } from './thread-parts';
+import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim } from './thread-parts';
 
 /**
  * A scheduled thread prepared a lead time ahead, as a scheduled post is (README "Threads"): held in the worker until
@@ -80,8 +80,8 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
    */
   async function stepOf(threadId: string): Promise<HeldThreadStep> {
     const rows = await threads.loadThreadParts(db, threadId);
-    const status = rows[0]?.status;
-    if (!status || rows.some((r) => r.status !== status) || (status !== 'scheduled' && status !== 'publishing' && status !== 'published')) return { claim: { kind: 'gone' } };
+    const status = sharedStatus(rows);
+    if (status !== 'scheduled' && status !== 'publishing' && status !== 'published') return { claim: { kind: 'gone' } };
     if (status === 'scheduled') return { claim: rows[0]!.scheduled_at ? { kind: 'wait', until: rows[0]!.scheduled_at.getTime() } : null };
     const firstUnstored = rows.findIndex((r) => r.platform_post_id === null);
     const live = firstUnstored === -1 ? rows : rows.slice(0, firstUnstored);

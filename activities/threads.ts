@@ -6,7 +6,7 @@ import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { isPlatformFailure } from '../src/platforms/types';
-import { createThreadParts, type PartAttempt, type ReplyTo, type ThreadClaim } from './thread-parts';
+import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim } from './thread-parts';
 
 export type { PartAttempt, ThreadClaim } from './thread-parts';
 
@@ -36,13 +36,11 @@ export function createThreadActivities(rt: PostsRuntime) {
     async claimThread(input: { threadId: string; now: number; notBefore: number }): Promise<ThreadClaim> {
       const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | PostRow[]> => {
         const rows = await threads.loadThreadParts(trx, input.threadId, { lock: true });
-        if (rows.length === 0 || rows.some((r) => r.status !== rows[0]!.status) || (rows[0]!.status !== 'scheduled' && rows[0]!.status !== 'publishing')) {
-          return { kind: 'gone' };
-        }
-        const first = rows[0]!;
-        const due = Math.max(first.status === 'scheduled' ? (first.scheduled_at?.getTime() ?? 0) : 0, input.notBefore);
+        const status = sharedStatus(rows);
+        if (status !== 'scheduled' && status !== 'publishing') return { kind: 'gone' };
+        const due = Math.max(status === 'scheduled' ? (rows[0]!.scheduled_at?.getTime() ?? 0) : 0, input.notBefore);
         if (due > input.now) return { kind: 'wait', until: due };
-        if (first.status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
+        if (status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
         return rows;
       });
       return Array.isArray(decided) ? publishClaimOf(decided) : decided;
