@@ -1,14 +1,15 @@
-import { CredentialRenewalPending, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
+import { markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { InstantClaims } from '../src/posts/instant-claims';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
-import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
+import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { holdUntilInstant } from './held';
+import { sendMarked } from './platform-attempt';
 import type { PostRow } from '../src/db/tables/posts';
-import { isPlatformFailure, type PlatformContext } from '../src/platforms/types';
+import type { PlatformContext } from '../src/platforms/types';
 
 /**
  * The activities of one post's publication (`workflows/publish-post.ts`): each is a call of `src/posts/repository.ts`
@@ -53,20 +54,9 @@ export function createPostActivities(rt: PostsRuntime) {
     if (!row) return { ok: false, kind: 'not_publishing' };
     const ctx = begun ? begun.ctx : publishingContextOfClaimed(rt, row);
     if (!ctx) return refusalOf(row.platform, 'account_inactive');
-    const request = await publishRequestFor(rt, row);
-    const adapter = rt.adapters[row.platform];
-    let published;
-    try {
-      if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return refusalOf(row.platform, 'unknown_outcome');
-      const found = row.earlier_attempt_open && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
-      published = found ?? (await adapter.publish(ctx, request));
-    } catch (err) {
-      if (!isPlatformFailure(err)) throw err;
-      rt.logger.warn({ postId: row.id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
-      if (err.kind !== 'unknown_outcome') await posts.clearPublishAttempt(db, row.id);
-      if (err instanceof CredentialRenewalPending) return { ...refusalFromFailure(row.platform, err), awaitingCredential: true };
-      return refusalFromFailure(row.platform, err);
-    }
+    const sent = await sendMarked(rt, row, ctx, await publishRequestFor(rt, row));
+    if ('refusal' in sent) return sent.refusal;
+    const { published } = sent;
     return {
       attempt: {
         ok: true,

@@ -1,13 +1,15 @@
 import type { PostRow } from '../src/db/tables/posts';
-import { accountOfPost, publishingContextOf } from '../src/posts/accounts-port';
+import { accountOfPost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment } from '../src/posts/first-comment';
-import { refusalFromFailure, refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
+import { refusalOf, type PublishFailureKind, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
+import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { platformName } from '../src/platforms/availability';
 import { capabilities, deleteSupported } from '../src/platforms/capabilities';
-import { isPlatformFailure, type PlatformSlug } from '../src/platforms/types';
+import type { PlatformSlug } from '../src/platforms/types';
+import { sendMarked } from './platform-attempt';
 
 /** What the thread activities share (`activities/threads.ts`, `activities/threads-held.ts`): the claim's shape and one part's send. */
 
@@ -47,6 +49,10 @@ export function sharedStatus(rows: readonly PostRow[]): PostRow['status'] | null
   return status !== undefined && rows.every((r) => r.status === status) ? status : null;
 }
 
+function withoutCredentialWait({ awaitingCredential: _, ...refusal }: Refusal & { awaitingCredential?: boolean }): Refusal {
+  return refusal;
+}
+
 export function createThreadParts(rt: PostsRuntime) {
   const { db } = rt;
 
@@ -75,23 +81,28 @@ export function createThreadParts(rt: PostsRuntime) {
 
     /**
      * One part of a `publishing` thread on the platform: a reply to the previous part where the platform has a reply
-     * chain, a standalone post elsewhere. Its platform id is stored at once (the row stays `publishing`), so what is
-     * live is never only in a workflow's memory. A refusal is the value; anything else throws (outcome unknown).
+     * chain, a standalone post elsewhere. The attempt is marked first, in the statement that reads the row and its
+     * account's credentials (`beginPublishAttempt`), so a send repeated after a lost workflow task asks the platform
+     * or reports the outcome unknown, never sends twice (`sendMarked`). Its platform id is stored at once (the row
+     * stays `publishing`), so what is live is never only in a workflow's memory, and a part found stored is answered
+     * from the row. A refusal is the value; anything else throws (outcome unknown).
      */
-    async sendPart(row: PostRow, replyTo: ReplyTo): Promise<PartAttempt> {
-      const ctx = await publishingContextOf(rt, row);
+    async sendPart(postId: string, replyTo: ReplyTo): Promise<PartAttempt> {
+      const row = await posts.beginPublishAttempt(db, postId);
+      if (!row) return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null };
+      if (row.platform_post_id !== null) {
+        await posts.clearPublishAttempt(db, row.id); // no call is out: the mark just made is closed again
+        return { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url };
+      }
+      const ctx = publishingContextOfClaimed(rt, row);
       if (!ctx) return refusalOf(row.platform, 'account_inactive');
       const request = await publishRequestFor(rt, row);
       if (replyTo && capabilities[row.platform].nativeThreads) request.replyTo = replyTo;
-      try {
-        const published = await rt.adapters[row.platform].publish(ctx, request);
-        await threads.recordPartPublished(db, row.id, published);
-        return { ok: true, platformPostId: published.platformPostId, url: published.url };
-      } catch (err) {
-        if (!isPlatformFailure(err)) throw err;
-        rt.logger.warn({ postId: row.id, threadId: row.thread_id, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a thread part');
-        return refusalFromFailure(row.platform, err);
-      }
+      const sent = await sendMarked(rt, row, ctx, request);
+      // A thread does not wait for a credential being renewed: it is refused as any part is.
+      if ('refusal' in sent) return withoutCredentialWait(sent.refusal);
+      await threads.recordPartPublished(db, row.id, sent.published);
+      return { ok: true, platformPostId: sent.published.platformPostId, url: sent.published.url };
     },
   };
 }

@@ -42,7 +42,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
       if (sent.length > 0 && Date.now() > until) break;
       let attempt: PartAttempt | null;
       try {
-        attempt = await sendPart(row, replyTo);
+        attempt = await sendPart(row.id, replyTo);
       } catch (err) {
         rt.logger.warn({ err, postId: row.id, threadId: row.thread_id }, 'a held thread part could not be confirmed');
         attempt = null;

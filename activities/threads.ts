@@ -48,9 +48,7 @@ export function createThreadActivities(rt: PostsRuntime) {
 
     /** One part on the platform, if the thread is still `publishing` (`sendPart`). */
     async publishThreadPart(input: { postId: string; replyTo: ReplyTo }): Promise<PartAttempt> {
-      const row = await posts.findPost(db, input.postId);
-      if (!row || row.status !== 'publishing') return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null };
-      return sendPart(row, input.replyTo);
+      return sendPart(input.postId, input.replyTo);
     },
 
     /** Compensation: deletes one published part. A post the platform no longer has counts as removed. */

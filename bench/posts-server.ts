@@ -4,12 +4,14 @@
 //       production worker options, eager start on the shared connection), the change feed, `createApp`, access logs
 //       at info on stdout
 //   node posts-server.js bare <database-url> <x-origin> <account-id>
-//       node:http + pg: insert the row, the same x adapter call, record the result; nothing else
+//       node:http + pg: insert the row, the same x adapter call, record the result; nothing else (POST /thread: the
+//       same for a thread's parts, sent one after the other)
 //   node posts-server.js herald-sdk-watchdog ...   herald with the SDK's own Worker (a vm watchdog thread per call into
 //       the workflow sandbox), on a task queue of its own
 //   node posts-server.js floor[-sdk-watchdog] <database-url> <x-origin> <temporal-address> <account-id>
 //       the smallest workflow-backed publish on the same stack (bench/posts-floor.ts)
 // Sends `{ port }` to the parent over IPC once it listens.
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Worker } from '@temporalio/worker';
@@ -47,12 +49,38 @@ async function startBare(accountId: string): Promise<http.Server> {
   const { ctx } = await loadPlatformContext(db, sealedBox, accountId);
   const { rows } = await pool.query<{ user_id: string }>('select user_id from accounts where id = $1', [accountId]);
   const userId = rows[0]!.user_id;
+  // A thread: its rows in one insert, the parts sent one after the other (each replying to the previous), one update.
+  async function bareThread(text: string, parts: number): Promise<{ ids: string[] }> {
+    const texts = Array.from({ length: parts }, (_, k) => `${text} part ${k + 1}`);
+    const inserted = await pool.query<{ id: string }>(
+      `insert into posts (user_id, account_id, platform, text, status, thread_id, thread_order)
+       select $1, $2, 'x', t.text, 'publishing', $4, t.ord from unnest($3::text[]) with ordinality as t(text, ord) returning id`,
+      [userId, accountId, texts, randomUUID()],
+    );
+    const ids = inserted.rows.map((r) => r.id);
+    const published: Array<{ platformPostId: string; url: string | null }> = [];
+    for (const [k, id] of ids.entries()) {
+      const previous = published[k - 1];
+      const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : undefined;
+      published.push(await adapters.x.publish(ctx, { postId: id, text: texts[k]!, media: [], ...(replyTo ? { replyTo } : {}) }));
+    }
+    await pool.query(
+      `update posts set status = 'published', platform_post_id = p.pid, platform_post_url = p.url
+       from unnest($1::uuid[], $2::text[], $3::text[]) as p(id, pid, url) where posts.id = p.id`,
+      [ids, published.map((p) => p.platformPostId), published.map((p) => p.url)],
+    );
+    return { ids };
+  }
   return http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       try {
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { text: string };
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as { text: string; parts?: number };
+        if (req.url === '/thread') {
+          res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ data: await bareThread(body.text, body.parts ?? 3) }));
+          return;
+        }
         const inserted = await pool.query<{ id: string }>(
           `insert into posts (user_id, account_id, platform, text, status) values ($1, $2, 'x', $3, 'publishing') returning id`,
           [userId, accountId, body.text],

@@ -18,7 +18,8 @@
 //      and Herald against the floor;
 //   2. against a platform taking 200 ms per create: one post at a time on each side, Herald vs the bare handler
 //      (goal: p50 ≤ bare + 10 ms), and a 25-account fan-out vs one Herald post (goal: ≤ 1.2x), with a timeline per stage from the
-//      workflow histories (server clock, same machine).
+//      workflow histories (server clock, same machine); and an immediate 3-part thread beside the bare handler sending
+//      the same parts one after the other (not a goal of issue 15; read it against a post's bar, bare + 10 ms).
 // Goals (issue 15): Herald's CPU per publish ≤ 3x bare's; throughput at 32 clients ≥ 1/3 of bare.
 // Latencies depend on the machine's load; compare them within one run. Bounded (< 6 minutes).
 // Usage: node <out>/bench/posts.js [secondsPerCase=5] [slowRuns=10]
@@ -43,6 +44,8 @@ import { cpuMs, cpuMsByThread, postgresCpuMs } from './proc-cpu';
 import { freePort, startTemporalDev } from './temporal-dev-process';
 
 const [SECONDS = 5, SLOW_RUNS = 10] = process.argv.slice(2).map(Number);
+/** Parts of the immediate thread of the 200 ms case (each waits for the previous: a thread is a reply chain). */
+const THREAD_PARTS = 3;
 
 /** Children to stop when the bench fails half-way, so no server outlives it. */
 const children: ChildProcess[] = [];
@@ -242,6 +245,7 @@ async function main(): Promise<void> {
   const slowSdkWatchdog: number[] = [];
   const slowFloor = { floor: [] as number[], 'floor-sdk-watchdog': [] as number[] };
   const fan: number[] = [];
+  const thread = { herald: [] as number[], bare: [] as number[] };
   const singleTimelines: number[][] = [];
   const fanTimelines: number[][] = [];
   for (let run = 0; run < SLOW_RUNS; run++) {
@@ -265,6 +269,16 @@ async function main(): Promise<void> {
     fan.push(performance.now() - t);
     const groupId = (JSON.parse(many.body) as { data: { group_id: string } }).data.group_id;
     fanTimelines.push(await timeline(temporal, `group-${groupId}`, sentAt, sentAt + fan[run]!));
+
+    delayed(THREAD_PARTS);
+    t = performance.now();
+    const parts = Array.from({ length: THREAD_PARTS }, (_, k) => ({ text: `slow thread ${runId} ${run} part ${k + 1}` }));
+    expect('slow thread', 201)(await postJson(herald.port, '/api/v1/threads', keys[3]!, { account_id: fanAccounts[3]!.id, posts: parts }));
+    thread.herald.push(performance.now() - t);
+    delayed(THREAD_PARTS);
+    t = performance.now();
+    expect('slow bare thread', 201)(await postJson(bare.port, '/thread', null, { text: `slow bare thread ${runId} ${run}`, parts: THREAD_PARTS }));
+    thread.bare.push(performance.now() - t);
 
     delayed(1);
     t = performance.now();
@@ -324,6 +338,7 @@ async function main(): Promise<void> {
       },
       fan_out_25_p50_ms: f(p50(fan)),
       fan_out_ratio: f(p50(fan) / p50(slowSingle), 2),
+      [`thread_${THREAD_PARTS}_parts_p50_ms`]: { herald: f(p50(thread.herald)), bare: f(p50(thread.bare)), difference: f(p50(thread.herald) - p50(thread.bare)) },
       goals: 'single post p50 <= bare + 10 ms; 25-account fan-out <= 1.2x one post',
       timeline_p50_ms: { single_post: medianTimeline(singleTimelines), fan_out: medianTimeline(fanTimelines) },
     },

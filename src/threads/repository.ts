@@ -89,11 +89,11 @@ export async function claimThreadsScheduledAt(db: Db, threadIds: readonly string
     .execute();
 }
 
-/** One part went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory. */
+/** One part went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory; its attempt is closed. */
 export async function recordPartPublished(db: Db, postId: string, published: { platformPostId: string; url: string | null }): Promise<void> {
   await db
     .updateTable('posts')
-    .set({ platform_post_id: published.platformPostId, platform_post_url: published.url, updated_at: sql`now()` })
+    .set({ platform_post_id: published.platformPostId, platform_post_url: published.url, publish_attempt_started_at: null, updated_at: sql`now()` })
     .where('id', '=', postId)
     .where('status', '=', 'publishing')
     .execute();
@@ -135,11 +135,11 @@ export async function discardThread(db: Db, threadId: string, partIds: readonly 
   });
 }
 
-/** A scheduled thread fully rolled back waits for its retry: `publishing` → `scheduled`, retry_count + 1 on every part. */
+/** A scheduled thread fully rolled back waits for its retry: `publishing` → `scheduled`, retry_count + 1 on every part, no attempt open. */
 export async function requeueThread(db: Db, threadId: string): Promise<void> {
   await db
     .updateTable('posts')
-    .set({ status: 'scheduled', retry_count: sql`retry_count + 1`, platform_post_id: null, platform_post_url: null, updated_at: sql`now()` })
+    .set({ status: 'scheduled', retry_count: sql`retry_count + 1`, platform_post_id: null, platform_post_url: null, publish_attempt_started_at: null, updated_at: sql`now()` })
     .where('thread_id', '=', threadId)
     .where('status', '=', 'publishing')
     .execute();
@@ -157,6 +157,7 @@ export async function failThread(db: Db, threadId: string, message: string, roll
         status: 'failed',
         error_message: message,
         retry_count: sql`retry_count + 1`,
+        publish_attempt_started_at: null,
         first_comment_status: sql`case when first_comment_text is null then null else 'failed' end`,
         first_comment_error: sql`case when first_comment_text is null then null else 'The thread was not published, so its first comment was not sent' end`,
         updated_at: sql`now()`,

@@ -1,0 +1,33 @@
+import { CredentialRenewalPending } from '../src/posts/accounts-port';
+import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
+import * as posts from '../src/posts/repository';
+import type { PostsRuntime } from '../src/posts/runtime';
+import { isPlatformFailure, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
+
+/**
+ * One create on the platform for a row whose attempt is marked (`beginPublishAttempt`, a claim): what a post's
+ * attempt and a thread part's share. An earlier mark still open means an earlier call never reported back (its
+ * activity ran again after a lost workflow task or worker): the platform is asked first where it can be, a platform
+ * whose repeated creates are safe is sent to again, and anywhere else the outcome is unknown, never a second send.
+ * A refusal clears the mark (nothing is live, so the next attempt need not look first), except an unknown outcome.
+ * Anything that is not a platform's answer throws.
+ */
+export async function sendMarked(
+  rt: PostsRuntime,
+  row: posts.MarkedPost,
+  ctx: PlatformContext,
+  request: PublishRequest,
+): Promise<{ published: PublishedPost } | { refusal: Refusal & { awaitingCredential?: boolean } }> {
+  const adapter = rt.adapters[row.platform];
+  try {
+    if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return { refusal: refusalOf(row.platform, 'unknown_outcome') };
+    const found = row.earlier_attempt_open && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
+    return { published: found ?? (await adapter.publish(ctx, request)) };
+  } catch (err) {
+    if (!isPlatformFailure(err)) throw err;
+    rt.logger.warn({ postId: row.id, threadId: row.thread_id ?? undefined, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
+    if (err.kind !== 'unknown_outcome') await posts.clearPublishAttempt(rt.db, row.id);
+    const refusal = refusalFromFailure(row.platform, err);
+    return { refusal: err instanceof CredentialRenewalPending ? { ...refusal, awaitingCredential: true } : refusal };
+  }
+}
