@@ -1,4 +1,4 @@
-import { condition, defineSignal, log, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { condition, defineSignal, log, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim } from '../activities/threads';
 import type { HeldThreadActivities, HeldThreadStep } from '../activities/threads-held';
@@ -19,7 +19,8 @@ import { retryWait } from './retry-wait';
  *
  * "shared time reached" is prepared ahead, as for a post: the workflow wakes `dueLeadMs` before the time and hands the
  * thread to a held `publishThreadWhenDue` that claims it at the instant and sends its parts from there; the loop goes
- * on from what it sent (`holdUntilDue`; README "Threads").
+ * on from what it sent (`holdUntilDue`; README "Threads"). An immediate thread, its request waiting, is started eagerly
+ * and its steps are local activities (`immediate`): the claim, every part and the record in one workflow task.
  */
 
 export interface PublishThreadInput {
@@ -38,6 +39,12 @@ export interface PublishThreadInput {
    * its first wait, with no first read. The rows stay the truth: a change signals, the claim at the time reads them.
    */
   scheduledAt?: number;
+  /**
+   * The API's request waits for the outcome (an immediate thread): its steps are local activities, run by the worker
+   * that holds the workflow (started eagerly in the API's process), not a task-queue round trip each. Absent: runs
+   * started before it existed, and by the reconciler, whose start nobody waits for.
+   */
+  immediate?: boolean;
 }
 
 /** `error.thread_rollback` (publishing-api.md "Thread rollback object"). */
@@ -74,24 +81,43 @@ const HELD_UNTIL_DUE = 'thread-held-until-due';
  * claim made by newer activities may reach older workflow code (a deploy), which scheduled the cleanup regardless.
  */
 const CLEANUP_ONLY_WITH_MEDIA = 'thread-cleanup-only-with-media';
+/** Patch id: an immediate thread's steps are local activities (`immediate`). Runs recorded before it replay queued ones. */
+const IMMEDIATE_STEPS_LOCAL = 'thread-immediate-steps-local';
 
-// Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries).
-const platformCall = proxyActivities<ThreadActivities & Pick<PostActivities, 'publishFirstComment'>>({
-  startToCloseTimeout: '10 minutes',
-  retry: { maximumAttempts: 1 },
-});
-
+// Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries). A part
+// run again as a local activity (its workflow task lost) finds its mark and asks the platform first (`sendPart`).
+const platformCallOptions = { startToCloseTimeout: '10 minutes', retry: { maximumAttempts: 1 } } satisfies ActivityOptions & LocalActivityOptions;
 // Deleting a post is idempotent (a post already gone counts as removed), so a crashed compensation may run again.
-const compensation = proxyActivities<ThreadActivities>({
+const compensationOptions = {
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
-});
-
+} satisfies ActivityOptions & LocalActivityOptions;
 // Database bookkeeping: every write is conditional on the status it expects, so repeating one is harmless.
-const bookkeeping = proxyActivities<ThreadActivities & HeldThreadActivities>({
+const bookkeepingOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
-});
+} satisfies ActivityOptions & LocalActivityOptions;
+
+type AllThreadActivities = ThreadActivities & HeldThreadActivities & Pick<PostActivities, 'publishFirstComment'>;
+
+/** The activities a run calls, through the task queue or, for an immediate thread, in the worker (`immediate`). */
+interface Steps {
+  platformCall: AllThreadActivities;
+  compensation: AllThreadActivities;
+  bookkeeping: AllThreadActivities;
+}
+
+const queued: Steps = {
+  platformCall: proxyActivities<AllThreadActivities>(platformCallOptions),
+  compensation: proxyActivities<AllThreadActivities>(compensationOptions),
+  bookkeeping: proxyActivities<AllThreadActivities>(bookkeepingOptions),
+};
+
+const local: Steps = {
+  platformCall: proxyLocalActivities<AllThreadActivities>(platformCallOptions),
+  compensation: proxyLocalActivities<AllThreadActivities>(compensationOptions),
+  bookkeeping: proxyLocalActivities<AllThreadActivities>(bookkeepingOptions),
+};
 
 interface PublishedPart {
   postId: string;
@@ -106,6 +132,8 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
   let woken = false;
   setHandler(threadChanged, () => void (woken = true));
   const signals: WakeSignals = { woken: () => woken, consume: () => void (woken = false) };
+  const steps = input.immediate && patched(IMMEDIATE_STEPS_LOCAL) ? local : queued;
+  const { bookkeeping } = steps;
 
   let notBefore = 0;
   let failures = 0;
@@ -130,16 +158,16 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       continue;
     }
 
-    const attempt = await publishParts(claim, input.partRetryDelaysMs, step.sent ?? []);
+    const attempt = await publishParts(steps, claim, input.partRetryDelaysMs, step.sent ?? []);
     if (attempt.ok) {
       if (!step.recorded) await bookkeeping.recordThreadPublished({ threadId: input.threadId, parts: attempt.published, publishedAt: Date.now() });
-      const firstComment = claim.firstCommentPostId ? await publishFirstComment(claim.firstCommentPostId) : null;
-      await cleanUpMedia(input.threadId, claim);
+      const firstComment = claim.firstCommentPostId ? await publishFirstComment(steps, claim.firstCommentPostId) : null;
+      await cleanUpMedia(steps, input.threadId, claim);
       return { outcome: 'published', firstComment };
     }
     if (attempt.failure.kind === 'not_publishing' && attempt.published.length === 0) return { outcome: 'gone' };
 
-    const rollback = await rollBack(claim, attempt.published);
+    const rollback = await rollBack(steps, claim, attempt.published);
     const live = rollback.still_live.length > 0;
     const failed = (message: string): PublishThreadResult => ({
       outcome: 'failed',
@@ -157,7 +185,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     const wait = live ? null : retryWait(attempt.failure, input.scheduledRetryDelaysMs, failures, true);
     if (wait === null) {
       await bookkeeping.failThread({ threadId: input.threadId, message: sentence, rollback });
-      await cleanUpMedia(input.threadId, claim);
+      await cleanUpMedia(steps, input.threadId, claim);
       return failed(sentence);
     }
     failures += 1;
@@ -170,15 +198,15 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
  * Downloaded media copies go once the thread is done with them; a thread without media has none. Claims made before
  * `hasMedia` existed, and runs whose code before the patch scheduled the cleanup anyway, clean up.
  */
-async function cleanUpMedia(threadId: string, claim: Extract<ThreadClaim, { kind: 'publish' }>): Promise<void> {
+async function cleanUpMedia(steps: Steps, threadId: string, claim: Extract<ThreadClaim, { kind: 'publish' }>): Promise<void> {
   if (claim.hasMedia === false && patched(CLEANUP_ONLY_WITH_MEDIA)) return;
-  await bookkeeping.cleanupThreadMedia({ threadId });
+  await steps.bookkeeping.cleanupThreadMedia({ threadId });
 }
 
 /** The thread is live whatever happens to its first comment; a crash leaves the comment `pending` (retryable by the user). */
-async function publishFirstComment(postId: string): Promise<'posted' | 'failed' | 'skipped'> {
+async function publishFirstComment(steps: Steps, postId: string): Promise<'posted' | 'failed' | 'skipped'> {
   try {
-    return await platformCall.publishFirstComment({ postId });
+    return await steps.platformCall.publishFirstComment({ postId });
   } catch (err) {
     log.warn('the first comment of a thread could not be sent', { postId, error: String(err) });
     return 'failed';
@@ -190,6 +218,7 @@ async function publishFirstComment(postId: string): Promise<'posted' | 'failed' 
  * `sent`: the first parts' attempts made already (by the hold at the instant), null where the outcome is unknown.
  */
 async function publishParts(
+  steps: Steps,
   claim: Extract<ThreadClaim, { kind: 'publish' }>,
   retryDelaysMs: number[],
   sent: ReadonlyArray<PartAttempt | null>,
@@ -199,7 +228,7 @@ async function publishParts(
   const unconfirmed: PartAttempt = { ok: false, kind: 'unknown_outcome', message: `${claim.platformName} did not confirm whether the post was published; check the account before sending it again.`, retryAfterSeconds: null };
   const call = async (input: Parameters<ThreadActivities['publishThreadPart']>[0]): Promise<PartAttempt> => {
     try {
-      return await platformCall.publishThreadPart(input);
+      return await steps.platformCall.publishThreadPart(input);
     } catch (err) {
       log.warn('a thread part could not be confirmed', { postId: input.postId, error: String(err) });
       return unconfirmed;
@@ -233,9 +262,9 @@ async function holdUntilDue(threadId: string, dueAt: number, signals: WakeSignal
   const holdMs = Math.max(0, dueAt - Date.now());
   return whileHeld<HeldThreadStep>(
     () => heldCall(holdMs).publishThreadWhenDue({ threadId, dueAt, holdMs }),
-    () => bookkeeping.heldThreadState({ threadId }),
+    () => queued.bookkeeping.heldThreadState({ threadId }),
     async () => {
-      const seen = await bookkeeping.heldThreadState({ threadId });
+      const seen = await queued.bookkeeping.heldThreadState({ threadId });
       return seen.claim?.kind === 'wait' && seen.claim.until !== dueAt ? seen : null;
     },
     signals,
@@ -246,7 +275,7 @@ async function holdUntilDue(threadId: string, dueAt: number, signals: WakeSignal
  * The compensation: each published part (registered only once it went out) is deleted in reverse order. A refusal
  * or a failing activity leaves that part live and is logged; it never hides the refusal that started the rollback.
  */
-async function rollBack(claim: Extract<ThreadClaim, { kind: 'publish' }>, published: PublishedPart[]): Promise<ThreadRollbackReport> {
+async function rollBack(steps: Steps, claim: Extract<ThreadClaim, { kind: 'publish' }>, published: PublishedPart[]): Promise<ThreadRollbackReport> {
   const report: ThreadRollbackReport = {
     platform: claim.platform,
     published: published.length,
@@ -260,7 +289,7 @@ async function rollBack(claim: Extract<ThreadClaim, { kind: 'publish' }>, publis
     let removal: PartRemoval = 'refused';
     if (claim.rollbackSupported) {
       try {
-        removal = await compensation.removeThreadPart({ postId: part.postId, platformPostId: part.platformPostId });
+        removal = await steps.compensation.removeThreadPart({ postId: part.postId, platformPostId: part.platformPostId });
       } catch (err) {
         log.warn('could not delete a thread part during rollback', { postId: part.postId, error: String(err) });
       }

@@ -4,7 +4,6 @@ import { AccountNotConnectedError, loadPlatformContext } from '../accounts/platf
 import type { Db } from '../db';
 import { precompiled } from '../db/precompiled';
 import type { AccountRow } from '../db/tables/accounts';
-import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { limitColumns, limitsOf } from '../quota/quota';
 import { requireAvailablePlatform } from '../platforms/availability';
@@ -84,23 +83,9 @@ function accountColumnsOf(joined: AccountRow): AccountRow {
 }
 
 /**
- * The credentials a publish activity sends with, or null when the post's account can no longer send (disconnected,
- * deactivated, connection lost): the caller reports `account_inactive` and sends nothing.
- */
-export async function publishingContextOf(rt: PostsRuntime, row: PostRow): Promise<PlatformContext | null> {
-  if (row.account_id === null) return null;
-  try {
-    const { account, ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
-    return account.active ? ctx : null;
-  } catch (err) {
-    if (err instanceof AccountNotConnectedError) return null;
-    throw err;
-  }
-}
-
-/**
- * `publishingContextOf` of a post marked with its account's columns (`claimDueScheduled`, `beginPublishAttempts`): no
- * read of its own.
+ * The credentials a publish sends with, from a post marked with its account's columns (`claimDueScheduled`,
+ * `beginPublishAttempts`), or null when its account can no longer send (disconnected, deactivated, connection lost):
+ * the caller reports `account_inactive` and sends nothing.
  */
 export function publishingContextOfClaimed(rt: PostsRuntime, row: MarkedPost): PlatformContext | null {
   if (row.account_id === null || !row.account_active || row.account_user_id === null || row.account_settings === null) return null;

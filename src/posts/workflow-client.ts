@@ -37,7 +37,7 @@ function client(rt: PostsRuntime) {
  * through the task queue). The SDK allows it only on a client built on the worker's NativeConnection, and the server
  * falls back to the queue when the worker has no free slot.
  */
-function canStartEagerly(temporal: Client): boolean {
+export function canStartEagerly(temporal: Client): boolean {
   return (temporal.connection as InternalConnectionLike)[InternalConnectionLikeSymbol]?.supportsEagerStart === true;
 }
 

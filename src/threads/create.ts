@@ -74,7 +74,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   }
 
   const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id), scheduledAt: rows[0]!.scheduled_at }));
-  const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, created, threads.some((t) => t.rows[0]!.status === 'publishing'));
+  const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, threads.map(({ threadId, rows }) => ({ threadId, rows })));
   const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
   return threadOutcome(rt, { created, outcomes, fanOut, groupId, draft, warnings });
 }
@@ -137,24 +137,25 @@ async function preparePartsMedia(
  * Starts one workflow per thread, in parallel. Immediate threads are awaited (their outcome is the answer); a start
  * that fails is left to the reconciler.
  */
-async function runThreadWorkflows(rt: PostsRuntime, threads: readonly CreatedThread[], awaitResults: boolean): Promise<Map<string, ThreadOutcome>> {
+async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ threadId: string; rows: ReadonlyArray<NewPostRow & { id: string }> }>): Promise<Map<string, ThreadOutcome>> {
   const outcomes = new Map<string, ThreadOutcome>();
   await Promise.all(
-    threads.map(async (thread) => {
+    threads.map(async ({ threadId, rows }) => {
+      const immediate = rows[0]!.status === 'publishing';
       let handle;
       try {
-        handle = await startThreadWorkflow(rt, thread.threadId, thread.scheduledAt);
+        handle = await startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
       } catch (err) {
-        rt.logger.error({ err, threadId: thread.threadId }, 'could not start the thread workflow; the reconciler will');
+        rt.logger.error({ err, threadId }, 'could not start the thread workflow; the reconciler will');
         return;
       }
-      if (!awaitResults) return;
+      if (!immediate) return;
       try {
         const result = await awaitThreadResult(handle);
-        if (result.outcome === 'failed') outcomes.set(thread.threadId, result);
+        if (result.outcome === 'failed') outcomes.set(threadId, result);
       } catch (err) {
-        rt.logger.warn({ err, threadId: thread.threadId }, 'could not read the thread result; watching the rows instead');
-        await waitWhilePublishing(rt, thread.threadId);
+        rt.logger.warn({ err, threadId }, 'could not read the thread result; watching the rows instead');
+        await waitWhilePublishing(rt, threadId);
       }
     }),
   );

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageFor } from '../../src/quota/quota';
 import { insertAccount, insertXAccount } from '../posts/fixtures';
-import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { activitiesOf, startPostsHarness, type PostsHarness } from '../posts/harness';
+import { threadWorkflowId } from '../../src/threads/workflow-client';
 
 /**
  * POST /api/v1/threads, immediate, one account, against the X stand-in: the reply chain, the first comment under the
@@ -77,6 +78,12 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
         hidden: false,
       });
     });
+    // The request waits: every step ran in the worker as a local activity, none through the task queue.
+    const workflowId = threadWorkflowId(thread_id);
+    await h.env.client.workflow.getHandle(workflowId).result();
+    assert.deepEqual(await activitiesOf(h, workflowId), ['claimThread', 'publishThreadPart', 'publishThreadPart', 'publishThreadPart', 'recordThreadPublished', 'publishFirstComment']);
+    const history = await h.env.client.workflow.getHandle(workflowId).fetchHistory();
+    assert.equal(history.events!.filter((e) => e.activityTaskScheduledEventAttributes).length, 0);
   });
 
   for (const [position, label] of [[1, 'the first part'], [2, 'a middle part'], [3, 'the last part']] as const) {
