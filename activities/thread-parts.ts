@@ -43,6 +43,22 @@ export type PartAttempt =
 /** A reply chain's place: the previous part and the first (root). */
 export type ReplyTo = { platformPostId: string; rootPlatformPostId: string } | null;
 
+/**
+ * What an activity that claims a thread and sends its parts itself reports (`publishThreadWhenDue` at the instant,
+ * `publishThreadNow` for an immediate thread), and what the rows say of a thread (`heldThreadState`): `claim` as
+ * `claimThread` gives it, or null (claim it again, with retries); `sent`, the parts already attempted, in order: each
+ * a `PartAttempt`, or null where the outcome is unknown (an activity lost while it sent). The workflow goes on from
+ * there: the refused part's quick retries, the parts not yet sent, the rollback, the record. `recorded`: every part
+ * went out and the thread is recorded `published` already.
+ */
+export type ThreadStep = { claim: ThreadClaim | null; sent?: Array<PartAttempt | null>; recorded?: boolean };
+
+/**
+ * How long after its first part an activity goes on sending parts; the rest go part by part from the workflow. The
+ * activity's time limit (a hold's plus 10 minutes, an immediate thread's 10 minutes) must cover the last part it starts.
+ */
+const SENDS_IN_ONE_ACTIVITY_FOR_MS = 60_000;
+
 /** The status every part of a thread has, or null when it has no parts or they differ (a thread changes as a whole). */
 export function sharedStatus(rows: readonly PostRow[]): PostRow['status'] | null {
   const status = rows[0]?.status;
@@ -62,6 +78,32 @@ export function createThreadParts(rt: PostsRuntime) {
     return deleteSupported(row.platform, { via: account?.via ?? undefined, placement });
   }
 
+  /**
+   * One part of a `publishing` thread on the platform: a reply to the previous part where the platform has a reply
+   * chain, a standalone post elsewhere. The attempt is marked first, in the statement that reads the row and its
+   * account's credentials (`beginPublishAttempt`), so a send repeated after a lost workflow task asks the platform
+   * or reports the outcome unknown, never sends twice (`sendMarked`). Its platform id is stored at once (the row
+   * stays `publishing`), so what is live is never only in a workflow's memory, and a part found stored is answered
+   * from the row. A refusal is the value; anything else throws (outcome unknown).
+   */
+  async function sendPart(postId: string, replyTo: ReplyTo): Promise<PartAttempt> {
+    const row = await posts.beginPublishAttempt(db, postId);
+    if (!row) return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null };
+    if (row.platform_post_id !== null) {
+      await posts.clearPublishAttempt(db, row.id); // no call is out: the mark just made is closed again
+      return { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url };
+    }
+    const ctx = publishingContextOfClaimed(rt, row);
+    if (!ctx) return refusalOf(row.platform, 'account_inactive');
+    const request = await publishRequestFor(rt, row);
+    if (replyTo && capabilities[row.platform].nativeThreads) request.replyTo = replyTo;
+    const sent = await sendMarked(rt, row, ctx, request);
+    // A thread does not wait for a credential being renewed: it is refused as any part is.
+    if ('refusal' in sent) return withoutCredentialWait(sent.refusal);
+    await threads.recordPartPublished(db, row.id, sent.published);
+    return { ok: true, platformPostId: sent.published.platformPostId, url: sent.published.url };
+  }
+
   return {
     /** A thread taken for publishing (its rows, in order): what the workflow needs to send and, if need be, roll back. */
     async publishClaimOf(rows: PostRow[]): Promise<Extract<ThreadClaim, { kind: 'publish' }>> {
@@ -79,30 +121,48 @@ export function createThreadParts(rt: PostsRuntime) {
       };
     },
 
+    sendPart,
+
     /**
-     * One part of a `publishing` thread on the platform: a reply to the previous part where the platform has a reply
-     * chain, a standalone post elsewhere. The attempt is marked first, in the statement that reads the row and its
-     * account's credentials (`beginPublishAttempt`), so a send repeated after a lost workflow task asks the platform
-     * or reports the outcome unknown, never sends twice (`sendMarked`). Its platform id is stored at once (the row
-     * stays `publishing`), so what is live is never only in a workflow's memory, and a part found stored is answered
-     * from the row. A refusal is the value; anything else throws (outcome unknown).
+     * The parts of a claimed thread in order, each replying to the previous, until one is refused or not answered,
+     * or the time is up (`SENDS_IN_ONE_ACTIVITY_FOR_MS`). A part that throws is reported null: its outcome unknown.
      */
-    async sendPart(postId: string, replyTo: ReplyTo): Promise<PartAttempt> {
-      const row = await posts.beginPublishAttempt(db, postId);
-      if (!row) return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null };
-      if (row.platform_post_id !== null) {
-        await posts.clearPublishAttempt(db, row.id); // no call is out: the mark just made is closed again
-        return { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url };
+    async sendInOrder(threadId: string, parts: readonly ThreadPartRef[]): Promise<Array<PartAttempt | null>> {
+      const until = Date.now() + SENDS_IN_ONE_ACTIVITY_FOR_MS;
+      const sent: Array<PartAttempt | null> = [];
+      let root: string | null = null;
+      let replyTo: ReplyTo = null;
+      for (const part of parts) {
+        if (sent.length > 0 && Date.now() > until) break;
+        let attempt: PartAttempt | null;
+        try {
+          attempt = await sendPart(part.postId, replyTo);
+        } catch (err) {
+          rt.logger.warn({ err, postId: part.postId, threadId }, 'a thread part could not be confirmed');
+          attempt = null;
+        }
+        sent.push(attempt);
+        if (!attempt?.ok) break;
+        root ??= attempt.platformPostId;
+        replyTo = { platformPostId: attempt.platformPostId, rootPlatformPostId: root };
       }
-      const ctx = publishingContextOfClaimed(rt, row);
-      if (!ctx) return refusalOf(row.platform, 'account_inactive');
-      const request = await publishRequestFor(rt, row);
-      if (replyTo && capabilities[row.platform].nativeThreads) request.replyTo = replyTo;
-      const sent = await sendMarked(rt, row, ctx, request);
-      // A thread does not wait for a credential being renewed: it is refused as any part is.
-      if ('refusal' in sent) return withoutCredentialWait(sent.refusal);
-      await threads.recordPartPublished(db, row.id, sent.published);
-      return { ok: true, platformPostId: sent.published.platformPostId, url: sent.published.url };
+      return sent;
+    },
+
+    /**
+     * Every part went out: the thread recorded `published` here, so the workflow has no record left to make. A record
+     * that fails is reported not made (the workflow makes it, with retries); the parts are live either way.
+     */
+    async recordedIfAllSent(threadId: string, parts: readonly ThreadPartRef[], sent: ReadonlyArray<PartAttempt | null>, publishedAt: number): Promise<boolean> {
+      const published = sent.flatMap((attempt, i) => (attempt?.ok ? [{ postId: parts[i]!.postId, platformPostId: attempt.platformPostId, url: attempt.url }] : []));
+      if (published.length < parts.length) return false;
+      try {
+        await threads.recordThreadPublished(db, published, publishedAt);
+        return true;
+      } catch (err) {
+        rt.logger.error({ err, threadId }, 'a thread went out but could not be recorded yet; the workflow records it');
+        return false;
+      }
     },
   };
 }

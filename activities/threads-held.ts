@@ -3,74 +3,24 @@ import { InstantClaims } from '../src/posts/instant-claims';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { holdUntilInstant } from './held';
-import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim } from './thread-parts';
+import { createThreadParts, sharedStatus, type PartAttempt, type ThreadStep } from './thread-parts';
 
 /**
  * A scheduled thread prepared a lead time ahead, as a scheduled post is (README "Threads"): held in the worker until
  * its shared time, claimed whole at exactly that time, and its parts sent at once, each replying to the previous.
- *
- * What a hold reports (`HeldThreadStep`): `claim` as `claimThread` gives it, or null (claim it again, with retries);
- * `sent`, the parts already attempted, in order: each a `PartAttempt`, or null where the outcome is unknown (a hold
- * lost while it sent). The workflow goes on from there: the refused part's quick retries, the parts not yet sent,
- * the rollback, the record. `recorded`: every part went out and the thread is recorded `published` already.
+ * What a hold reports is a `ThreadStep` (`activities/thread-parts.ts`).
  */
-export type HeldThreadStep = { claim: ThreadClaim | null; sent?: Array<PartAttempt | null>; recorded?: boolean };
 
 /** Held threads of one instant claimed per statement (`InstantClaims`). */
 const HELD_CLAIMS_PER_STATEMENT = 100;
-/**
- * How long after the instant a hold goes on sending parts; the rest go part by part from the workflow. The hold's
- * time limit (the hold plus 10 minutes) must cover the last part it starts.
- */
-const HELD_SENDS_FOR_MS = 60_000;
 
 export function createHeldThreadActivities(rt: PostsRuntime) {
   const { db } = rt;
-  const { publishClaimOf, sendPart } = createThreadParts(rt);
+  const { publishClaimOf, sendInOrder, recordedIfAllSent } = createThreadParts(rt);
   const heldClaims = new InstantClaims<{ id: string; parts: PostRow[] }>(
     async (threadIds, at) => byThread(await threads.claimThreadsScheduledAt(db, threadIds, at)),
     HELD_CLAIMS_PER_STATEMENT,
   );
-
-  /** The parts claimed at the instant, in order, until one is refused or is not answered, or the time is up. */
-  async function sendFromInstant(rows: PostRow[]): Promise<Array<PartAttempt | null>> {
-    const until = Date.now() + HELD_SENDS_FOR_MS;
-    const sent: Array<PartAttempt | null> = [];
-    let root: string | null = null;
-    let replyTo: ReplyTo = null;
-    for (const row of rows) {
-      if (sent.length > 0 && Date.now() > until) break;
-      let attempt: PartAttempt | null;
-      try {
-        attempt = await sendPart(row.id, replyTo);
-      } catch (err) {
-        rt.logger.warn({ err, postId: row.id, threadId: row.thread_id }, 'a held thread part could not be confirmed');
-        attempt = null;
-      }
-      sent.push(attempt);
-      if (!attempt?.ok) break;
-      root ??= attempt.platformPostId;
-      replyTo = { platformPostId: attempt.platformPostId, rootPlatformPostId: root };
-    }
-    return sent;
-  }
-
-  /**
-   * Every part went out: the thread recorded `published` here, so the workflow has no record left to make. A record
-   * that fails is reported not made (the workflow makes it, with retries); the parts are live either way.
-   * `published_at` from the instant: `dueAt` in time-skipped tests, the worker's clock otherwise.
-   */
-  async function recordedIfAllSent(rows: PostRow[], sent: Array<PartAttempt | null>, dueAt: number): Promise<boolean> {
-    const parts = sent.flatMap((attempt, i) => (attempt?.ok ? [{ postId: rows[i]!.id, platformPostId: attempt.platformPostId, url: attempt.url }] : []));
-    if (parts.length < rows.length) return false;
-    try {
-      await threads.recordThreadPublished(db, parts, Math.max(dueAt, Date.now()));
-      return true;
-    } catch (err) {
-      rt.logger.error({ err, threadId: rows[0]!.thread_id }, 'a held thread went out but could not be recorded yet; the workflow records it');
-      return false;
-    }
-  }
 
   /**
    * Where a held thread stands, from its rows (read only: a hold owns the claim). `scheduled`: wait for its time.
@@ -78,7 +28,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
    * is unknown unless every part is stored. `published` (by a hold the workflow lost track of): every part sent and
    * recorded, the first comment still the workflow's to send. Anything else: gone.
    */
-  async function stepOf(threadId: string): Promise<HeldThreadStep> {
+  async function stepOf(threadId: string): Promise<ThreadStep> {
     const rows = await threads.loadThreadParts(db, threadId);
     const status = sharedStatus(rows);
     if (status !== 'scheduled' && status !== 'publishing' && status !== 'published') return { claim: { kind: 'gone' } };
@@ -90,7 +40,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
   }
 
   /** `publishThreadWhenDue` at its instant: the exact-time claim, then the sends. */
-  async function claimHeldAndSend(input: { threadId: string; dueAt: number }): Promise<HeldThreadStep> {
+  async function claimHeldAndSend(input: { threadId: string; dueAt: number }): Promise<ThreadStep> {
     let rows: PostRow[] | undefined;
     try {
       rows = (await heldClaims.claim(input.threadId, input.dueAt))?.parts;
@@ -104,8 +54,10 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
       // again for the same instant.
       return seen.claim?.kind === 'wait' && seen.claim.until === input.dueAt ? { claim: null } : seen;
     }
-    const sent = await sendFromInstant(rows);
-    return { claim: await publishClaimOf(rows), sent, recorded: await recordedIfAllSent(rows, sent, input.dueAt) };
+    const claim = await publishClaimOf(rows);
+    const sent = await sendInOrder(input.threadId, claim.parts);
+    // `published_at` from the instant: `dueAt` in time-skipped tests, the worker's clock otherwise.
+    return { claim, sent, recorded: await recordedIfAllSent(input.threadId, claim.parts, sent, Math.max(input.dueAt, Date.now())) };
   }
 
   return {
@@ -115,12 +67,12 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
      * never takes it), and its parts sent from the instant. A claim it did not get reads the rows and reports them,
      * never claims them.
      */
-    async publishThreadWhenDue(input: { threadId: string; dueAt: number; holdMs: number }): Promise<HeldThreadStep> {
+    async publishThreadWhenDue(input: { threadId: string; dueAt: number; holdMs: number }): Promise<ThreadStep> {
       return holdUntilInstant(rt, input, () => claimHeldAndSend(input));
     },
 
     /** Where a held thread stands, read only (see `stepOf`): on a change signalled during the hold, or after a hold was lost. */
-    async heldThreadState(input: { threadId: string }): Promise<HeldThreadStep> {
+    async heldThreadState(input: { threadId: string }): Promise<ThreadStep> {
       return stepOf(input.threadId);
     },
   };

@@ -6,9 +6,9 @@ import * as posts from '../src/posts/repository';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { isPlatformFailure } from '../src/platforms/types';
-import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim } from './thread-parts';
+import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim, type ThreadStep } from './thread-parts';
 
-export type { PartAttempt, ThreadClaim } from './thread-parts';
+export type { PartAttempt, ThreadClaim, ThreadStep } from './thread-parts';
 
 /**
  * The activities of one thread's publication (`workflows/publish-thread.ts`): each is a call of
@@ -23,27 +23,49 @@ export type PartRemoval = 'removed' | 'refused';
 export function createThreadActivities(rt: PostsRuntime) {
   const { db } = rt;
 
-  const { publishClaimOf, sendPart } = createThreadParts(rt);
+  const { publishClaimOf, sendPart, sendInOrder, recordedIfAllSent } = createThreadParts(rt);
+
+  /**
+   * Decides the next step from the rows: gone (deleted, cancelled, no rows), wait (the shared scheduled time or the
+   * next retry), or publish. A scheduled thread due now becomes `publishing` as a whole, under row locks, so a
+   * concurrent DELETE either cancels all of it first or finds it publishing. The account is read after the commit:
+   * a claim holds a connection for its transaction, and a read on another one inside it let threads due together
+   * take the whole pool, each waiting for a connection another held (`test/threads/claim-pool.test.ts`).
+   */
+  async function claimThread(input: { threadId: string; now: number; notBefore: number }): Promise<ThreadClaim> {
+    const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | PostRow[]> => {
+      const rows = await threads.loadThreadParts(trx, input.threadId, { lock: true });
+      const status = sharedStatus(rows);
+      if (status !== 'scheduled' && status !== 'publishing') return { kind: 'gone' };
+      const due = Math.max(status === 'scheduled' ? (rows[0]!.scheduled_at?.getTime() ?? 0) : 0, input.notBefore);
+      if (due > input.now) return { kind: 'wait', until: due };
+      if (status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
+      return rows;
+    });
+    return Array.isArray(decided) ? publishClaimOf(decided) : decided;
+  }
 
   return {
+    claimThread,
+
     /**
-     * Decides the next step from the rows: gone (deleted, cancelled, no rows), wait (the shared scheduled time or the
-     * next retry), or publish. A scheduled thread due now becomes `publishing` as a whole, under row locks, so a
-     * concurrent DELETE either cancels all of it first or finds it publishing. The account is read after the commit:
-     * a claim holds a connection for its transaction, and a read on another one inside it let threads due together
-     * take the whole pool, each waiting for a connection another held (`test/threads/claim-pool.test.ts`).
+     * An immediate thread, its request waiting (a local activity: no workflow activation between its parts): its rows
+     * read (they are `publishing` from their insert, which no request changes, so no lock), every part sent one after
+     * the other (`sendInOrder`) and, when all went out, the record. It reports what a hold does (`ThreadStep`), and
+     * the workflow goes on from there. A read that fails is left to the workflow's claim, with retries.
      */
-    async claimThread(input: { threadId: string; now: number; notBefore: number }): Promise<ThreadClaim> {
-      const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | PostRow[]> => {
-        const rows = await threads.loadThreadParts(trx, input.threadId, { lock: true });
-        const status = sharedStatus(rows);
-        if (status !== 'scheduled' && status !== 'publishing') return { kind: 'gone' };
-        const due = Math.max(status === 'scheduled' ? (rows[0]!.scheduled_at?.getTime() ?? 0) : 0, input.notBefore);
-        if (due > input.now) return { kind: 'wait', until: due };
-        if (status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
-        return rows;
-      });
-      return Array.isArray(decided) ? publishClaimOf(decided) : decided;
+    async publishThreadNow(input: { threadId: string }): Promise<ThreadStep> {
+      let rows: PostRow[];
+      try {
+        rows = await threads.loadThreadParts(db, input.threadId);
+      } catch (err) {
+        rt.logger.warn({ err, threadId: input.threadId }, 'reading an immediate thread failed; the workflow claims it with retries');
+        return { claim: null };
+      }
+      if (sharedStatus(rows) !== 'publishing') return { claim: { kind: 'gone' } };
+      const claim = await publishClaimOf(rows);
+      const sent = await sendInOrder(input.threadId, claim.parts);
+      return { claim, sent, recorded: await recordedIfAllSent(input.threadId, claim.parts, sent, Date.now()) };
     },
 
     /** One part on the platform, if the thread is still `publishing` (`sendPart`). */

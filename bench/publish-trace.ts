@@ -1,6 +1,6 @@
 // Where one publish's milliseconds go, request by request: loaded into the Herald process of `bench:posts` with
 //   HERALD_BENCH_NODE_ARGS="--require <out>/bench/publish-trace.js" node <out>/bench/posts.js 3 8
-// it prints to stderr, for each POST /api/v1/posts that ran alone (the 200 ms phase sends one at a time; requests
+// it prints to stderr, for each POST /api/v1/posts or /api/v1/threads that ran alone (the 200 ms phase sends one at a time; requests
 // that overlapped another are not printed), one line `TRACE ms what | ms what | ...` from the request's arrival: each
 // statement sent and answered (its first words), each HTTP call to a platform, the Temporal client's start, each
 // NOTIFY of the change feed, and the response. Measuring only: it wraps the libraries' methods in this process.
@@ -21,7 +21,7 @@ function mark(what: string): void {
 const serverEmit = http.Server.prototype.emit as (this: http.Server, event: string, ...args: unknown[]) => boolean;
 http.Server.prototype.emit = function (this: http.Server, event: string, ...args: unknown[]) {
   const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
-  if (event === 'request' && req.method === 'POST' && req.url?.startsWith('/api/v1/posts')) {
+  if (event === 'request' && req.method === 'POST' && (req.url?.startsWith('/api/v1/posts') || req.url?.startsWith('/api/v1/threads'))) {
     if (++inFlight === 1) {
       startedAt = process.hrtime.bigint();
       marks = [];

@@ -1,7 +1,7 @@
 import { condition, defineSignal, log, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
-import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim } from '../activities/threads';
-import type { HeldThreadActivities, HeldThreadStep } from '../activities/threads-held';
+import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadStep } from '../activities/threads';
+import type { HeldThreadActivities } from '../activities/threads-held';
 import type { PostActivities } from '../activities/posts';
 import { heldCall, whileHeld, type WakeSignals } from './held';
 import { retryWait } from './retry-wait';
@@ -20,7 +20,7 @@ import { retryWait } from './retry-wait';
  * "shared time reached" is prepared ahead, as for a post: the workflow wakes `dueLeadMs` before the time and hands the
  * thread to a held `publishThreadWhenDue` that claims it at the instant and sends its parts from there; the loop goes
  * on from what it sent (`holdUntilDue`; README "Threads"). An immediate thread, its request waiting, is started eagerly
- * and its steps are local activities (`immediate`): the claim, every part and the record in one workflow task.
+ * and sent the same way, from one local activity (`publishNow`); its other steps are local activities too.
  */
 
 export interface PublishThreadInput {
@@ -81,8 +81,11 @@ const HELD_UNTIL_DUE = 'thread-held-until-due';
  * claim made by newer activities may reach older workflow code (a deploy), which scheduled the cleanup regardless.
  */
 const CLEANUP_ONLY_WITH_MEDIA = 'thread-cleanup-only-with-media';
-/** Patch id: an immediate thread's steps are local activities (`immediate`). Runs recorded before it replay queued ones. */
-const IMMEDIATE_STEPS_LOCAL = 'thread-immediate-steps-local';
+/**
+ * Patch id: an immediate thread (`immediate`) is claimed and sent by one local activity, `publishThreadNow`, and its
+ * other steps are local activities too. Runs recorded before it replay their queued claim, parts and record.
+ */
+const IMMEDIATE_IN_WORKER = 'thread-immediate-in-worker';
 
 // Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries). A part
 // run again as a local activity (its workflow task lost) finds its mark and asks the platform first (`sendPart`).
@@ -132,20 +135,21 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
   let woken = false;
   setHandler(threadChanged, () => void (woken = true));
   const signals: WakeSignals = { woken: () => woken, consume: () => void (woken = false) };
-  const steps = input.immediate && patched(IMMEDIATE_STEPS_LOCAL) ? local : queued;
+  const immediate = input.immediate === true && patched(IMMEDIATE_IN_WORKER);
+  const steps = immediate ? local : queued;
   const { bookkeeping } = steps;
 
   let notBefore = 0;
   let failures = 0;
-  let held: HeldThreadStep | undefined;
-  let created: HeldThreadStep | undefined =
+  let held: ThreadStep | undefined = immediate ? await publishNow(input.threadId) : undefined;
+  let created: ThreadStep | undefined =
     input.scheduledAt !== undefined && input.scheduledAt > Date.now() && patched(HELD_UNTIL_DUE) ? { claim: { kind: 'wait', until: input.scheduledAt } } : undefined;
   for (;;) {
     // Cleared before reading: a change signalled while the rows are being read still wakes the wait that follows. Not
     // when nothing is read: a change signalled before the first wait must still wake it.
     const clearedBeforeRead = patched(WAKE_CLEARED_BEFORE_READ);
     if (clearedBeforeRead && !created) woken = false;
-    const step: HeldThreadStep = held ?? created ?? { claim: null };
+    const step: ThreadStep = held ?? created ?? { claim: null };
     held = created = undefined;
     const claim: ThreadClaim = step.claim ?? (await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), notBefore }));
     if (claim.kind === 'gone') return { outcome: 'gone' };
@@ -191,6 +195,19 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     failures += 1;
     await bookkeeping.requeueThread({ threadId: input.threadId });
     notBefore = Date.now() + wait;
+  }
+}
+
+/**
+ * An immediate thread claimed and sent by one local activity, its request waiting. One that fails (its worker lost,
+ * its time up) leaves what the rows say, as a lost hold does: the parts stored went out, the next one is unknown.
+ */
+async function publishNow(threadId: string): Promise<ThreadStep> {
+  try {
+    return await local.platformCall.publishThreadNow({ threadId });
+  } catch (err) {
+    log.warn('an immediate thread could not be confirmed', { threadId, error: String(err) });
+    return local.bookkeeping.heldThreadState({ threadId });
   }
 }
 
@@ -258,9 +275,9 @@ async function publishParts(
  * (its worker lost or shut down) is what the rows say: not claimed (scheduled), claimed with the parts whose ids are
  * stored sent and the next one unknown, or gone.
  */
-async function holdUntilDue(threadId: string, dueAt: number, signals: WakeSignals): Promise<HeldThreadStep> {
+async function holdUntilDue(threadId: string, dueAt: number, signals: WakeSignals): Promise<ThreadStep> {
   const holdMs = Math.max(0, dueAt - Date.now());
-  return whileHeld<HeldThreadStep>(
+  return whileHeld<ThreadStep>(
     () => heldCall(holdMs).publishThreadWhenDue({ threadId, dueAt, holdMs }),
     () => queued.bookkeeping.heldThreadState({ threadId }),
     async () => {

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import type { PartAttempt, ThreadActivities, ThreadClaim } from '../../activities/threads';
-import type { HeldThreadActivities, HeldThreadStep } from '../../activities/threads-held';
+import type { HeldThreadActivities } from '../../activities/threads-held';
+import type { ThreadStep } from '../../activities/thread-parts';
 import type { PublishThreadInput, PublishThreadResult } from '../../workflows/publish-thread';
 import { workflowBundle } from '../posts/harness';
 import { createTimeSkippingEnv } from '../helpers/temporal';
@@ -12,8 +13,9 @@ import { createTimeSkippingEnv } from '../helpers/temporal';
  * publishThread after a lost hold, with hand-written activities of the real types: what the rows say decides. A
  * part the hold may have sent is never sent again by the workflow: stored ids are live parts, the next part's
  * outcome is unknown (rolled back, then failed, as a crashed part activity is); rows still scheduled get a new hold.
+ * An immediate thread's one activity (`publishThreadNow`) is read the same way when it is lost.
  */
-describe('publishThread workflow: a hold lost in the worker', function () {
+describe('publishThread workflow: a hold lost in the worker, and an immediate thread\'s one activity', function () {
   this.timeout(60_000);
   let env: TestWorkflowEnvironment;
 
@@ -34,12 +36,19 @@ describe('publishThread workflow: a hold lost in the worker', function () {
   };
   const live = (n: number): PartAttempt => ({ ok: true, platformPostId: `x-${n}`, url: null });
 
-  async function run(holds: Array<HeldThreadStep | 'lost'>, states: Array<HeldThreadStep | 'scheduled'>): Promise<{ result: PublishThreadResult; calls: string[] }> {
+  /** `immediate`: the thread's request waits (no schedule): its one activity is `publishThreadNow`, not a hold. */
+  async function run(holds: Array<ThreadStep | 'lost'>, states: Array<ThreadStep | 'scheduled'>, immediate = false): Promise<{ result: PublishThreadResult; calls: string[] }> {
     const calls: string[] = [];
     let at = 0;
     const activities: Partial<ThreadActivities & HeldThreadActivities> = {
       async publishThreadWhenDue() {
         calls.push('hold');
+        const next = holds.shift()!;
+        if (next === 'lost') throw new Error('worker lost');
+        return next;
+      },
+      async publishThreadNow() {
+        calls.push('now');
         const next = holds.shift()!;
         if (next === 'lost') throw new Error('worker lost');
         return next;
@@ -67,6 +76,9 @@ describe('publishThread workflow: a hold lost in the worker', function () {
       async failThread(input) {
         calls.push(`fail: ${input.message}`);
       },
+      async discardThread(input) {
+        calls.push(`discard: ${input.message}`);
+      },
       async cleanupThreadMedia() {
         calls.push('cleanup');
         return 0;
@@ -75,7 +87,7 @@ describe('publishThread workflow: a hold lost in the worker', function () {
     const taskQueue = `threads-held-${randomUUID()}`;
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: await workflowBundle(), activities });
     at = (await env.currentTimeMs()) + 3_600_000;
-    const input: PublishThreadInput = { threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [1_000], dueLeadMs: 60_000, scheduledAt: at };
+    const input: PublishThreadInput = { threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [1_000], dueLeadMs: 60_000, ...(immediate ? { immediate } : { scheduledAt: at }) };
     const result = await worker.runUntil(env.client.workflow.execute('publishThread', { taskQueue, workflowId: `thread-${randomUUID()}`, args: [input] }));
     return { result: result as PublishThreadResult, calls };
   }
@@ -96,5 +108,27 @@ describe('publishThread workflow: a hold lost in the worker', function () {
     const { result, calls } = await run([{ claim, sent: [live(1)] }], []);
     assert.deepEqual(calls, ['hold', 'publish p2', 'publish p3', 'record']);
     assert.deepEqual(result, { outcome: 'published', firstComment: null });
+  });
+
+  describe('an immediate thread, sent from one local activity', () => {
+    const now = { ...claim, scheduled: false };
+
+    it('lost after the first part went out: that part is live, the second unknown, nothing is sent again; rolled back, discarded', async () => {
+      const { result, calls } = await run(['lost'], [{ claim: now, sent: [live(1), null] }], true);
+      assert.deepEqual(calls, ['now', 'state', 'remove x-1', 'discard: X did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.']);
+      assert.equal(result.outcome, 'failed');
+    });
+
+    it('stopped sending (its time was up): the workflow sends the rest and records the thread', async () => {
+      const { result, calls } = await run([{ claim: now, sent: [live(1)] }], [], true);
+      assert.deepEqual(calls, ['now', 'publish p2', 'publish p3', 'record']);
+      assert.deepEqual(result, { outcome: 'published', firstComment: null });
+    });
+
+    it('sent and recorded whole: nothing is left to the workflow', async () => {
+      const { result, calls } = await run([{ claim: now, sent: [live(1), live(2), live(3)], recorded: true }], [], true);
+      assert.deepEqual(calls, ['now']);
+      assert.deepEqual(result, { outcome: 'published', firstComment: null });
+    });
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
-import type { HeldThreadStep } from '../../activities/threads-held';
+import type { ThreadStep } from '../../activities/thread-parts';
 import { createLogger } from '../../src/logger';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
 import { testConfig } from '../helpers/api';
@@ -97,7 +97,7 @@ describe('Scheduled threads: prepared a lead ahead, held in the worker, sent fro
       // A stale hold (another time): nothing taken, the rows' time reported.
       assert.deepEqual(await env.run(activities.publishThreadWhenDue, { threadId: threads[0]!.threadId, dueAt: dueAt - 60_000, holdMs: 0 }), { claim: { kind: 'wait', until: dueAt } });
       statements.length = 0;
-      const steps = (await Promise.all(threads.map(({ threadId }) => new MockActivityEnvironment().run(activities.publishThreadWhenDue, { threadId, dueAt, holdMs: 60_000 })))) as HeldThreadStep[];
+      const steps = (await Promise.all(threads.map(({ threadId }) => new MockActivityEnvironment().run(activities.publishThreadWhenDue, { threadId, dueAt, holdMs: 60_000 })))) as ThreadStep[];
       assert.equal(statements.filter((text) => /^update "posts" set "status" = \$1, "request_origin" = \$2/.test(text)).length, 1, statements.join('\n'));
       for (const [i, step] of steps.entries()) {
         assert.equal(step.claim?.kind, 'publish');
@@ -110,7 +110,7 @@ describe('Scheduled threads: prepared a lead ahead, held in the worker, sent fro
       }
       // A second hold of the same instant (its workflow lost track of the first): it takes nothing and reports what
       // the rows say, both parts out and recorded.
-      const again = (await env.run(activities.publishThreadWhenDue, { threadId: threads[0]!.threadId, dueAt, holdMs: 0 })) as HeldThreadStep;
+      const again = (await env.run(activities.publishThreadWhenDue, { threadId: threads[0]!.threadId, dueAt, holdMs: 0 })) as ThreadStep;
       assert.deepEqual([again.claim?.kind, again.sent?.map((attempt) => attempt?.ok), again.recorded], ['publish', [true, true], true]);
       assert.equal(tweetsOf('together a1').length, 1, 'sent once');
       assert.deepEqual([...new Set((await Promise.all(threads.map((t) => rows(t.threadId)))).flat().map((r) => r.status))], ['published']);
