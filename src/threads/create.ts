@@ -3,13 +3,13 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../db';
 import type { NewPostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { reserveQuota, type Charge } from '../quota/quota';
+import { reserveQuota, reserveQuotaWith, type Charge } from '../quota/quota';
 import { loadPublishableAccountsAndLimits } from '../posts/accounts-port';
 import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
 import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
 import type { PostsRuntime } from '../posts/runtime';
-import { insertPosts, markPromoted as markDraftPromoted, scheduledTimesOf } from '../posts/repository';
+import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf, scheduledTimesOf } from '../posts/repository';
 import { isThreadPublishing } from './repository';
 import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
 import { awaitThreadResult, startThreadWorkflow } from './workflow-client';
@@ -32,7 +32,9 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   const { accounts, limits } = await loadPublishableAccountsAndLimits(rt, userId, body.account_ids ?? [body.account_id!], fanOut);
 
   const now = rt.now();
-  const validation = validateThreadRequest(body, { accounts, plan: limits, now, scheduledTimes: await scheduledTimesOf(rt.db, accounts.map((a) => a.id)) });
+  // Only a time can collide with the account's other scheduled posts (as for a post: `createPosts`).
+  const scheduledTimes = body.schedule_at === undefined ? {} : await scheduledTimesOf(rt.db, accounts.map((a) => a.id));
+  const validation = validateThreadRequest(body, { accounts, plan: limits, now, scheduledTimes });
   const draft = validation.mode === 'draft';
   const media = await preparePartsMedia(rt, { userId, fanOut, mode: validation.mode, plans: validation.accounts });
 
@@ -61,13 +63,21 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   });
 
   const downloaded = media.flatMap((m) => m.downloaded);
+  const rows = threads.flatMap((t) => t.rows);
+  const quota = { userId, limits, now, charges: threads.flatMap(({ plan, rows: parts }) => threadCharges(plan, parts.map((r) => r.id))) };
   try {
-    // The quota last: it locks the user's month row, which every publish of this user waits for, until the commit.
-    await rt.db.transaction().execute(async (trx) => {
-      await insertPosts(trx, threads.flatMap((t) => t.rows));
-      if (promotion) await markPromoted(trx, threads[0]!.rows);
-      if (!draft) await reserveQuota(trx, { userId, limits, now, charges: threads.flatMap(({ plan, rows }) => threadCharges(plan, rows.map((r) => r.id))) });
-    });
+    if (draft && !promotion) await insertPosts(rt.db, rows);
+    // The parts and their quota in one statement (its own transaction), as a post's: the user's month row, which
+    // every publish of this user waits for, is locked only while it runs, and a refusal rolls the parts back with it.
+    else if (!promotion) await reserveQuotaWith(rt.db, quota, postsInsertOf(rt.db, rows));
+    else {
+      // The quota last: it locks the user's month row until the commit.
+      await rt.db.transaction().execute(async (trx) => {
+        await insertPosts(trx, rows);
+        await markPromoted(trx, threads[0]!.rows);
+        if (!draft) await reserveQuota(trx, quota);
+      });
+    }
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(downloaded).catch(() => undefined);
     throw err;
@@ -135,27 +145,38 @@ async function preparePartsMedia(
 
 /**
  * Starts one workflow per thread, in parallel. Immediate threads are awaited (their outcome is the answer); a start
- * that fails is left to the reconciler.
+ * that fails is left to the reconciler. A thread published whole is heard on the change feed (every part settled:
+ * recorded, and its first comment tried) a few milliseconds before its workflow's result travels back; a thread that
+ * failed was removed, which the feed does not announce, and its result says why. So both are awaited, the first wins.
  */
 async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ threadId: string; rows: ReadonlyArray<NewPostRow & { id: string }> }>): Promise<Map<string, ThreadOutcome>> {
   const outcomes = new Map<string, ThreadOutcome>();
   await Promise.all(
     threads.map(async ({ threadId, rows }) => {
       const immediate = rows[0]!.status === 'publishing';
-      let handle;
+      // Made before the start, so no change can slip between the start and the watch.
+      const watches = immediate && rt.changes ? rows.map((row) => rt.changes!.watch(row.id)) : [];
       try {
-        handle = await startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
-      } catch (err) {
-        rt.logger.error({ err, threadId }, 'could not start the thread workflow; the reconciler will');
-        return;
-      }
-      if (!immediate) return;
-      try {
-        const result = await awaitThreadResult(handle);
-        if (result.outcome === 'failed') outcomes.set(threadId, result);
-      } catch (err) {
-        rt.logger.warn({ err, threadId }, 'could not read the thread result; watching the rows instead');
-        await waitWhilePublishing(rt, threadId);
+        let handle;
+        try {
+          handle = await startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
+        } catch (err) {
+          rt.logger.error({ err, threadId }, 'could not start the thread workflow; the reconciler will');
+          return;
+        }
+        if (!immediate) return;
+        const result = awaitThreadResult(handle);
+        result.catch(() => undefined); // read below, or left behind once the feed answered
+        const publishedWhole = watches.length > 0 ? Promise.all(watches.map((watch) => watch.settled)).then(() => null) : new Promise<null>(() => undefined);
+        try {
+          const answer = await Promise.race([publishedWhole, result]);
+          if (answer?.outcome === 'failed') outcomes.set(threadId, answer);
+        } catch (err) {
+          rt.logger.warn({ err, threadId }, 'could not read the thread result; watching the rows instead');
+          await waitWhilePublishing(rt, threadId);
+        }
+      } finally {
+        for (const watch of watches) watch.stop();
       }
     }),
   );

@@ -12,9 +12,10 @@ import { insertXAccount, testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 
 /**
- * README "Publish path cost": the user's month row is where all of one user's publishes queue, so a thread create and
- * a draft promotion (a post's or a thread's) take the quota as the last statement of their transaction, as a post
- * create does; a request the quota refuses is rolled back whole (no row, no reservation, the drafts as they were).
+ * README "Publish path cost": the user's month row is where all of one user's publishes queue, so a thread create
+ * takes its parts and the quota in one statement, as a post create does, and a draft promotion (a post's or a
+ * thread's) takes the quota as the last statement of its transaction; a request the quota refuses is rolled back
+ * whole (no row, no reservation, the drafts as they were).
  */
 describe('Threads and draft promotions: the quota taken last, nothing kept when it refuses', function () {
   this.timeout(120_000);
@@ -56,7 +57,7 @@ describe('Threads and draft promotions: the quota taken last, nothing kept when 
     for (const write of writesBefore) assert.ok(body.slice(0, -1).some((s) => write.test(s)), `${write} runs before the quota:\n${body.join('\n')}`);
   };
 
-  it('a thread create over the Free quota: 429, its parts were inserted before the quota and rolled back with it', async () => {
+  it('a thread create over the Free quota: 429, its parts and the quota one statement (as a post create), nothing kept', async () => {
     const user = await freeUserAt(29);
     const body = { account_id: user.account.id, posts: [{ text: 'last one' }, { text: 'last two' }] };
     const res = await h.api.request('POST', '/api/v1/threads', { key: user.apiKey, body });
@@ -66,7 +67,13 @@ describe('Threads and draft promotions: the quota taken last, nothing kept when 
     assert.deepEqual(await reservationsOf(user.userId), []);
     assert.equal((await usageFor(h.db, user.userId, h.now())).posts, 29);
 
-    await assertQuotaLastThenRolledBack(() => createThreads(rt, user.userId, body), res.body.error, [/insert into "posts"/]);
+    statements.length = 0;
+    await assert.rejects(createThreads(rt, user.userId, body), (err: Error & { code?: string }) => err.code === res.body.error.code && err.message === res.body.error.message);
+    const writes = statements.filter((s) => /insert into/.test(s));
+    assert.equal(writes.length, 1, statements.join('\n'));
+    assert.match(writes[0]!, /insert into "posts"/);
+    assert.match(writes[0]!, /insert into usage_months/);
+    assert.ok(!statements.includes('begin'), statements.join('\n'));
     assert.deepEqual(await postsOf(user.userId), []);
     assert.deepEqual(await reservationsOf(user.userId), []);
     assert.equal((await usageFor(h.db, user.userId, h.now())).posts, 29);
