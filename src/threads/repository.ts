@@ -99,21 +99,21 @@ export async function recordPartPublished(db: Db, postId: string, published: { p
     .execute();
 }
 
-/** Every part went out: `publishing` → `published` with their ids, and their reservations spent (first comment aside). */
+/**
+ * Every part went out: `publishing` → `published` with their ids, and their reservations spent (first comment aside).
+ * The parts change in one statement (their ids as arrays), which returns the thread they belong to.
+ */
 export async function recordThreadPublished(db: Db, parts: ReadonlyArray<{ postId: string; platformPostId: string; url: string | null }>, publishedAt: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const ids: string[] = [];
-    for (const part of parts) {
-      const updated = await trx
-        .updateTable('posts')
-        .set({ status: 'published', platform_post_id: part.platformPostId, platform_post_url: part.url, published_at: new Date(publishedAt), error_message: null, updated_at: sql`now()` })
-        .where('id', '=', part.postId)
-        .where('status', '=', 'publishing')
-        .executeTakeFirst();
-      if (updated.numUpdatedRows > 0n) ids.push(part.postId);
-    }
-    await spendQuota(trx, ids, ['post', 'scheduled', 'x_link']);
-    const threadId = ids.length ? (await trx.selectFrom('posts').select('thread_id').where('id', '=', ids[0]).executeTakeFirstOrThrow()).thread_id : null;
+    const { rows } = await sql<{ id: string; thread_id: string | null }>`
+      update posts set status = 'published', platform_post_id = part.platform_post_id, platform_post_url = part.url,
+        published_at = ${new Date(publishedAt)}, error_message = null, updated_at = now()
+      from unnest(${parts.map((p) => p.postId)}::uuid[], ${parts.map((p) => p.platformPostId)}::text[], ${parts.map((p) => p.url)}::text[])
+        as part(id, platform_post_id, url)
+      where posts.id = part.id and posts.status = 'publishing'
+      returning posts.id, posts.thread_id`.execute(trx);
+    await spendQuota(trx, rows.map((r) => r.id), ['post', 'scheduled', 'x_link']);
+    const threadId = rows[0]?.thread_id;
     if (threadId) await recordThreadEvent(trx, 'thread.published', threadId);
   });
 }
