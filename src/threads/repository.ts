@@ -49,10 +49,16 @@ export async function loadOwnThreadParts(db: Db, userId: string, threadId: strin
  * The thread's event, in the transaction of its change. `posts` defaults to the parts as they now are; its request
  * is the one being served, else the one the parts record (an immediate publish reported by the worker).
  */
-async function recordThreadEvent(trx: Trx, type: 'thread.published' | 'thread.failed', threadId: string, extra: { posts?: PostView[]; thread_rollback?: unknown } = {}): Promise<void> {
-  const part = await trx.selectFrom('posts').select(['user_id', 'request_origin']).where('thread_id', '=', threadId).orderBy('thread_order').executeTakeFirst();
+async function recordThreadEvent(
+  trx: Trx,
+  type: 'thread.published' | 'thread.failed',
+  threadId: string,
+  extra: { posts?: PostView[]; thread_rollback?: unknown; owner?: { user_id: string; request_origin: PostRow['request_origin'] }; partIds?: readonly string[] } = {},
+): Promise<void> {
+  // Every part of a thread has its user and request origin (they are inserted together): any part's will do.
+  const part = extra.owner ?? (await trx.selectFrom('posts').select(['user_id', 'request_origin']).where('thread_id', '=', threadId).orderBy('thread_order').executeTakeFirst());
   if (!part) return;
-  const posts = extra.posts ?? (await loadPostViews(trx, await threadPartIds(trx, threadId))).sort((a, b) => (a.thread_order ?? 0) - (b.thread_order ?? 0));
+  const posts = extra.posts ?? (await loadPostViews(trx, extra.partIds ?? (await threadPartIds(trx, threadId)))).sort((a, b) => (a.thread_order ?? 0) - (b.thread_order ?? 0));
   const data = type === 'thread.failed' ? { thread_id: threadId, posts, thread_rollback: extra.thread_rollback ?? null } : { thread_id: threadId, posts };
   await recordEvents(trx, [{ userId: part.user_id, type, data, request: currentRequestOrigin() ?? part.request_origin }]);
 }
@@ -105,16 +111,17 @@ export async function recordPartPublished(db: Db, postId: string, published: { p
  */
 export async function recordThreadPublished(db: Db, parts: ReadonlyArray<{ postId: string; platformPostId: string; url: string | null }>, publishedAt: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ id: string; thread_id: string | null }>`
+    const { rows } = await sql<{ id: string; thread_id: string | null; user_id: string; request_origin: PostRow['request_origin'] }>`
       update posts set status = 'published', platform_post_id = part.platform_post_id, platform_post_url = part.url,
         published_at = ${new Date(publishedAt)}, error_message = null, updated_at = now()
       from unnest(${parts.map((p) => p.postId)}::uuid[], ${parts.map((p) => p.platformPostId)}::text[], ${parts.map((p) => p.url)}::text[])
         as part(id, platform_post_id, url)
       where posts.id = part.id and posts.status = 'publishing'
-      returning posts.id, posts.thread_id`.execute(trx);
+      returning posts.id, posts.thread_id, posts.user_id, posts.request_origin`.execute(trx);
     await spendQuota(trx, rows.map((r) => r.id), ['post', 'scheduled', 'x_link']);
-    const threadId = rows[0]?.thread_id;
-    if (threadId) await recordThreadEvent(trx, 'thread.published', threadId);
+    const changed = rows[0];
+    // `parts` are every part of the thread (the workflow records a thread only when all went out).
+    if (changed?.thread_id) await recordThreadEvent(trx, 'thread.published', changed.thread_id, { owner: changed, partIds: parts.map((p) => p.postId) });
   });
 }
 
