@@ -3,10 +3,9 @@ import { sql } from 'kysely';
 import { createActivities } from '../../activities';
 import { startPostChangeFeed, isSettled } from '../../src/posts/change-feed';
 import { createLogger } from '../../src/logger';
-import { testConfig } from '../helpers/api';
 import { testDatabase } from '../helpers/db';
-import { insertAccount, insertMastodonAccount, insertXAccount, testSealedBox } from './fixtures';
-import { startPostsHarness, type PostsHarness } from './harness';
+import { insertMastodonAccount, insertTelegramAccount, insertXAccount } from './fixtures';
+import { harnessActivities, startPostsHarness, type PostsHarness } from './harness';
 
 /**
  * A platform call that never reported back (a worker stopped mid-call, a local activity run again after its workflow
@@ -18,12 +17,7 @@ describe('Posts: interrupted platform calls and the change feed', function () {
   let activities: ReturnType<typeof createActivities>;
   before(async () => {
     h = await startPostsHarness({ plan: 'agent' });
-    activities = createActivities({
-      config: testConfig(),
-      db: h.db,
-      logger: createLogger('silent'),
-      posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, now: h.now },
-    });
+    activities = harnessActivities(h);
   });
   after(async () => h?.stop());
 
@@ -35,19 +29,7 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       .executeTakeFirstOrThrow();
   }
 
-  async function telegramAccount() {
-    const token = `7000002:attempts-${Date.now()}`;
-    const bot = h.standIns.telegram.addBot(token);
-    const chat = h.standIns.telegram.addChat({ username: `attempts${Date.now()}` });
-    const account = await insertAccount(h.db, h.api.userId, {
-      platform: 'telegram',
-      platform_account_id: String(chat.id),
-      username: chat.username!,
-      credentials: { bot_token: token },
-      settings: { chat_id: String(chat.id), chat_username: chat.username!, bot_id: String(bot.id), bot_username: bot.username },
-    });
-    return { account, chat };
-  }
+  const telegramAccount = () => insertTelegramAccount(h.db, h.api.userId, h.standIns.telegram);
 
   it('marks the attempt, and a first attempt sends at once', async () => {
     const { account, chat } = await telegramAccount();

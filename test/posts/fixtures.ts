@@ -4,12 +4,14 @@
  *
  *   insertXAccount(db, userId, x, options?) → AccountRow   (a stand-in user with its bearer token)
  *   insertMastodonAccount(db, userId, mastodon) → AccountRow
+ *   insertTelegramAccount(db, userId, telegram) → { account, chat }   (a new bot of its own, admin of a new channel)
  */
 import { randomUUID } from 'node:crypto';
 import { createSealedBox } from '../../src/crypto/sealed-box';
 import type { Db } from '../../src/db';
 import type { AccountRow, NewAccountRow } from '../../src/db/tables/accounts';
 import type { MastodonStandIn } from '../standins/mastodon';
+import type { TelegramStandIn } from '../standins/telegram';
 import type { XStandIn } from '../standins/x';
 import { testEncryptionKey } from '../helpers/api';
 
@@ -60,4 +62,22 @@ export async function insertThreadsAccount(db: Db, userId: string, threads: { us
     credentials: { access_token: threads.user.token },
     settings: { threadsUserId: threads.user.id },
   });
+}
+
+let telegramBots = 0;
+
+/** A bot of its own (a token no other test uses) posting to a new channel of the stand-in, connected as an account of `userId`. */
+export async function insertTelegramAccount(db: Db, userId: string, telegram: TelegramStandIn) {
+  const n = ++telegramBots;
+  const token = `7100000:fixture-${n}-${randomUUID()}`;
+  const bot = telegram.addBot(token);
+  const chat = telegram.addChat({ username: `fixture${n}${Date.now()}` });
+  const account = await insertAccount(db, userId, {
+    platform: 'telegram',
+    platform_account_id: String(chat.id),
+    username: chat.username!,
+    credentials: { bot_token: token },
+    settings: { chat_id: String(chat.id), chat_username: chat.username!, bot_id: String(bot.id), bot_username: bot.username },
+  });
+  return { account, chat };
 }

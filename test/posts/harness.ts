@@ -127,6 +127,11 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
   };
 }
 
+/** The activities as the harness's worker has them, for tests that call one directly (no task queue, no workflow). */
+export function harnessActivities(h: Pick<PostsHarness, 'db' | 'standIns' | 'now'>): ReturnType<typeof createActivities> {
+  return createActivities({ config: testConfig(), db: h.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, now: h.now } });
+}
+
 /**
  * The activities a workflow ran, in order: local ones from their `MarkerRecorded` events (sdk-core's marker details),
  * regular ones from `ActivityTaskScheduled`.

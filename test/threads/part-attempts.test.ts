@@ -1,26 +1,20 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createActivities } from '../../activities';
-import { createLogger } from '../../src/logger';
-import { testConfig } from '../helpers/api';
-import { insertAccount, insertXAccount, testSealedBox } from '../posts/fixtures';
-import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { insertTelegramAccount, insertXAccount } from '../posts/fixtures';
+import { harnessActivities, startPostsHarness, type PostsHarness } from '../posts/harness';
 
 /**
- * A thread part's send can run again (an immediate thread's parts are local activities, repeated when their workflow
- * task is lost): it marks its attempt first, as a post's does, and a part whose id is stored is answered from its row.
+ * A thread part's send can run again (an immediate thread's parts go out from a local activity, `publishThreadNow`,
+ * which runs again when its workflow task is lost): it marks its attempt first, as a post's does, and a part whose id
+ * is stored is answered from its row.
  */
 describe('Threads: a part sent again never goes out twice', function () {
   let h: PostsHarness;
   let activities: ReturnType<typeof createActivities>;
   before(async () => {
     h = await startPostsHarness({ plan: 'agent' });
-    activities = createActivities({
-      config: testConfig(),
-      db: h.db,
-      logger: createLogger('silent'),
-      posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, now: h.now },
-    });
+    activities = harnessActivities(h);
   });
   after(async () => h?.stop());
 
@@ -63,16 +57,7 @@ describe('Threads: a part sent again never goes out twice', function () {
   });
 
   it('an open attempt where the platform can neither be searched nor repeated safely (telegram) is reported unknown, not resent', async () => {
-    const token = `7000003:part-attempts-${Date.now()}`;
-    const bot = h.standIns.telegram.addBot(token);
-    const chat = h.standIns.telegram.addChat({ username: `partattempts${Date.now()}` });
-    const account = await insertAccount(h.db, h.api.userId, {
-      platform: 'telegram',
-      platform_account_id: String(chat.id),
-      username: chat.username!,
-      credentials: { bot_token: token },
-      settings: { chat_id: String(chat.id), chat_username: chat.username!, bot_id: String(bot.id), bot_username: bot.username },
-    });
+    const { account, chat } = await insertTelegramAccount(h.db, h.api.userId, h.standIns.telegram);
     const [one] = await publishingThread(account.id, 'telegram', ['maybe sent part']);
     await h.db.updateTable('posts').set({ publish_attempt_started_at: new Date() }).where('id', '=', one!).execute();
     const attempt = await activities.publishThreadPart({ postId: one!, replyTo: null });
