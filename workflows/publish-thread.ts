@@ -141,7 +141,8 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
 
   let notBefore = 0;
   let failures = 0;
-  let held: ThreadStep | undefined = immediate ? await publishNow(input.threadId) : undefined;
+  // What an activity that claims and sends by itself reported (a hold at the instant, an immediate thread's one activity).
+  let reported: ThreadStep | undefined = immediate ? await publishNow(input.threadId) : undefined;
   let created: ThreadStep | undefined =
     input.scheduledAt !== undefined && input.scheduledAt > Date.now() && patched(HELD_UNTIL_DUE) ? { claim: { kind: 'wait', until: input.scheduledAt } } : undefined;
   for (;;) {
@@ -149,8 +150,8 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     // when nothing is read: a change signalled before the first wait must still wake it.
     const clearedBeforeRead = patched(WAKE_CLEARED_BEFORE_READ);
     if (clearedBeforeRead && !created) woken = false;
-    const step: ThreadStep = held ?? created ?? { claim: null };
-    held = created = undefined;
+    const step: ThreadStep = reported ?? created ?? { claim: null };
+    reported = created = undefined;
     const claim: ThreadClaim = step.claim ?? (await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), notBefore }));
     if (claim.kind === 'gone') return { outcome: 'gone' };
     if (claim.kind === 'wait') {
@@ -158,7 +159,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       // Waiting for its time (not a retry's): prepared a lead ahead, so at the instant only claims and sends run.
       const leadMs = claim.until > notBefore && (input.dueLeadMs ?? 0) > 0 && patched(HELD_UNTIL_DUE) ? input.dueLeadMs! : 0;
       await condition(() => woken, Math.max(1, claim.until - leadMs - Date.now()));
-      if (leadMs > 0 && !woken) held = await holdUntilDue(input.threadId, claim.until, signals);
+      if (leadMs > 0 && !woken) reported = await holdUntilDue(input.threadId, claim.until, signals);
       continue;
     }
 
