@@ -6,12 +6,13 @@
  *   mkdir -p scratch/old && git archive <commit> workflows | tar -x -C scratch/old
  *   node dist/test/<area>/histories/record.js $PWD/scratch/old/workflows test/<area>/histories/<name>.json
  *
- * `schedule` creates the post or thread through the API (as a client would) and names its workflow and the input to
- * start it with. That workflow is replaced by the old code's, on a task queue of its own (the current activities
+ * `schedule` creates the post or thread through the API (as a client would), or writes its rows itself where the API
+ * would run it at once, and names its workflow and the input to start it with. That workflow is replaced by the old code's, on a task queue of its own (the current activities
  * serve it: the old workflows call activities that still exist), and run to its end with time skipping.
  */
 import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import { createLogger } from '../../src/logger';
@@ -42,7 +43,13 @@ async function record(workflowsDir: string, out: string, schedule: (h: PostsHarn
   const h = await startPostsHarness(options);
   try {
     const run = await schedule(h);
-    await h.env.client.workflow.getHandle(run.workflowId).terminate('replaced by the old workflow code');
+    // Gone already when `schedule` wrote the rows itself (no workflow started for them).
+    await h.env.client.workflow
+      .getHandle(run.workflowId)
+      .terminate('replaced by the old workflow code')
+      .catch((err: unknown) => {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      });
     const taskQueue = `old-${randomUUID()}`;
     const worker = await Worker.create({
       connection: h.env.nativeConnection,

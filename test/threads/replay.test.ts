@@ -35,4 +35,13 @@ describe('publishThread replays histories recorded before its patches', function
     assert.deepEqual(scheduled, ['claimThread', 'claimThread', 'publishThreadPart', 'publishThreadPart', 'recordThreadPublished', 'cleanupThreadMedia']);
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'before-held-until-due');
   });
+
+  it('a run from before thread-immediate-in-worker, started with immediate: its claim, its parts and its record through the task queue', async () => {
+    // Recorded from the workflows of 5a5d382 (`test/threads/histories/record-immediate.ts`) with `immediate: true`,
+    // which that code ignored: the current code must not take the local activity for it.
+    const history = temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(path.resolve('test/threads/histories/before-immediate-in-worker.json'), 'utf8')));
+    const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    assert.deepEqual(scheduled, ['claimThread', 'publishThreadPart', 'publishThreadPart', 'recordThreadPublished']);
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'before-immediate-in-worker');
+  });
 });
