@@ -11,7 +11,10 @@ import { capabilities, deleteSupported } from '../src/platforms/capabilities';
 import type { PlatformSlug } from '../src/platforms/types';
 import { sendMarked } from './platform-attempt';
 
-/** What the thread activities share (`activities/threads.ts`, `activities/threads-held.ts`): the claim's shape and one part's send. */
+/**
+ * What the thread activities share (`activities/threads.ts`, `activities/threads-held.ts`): the claim's shape, one
+ * part's send, the parts sent in order and the record, and what an activity that sends by itself reports.
+ */
 
 interface ThreadPartRef {
   postId: string;

@@ -13,8 +13,8 @@ export type { PartAttempt, ThreadClaim, ThreadStep } from './thread-parts';
 /**
  * The activities of one thread's publication (`workflows/publish-thread.ts`): each is a call of
  * `src/threads/repository.ts` (the thread's rows are the truth; every write is conditional on the status it expects,
- * so a repeated activity changes nothing) and, for `publishThreadPart` and `removeThreadPart` only, one adapter call,
- * whose refusal is reported as a value.
+ * so a repeated activity changes nothing) and, for `publishThreadPart` and `removeThreadPart`, one adapter call, whose
+ * refusal is reported as a value; `publishThreadNow` sends an immediate thread's parts one after the other.
  */
 
 /** `removed`: gone from the platform (or it had never heard of it). `refused`: the platform would not delete it. */
