@@ -1,10 +1,9 @@
-import { condition, defineSignal, log, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import { condition, defineSignal, log, patched, setHandler, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadStep } from '../activities/threads';
-import type { HeldThreadActivities } from '../activities/threads-held';
-import type { PostActivities } from '../activities/posts';
 import { heldCall, whileHeld, type WakeSignals } from './held';
 import { retryWait } from './retry-wait';
+import { local, queued, type Steps } from './thread-steps';
 
 /**
  * One thread, all or nothing (publishing-api.md "States and transitions" rules 2-4, Guarantees 3-5). Workflow id
@@ -86,41 +85,6 @@ const CLEANUP_ONLY_WITH_MEDIA = 'thread-cleanup-only-with-media';
  * other steps are local activities too. Runs recorded before it replay their queued claim, parts and record.
  */
 const IMMEDIATE_IN_WORKER = 'thread-immediate-in-worker';
-
-// Reaches a platform: never retried by Temporal (the adapters make one create safe; the workflow owns retries). A part
-// run again as a local activity (its workflow task lost) finds its mark and asks the platform first (`sendPart`).
-const platformCallOptions = { startToCloseTimeout: '10 minutes', retry: { maximumAttempts: 1 } } satisfies ActivityOptions & LocalActivityOptions;
-// Deleting a post is idempotent (a post already gone counts as removed), so a crashed compensation may run again.
-const compensationOptions = {
-  startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 3 },
-} satisfies ActivityOptions & LocalActivityOptions;
-// Database bookkeeping: every write is conditional on the status it expects, so repeating one is harmless.
-const bookkeepingOptions = {
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
-} satisfies ActivityOptions & LocalActivityOptions;
-
-type AllThreadActivities = ThreadActivities & HeldThreadActivities & Pick<PostActivities, 'publishFirstComment'>;
-
-/** The activities a run calls, through the task queue or, for an immediate thread, in the worker (`immediate`). */
-interface Steps {
-  platformCall: AllThreadActivities;
-  compensation: AllThreadActivities;
-  bookkeeping: AllThreadActivities;
-}
-
-const queued: Steps = {
-  platformCall: proxyActivities<AllThreadActivities>(platformCallOptions),
-  compensation: proxyActivities<AllThreadActivities>(compensationOptions),
-  bookkeeping: proxyActivities<AllThreadActivities>(bookkeepingOptions),
-};
-
-const local: Steps = {
-  platformCall: proxyLocalActivities<AllThreadActivities>(platformCallOptions),
-  compensation: proxyLocalActivities<AllThreadActivities>(compensationOptions),
-  bookkeeping: proxyLocalActivities<AllThreadActivities>(bookkeepingOptions),
-};
 
 interface PublishedPart {
   postId: string;
