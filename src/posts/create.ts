@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkflowHandle } from '@temporalio/client';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { reserveQuotaWith, type Charge } from '../quota/quota';
@@ -9,7 +8,8 @@ import { publishOutcome, type CreatedPost, type PublishOutcome } from './respond
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
-import { insertPosts, postsInsertOf, scheduledTimesOf, statusOf } from './repository';
+import { startAndAwait } from './await-settled';
+import { insertPosts, postsInsertOf, scheduledTimesOf } from './repository';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow, type StartedPost } from './workflow-client';
 
 /**
@@ -102,58 +102,4 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
 /** Starts one `publishPost` per post (rows just written), in parallel; immediate posts are awaited (see `startAndAwait`). */
 export async function runWorkflows(rt: PostsRuntime, posts: readonly StartedPost[], awaitResults: boolean): Promise<void> {
   await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults)));
-}
-
-/**
- * The workflow's result is asked for only when the change feed cannot be relied on, or after this long: a long poll
- * of the workflow's history per publish costs both processes a gRPC call (and the server an encoded history) that
- * the feed's NOTIFY makes redundant. A workflow that ends without settling its rows is still heard of, this much later.
- */
-const resultFallbackMs = 5_000;
-
-/**
- * Starts the workflow that publishes `postIds` and, when the request waits for the platform's verdict, returns once
- * every one of them settled: the change feed reports each row as its change commits; the workflow's result is the
- * fallback, asked for when the feed is in doubt or has not answered within `resultFallbackMs`. A start that fails is
- * left to the reconciler (the rows say what they need).
- */
-async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start: () => Promise<WorkflowHandle>, awaitResults: boolean): Promise<void> {
-  const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
-  // A plain timer, cleared at the end: an aborted `timers/promises` sleep built a DOMException and a rejection per
-  // publish for a fallback that almost never fires.
-  let fallbackTimer: NodeJS.Timeout | undefined;
-  try {
-    let handle: WorkflowHandle;
-    try {
-      handle = await start();
-    } catch (err) {
-      rt.logger.error({ err, postIds }, 'could not start the publish workflow; the reconciler will');
-      return;
-    }
-    if (!awaitResults) return;
-    try {
-      if (watches.length === 0) {
-        await handle.result();
-      } else {
-        const feedInDoubt = Promise.race([...watches.map((watch) => watch.inDoubt), new Promise<void>((fire) => (fallbackTimer = setTimeout(fire, resultFallbackMs)))]);
-        await Promise.race([Promise.all(watches.map((watch) => watch.settled)), feedInDoubt.then(() => handle.result())]);
-      }
-    } catch (err) {
-      // The workflow may still be running (a dropped connection, a server hiccup): the rows say when it is done.
-      rt.logger.warn({ err, postIds }, 'could not read the publish result; watching the rows instead');
-      await Promise.all(postIds.map((id) => waitWhilePublishing(rt, id)));
-    }
-  } finally {
-    clearTimeout(fallbackTimer);
-    for (const watch of watches) watch.stop();
-  }
-}
-
-/** Polls the row until it leaves `publishing` (bounded: 60 s), for when the workflow result cannot be read. */
-async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if ((await statusOf(rt.db, postId)) !== 'publishing') return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }

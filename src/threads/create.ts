@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';
 import type { Database } from '../db';
 import type { NewPostRow } from '../db/tables/posts';
+import type { PublishThreadResult } from '../../workflows/publish-thread';
 import { ApiError } from '../errors';
 import { reserveQuota, reserveQuotaWith, type Charge } from '../quota/quota';
 import { loadPublishableAccountsAndLimits } from '../posts/accounts-port';
@@ -9,10 +10,10 @@ import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
 import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
 import type { PostsRuntime } from '../posts/runtime';
+import { startAndAwait } from '../posts/await-settled';
 import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf, scheduledTimesOf } from '../posts/repository';
-import { isThreadPublishing } from './repository';
 import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
-import { awaitThreadResult, startThreadWorkflow } from './workflow-client';
+import { startThreadWorkflow } from './workflow-client';
 
 /**
  * `POST /api/v1/threads` (publishing-api.md "POST /api/v1/threads", decisions.md "Threads"): every account is
@@ -83,7 +84,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
     throw err;
   }
 
-  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id), scheduledAt: rows[0]!.scheduled_at }));
+  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id) }));
   const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, threads.map(({ threadId, rows }) => ({ threadId, rows })));
   const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
   return threadOutcome(rt, { created, outcomes, fanOut, groupId, draft, warnings });
@@ -146,47 +147,18 @@ async function preparePartsMedia(
 /**
  * Starts one workflow per thread, in parallel. Immediate threads are awaited (their outcome is the answer); a start
  * that fails is left to the reconciler. A thread published whole is heard on the change feed (every part settled:
- * recorded, and its first comment tried) a few milliseconds before its workflow's result travels back; a thread that
- * failed was removed, which the feed does not announce, and its result says why. So both are awaited, the first wins.
+ * recorded, and its first comment tried); a thread that failed was removed, which the feed does not announce, so its
+ * workflow's result, which says why, is raced with the feed from the start (`startAndAwait`'s `resultAtOnce`).
  */
 async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ threadId: string; rows: ReadonlyArray<NewPostRow & { id: string }> }>): Promise<Map<string, ThreadOutcome>> {
   const outcomes = new Map<string, ThreadOutcome>();
   await Promise.all(
     threads.map(async ({ threadId, rows }) => {
       const immediate = rows[0]!.status === 'publishing';
-      // Made before the start, so no change can slip between the start and the watch.
-      const watches = immediate && rt.changes ? rows.map((row) => rt.changes!.watch(row.id)) : [];
-      try {
-        let handle;
-        try {
-          handle = await startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
-        } catch (err) {
-          rt.logger.error({ err, threadId }, 'could not start the thread workflow; the reconciler will');
-          return;
-        }
-        if (!immediate) return;
-        const result = awaitThreadResult(handle);
-        result.catch(() => undefined); // read below, or left behind once the feed answered
-        const publishedWhole = watches.length > 0 ? Promise.all(watches.map((watch) => watch.settled)).then(() => null) : new Promise<null>(() => undefined);
-        try {
-          const answer = await Promise.race([publishedWhole, result]);
-          if (answer?.outcome === 'failed') outcomes.set(threadId, answer);
-        } catch (err) {
-          rt.logger.warn({ err, threadId }, 'could not read the thread result; watching the rows instead');
-          await waitWhilePublishing(rt, threadId);
-        }
-      } finally {
-        for (const watch of watches) watch.stop();
-      }
+      const start = () => startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
+      const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate, { resultAtOnce: true })) as PublishThreadResult | undefined;
+      if (result?.outcome === 'failed') outcomes.set(threadId, result);
     }),
   );
   return outcomes;
-}
-
-async function waitWhilePublishing(rt: PostsRuntime, threadId: string, timeoutMs = 60_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (!(await isThreadPublishing(rt.db, threadId))) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
 }

@@ -36,10 +36,6 @@ export async function threadAccountId(db: Db, threadId: string): Promise<string 
   return (await db.selectFrom('posts').select('account_id').where('thread_id', '=', threadId).executeTakeFirst())?.account_id ?? null;
 }
 
-export async function isThreadPublishing(db: Db, threadId: string): Promise<boolean> {
-  return (await db.selectFrom('posts').select('id').where('thread_id', '=', threadId).where('status', '=', 'publishing').executeTakeFirst()) !== undefined;
-}
-
 /** The user's parts of a thread, in order (the drafts a promotion starts from). */
 export async function loadOwnThreadParts(db: Db, userId: string, threadId: string): Promise<PostRow[]> {
   return db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).where('user_id', '=', userId).orderBy('thread_order').execute();

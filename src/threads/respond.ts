@@ -11,8 +11,6 @@ export interface CreatedThread {
   threadId: string;
   account: Pick<AccountRow, 'id' | 'platform'>;
   postIds: string[];
-  /** The shared time written (null: immediate or a draft). */
-  scheduledAt: Date | null;
 }
 
 export type ThreadOutcome = Extract<PublishThreadResult, { outcome: 'failed' }>;

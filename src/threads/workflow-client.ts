@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import type { PublishThreadInput, PublishThreadResult } from '../../workflows/publish-thread';
+import type { PublishThreadInput } from '../../workflows/publish-thread';
 import type { PostsRuntime } from '../posts/runtime';
 import { canStartEagerly } from '../posts/workflow-client';
 import { searchAttributesOf, workflowSearchAttributes, type SearchedPost } from '../temporal/search-attributes';
@@ -56,10 +56,6 @@ export async function startThreadWorkflow(rt: PostsRuntime, threadId: string, st
   });
   rt.recentStarts?.record(handle.workflowId);
   return handle;
-}
-
-export async function awaitThreadResult(handle: WorkflowHandle): Promise<PublishThreadResult> {
-  return (await handle.result()) as PublishThreadResult;
 }
 
 /** Best effort: a workflow that is gone needs no wake-up. */

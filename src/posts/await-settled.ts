@@ -1,0 +1,70 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import { statusOf } from './repository';
+import type { PostsRuntime } from './runtime';
+
+/**
+ * How a request that publishes now waits for its posts (`createPosts`, `createThreads`): the change feed first, the
+ * workflow's result as the fallback.
+ */
+
+/**
+ * The workflow's result is asked for only when the change feed cannot be relied on, or after this long: a long poll
+ * of the workflow's history per publish costs both processes a gRPC call (and the server an encoded history) that
+ * the feed's NOTIFY makes redundant. A workflow that ends without settling its rows is still heard of, this much later.
+ */
+const resultFallbackMs = 5_000;
+
+/**
+ * Starts the workflow that publishes `postIds` and, when the request waits for the platform's verdict, returns once
+ * every one of them settled: the change feed reports each row as its change commits; the workflow's result is the
+ * fallback, asked for when the feed is in doubt or has not answered within `resultFallbackMs`. `resultAtOnce`: the
+ * result is raced with the feed from the start, for workflows that can end without a change the feed announces (a
+ * failed immediate thread removes its rows). Returns that result when it answered first. A start that fails is left
+ * to the reconciler (the rows say what they need).
+ */
+export async function startAndAwait(
+  rt: PostsRuntime,
+  postIds: readonly string[],
+  start: () => Promise<WorkflowHandle>,
+  awaitResults: boolean,
+  options: { resultAtOnce?: boolean } = {},
+): Promise<unknown> {
+  const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
+  // A plain timer, cleared at the end: an aborted `timers/promises` sleep built a DOMException and a rejection per
+  // publish for a fallback that almost never fires.
+  let fallbackTimer: NodeJS.Timeout | undefined;
+  try {
+    let handle: WorkflowHandle;
+    try {
+      handle = await start();
+    } catch (err) {
+      rt.logger.error({ err, postIds }, 'could not start the publish workflow; the reconciler will');
+      return undefined;
+    }
+    if (!awaitResults) return undefined;
+    try {
+      if (watches.length === 0) return await handle.result();
+      const askResult = options.resultAtOnce
+        ? Promise.resolve()
+        : Promise.race([...watches.map((watch) => watch.inDoubt), new Promise<void>((fire) => (fallbackTimer = setTimeout(fire, resultFallbackMs)))]);
+      return await Promise.race([Promise.all(watches.map((watch) => watch.settled)).then(() => undefined), askResult.then(() => handle.result())]);
+    } catch (err) {
+      // The workflow may still be running (a dropped connection, a server hiccup): the rows say when it is done.
+      rt.logger.warn({ err, postIds }, 'could not read the publish result; watching the rows instead');
+      await Promise.all(postIds.map((id) => waitWhilePublishing(rt, id)));
+      return undefined;
+    }
+  } finally {
+    clearTimeout(fallbackTimer);
+    for (const watch of watches) watch.stop();
+  }
+}
+
+/** Polls the row until it leaves `publishing` (bounded: 60 s), for when the workflow result cannot be read. */
+async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if ((await statusOf(rt.db, postId)) !== 'publishing') return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
