@@ -197,7 +197,8 @@ async function publishFirstComment(steps: Steps, postId: string): Promise<'poste
 
 /**
  * Publishes the parts in order, each replying to the previous one (root: the first); stops at the first refusal.
- * `sent`: the first parts' attempts made already (by the hold at the instant), null where the outcome is unknown.
+ * `sent`: the first parts' attempts made already (by the hold at the instant, or an immediate thread's one activity),
+ * null where the outcome is unknown.
  */
 async function publishParts(
   steps: Steps,
