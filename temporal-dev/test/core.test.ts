@@ -129,6 +129,8 @@ describe('temporal-dev: core workflow lifecycle', function () {
     const taskQueue = s.taskQueue();
     await s.withWorker(taskQueue, async () => {
       const early = await s.env.client.workflow.start(waitsForSignalOrTimeout, { taskQueue, workflowId: `early-${taskQueue}`, args: [DAY] });
+      // Signalled once the deadline timer runs: a signal that reaches the first workflow task leaves no timer to cancel.
+      while (!(await early.fetchHistory()).events!.some((e) => e.timerStartedEventAttributes)) await new Promise((resolve) => setTimeout(resolve, 20));
       await early.signal(finishSignal);
       assert.equal(await early.result(), 'signalled');
       assert.ok((await early.fetchHistory()).events!.some((e) => e.timerCanceledEventAttributes), 'the deadline timer was cancelled');
