@@ -24,6 +24,7 @@ import { createHttpClient } from '../src/net/http';
 import { createPlatformAdapters } from '../src/platforms/registry';
 import { loadPlatformContext } from '../src/posts/accounts-port';
 import { startPostChangeFeed } from '../src/posts/change-feed';
+import { startDatabaseNotifications } from '../src/db/notifications';
 import { createPostsRuntime } from '../src/posts/runtime';
 import { registerSearchAttributes } from '../src/temporal/search-attributes';
 import { startTemporal } from '../src/temporal/worker';
@@ -103,10 +104,11 @@ async function startHerald(temporalAddress: string, sdkWatchdog: boolean): Promi
   const overrides = { adapters, sealedBox, http: platformHttp, ...(sdkWatchdog ? { taskQueue: 'herald-sdk-watchdog' } : {}) };
   const temporal = await startTemporal(temporalAddress, config.temporal.namespace, { config, db: database.db, logger, posts: overrides }, sdkWatchdog ? { workerClass: Worker, taskQueue: 'herald-sdk-watchdog' } : {});
   await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
-  const changes = startPostChangeFeed(databaseUrl, logger);
-  await changes.ready;
+  const notifications = startDatabaseNotifications(databaseUrl, logger);
+  await notifications.ready;
+  const changes = startPostChangeFeed(notifications);
   const posts = createPostsRuntime({ config, db: database.db, logger, temporal: temporal.client }, { ...overrides, changes });
-  const app = createApp({ config, db: database.db, pool: database.pool, logger, temporal: temporal.client, adapters, sealedBox, posts });
+  const app = createApp({ config, db: database.db, pool: database.pool, logger, temporal: temporal.client, adapters, sealedBox, posts, keyCache: { notifications } });
   process.on('disconnect', () => void temporal.shutdown().finally(() => process.exit(0)));
   return http.createServer(app);
 }

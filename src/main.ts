@@ -14,6 +14,7 @@ import { createHttpClient } from './net/http';
 import { createPlatformAdapters } from './platforms/registry';
 import { createPostsLifecycle } from './posts/cancel';
 import { startPostChangeFeed } from './posts/change-feed';
+import { startDatabaseNotifications } from './db/notifications';
 import { startReconciler } from './posts/reconcile';
 import { startEventDispatcher } from './webhooks/dispatcher';
 import { startWebhookReconciler } from './webhooks/reconcile';
@@ -105,8 +106,10 @@ export async function startHerald(
     );
 
     // Posts: one runtime for the API side; every post that needs a workflow gets one now and is watched every minute.
-    const changes = startPostChangeFeed(database.handle.url, logger);
-    cleanups.push(() => changes.close());
+    // One LISTEN connection for the process: post changes answer immediate publishes, key changes keep the key cache.
+    const notifications = startDatabaseNotifications(database.handle.url, logger);
+    cleanups.push(() => notifications.close());
+    const changes = startPostChangeFeed(notifications);
     const posts = createPostsRuntime({ config, db: database.handle.db, logger, temporal: temporal.client }, { adapters, sealedBox, http: platformHttp, changes });
     const reconciler = startReconciler(posts);
     // Every account whose credential ends gets its workflow back (the embedded Temporal forgets it on restart).
@@ -146,6 +149,7 @@ export async function startHerald(
         accountLifecycle: createPostsLifecycle(posts),
         credentialKeeper,
         posts,
+        keyCache: { notifications },
       },
       options.routes,
     );

@@ -1,9 +1,8 @@
-import pg from 'pg';
 import type { FirstCommentStatus, PostStatus } from '../db/tables/posts';
-import type { Logger } from '../logger';
+import type { DatabaseNotifications, NotificationChannel } from '../db/notifications';
 
 /** Channel and payload written by the `posts_notify_change` trigger (migration 0051). */
-const POST_CHANGES_CHANNEL = 'herald_post_changes';
+const POST_CHANGES_CHANNEL = 'herald_post_changes' satisfies NotificationChannel;
 
 interface PostChange {
   postId: string;
@@ -41,16 +40,15 @@ export interface PostChangeFeed {
   ready: Promise<void>;
   /** Register before the workflow starts, so no change can slip between the start and the watch. */
   watch(postId: string): SettledWatch;
-  close(): Promise<void>;
+  /** Stops hearing changes; the process's notifications connection stays open for its other listeners. */
+  close(): void;
 }
 
-const RECONNECT_DELAY_MS = 1_000;
-
 /**
- * One LISTEN connection per API process, outside the pool. A lost connection is re-opened after a second; while it
- * is down the waiting requests are answered by the workflow result instead, only later.
+ * Post changes heard on the process's notifications connection (`src/db/notifications.ts`). While that connection is
+ * down, the waiting requests are answered by the workflow result instead, only later.
  */
-export function startPostChangeFeed(connectionString: string, logger: Logger): PostChangeFeed {
+export function startPostChangeFeed(notifications: DatabaseNotifications): PostChangeFeed {
   const waiters = new Map<string, Set<() => void>>();
   /** The `inDoubt` of every watch made while the feed listens, resolved when it stops listening. */
   const doubters = new Set<() => void>();
@@ -58,63 +56,17 @@ export function startPostChangeFeed(connectionString: string, logger: Logger): P
     for (const doubt of doubters) doubt();
     doubters.clear();
   };
-  let client: pg.Client | null = null;
-  let closed = false;
-  let retry: NodeJS.Timeout | undefined;
-  let markReady!: () => void;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-
-  const onNotification = (message: pg.Notification) => {
-    const change = message.channel === POST_CHANGES_CHANNEL && message.payload ? parsePostChange(message.payload) : null;
+  const stopHearing = notifications.on(POST_CHANGES_CHANNEL, (payload) => {
+    const change = parsePostChange(payload);
     if (!change || !isSettled(change)) return;
     const settle = waiters.get(change.postId);
     waiters.delete(change.postId);
     for (const fn of settle ?? []) fn();
-  };
-
-  const reconnectLater = () => {
-    if (closed || retry) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      void connect();
-    }, RECONNECT_DELAY_MS);
-    retry.unref();
-  };
-
-  async function connect(): Promise<void> {
-    const candidate = new pg.Client({ connectionString, application_name: 'herald-post-changes' });
-    candidate.on('notification', onNotification);
-    const lost = (err?: Error) => {
-      if (closed || client !== candidate) return;
-      logger.warn({ err }, 'post change feed lost its connection; reconnecting');
-      client = null;
-      doubtAll();
-      candidate.end().catch(() => undefined);
-      reconnectLater();
-    };
-    // A cut connection errors and then ends; a server that closes it cleanly only ends it.
-    candidate.on('error', lost);
-    candidate.on('end', () => lost());
-    try {
-      await candidate.connect();
-      await candidate.query(`LISTEN ${POST_CHANGES_CHANNEL}`);
-    } catch (err) {
-      logger.warn({ err }, 'post change feed could not listen; retrying');
-      await candidate.end().catch(() => undefined);
-      reconnectLater();
-      return;
-    }
-    if (closed) {
-      await candidate.end().catch(() => undefined);
-      return;
-    }
-    client = candidate;
-    markReady();
-  }
-  void connect();
+  });
+  const stopDoubting = notifications.onDeaf(doubtAll);
 
   return {
-    ready,
+    ready: notifications.ready,
     watch(postId) {
       let resolve!: () => void;
       const settled = new Promise<void>((done) => (resolve = done));
@@ -123,7 +75,7 @@ export function startPostChangeFeed(connectionString: string, logger: Logger): P
       waiters.set(postId, set);
       let doubt!: () => void;
       const inDoubt = new Promise<void>((doubted) => (doubt = doubted));
-      if (client === null) doubt();
+      if (!notifications.listening) doubt();
       else doubters.add(doubt);
       return {
         settled,
@@ -135,13 +87,11 @@ export function startPostChangeFeed(connectionString: string, logger: Logger): P
         },
       };
     },
-    async close() {
-      closed = true;
-      clearTimeout(retry);
+    close() {
+      stopHearing();
+      stopDoubting();
       waiters.clear();
       doubtAll();
-      await client?.end().catch(() => undefined);
-      client = null;
     },
   };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createActivities } from '../../activities';
 import { startPostChangeFeed, isSettled } from '../../src/posts/change-feed';
+import { startDatabaseNotifications } from '../../src/db/notifications';
 import { createLogger } from '../../src/logger';
 import { testDatabase } from '../helpers/db';
 import { insertMastodonAccount, insertTelegramAccount, insertXAccount } from './fixtures';
@@ -109,7 +110,8 @@ describe('Posts: interrupted platform calls and the change feed', function () {
   });
 
   it('the change feed settles a watch on the committed change that answers the request, not before', async () => {
-    const feed = startPostChangeFeed((await testDatabase()).url, createLogger('silent'));
+    const notifications = startDatabaseNotifications((await testDatabase()).url, createLogger('silent'));
+    const feed = startPostChangeFeed(notifications);
     try {
       const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
       const row = await h.db
@@ -129,12 +131,14 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       await watch.settled;
       watch.stop();
     } finally {
-      await feed.close();
+      feed.close();
+      await notifications.close();
     }
   });
 
   it('the change feed listens again after its connection is cut, and the watches made meanwhile still settle', async () => {
-    const feed = startPostChangeFeed((await testDatabase()).url, createLogger('silent'));
+    const notifications = startDatabaseNotifications((await testDatabase()).url, createLogger('silent'));
+    const feed = startPostChangeFeed(notifications);
     try {
       await feed.ready;
       const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
@@ -149,9 +153,9 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(inDoubt, false, 'a watch made while the feed listens is relied on');
       const listeners = () =>
-        sql<{ pid: number }>`select pid from pg_stat_activity where application_name = 'herald-post-changes' and query like 'LISTEN%'`.execute(h.db);
+        sql<{ pid: number }>`select pid from pg_stat_activity where application_name = 'herald-notifications' and query like 'LISTEN%'`.execute(h.db);
       const before = (await listeners()).rows.map((r) => r.pid);
-      await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'herald-post-changes'`.execute(h.db);
+      await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'herald-notifications'`.execute(h.db);
       // A change committed while the feed reconnects is never heard: the request must ask the workflow instead.
       await watch.inDoubt;
       // Every feed listening in this process was cut (the harness's too); wait until as many listen again.
@@ -163,12 +167,14 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       await watch.settled;
       watch.stop();
     } finally {
-      await feed.close();
+      feed.close();
+      await notifications.close();
     }
   });
 
   it('a watch made before the feed listens is in doubt at once; one made while it listens is not', async () => {
-    const feed = startPostChangeFeed((await testDatabase()).url, createLogger('silent'));
+    const notifications = startDatabaseNotifications((await testDatabase()).url, createLogger('silent'));
+    const feed = startPostChangeFeed(notifications);
     try {
       const watch = feed.watch('00000000-0000-4000-8000-000000000000');
       await watch.inDoubt;
@@ -179,7 +185,8 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       assert.equal(doubted, false);
       listening.stop();
     } finally {
-      await feed.close();
+      feed.close();
+      await notifications.close();
     }
   });
 

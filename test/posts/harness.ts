@@ -20,6 +20,7 @@ import { createLogger } from '../../src/logger';
 import type { PlanName } from '../../src/plans';
 import { createPostsLifecycle } from '../../src/posts/cancel';
 import { startPostChangeFeed } from '../../src/posts/change-feed';
+import { startDatabaseNotifications } from '../../src/db/notifications';
 import { createPostsRuntime, type PostsRuntime, type PostsRuntimeOverrides } from '../../src/posts/runtime';
 import { postWorkflowId } from '../../src/posts/workflow-client';
 import { startApi, testConfig, type TestApi } from '../helpers/api';
@@ -69,7 +70,8 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
   const now = () => new Date(clock);
   const config = options.config ?? testConfig();
   const logger = createLogger('silent');
-  const changes = startPostChangeFeed(database.url, logger);
+  const notifications = startDatabaseNotifications(database.url, logger);
+  const changes = startPostChangeFeed(notifications);
   const posts: PostsRuntimeOverrides = { taskQueue, adapters: standIns.adapters, sealedBox: testSealedBox, now, changes, ...options.posts };
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -118,7 +120,7 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
     },
     stop: async () => {
       await api.close();
-      await changes.close();
+      await notifications.close();
       worker.shutdown();
       await running;
       await standIns.stop();

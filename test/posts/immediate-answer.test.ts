@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createLogger } from '../../src/logger';
-import { startPostChangeFeed, type PostChangeFeed } from '../../src/posts/change-feed';
+import { startPostChangeFeed } from '../../src/posts/change-feed';
+import { startDatabaseNotifications, type DatabaseNotifications } from '../../src/db/notifications';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
@@ -51,13 +52,13 @@ describe('Immediate posts: the answer comes from the change feed (issue 15)', fu
   });
 
   describe('with the feed unable to listen', () => {
-    let deaf: PostChangeFeed;
+    let deaf: DatabaseNotifications;
     let h: PostsHarness;
     let x: AccountRow;
     before(async () => {
       // A feed pointed at a port nobody listens on never listens: every watch is in doubt from the start.
-      deaf = startPostChangeFeed('postgres://herald@127.0.0.1:1/none', createLogger('silent'));
-      h = await startPostsHarness({ posts: { changes: deaf } });
+      deaf = startDatabaseNotifications('postgres://herald@127.0.0.1:1/none', createLogger('silent'));
+      h = await startPostsHarness({ posts: { changes: startPostChangeFeed(deaf) } });
       x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
     });
     after(async () => {
