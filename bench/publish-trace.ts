@@ -8,6 +8,7 @@ import http from 'node:http';
 import pg from 'pg';
 import { WorkflowClient } from '@temporalio/client';
 import { Dispatcher } from 'undici';
+import { Worker as WorkerThread } from 'node:worker_threads';
 
 let inFlight = 0;
 let startedAt = 0n;
@@ -96,3 +97,17 @@ traced('workerPollWorkflowActivation', null, 'core> activation');
 traced('workerCompleteWorkflowActivation', 'core< activation completed', null);
 traced('workerPollActivityTask', null, 'core> activity task');
 traced('workerCompleteActivityTask', 'core< activity task completed', null);
+
+// The hops to and from the workflow thread (the SDK's ThreadedVMWorkflowCreator): a request posted to it, its answer
+// received on the main thread. Between `core> activation` and `core< activation completed`, these say how much was
+// the workflow thread's and how much the main thread's.
+const workerPost = WorkerThread.prototype.postMessage;
+WorkerThread.prototype.postMessage = function (this: WorkerThread, ...args: Parameters<typeof workerPost>) {
+  mark(`thread> ${(args[0] as { type?: string })?.type ?? 'message'}`);
+  return workerPost.apply(this, args);
+};
+const workerEmit = WorkerThread.prototype.emit as (this: WorkerThread, event: string | symbol, ...args: unknown[]) => boolean;
+WorkerThread.prototype.emit = function (this: WorkerThread, event: string | symbol, ...args: unknown[]) {
+  if (event === 'message') mark('thread< answer');
+  return workerEmit.call(this, event, ...args);
+};

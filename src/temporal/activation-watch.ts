@@ -2,6 +2,7 @@ import { Worker, type Logger } from '@temporalio/worker';
 import type { CompiledWorkerOptions } from '@temporalio/worker/lib/worker-options';
 import type { Workflow, WorkflowCreator } from '@temporalio/worker/lib/workflow/interface';
 import type { WorkflowBundleWithSourceMapAndFilename } from '@temporalio/worker/lib/workflow/workflow-worker-thread/input';
+import { pipelinedWorkflows } from './pipelined-workflows';
 
 /**
  * Workers whose calls into the workflow sandbox run without `vm`'s `timeout` (issue 15), and what replaces it.
@@ -45,7 +46,7 @@ export function watchedWorkerClass(watch: ActivationWatch): typeof Worker {
     ): Promise<WorkflowCreator> {
       // undefined reaches the workflow thread's `init` and every `runInContext` as `timeout: undefined`: no watchdog.
       const withoutTimeout = { ...compiledOptions, isolateExecutionTimeoutMs: undefined as unknown as number };
-      return watchActivations(await super.createWorkflowCreator(workflowBundle, withoutTimeout, logger), watch);
+      return watchActivations(pipelinedWorkflows(await super.createWorkflowCreator(workflowBundle, withoutTimeout, logger)), watch);
     }
   };
 }
