@@ -181,8 +181,12 @@ async function main(): Promise<void> {
   const account = await insertXAccount(database.db, user.id, x);
   const fanAccounts = [];
   for (let i = 0; i < 25; i++) fanAccounts.push(await insertXAccount(database.db, user.id, x));
-  // One key per client: the burst limit is per key and never answers 429 here.
-  const keys = await Promise.all(Array.from({ length: 32 }, async () => (await createApiKey(database.db, { userId: user.id, name: 'bench', scopes: null, expiresAt: null })).apiKey));
+  // One key per client: the burst limit is per key and never answers 429 here. Each Herald side has keys of its own:
+  // the two are separate deployments, and a key counted by another process within its minute takes the limiter's
+  // statement on every request (src/auth/burst-leases.ts), which one `npm start` would not.
+  const newKeys = () => Promise.all(Array.from({ length: 32 }, async () => (await createApiKey(database.db, { userId: user.id, name: 'bench', scopes: null, expiresAt: null })).apiKey));
+  const keys = await newKeys();
+  const sdkWatchdogKeys = await newKeys();
 
   const temporalPort = await freePort();
   const temporalDev = await startTemporalDev(temporalPort, process.env.HERALD_BENCH_TEMPORAL_ARGS?.split(' ') ?? []);
@@ -211,13 +215,13 @@ async function main(): Promise<void> {
     if (r.status !== wanted) throw new Error(`${side}: status ${r.status} ${r.body.slice(0, 300)}`);
     return r;
   };
-  const heraldSendTo = (port: number) => (c: number, i: number) =>
-    postJson(port, '/api/v1/posts', keys[c]!, { account_id: account.id, text: `herald ${runId} ${c} ${i} ${sent++}` }).then(expect('herald', 201)).then(() => undefined);
+  const heraldSendTo = (port: number, sideKeys: readonly string[]) => (c: number, i: number) =>
+    postJson(port, '/api/v1/posts', sideKeys[c]!, { account_id: account.id, text: `herald ${runId} ${c} ${i} ${sent++}` }).then(expect('herald', 201)).then(() => undefined);
   const plainSendTo = (name: string, port: number) => (c: number, i: number) =>
     postJson(port, '/', null, { text: `${name} ${runId} ${c} ${i} ${sent++}` }).then(expect(name, 201)).then(() => undefined);
   const sides: Array<{ name: string; send: (c: number, i: number) => Promise<void>; counted: Counted[]; threadsOf?: number }> = [
-    { name: 'herald', send: heraldSendTo(herald.port), counted: heraldCountedOf(herald), threadsOf: herald.child.pid },
-    { name: 'herald_sdk_watchdog', send: heraldSendTo(sideOf['herald-sdk-watchdog']!.port), counted: heraldCountedOf(sideOf['herald-sdk-watchdog']!), threadsOf: sideOf['herald-sdk-watchdog']!.child.pid },
+    { name: 'herald', send: heraldSendTo(herald.port, keys), counted: heraldCountedOf(herald), threadsOf: herald.child.pid },
+    { name: 'herald_sdk_watchdog', send: heraldSendTo(sideOf['herald-sdk-watchdog']!.port, sdkWatchdogKeys), counted: heraldCountedOf(sideOf['herald-sdk-watchdog']!), threadsOf: sideOf['herald-sdk-watchdog']!.child.pid },
     { name: 'floor', send: plainSendTo('floor', sideOf.floor!.port), counted: floorCountedOf(sideOf.floor!), threadsOf: sideOf.floor!.child.pid },
     { name: 'floor_sdk_watchdog', send: plainSendTo('floor-sdk-watchdog', sideOf['floor-sdk-watchdog']!.port), counted: floorCountedOf(sideOf['floor-sdk-watchdog']!), threadsOf: sideOf['floor-sdk-watchdog']!.child.pid },
     { name: 'bare', send: plainSendTo('bare', bare.port), counted: bareCounted },
@@ -282,7 +286,7 @@ async function main(): Promise<void> {
 
     delayed(1);
     t = performance.now();
-    expect('slow herald sdk watchdog', 201)(await postJson(sideOf['herald-sdk-watchdog']!.port, '/api/v1/posts', keys[2]!, { account_id: fanAccounts[2]!.id, text: `slow sdk watchdog ${runId} ${run}` }));
+    expect('slow herald sdk watchdog', 201)(await postJson(sideOf['herald-sdk-watchdog']!.port, '/api/v1/posts', sdkWatchdogKeys[2]!, { account_id: fanAccounts[2]!.id, text: `slow sdk watchdog ${runId} ${run}` }));
     slowSdkWatchdog.push(performance.now() - t);
     for (const role of ['floor', 'floor-sdk-watchdog'] as const) {
       delayed(1);
