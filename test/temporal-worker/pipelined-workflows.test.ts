@@ -31,21 +31,24 @@ describe('Temporal worker: requests to the workflow thread sent back to back', f
     const sinks: InjectedSinks<RecorderSinks> = {
       recorder: { record: { fn: (info, line) => void recorded.set(info.workflowId, [...(recorded.get(info.workflowId) ?? []), line]) } },
     };
-    // What crosses to the workflow thread, in order: each request posted, each answer received.
-    const traffic: string[] = [];
+    // What crosses to this worker's workflow thread, in order: each request posted, each answer received. Other
+    // tests' workers may still run in this process: only the threads made while this worker is created count.
+    const traffic: Array<{ thread: WorkerThread; what: string }> = [];
     const post = WorkerThread.prototype.postMessage;
     const emit = WorkerThread.prototype.emit;
     WorkerThread.prototype.postMessage = function (this: WorkerThread, ...args: Parameters<typeof post>) {
-      traffic.push(`post ${(args[0] as { input?: { type?: string } })?.input?.type}`);
+      traffic.push({ thread: this, what: `post ${(args[0] as { input?: { type?: string } })?.input?.type}` });
       return post.apply(this, args);
     };
     WorkerThread.prototype.emit = function (this: WorkerThread, event: string | symbol, ...args: unknown[]) {
-      if (event === 'message') traffic.push('answer');
+      if (event === 'message') traffic.push({ thread: this, what: 'answer' });
       return emit.call(this, event, ...args) as boolean;
     } as typeof emit;
+    let ours: Set<WorkerThread> = new Set();
     const blocked: BlockedActivation[] = [];
     const taskQueue = `pipelined-${Date.now()}`;
     try {
+      const before = traffic.length;
       const worker = await watchedWorkerClass({ limitMs: 5_000, onBlocked: (b) => blocked.push(b) }).create({
         connection: env.nativeConnection,
         taskQueue,
@@ -53,6 +56,7 @@ describe('Temporal worker: requests to the workflow thread sent back to back', f
         sinks,
         activities: { echo: async (value: string) => value.toUpperCase() },
       });
+      ours = new Set(traffic.slice(before).filter((entry) => entry.what === 'post init').map((entry) => entry.thread));
       const names = Array.from({ length: 12 }, (_, i) => `wf${i}`);
       const results = await worker.runUntil(
         Promise.all(names.map((name) => env.client.workflow.execute('recordEveryStep', { taskQueue, workflowId: `${taskQueue}-${name}`, args: [name, 3] }))),
@@ -66,11 +70,13 @@ describe('Temporal worker: requests to the workflow thread sent back to back', f
       WorkerThread.prototype.emit = emit;
     }
     assert.deepEqual(blocked, []);
-    const firstCreate = traffic.indexOf('post create-workflow');
-    assert.deepEqual(traffic.slice(firstCreate, firstCreate + 3), ['post create-workflow', 'post activate-workflow', 'post extract-sink-calls']);
-    assert.ok(traffic.indexOf('answer', firstCreate) > firstCreate + 2, 'the three are posted before the first answer');
+    const seen = traffic.filter((entry) => ours.has(entry.thread)).map((entry) => entry.what);
+    assert.ok(ours.size > 0, "the worker's workflow thread was seen");
+    const firstCreate = seen.indexOf('post create-workflow');
+    assert.deepEqual(seen.slice(firstCreate, firstCreate + 3), ['post create-workflow', 'post activate-workflow', 'post extract-sink-calls']);
+    assert.ok(seen.indexOf('answer', firstCreate) > firstCreate + 2, 'the three are posted before the first answer');
     // One extraction per activation, no more: the worker takes the calls that came with the activation's answer.
-    const count = (what: string) => traffic.filter((entry) => entry === what).length;
+    const count = (what: string) => seen.filter((entry) => entry === what).length;
     assert.equal(count('post extract-sink-calls'), count('post activate-workflow'));
   });
 });
