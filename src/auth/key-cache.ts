@@ -86,7 +86,8 @@ export function createKeyAuthenticator(db: Db, options: KeyCacheOptions = {}): K
     const row = await findKey(db, secret);
     entries.delete(digest);
     if (!row) throw invalidKey();
-    const heardThroughout = heardBefore !== null && heardBefore === changesHeard && notifications!.listening;
+    // A loss of the connection counts as a change heard, so an unchanged count means it listened throughout.
+    const heardThroughout = heardBefore !== null && heardBefore === changesHeard;
     const entry = { row, readAt: now, ttlMs: heardThroughout ? heardTtlMs : ttlMs };
     entries.set(digest, entry);
     if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);

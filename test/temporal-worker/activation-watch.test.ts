@@ -4,9 +4,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { MessageChannel } from 'node:worker_threads';
 import type { WorkflowCreator } from '@temporalio/worker/lib/workflow/interface';
 import { watchActivations, watchedWorkerClass, type BlockedActivation } from '../../src/temporal/activation-watch';
-import { createLocalEnv, envOrSkip } from '../helpers/temporal';
-
-const quietBundlerLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+import { createLocalEnv, envOrSkip, quietBundlerLogger } from '../helpers/temporal';
 
 /**
  * The worker runs workflow code without the SDK's per-call `vm` timeout (issue 15); a workflow stuck in a synchronous

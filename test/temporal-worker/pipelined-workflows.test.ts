@@ -3,10 +3,8 @@ import { Worker as WorkerThread } from 'node:worker_threads';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, type InjectedSinks } from '@temporalio/worker';
 import { watchedWorkerClass, type BlockedActivation } from '../../src/temporal/activation-watch';
-import { createLocalEnv, envOrSkip } from '../helpers/temporal';
+import { createLocalEnv, envOrSkip, quietBundlerLogger } from '../helpers/temporal';
 import type { RecorderSinks } from './pipelined-workflows';
-
-const quietBundlerLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
 /**
  * src/temporal/pipelined-workflows.ts: Herald's worker posts a workflow's create, activation and sink-call extraction
