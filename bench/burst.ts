@@ -14,7 +14,9 @@
 // 15 s, the drain rate (N / (last receipt - T)), CPU seconds per process from /proc over two windows: `at_instant`,
 // T to the last receipt, and `whole_burst`, T - lead (the first preparation) to Herald idle again after the last
 // receipt (its workflows closed: under 5 % of a core for half a second, at most 30 s after), (Herald = API +
-// worker + temporal-dev, one process; PostgreSQL = the whole cluster; stand-in = this process), duplicates, rows
+// worker + temporal-dev, one process; PostgreSQL = the whole cluster; stand-in = this process; and the Herald
+// process's `whole_burst` by thread name: `node` the main thread, `workflow-proces` the workflow thread,
+// `tokio-runtime-w` sdk-core's), duplicates, rows
 // left unpublished. Baseline, same run, same database and stand-in, Herald stopped: a bare scheduler process
 // (bench/burst-side.ts `bare`) that at T claims due rows 100 at a time in one statement and calls the platform 32 at
 // once, one update per post: what the burst costs with no workflow engine at all.
@@ -37,7 +39,7 @@ import { insertXAccount } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
 import { startBenchDatabase, statementsPer, statementStatsWanted } from './bench-database';
 import { percentile } from './percentile';
-import { cpuMs, postgresCpuMs } from './proc-cpu';
+import { cpuMs, cpuMsByThread, postgresCpuMs, threadCpuSince } from './proc-cpu';
 
 const [N = 2000] = process.argv.slice(2, 3).map(Number);
 type Shape = 'fanout' | 'single' | 'thread';
@@ -200,6 +202,7 @@ async function main(): Promise<void> {
     const lead = sidePid === herald.pid ? LEAD_MS : 0;
     await sleep(Math.max(0, at - lead - Date.now()));
     const prepared = cpuNow();
+    const threadsPrepared = cpuMsByThread(sidePid);
     if (process.env.HERALD_BENCH_PROFILE && sidePid === herald.pid) herald.send({ profile: 'start' });
     await sleep(Math.max(0, at - Date.now()));
     const before = cpuNow();
@@ -217,6 +220,7 @@ async function main(): Promise<void> {
       last = now;
     }
     const idle = cpuNow();
+    const byThread = threadCpuSince(sidePid, threadsPrepared, idle.side - prepared.side).filter(([, ms]) => ms >= 50);
     if (process.env.HERALD_BENCH_PROFILE && sidePid === herald.pid) {
       herald.send({ profile: 'stop', file: path.join(process.env.HERALD_BENCH_PROFILE, `${marker}.cpuprofile`) });
       await nextMessage(herald, (m) => 'profiled' in m);
@@ -248,6 +252,7 @@ async function main(): Promise<void> {
       cpu_s: {
         at_instant: cpuOf(before, after),
         whole_burst: cpuOf(prepared, idle),
+        whole_burst_by_thread: Object.fromEntries(byThread.map(([name, ms]) => [name, s(ms)])),
       },
       load_average: load(),
     };

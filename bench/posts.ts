@@ -40,7 +40,7 @@ import { insertXAccount } from '../test/posts/fixtures';
 import { startXStandIn } from '../test/standins/x';
 import { startBenchDatabase, statementsPer, statementStatsWanted } from './bench-database';
 import { percentile } from './percentile';
-import { cpuMs, cpuMsByThread, postgresCpuMs } from './proc-cpu';
+import { cpuMs, cpuMsByThread, postgresCpuMs, threadCpuSince } from './proc-cpu';
 import { freePort, startTemporalDev } from './temporal-dev-process';
 
 const [SECONDS = 5, SLOW_RUNS = 10] = process.argv.slice(2).map(Number);
@@ -124,15 +124,8 @@ async function runLoad(send: (client: number, i: number) => Promise<void>, clien
   cpu.total = Object.values(cpu).reduce((a, b) => a + b, 0);
   let threads: Record<string, number> | undefined;
   if (threadsOf) {
-    const after = cpuMsByThread(threadsOf);
-    const live = Object.entries(after).map(([name, ms]) => [name, perThousand(ms - (threadsBefore[name] ?? 0))] as const);
-    // /proc counts the CPU of threads that ended (vm's watchdog threads) in the process, not in any thread it lists.
-    const exited = cpu[counted[0]!.name]! - live.reduce((sum, [, s]) => sum + s, 0);
-    threads = Object.fromEntries(
-      [...live, ['exited_threads', Math.max(0, exited)] as const]
-        .filter(([, s]) => s >= 0.005)
-        .sort((a, b) => b[1] - a[1]),
-    );
+    const byThread = threadCpuSince(threadsOf, threadsBefore, cpu[counted[0]!.name]! * latencies.length);
+    threads = Object.fromEntries(byThread.map(([name, ms]): [string, number] => [name, perThousand(ms)]).filter(([, s]) => s >= 0.005));
   }
   latencies.sort((a, b) => a - b);
   return { publishes: latencies.length, throughput: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), cpu, threads };

@@ -60,3 +60,14 @@ export function cpuMsByThread(pid: number): Record<string, number> {
   }
   return byName;
 }
+
+/**
+ * The CPU (ms) each thread of `pid` spent since `before` (a `cpuMsByThread` reading), sorted, largest first. /proc
+ * counts the CPU of threads that ended meanwhile (vm's watchdog threads, a pool's) in the process and in no thread it
+ * lists: given the process's own delta, that remainder is `exited_threads`.
+ */
+export function threadCpuSince(pid: number, before: Record<string, number>, processDeltaMs: number): Array<[string, number]> {
+  const live = Object.entries(cpuMsByThread(pid)).map(([name, ms]): [string, number] => [name, ms - (before[name] ?? 0)]);
+  const exited = processDeltaMs - live.reduce((sum, [, ms]) => sum + ms, 0);
+  return [...live, ['exited_threads', Math.max(0, exited)] as [string, number]].sort((a, b) => b[1] - a[1]);
+}
