@@ -23,7 +23,8 @@
 // Goals (issue 15): Herald's CPU per publish ≤ 3x bare's; throughput at 32 clients ≥ 1/3 of bare.
 // Latencies depend on the machine's load; compare them within one run. Bounded (< 6 minutes).
 // Usage: node <out>/bench/posts.js [secondsPerCase=5] [slowRuns=10]
-// HERALD_BENCH_NODE_ARGS adds node flags to the Herald process, HERALD_BENCH_TEMPORAL_ARGS to temporal-dev (e.g.
+// HERALD_BENCH_NODE_ARGS adds node flags to the Herald process, HERALD_BENCH_FLOOR_ARGS to the floor's (without the
+// SDK's watchdog; to hold a profile of each side by side), HERALD_BENCH_TEMPORAL_ARGS to temporal-dev (e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof"); HERALD_BENCH_PG_STATS=1 loads pg_stat_statements and prints the statements
 // of the 32-client Herald case with their calls per publish. Where one publish's milliseconds go, request by
 // request: HERALD_BENCH_NODE_ARGS="--require <out>/bench/publish-trace.js" (bench/publish-trace.ts).
@@ -191,7 +192,7 @@ async function main(): Promise<void> {
   const others = await Promise.all(
     (['herald-sdk-watchdog', 'floor', 'floor-sdk-watchdog'] as const).map(async (role) => {
       const args = role === 'herald-sdk-watchdog' ? [role, databaseUrl, x.origin, temporalAddress] : [role, databaseUrl, x.origin, temporalAddress, account.id];
-      return [role, await startSide(args, [])] as const;
+      return [role, await startSide(args, role === 'floor' ? (process.env.HERALD_BENCH_FLOOR_ARGS?.split(' ') ?? []) : [])] as const;
     }),
   );
   const sideOf = Object.fromEntries(others);
