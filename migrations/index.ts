@@ -26,6 +26,7 @@ import * as m0094 from './0094_webhook_dispatches';
 import * as m0140 from './0140_refuse_function';
 import * as m0150 from './0150_right_growing_indexes';
 import * as m0160 from './0160_key_change_notifications';
+import * as m0170 from './0170_post_removal_notifications';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '0140_refuse_function': m0140,
   '0150_right_growing_indexes': m0150,
   '0160_key_change_notifications': m0160,
+  '0170_post_removal_notifications': m0170,
 };

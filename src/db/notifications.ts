@@ -3,7 +3,8 @@ import type { Logger } from '../logger';
 
 /**
  * The channels Herald's triggers announce changes on, each with the migration that writes it:
- * - `herald_post_changes` (0051): `<post id>:<status>:<first_comment_status or empty>`, heard by `src/posts/change-feed.ts`;
+ * - `herald_post_changes` (0051): `<post id>:<status>:<first_comment_status or empty>`, and (0170) `<post id>:removed:`
+ *   when a `publishing` post is removed, heard by `src/posts/change-feed.ts`;
  * - `herald_key_changes` (0160): `key:<api key id>` or `user:<user id>`, heard by `src/auth/key-cache.ts`.
  */
 export type NotificationChannel = 'herald_post_changes' | 'herald_key_changes';

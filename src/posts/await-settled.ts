@@ -14,21 +14,17 @@ import type { PostsRuntime } from './runtime';
  */
 const resultFallbackMs = 5_000;
 
+const neverSettles = new Promise<never>(() => undefined);
+
 /**
  * Starts the workflow that publishes `postIds` and, when the request waits for the platform's verdict, returns once
- * every one of them settled: the change feed reports each row as its change commits; the workflow's result is the
- * fallback, asked for when the feed is in doubt or has not answered within `resultFallbackMs`. `resultAtOnce`: the
- * result is raced with the feed from the start, for workflows that can end without a change the feed announces (a
- * failed immediate thread removes its rows). Returns that result when it answered first. A start that fails is left
- * to the reconciler (the rows say what they need).
+ * every one of them settled: the change feed reports each row as its change commits; the workflow's result is asked
+ * for when the feed reports a row removed (an immediate thread that failed keeps no rows: only its result says why),
+ * when the feed is in doubt, or when it has not answered within `resultFallbackMs`. Returns that result when it
+ * answered; undefined when the rows answered (they say the outcome). A start that fails is left to the reconciler
+ * (the rows say what they need).
  */
-export async function startAndAwait(
-  rt: PostsRuntime,
-  postIds: readonly string[],
-  start: () => Promise<WorkflowHandle>,
-  awaitResults: boolean,
-  options: { resultAtOnce?: boolean } = {},
-): Promise<unknown> {
+export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start: () => Promise<WorkflowHandle>, awaitResults: boolean): Promise<unknown> {
   const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
   // A plain timer, cleared at the end: an aborted `timers/promises` sleep built a DOMException and a rejection per
   // publish for a fallback that almost never fires.
@@ -44,10 +40,19 @@ export async function startAndAwait(
     if (!awaitResults) return undefined;
     try {
       if (watches.length === 0) return await handle.result();
-      const askResult = options.resultAtOnce
-        ? Promise.resolve()
-        : Promise.race([...watches.map((watch) => watch.inDoubt), new Promise<void>((fire) => (fallbackTimer = setTimeout(fire, resultFallbackMs)))]);
-      return await Promise.race([Promise.all(watches.map((watch) => watch.settled)).then(() => undefined), askResult.then(() => handle.result())]);
+      let removed!: () => void;
+      const removal = new Promise<void>((resolve) => (removed = resolve));
+      // A removed row has no outcome to read: it asks for the result instead, and the rows alone never answer.
+      const heard = Promise.all(
+        watches.map(async (watch) => {
+          if ((await watch.settled) === 'removed') {
+            removed();
+            await neverSettles;
+          }
+        }),
+      );
+      const askResult = Promise.race([removal, ...watches.map((watch) => watch.inDoubt), new Promise<void>((fire) => (fallbackTimer = setTimeout(fire, resultFallbackMs)))]);
+      return await Promise.race([heard.then(() => undefined), askResult.then(() => handle.result())]);
     } catch (err) {
       // The workflow may still be running (a dropped connection, a server hiccup): the rows say when it is done.
       rt.logger.warn({ err, postIds }, 'could not read the publish result; watching the rows instead');

@@ -1,19 +1,20 @@
 import type { FirstCommentStatus, PostStatus } from '../db/tables/posts';
 import type { DatabaseNotifications, NotificationChannel } from '../db/notifications';
 
-/** Channel and payload written by the `posts_notify_change` trigger (migration 0051). */
+/** Channel and payloads written by the `posts_notify_change` and `posts_notify_removal` triggers (migrations 0051, 0170). */
 const POST_CHANGES_CHANNEL = 'herald_post_changes' satisfies NotificationChannel;
 
 interface PostChange {
   postId: string;
-  status: PostStatus;
+  /** `removed`: the row was deleted while `publishing` (migration 0170: an immediate thread that failed). */
+  status: PostStatus | 'removed';
   firstCommentStatus: FirstCommentStatus | null;
 }
 
 function parsePostChange(payload: string): PostChange | null {
   const [postId, status, firstComment] = payload.split(':');
   if (!postId || !status) return null;
-  return { postId, status: status as PostStatus, firstCommentStatus: (firstComment || null) as FirstCommentStatus | null };
+  return { postId, status: status as PostChange['status'], firstCommentStatus: (firstComment || null) as FirstCommentStatus | null };
 }
 
 /**
@@ -24,9 +25,12 @@ export function isSettled(change: Pick<PostChange, 'status' | 'firstCommentStatu
   return change.status !== 'publishing' && !(change.status === 'published' && change.firstCommentStatus === 'pending');
 }
 
+/** How a watched post settled: its row says the outcome, or the row is gone and only its workflow can say why. */
+type Settlement = 'settled' | 'removed';
+
 interface SettledWatch {
   /** Resolves once the post settles; stays pending when the feed is down (callers race it with the workflow result). */
-  settled: Promise<void>;
+  settled: Promise<Settlement>;
   /**
    * Resolves when `settled` can no longer be relied on: the feed was not listening when the watch was made, or lost
    * its connection since (a change committed while it was down is never heard). The caller then asks the workflow.
@@ -49,7 +53,7 @@ export interface PostChangeFeed {
  * down, the waiting requests are answered by the workflow result instead, only later.
  */
 export function startPostChangeFeed(notifications: DatabaseNotifications): PostChangeFeed {
-  const waiters = new Map<string, Set<() => void>>();
+  const waiters = new Map<string, Set<(how: Settlement) => void>>();
   /** The `inDoubt` of every watch made while the feed listens, resolved when it stops listening. */
   const doubters = new Set<() => void>();
   const doubtAll = () => {
@@ -61,15 +65,15 @@ export function startPostChangeFeed(notifications: DatabaseNotifications): PostC
     if (!change || !isSettled(change)) return;
     const settle = waiters.get(change.postId);
     waiters.delete(change.postId);
-    for (const fn of settle ?? []) fn();
+    for (const fn of settle ?? []) fn(change.status === 'removed' ? 'removed' : 'settled');
   });
   const stopDoubting = notifications.onDeaf(doubtAll);
 
   return {
     ready: notifications.ready,
     watch(postId) {
-      let resolve!: () => void;
-      const settled = new Promise<void>((done) => (resolve = done));
+      let resolve!: (how: Settlement) => void;
+      const settled = new Promise<Settlement>((done) => (resolve = done));
       const set = waiters.get(postId) ?? new Set();
       set.add(resolve);
       waiters.set(postId, set);

@@ -147,8 +147,8 @@ async function preparePartsMedia(
 /**
  * Starts one workflow per thread, in parallel. Immediate threads are awaited (their outcome is the answer); a start
  * that fails is left to the reconciler. A thread published whole is heard on the change feed (every part settled:
- * recorded, and its first comment tried); a thread that failed was removed, which the feed does not announce, so its
- * workflow's result, which says why, is raced with the feed from the start (`startAndAwait`'s `resultAtOnce`).
+ * recorded, and its first comment tried); a thread that failed was removed, which the feed announces too, and then
+ * its workflow's result, which says why, is the answer (`startAndAwait`).
  */
 async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ threadId: string; rows: ReadonlyArray<NewPostRow & { id: string }> }>): Promise<Map<string, ThreadOutcome>> {
   const outcomes = new Map<string, ThreadOutcome>();
@@ -156,7 +156,7 @@ async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ thr
     threads.map(async ({ threadId, rows }) => {
       const immediate = rows[0]!.status === 'publishing';
       const start = () => startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
-      const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate, { resultAtOnce: true })) as PublishThreadResult | undefined;
+      const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate)) as PublishThreadResult | undefined;
       if (result?.outcome === 'failed') outcomes.set(threadId, result);
     }),
   );

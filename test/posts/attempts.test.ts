@@ -128,8 +128,30 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(settled, false, 'published with its first comment still pending is not the answer yet');
       await h.db.updateTable('posts').set({ first_comment_status: 'posted' }).where('id', '=', row.id).execute();
-      await watch.settled;
+      assert.equal(await watch.settled, 'settled');
       watch.stop();
+    } finally {
+      feed.close();
+      await notifications.close();
+    }
+  });
+
+  it('the change feed reports a publishing row removed (a failed immediate thread) as removed, and says nothing of a draft removed', async () => {
+    const notifications = startDatabaseNotifications((await testDatabase()).url, createLogger('silent'));
+    const feed = startPostChangeFeed(notifications);
+    try {
+      await feed.ready;
+      const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+      const insert = (status: 'publishing' | 'draft') =>
+        h.db.insertInto('posts').values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text: `removed ${status}`, status }).returning('id').executeTakeFirstOrThrow();
+      const [publishing, draft] = [await insert('publishing'), await insert('draft')];
+      const [publishingWatch, draftWatch] = [feed.watch(publishing.id), feed.watch(draft.id)];
+      await h.db.deleteFrom('posts').where('id', 'in', [publishing.id, draft.id]).execute();
+      assert.equal(await publishingWatch.settled, 'removed');
+      const draftHeard = await Promise.race([draftWatch.settled, new Promise((resolve) => setTimeout(resolve, 300, 'nothing'))]);
+      assert.equal(draftHeard, 'nothing');
+      publishingWatch.stop();
+      draftWatch.stop();
     } finally {
       feed.close();
       await notifications.close();

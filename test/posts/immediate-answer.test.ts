@@ -1,6 +1,6 @@
-// How an immediate publish learns its answer (issue 15, src/posts/create.ts `startAndAwait`): from the change feed's
-// NOTIFY, without a long poll of the workflow's history per publish; the workflow's result only when the feed is in
-// doubt (not listening, or cut since the watch was made).
+// How an immediate publish learns its answer (issue 15, src/posts/await-settled.ts `startAndAwait`): from the change
+// feed's NOTIFY, without a long poll of the workflow's history per publish; the workflow's result only when the feed
+// is in doubt (not listening, or cut since the watch was made), or reports a row removed (a failed immediate thread).
 import assert from 'node:assert/strict';
 import type { Client } from '@temporalio/client';
 import type { AccountRow } from '../../src/db/tables/accounts';
@@ -29,7 +29,7 @@ describe('Immediate posts: the answer comes from the change feed (issue 15)', fu
     let h: PostsHarness;
     let x: AccountRow;
     before(async () => {
-      h = await startPostsHarness();
+      h = await startPostsHarness({ plan: 'pro' });
       x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
     });
     after(async () => h?.stop());
@@ -47,6 +47,39 @@ describe('Immediate posts: the answer comes from the change feed (issue 15)', fu
         assert.equal(reads.count(), 0);
       } finally {
         reads.restore();
+      }
+    });
+
+    it('answers a thread published whole without reading its workflow history', async () => {
+      const reads = countHistoryReads(h.api.deps.temporal!);
+      try {
+        const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'feed thread one' }, { text: 'feed thread two' }], first_comment: 'under the thread' } });
+        assert.equal(res.status, 201, res.text);
+        assert.deepEqual(res.body.data.posts.map((p: { status: string }) => p.status), ['published', 'published']);
+        assert.equal(reads.count(), 0);
+      } finally {
+        reads.restore();
+      }
+    });
+
+    it('answers a thread that failed (its rows removed) from its workflow result at once, not after the fallback delay', async () => {
+      h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'delay', ms: 0 }, 1);
+      h.standIns.x.standIn.inject(
+        { method: 'POST', path: '/2/tweets' },
+        { kind: 'reply', response: { status: 403, headers: { 'content-type': 'application/json' }, json: { title: 'Forbidden', detail: 'You are not permitted to perform this action.', type: 'about:blank', status: 403 } } },
+      );
+      const reads = countHistoryReads(h.api.deps.temporal!);
+      try {
+        const started = Date.now();
+        const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'removed thread one' }, { text: 'removed thread two' }] } });
+        assert.equal(res.status, 502, res.text);
+        assert.equal(res.body.error.code, 'upstream_error');
+        assert.equal(res.body.error.thread_rollback.rolled_back.length, 1);
+        assert.ok(reads.count() >= 1, 'the workflow result was read');
+        assert.ok(Date.now() - started < 4_000, `answered in ${Date.now() - started} ms`);
+      } finally {
+        reads.restore();
+        h.standIns.x.standIn.clearFaults();
       }
     });
   });
