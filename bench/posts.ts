@@ -19,7 +19,8 @@
 //   2. against a platform taking 200 ms per create: one post at a time on each side, Herald vs the bare handler
 //      (goal: p50 ≤ bare + 10 ms), and a 25-account fan-out vs one Herald post (goal: ≤ 1.2x), with a timeline per stage from the
 //      workflow histories (server clock, same machine); and an immediate 3-part thread beside the bare handler sending
-//      the same parts one after the other (not a goal of issue 15; read it against a post's bar, bare + 10 ms).
+//      the same parts one after the other (not a goal of issue 15; read it against a post's bar, bare + 10 ms), with
+//      Herald's CPU per thread by process (its request to 500 ms after the answer, /proc's 10 ms ticks averaged).
 // Goals (issue 15): Herald's CPU per publish ≤ 3x bare's; throughput at 32 clients ≥ 1/3 of bare.
 // Latencies depend on the machine's load; compare them within one run. Bounded (< 6 minutes).
 // Usage: node <out>/bench/posts.js [secondsPerCase=5] [slowRuns=10]
@@ -244,6 +245,8 @@ async function main(): Promise<void> {
   const slowFloor = { floor: [] as number[], 'floor-sdk-watchdog': [] as number[] };
   const fan: number[] = [];
   const thread = { herald: [] as number[], bare: [] as number[] };
+  /** Herald's CPU from each thread's request to 500 ms after its answer (its workflow closing), summed by process. */
+  const threadCpuMs: Record<string, number> = {};
   const singleTimelines: number[][] = [];
   const fanTimelines: number[][] = [];
   for (let run = 0; run < SLOW_RUNS; run++) {
@@ -269,10 +272,13 @@ async function main(): Promise<void> {
     fanTimelines.push(await timeline(temporal, `group-${groupId}`, sentAt, sentAt + fan[run]!));
 
     delayed(THREAD_PARTS);
+    const threadCpuBefore = heraldCountedOf(herald).map((c) => c.read());
     t = performance.now();
     const parts = Array.from({ length: THREAD_PARTS }, (_, k) => ({ text: `slow thread ${runId} ${run} part ${k + 1}` }));
     expect('slow thread', 201)(await postJson(herald.port, '/api/v1/threads', keys[3]!, { account_id: fanAccounts[3]!.id, posts: parts }));
     thread.herald.push(performance.now() - t);
+    await settle();
+    heraldCountedOf(herald).forEach((c, i) => (threadCpuMs[c.name] = (threadCpuMs[c.name] ?? 0) + c.read() - threadCpuBefore[i]!));
     delayed(THREAD_PARTS);
     t = performance.now();
     expect('slow bare thread', 201)(await postJson(bare.port, '/thread', null, { text: `slow bare thread ${runId} ${run}`, parts: THREAD_PARTS }));
@@ -337,6 +343,7 @@ async function main(): Promise<void> {
       fan_out_25_p50_ms: f(p50(fan)),
       fan_out_ratio: f(p50(fan) / p50(slowSingle), 2),
       [`thread_${THREAD_PARTS}_parts_p50_ms`]: { herald: f(p50(thread.herald)), bare: f(p50(thread.bare)), difference: f(p50(thread.herald) - p50(thread.bare)) },
+      [`thread_${THREAD_PARTS}_parts_herald_cpu_ms_each`]: Object.fromEntries(Object.entries(threadCpuMs).map(([name, ms]) => [name, f(ms / thread.herald.length, 1)])),
       goals: 'single post p50 <= bare + 10 ms; 25-account fan-out <= 1.2x one post',
       timeline_p50_ms: { single_post: medianTimeline(singleTimelines), fan_out: medianTimeline(fanTimelines) },
     },
