@@ -14,8 +14,6 @@ import type { PostsRuntime } from './runtime';
  */
 const resultFallbackMs = 5_000;
 
-const neverSettles = new Promise<never>(() => undefined);
-
 /**
  * Starts the workflow that publishes `postIds` and, when the request waits for the platform's verdict, returns once
  * every one of them settled: the change feed reports each row as its change commits; the workflow's result is asked
@@ -47,7 +45,8 @@ export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[]
         watches.map(async (watch) => {
           if ((await watch.settled) === 'removed') {
             removed();
-            await neverSettles;
+            // Its own promise, let go of with the request: awaiting one shared forever would keep every waiter.
+            await new Promise<never>(() => undefined);
           }
         }),
       );
