@@ -36,8 +36,9 @@ export function postgresCpuMs(postmasterPid: number): number {
 }
 
 /**
- * A process's CPU by thread name (ms): in a Node process running a Temporal worker, `node` is the main thread (HTTP,
- * activities), the SDK's workflow threads and sdk-core's tokio threads have their own names, V8 and libuv theirs.
+ * A process's CPU by thread name (ms). Node names its main thread, V8's platform workers (concurrent and parallel GC,
+ * background compilation) and libuv's pool all `node`: the main thread (tid = pid) is given as `main` here, the rest
+ * stay `node`. The SDK's workflow threads and sdk-core's tokio threads have names of their own.
  */
 export function cpuMsByThread(pid: number): Record<string, number> {
   const byName: Record<string, number> = {};
@@ -56,6 +57,7 @@ export function cpuMsByThread(pid: number): Record<string, number> {
     }
     const fields = statFields(`/proc/${pid}/task/${tid}/stat`);
     if (!fields) continue;
+    if (tid === String(pid)) name = 'main';
     byName[name] = (byName[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
   }
   return byName;
