@@ -37,8 +37,10 @@ export function postgresCpuMs(postmasterPid: number): number {
 
 /**
  * A process's CPU by thread name (ms). Node names its main thread, V8's platform workers (concurrent and parallel GC,
- * background compilation) and libuv's pool all `node`: the main thread (tid = pid) is given as `main` here, the rest
- * stay `node`. The SDK's workflow threads and sdk-core's tokio threads have names of their own.
+ * background compilation), libuv's pool and every worker thread (the SDK's JS workflow thread among them) all `node`:
+ * the main thread (tid = pid) is given as `main` here, the rest stay `node`. sdk-core's threads have names of their
+ * own: `tokio-runtime-w` (its gRPC and polling), `workflow-proces` (its Rust workflow state machines, not the JS
+ * workflow thread).
  */
 export function cpuMsByThread(pid: number): Record<string, number> {
   const byName: Record<string, number> = {};
