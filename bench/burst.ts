@@ -15,8 +15,8 @@
 // T to the last receipt, and `whole_burst`, T - lead (the first preparation) to Herald idle again after the last
 // receipt (its workflows closed: under 5 % of a core for half a second, at most 30 s after), (Herald = API +
 // worker + temporal-dev, one process; PostgreSQL = the whole cluster; stand-in = this process; and the Herald
-// process's `whole_burst` by thread name, as `cpuMsByThread` names them: `main`, `node` (V8's helpers, libuv's pool
-// and the JS workflow thread), sdk-core's `tokio-runtime-w` and `workflow-proces`), duplicates, rows
+// process's `whole_burst` by thread, as `cpuMsByThread` names them: `main`, `v8_helpers`, `later_node_threads`
+// (mostly the JS workflow thread), sdk-core's `tokio-runtime-w` and `workflow-proces`), duplicates, rows
 // left unpublished. Baseline, same run, same database and stand-in, Herald stopped: a bare scheduler process
 // (bench/burst-side.ts `bare`) that at T claims due rows 100 at a time in one statement and calls the platform 32 at
 // once, one update per post: what the burst costs with no workflow engine at all.

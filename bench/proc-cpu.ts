@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const ticksPerSecond = 100;
 
-/** The fields after "pid (comm) ": state is 0, the parent pid 1, utime 11, stime 12, cutime 13, cstime 14. */
+/** The fields after "pid (comm) ": state is 0, the parent pid 1, utime 11, stime 12, cutime 13, cstime 14, starttime 19. */
 function statFields(file: string): string[] | null {
   try {
     return readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
@@ -36,11 +36,19 @@ export function postgresCpuMs(postmasterPid: number): number {
 }
 
 /**
- * A process's CPU by thread name (ms). Node names its main thread, V8's platform workers (concurrent and parallel GC,
- * background compilation), libuv's pool and every worker thread (the SDK's JS workflow thread among them) all `node`:
- * the main thread (tid = pid) is given as `main` here, the rest stay `node`. sdk-core's threads have names of their
- * own: `tokio-runtime-w` (its gRPC and polling), `workflow-proces` (its Rust workflow state machines, not the JS
- * workflow thread).
+ * V8's platform threads start with the process; libuv's pool starts at its first use and a worker thread when it is
+ * made, seconds later in a process that loads modules first. Ticks of /proc's `starttime`.
+ */
+const startedWithProcessTicks = 50;
+
+/**
+ * A process's CPU by thread (ms). Node names its main thread, V8's platform workers (concurrent and parallel GC,
+ * background compilation), libuv's pool and every worker thread (the SDK's JS workflow thread among them) all `node`;
+ * here the main thread (tid = pid) is `main`, the `node` threads that started with it are `v8_helpers`, and those that
+ * started later are `later_node_threads` (libuv's pool and the worker threads: in a Herald process under load, almost
+ * all of it the JS workflow thread, the pool being idle). sdk-core's threads have names of their own:
+ * `tokio-runtime-w` (its gRPC and polling), `workflow-proces` (its Rust workflow state machines, not the JS workflow
+ * thread).
  */
 export function cpuMsByThread(pid: number): Record<string, number> {
   const byName: Record<string, number> = {};
@@ -50,6 +58,7 @@ export function cpuMsByThread(pid: number): Record<string, number> {
   } catch {
     return byName;
   }
+  const processStart = Number(statFields(`/proc/${pid}/stat`)?.[19] ?? 0);
   for (const tid of tids) {
     let name: string;
     try {
@@ -60,6 +69,7 @@ export function cpuMsByThread(pid: number): Record<string, number> {
     const fields = statFields(`/proc/${pid}/task/${tid}/stat`);
     if (!fields) continue;
     if (tid === String(pid)) name = 'main';
+    else if (name === 'node') name = Number(fields[19]) - processStart <= startedWithProcessTicks ? 'v8_helpers' : 'later_node_threads';
     byName[name] = (byName[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
   }
   return byName;
