@@ -121,12 +121,13 @@ async function runLoad(send: (client: number, i: number) => Promise<void>, clien
   const seconds = (performance.now() - started) / 1000;
   await settle();
   const perThousand = (ms: number) => ms / latencies.length; // ms per publish = s per 1,000 publishes
+  const spentMs = counted.map((c, i) => c.read() - before[i]!);
   const cpu: Record<string, number> = {};
-  counted.forEach((c, i) => (cpu[c.name] = perThousand(c.read() - before[i]!)));
+  counted.forEach((c, i) => (cpu[c.name] = perThousand(spentMs[i]!)));
   cpu.total = Object.values(cpu).reduce((a, b) => a + b, 0);
   let threads: Record<string, number> | undefined;
   if (threadsOf) {
-    const byThread = threadCpuSince(threadsOf, threadsBefore, cpu[counted[0]!.name]! * latencies.length);
+    const byThread = threadCpuSince(threadsOf, threadsBefore, spentMs[0]!);
     threads = Object.fromEntries(byThread.map(([name, ms]): [string, number] => [name, perThousand(ms)]).filter(([, s]) => s >= 0.005));
   }
   latencies.sort((a, b) => a - b);

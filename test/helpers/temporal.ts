@@ -34,11 +34,11 @@ function temporalDevExecutable(): string {
   return wrapperPath;
 }
 
-let logsSilenced = false;
-/** Installs a quiet SDK logger (WARN by default) once per process; call before creating any environment or worker. */
 /** A `bundleWorkflowCode` logger that says nothing, for tests that bundle workflows of their own. */
 export const quietBundlerLogger = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
 
+let logsSilenced = false;
+/** Installs a quiet SDK logger (WARN by default) once per process; call before creating any environment or worker. */
 export function silenceSdkLogs(level: 'WARN' | 'ERROR' = 'WARN'): void {
   if (logsSilenced) return;
   logsSilenced = true;
