@@ -2,7 +2,7 @@ import { Worker, type Logger } from '@temporalio/worker';
 import type { CompiledWorkerOptions } from '@temporalio/worker/lib/worker-options';
 import type { Workflow, WorkflowCreator } from '@temporalio/worker/lib/workflow/interface';
 import type { WorkflowBundleWithSourceMapAndFilename } from '@temporalio/worker/lib/workflow/workflow-worker-thread/input';
-import { pipelinedWorkflows } from './pipelined-workflows';
+import { PipelinedWorkflowCreator } from './pipelined-workflows';
 
 /**
  * Workers whose calls into the workflow sandbox run without `vm`'s `timeout` (issue 15), and what replaces it.
@@ -46,7 +46,19 @@ export function watchedWorkerClass(watch: ActivationWatch): typeof Worker {
     ): Promise<WorkflowCreator> {
       // undefined reaches the workflow thread's `init` and every `runInContext` as `timeout: undefined`: no watchdog.
       const withoutTimeout = { ...compiledOptions, isolateExecutionTimeoutMs: undefined as unknown as number };
-      return watchActivations(pipelinedWorkflows(await super.createWorkflowCreator(workflowBundle, withoutTimeout, logger)), watch);
+      // Debug mode runs workflows on this thread (the SDK's own creator, as it is); otherwise the SDK's thread pool,
+      // as `Worker.createWorkflowCreator` makes it, with Herald's thread entry and its requests pipelined.
+      if (compiledOptions.debugMode) return watchActivations(await super.createWorkflowCreator(workflowBundle, withoutTimeout, logger), watch);
+      const creator = await PipelinedWorkflowCreator.create({
+        workflowBundle,
+        threadPoolSize: compiledOptions.workflowThreadPoolSize,
+        isolateExecutionTimeoutMs: withoutTimeout.isolateExecutionTimeoutMs,
+        reuseV8Context: compiledOptions.reuseV8Context ?? true,
+        registeredActivityNames: new Set(compiledOptions.activities.keys()),
+        logger,
+        patchActivationCallback: compiledOptions.patchActivationCallback,
+      });
+      return watchActivations(creator, watch);
     }
   };
 }

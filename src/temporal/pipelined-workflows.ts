@@ -1,7 +1,13 @@
 import type { SinkCall } from '@temporalio/workflow';
 import type { coresdk } from '@temporalio/proto';
-import type { WorkflowCreateOptions, WorkflowCreator } from '@temporalio/worker/lib/workflow/interface';
-import { ThreadedVMWorkflowCreator, VMWorkflowThreadProxy, type WorkerThreadClient } from '@temporalio/worker/lib/workflow/threaded-vm';
+import type { WorkflowCreateOptions } from '@temporalio/worker/lib/workflow/interface';
+import { Worker as NodeWorker } from 'node:worker_threads';
+import {
+  ThreadedVMWorkflowCreator,
+  VMWorkflowThreadProxy,
+  WorkerThreadClient,
+  type ThreadedVMWorkflowCreatorOptions,
+} from '@temporalio/worker/lib/workflow/threaded-vm';
 
 /**
  * The workflow thread's requests sent back to back instead of one after another's answer (issue 15, the 200 ms
@@ -16,7 +22,26 @@ import { ThreadedVMWorkflowCreator, VMWorkflowThreadProxy, type WorkerThreadClie
  * extraction takes exactly that activation's sink calls, as before; only the waits between them are gone.
  * A failed create fails the activation with the create's own error, as when the SDK awaited it.
  */
-class PipelinedWorkflowCreator extends ThreadedVMWorkflowCreator {
+export class PipelinedWorkflowCreator extends ThreadedVMWorkflowCreator {
+  /**
+   * The SDK's `ThreadedVMWorkflowCreator.create`, its threads started on Herald's entry (`workflow-thread.ts`: the
+   * SDK's thread with the promise stacks formatted lazily) instead of the SDK's own.
+   */
+  static override async create(options: ThreadedVMWorkflowCreatorOptions): Promise<PipelinedWorkflowCreator> {
+    const clients = Array.from(
+      { length: options.threadPoolSize },
+      () => new WorkerThreadClient(new NodeWorker(require.resolve('./workflow-thread')), options.logger, options.patchActivationCallback),
+    );
+    const { workflowBundle, isolateExecutionTimeoutMs, reuseV8Context, registeredActivityNames } = options;
+    const hasPatchActivationCallback = options.patchActivationCallback !== undefined;
+    await Promise.all(
+      clients.map((client) =>
+        client.send({ type: 'init', workflowBundle, isolateExecutionTimeoutMs, reuseV8Context, registeredActivityNames, hasPatchActivationCallback }),
+      ),
+    );
+    return new this(clients);
+  }
+
   override async createWorkflow(options: WorkflowCreateOptions): Promise<VMWorkflowThreadProxy> {
     // The SDK's choice of thread (the one running the fewest workflows) and its preparation of the options.
     const client = this.workerThreadClients.reduce((prev, curr) => (prev.getActiveWorkflowCount() < curr.getActiveWorkflowCount() ? prev : curr));
@@ -62,10 +87,4 @@ class PipelinedWorkflow extends VMWorkflowThreadProxy {
 function handled<T>(promise: Promise<T>): Promise<T> {
   promise.catch(() => undefined);
   return promise;
-}
-
-/** The SDK's threaded creator, its requests pipelined; any other creator (debug mode's, on the main thread) as it is. */
-export function pipelinedWorkflows(creator: WorkflowCreator): WorkflowCreator {
-  if (!(creator instanceof ThreadedVMWorkflowCreator)) return creator;
-  return new PipelinedWorkflowCreator((creator as unknown as { workerThreadClients: WorkerThreadClient[] }).workerThreadClients);
 }

@@ -85,6 +85,11 @@ export const maxCachedWorkflows = 40;
  * a workflow thread that answers nothing for the SDK's own 5 s while an activation waits is reported here, and the
  * worker fails (`activation-watch.ts`).
  */
+/** Herald's worker class: the SDK's, as `watchedWorkerClass` makes it, its blocked activations logged as errors. */
+export function heraldWorkerClass(logger: Logger): typeof Worker {
+  return watchedWorkerClass(activationWatchOf(logger));
+}
+
 function activationWatchOf(logger: Logger): ActivationWatch {
   return {
     limitMs: activationLimitMs,
@@ -114,7 +119,7 @@ export async function startTemporal(
   const client = new Client({ connection: nativeConnection, namespace });
   let worker: Worker;
   try {
-    worker = await (options.workerClass ?? watchedWorkerClass(activationWatchOf(deps.logger))).create({
+    worker = await (options.workerClass ?? heraldWorkerClass(deps.logger)).create({
       connection: nativeConnection,
       namespace,
       taskQueue: options.taskQueue ?? taskQueue,

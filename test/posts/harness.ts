@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
@@ -23,6 +23,7 @@ import { startPostChangeFeed } from '../../src/posts/change-feed';
 import { startDatabaseNotifications } from '../../src/db/notifications';
 import { createPostsRuntime, type PostsRuntime, type PostsRuntimeOverrides } from '../../src/posts/runtime';
 import { postWorkflowId } from '../../src/posts/workflow-client';
+import { heraldWorkerClass } from '../../src/temporal/worker';
 import { startApi, testConfig, type TestApi } from '../helpers/api';
 import { testDatabase, type TestDatabase } from '../helpers/db';
 import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
@@ -73,7 +74,8 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
   const notifications = startDatabaseNotifications(database.url, logger);
   const changes = startPostChangeFeed(notifications);
   const posts: PostsRuntimeOverrides = { taskQueue, adapters: standIns.adapters, sealedBox: testSealedBox, now, changes, ...options.posts };
-  const worker = await Worker.create({
+  // Herald's own worker class, as production runs it (its workflow thread, the activation watch).
+  const worker = await heraldWorkerClass(createLogger('error')).create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: await workflowBundle(),
