@@ -79,17 +79,17 @@ const burstWorkerOptions = { maxConcurrentWorkflowTaskExecutions: 40, maxConcurr
  */
 export const maxCachedWorkflows = 40;
 
+/** Herald's worker class: the SDK's, as `watchedWorkerClass` makes it, its blocked activations logged as errors. */
+export function heraldWorkerClass(logger: Logger): typeof Worker {
+  return watchedWorkerClass(activationWatchOf(logger));
+}
+
 /**
  * Workflow code runs without the SDK's per-call `vm` timeout, whose watchdog thread per call into the sandbox cost
  * the publish path CPU and, on a busy machine, milliseconds of waiting per activation (README "Publish path cost");
  * a workflow thread that answers nothing for the SDK's own 5 s while an activation waits is reported here, and the
  * worker fails (`activation-watch.ts`).
  */
-/** Herald's worker class: the SDK's, as `watchedWorkerClass` makes it, its blocked activations logged as errors. */
-export function heraldWorkerClass(logger: Logger): typeof Worker {
-  return watchedWorkerClass(activationWatchOf(logger));
-}
-
 function activationWatchOf(logger: Logger): ActivationWatch {
   return {
     limitMs: activationLimitMs,
