@@ -10,6 +10,7 @@ import { holdUntilInstant } from './held';
 import { sendMarked } from './platform-attempt';
 import type { PostRow } from '../src/db/tables/posts';
 import type { PlatformContext } from '../src/platforms/types';
+import type { PostView } from '../src/posts/post-view';
 
 /**
  * The activities of one post's publication (`workflows/publish-post.ts`): each is a call of `src/posts/repository.ts`
@@ -70,10 +71,17 @@ export function createPostActivities(rt: PostsRuntime) {
     };
   }
 
-  /** `then` handlers of a recording after the platform took the post(s): true, or false with the failure logged. */
+  /**
+   * `then` handlers of a recording after the platform took the post(s): true, with the posts recorded in one statement
+   * announced to this process's change feed (an API here waiting for them answers from their views), or false with
+   * the failure logged.
+   */
   const recordedOrLogged = (postIds: string) =>
     [
-      () => true,
+      (views: PostView[]) => {
+        rt.changes?.announce(views);
+        return true;
+      },
       (err: unknown) => {
         rt.logger.error({ err, postIds }, 'published, but the row could not be recorded yet; the workflow records it');
         return false;

@@ -101,13 +101,14 @@ async function startHerald(temporalAddress: string, sdkWatchdog: boolean): Promi
   const logger = createStdoutLogger('info');
   const database = openDatabase(databaseUrl, { applicationName: 'herald-api' });
   // Each Herald side polls its own task queue, so no side runs another's workflow tasks.
-  const overrides = { adapters, sealedBox, http: platformHttp, ...(sdkWatchdog ? { taskQueue: 'herald-sdk-watchdog' } : {}) };
-  const temporal = await startTemporal(temporalAddress, config.temporal.namespace, { config, db: database.db, logger, posts: overrides }, sdkWatchdog ? { workerClass: Worker, taskQueue: 'herald-sdk-watchdog' } : {});
-  await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
+  // As `npm start` wires them: the worker announces what it records to the feed the API waits on.
   const notifications = startDatabaseNotifications(databaseUrl, logger);
   await notifications.ready;
   const changes = startPostChangeFeed(notifications);
-  const posts = createPostsRuntime({ config, db: database.db, logger, temporal: temporal.client }, { ...overrides, changes });
+  const overrides = { adapters, sealedBox, http: platformHttp, changes, ...(sdkWatchdog ? { taskQueue: 'herald-sdk-watchdog' } : {}) };
+  const temporal = await startTemporal(temporalAddress, config.temporal.namespace, { config, db: database.db, logger, posts: overrides }, sdkWatchdog ? { workerClass: Worker, taskQueue: 'herald-sdk-watchdog' } : {});
+  await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
+  const posts = createPostsRuntime({ config, db: database.db, logger, temporal: temporal.client }, overrides);
   const app = createApp({ config, db: database.db, pool: database.pool, logger, temporal: temporal.client, adapters, sealedBox, posts, keyCache: { notifications } });
   process.on('disconnect', () => void temporal.shutdown().finally(() => process.exit(0)));
   return http.createServer(app);

@@ -88,10 +88,15 @@ export async function startHerald(
       webUiUrl = devServer.httpUrl;
       if (webUiUrl) announceWebUi(webUiUrl, logger);
     }
+    // One LISTEN connection for the process: post changes answer immediate publishes, key changes keep the key cache.
+    // The worker announces what it records to the same feed, so an immediate publish here is answered without a read.
+    const notifications = startDatabaseNotifications(database.handle.url, logger);
+    cleanups.push(() => notifications.close());
+    const changes = startPostChangeFeed(notifications);
     const temporal = await startTemporal(
       temporalAddress,
       config.temporal.namespace,
-      { config, db: database.handle.db, logger, posts: { adapters, sealedBox, http: platformHttp } },
+      { config, db: database.handle.db, logger, posts: { adapters, sealedBox, http: platformHttp, changes } },
       { shutdownGraceMs: Math.max(1_000, config.shutdownTimeoutMs - 5_000) },
     );
     cleanups.push(() => temporal.shutdown());
@@ -106,10 +111,6 @@ export async function startHerald(
     );
 
     // Posts: one runtime for the API side; every post that needs a workflow gets one now and is watched every minute.
-    // One LISTEN connection for the process: post changes answer immediate publishes, key changes keep the key cache.
-    const notifications = startDatabaseNotifications(database.handle.url, logger);
-    cleanups.push(() => notifications.close());
-    const changes = startPostChangeFeed(notifications);
     const posts = createPostsRuntime({ config, db: database.handle.db, logger, temporal: temporal.client }, { adapters, sealedBox, http: platformHttp, changes });
     const reconciler = startReconciler(posts);
     // Every account whose credential ends gets its workflow back (the embedded Temporal forgets it on restart).

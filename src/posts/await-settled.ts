@@ -1,4 +1,5 @@
 import type { WorkflowHandle } from '@temporalio/client';
+import type { PostView } from './post-view';
 import { statusOf } from './repository';
 import type { PostsRuntime } from './runtime';
 
@@ -15,14 +16,23 @@ import type { PostsRuntime } from './runtime';
 const resultFallbackMs = 5_000;
 
 /**
+ * What a request learnt while it waited: the workflow's `result` when that answered; otherwise the rows say the
+ * outcome, and `views` are those rows (in the order asked) when this process's worker recorded every one of them and
+ * announced it (`PostChangeFeed.announce`), so the answer needs no read.
+ */
+interface PublishAwaited {
+  result?: unknown;
+  views?: PostView[];
+}
+
+/**
  * Starts the workflow that publishes `postIds` and, when the request waits for the platform's verdict, returns once
  * every one of them settled: the change feed reports each row as its change commits; the workflow's result is asked
  * for when the feed reports a row removed (an immediate thread that failed keeps no rows: only its result says why),
- * when the feed is in doubt, or when it has not answered within `resultFallbackMs`. Returns that result when it
- * answered; undefined when the rows answered (they say the outcome). A start that fails is left to the reconciler
- * (the rows say what they need).
+ * when the feed is in doubt, or when it has not answered within `resultFallbackMs`. A start that fails is left to the
+ * reconciler (the rows say what they need).
  */
-export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start: () => Promise<WorkflowHandle>, awaitResults: boolean): Promise<unknown> {
+export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start: () => Promise<WorkflowHandle>, awaitResults: boolean): Promise<PublishAwaited> {
   const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
   // A plain timer, cleared at the end: an aborted `timers/promises` sleep built a DOMException and a rejection per
   // publish for a fallback that almost never fires.
@@ -33,11 +43,11 @@ export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[]
       handle = await start();
     } catch (err) {
       rt.logger.error({ err, postIds }, 'could not start the publish workflow; the reconciler will');
-      return undefined;
+      return {};
     }
-    if (!awaitResults) return undefined;
+    if (!awaitResults) return {};
     try {
-      if (watches.length === 0) return await handle.result();
+      if (watches.length === 0) return { result: await handle.result() };
       let removed!: () => void;
       const removal = new Promise<void>((resolve) => (removed = resolve));
       // A removed row has no outcome to read: it asks for the result instead, and the rows alone never answer.
@@ -51,17 +61,23 @@ export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[]
         }),
       );
       const askResult = Promise.race([removal, ...watches.map((watch) => watch.inDoubt), new Promise<void>((fire) => (fallbackTimer = setTimeout(fire, resultFallbackMs)))]);
-      return await Promise.race([heard.then(() => undefined), askResult.then(() => handle.result())]);
+      return await Promise.race([heard.then(() => announcedViews(watches)), askResult.then(async () => ({ result: await handle.result() }))]);
     } catch (err) {
       // The workflow may still be running (a dropped connection, a server hiccup): the rows say when it is done.
       rt.logger.warn({ err, postIds }, 'could not read the publish result; watching the rows instead');
       await Promise.all(postIds.map((id) => waitWhilePublishing(rt, id)));
-      return undefined;
+      return {};
     }
   } finally {
     clearTimeout(fallbackTimer);
     for (const watch of watches) watch.stop();
   }
+}
+
+/** The settled posts' views when every one of them was announced; otherwise the answer reads the rows. */
+function announcedViews(watches: ReadonlyArray<{ view: PostView | undefined }>): PublishAwaited {
+  const views = watches.map((watch) => watch.view);
+  return views.every((view) => view !== undefined) ? { views } : {};
 }
 
 /** Polls the row until it leaves `publishing` (bounded: 60 s), for when the workflow result cannot be read. */

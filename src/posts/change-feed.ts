@@ -1,5 +1,6 @@
 import type { FirstCommentStatus, PostStatus } from '../db/tables/posts';
 import type { DatabaseNotifications, NotificationChannel } from '../db/notifications';
+import type { PostView } from './post-view';
 
 /** Channel and payloads written by the `posts_notify_change` and `posts_notify_removal` triggers (migrations 0051, 0170). */
 const POST_CHANGES_CHANNEL = 'herald_post_changes' satisfies NotificationChannel;
@@ -31,6 +32,8 @@ type Settlement = 'settled' | 'removed';
 interface SettledWatch {
   /** Resolves once the post settles; stays pending when the feed is down (callers race it with the workflow result). */
   settled: Promise<Settlement>;
+  /** The post as it settled, when this process recorded it and said so (`announce`): no read needed to answer. */
+  readonly view: PostView | undefined;
   /**
    * Resolves when `settled` can no longer be relied on: the feed was not listening when the watch was made, or lost
    * its connection since (a change committed while it was down is never heard). The caller then asks the workflow.
@@ -44,6 +47,12 @@ export interface PostChangeFeed {
   ready: Promise<void>;
   /** Register before the workflow starts, so no change can slip between the start and the watch. */
   watch(postId: string): SettledWatch;
+  /**
+   * Posts this process has just recorded, as committed (the worker's recording of a publish, in the process whose API
+   * may be waiting for them): their watches here settle with the view at once, before the NOTIFY comes round. A
+   * process whose API waits for nothing (a worker of its own) announces to no one; the NOTIFY answers elsewhere.
+   */
+  announce(views: readonly PostView[]): void;
   /** Stops hearing changes; the process's notifications connection stays open for its other listeners. */
   close(): void;
 }
@@ -53,7 +62,12 @@ export interface PostChangeFeed {
  * down, the waiting requests are answered by the workflow result instead, only later.
  */
 export function startPostChangeFeed(notifications: DatabaseNotifications): PostChangeFeed {
-  const waiters = new Map<string, Set<(how: Settlement) => void>>();
+  const waiters = new Map<string, Set<(how: Settlement, view?: PostView) => void>>();
+  const settle = (postId: string, how: Settlement, view?: PostView) => {
+    const settling = waiters.get(postId);
+    waiters.delete(postId);
+    for (const fn of settling ?? []) fn(how, view);
+  };
   /** The `inDoubt` of every watch made while the feed listens, resolved when it stops listening. */
   const doubters = new Set<() => void>();
   const doubtAll = () => {
@@ -63,17 +77,21 @@ export function startPostChangeFeed(notifications: DatabaseNotifications): PostC
   const stopHearing = notifications.on(POST_CHANGES_CHANNEL, (payload) => {
     const change = parsePostChange(payload);
     if (!change || !isSettled(change)) return;
-    const settle = waiters.get(change.postId);
-    waiters.delete(change.postId);
-    for (const fn of settle ?? []) fn(change.status === 'removed' ? 'removed' : 'settled');
+    settle(change.postId, change.status === 'removed' ? 'removed' : 'settled');
   });
   const stopDoubting = notifications.onDeaf(doubtAll);
 
   return {
     ready: notifications.ready,
     watch(postId) {
-      let resolve!: (how: Settlement) => void;
-      const settled = new Promise<Settlement>((done) => (resolve = done));
+      let resolve!: (how: Settlement, view?: PostView) => void;
+      let view: PostView | undefined;
+      const settled = new Promise<Settlement>((done) => {
+        resolve = (how, settledAs) => {
+          view = settledAs;
+          done(how);
+        };
+      });
       const set = waiters.get(postId) ?? new Set();
       set.add(resolve);
       waiters.set(postId, set);
@@ -83,6 +101,9 @@ export function startPostChangeFeed(notifications: DatabaseNotifications): PostC
       else doubters.add(doubt);
       return {
         settled,
+        get view() {
+          return view;
+        },
         inDoubt,
         stop: () => {
           doubters.delete(doubt);
@@ -90,6 +111,11 @@ export function startPostChangeFeed(notifications: DatabaseNotifications): PostC
           if (set.size === 0 && waiters.get(postId) === set) waiters.delete(postId);
         },
       };
+    },
+    announce(views) {
+      for (const view of views) {
+        if (isSettled({ status: view.status, firstCommentStatus: view.first_comment?.status ?? null })) settle(view.id, 'settled', view);
+      }
     },
     close() {
       stopHearing();

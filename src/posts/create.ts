@@ -5,6 +5,7 @@ import { reserveQuotaWith, type Charge } from '../quota/quota';
 import { loadPublishableAccountsAndLimits } from './accounts-port';
 import { prepareMedia } from './prepare-media';
 import { publishOutcome, type CreatedPost, type PublishOutcome } from './respond';
+import type { PostView } from './post-view';
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
@@ -58,13 +59,14 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
 
   const warnings: WarningEntry[] = draft ? [...validation.warnings, ...media.warnings] : [];
   const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
+  let views: PostView[] | undefined;
   if (workflowId !== null) {
     const postIds = rows.map((row) => row.id);
-    await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds, rows), true);
+    ({ views } = await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds, rows), true));
   } else if (!draft) {
-    await runWorkflows(rt, rows, immediate);
+    views = await runWorkflows(rt, rows, immediate);
   }
-  return publishOutcome(rt, { created, fanOut, groupId, draft, warnings });
+  return publishOutcome(rt, { created, fanOut, groupId, draft, warnings, views });
 }
 
 function newRow(
@@ -99,7 +101,12 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
   return charges;
 }
 
-/** Starts one `publishPost` per post (rows just written), in parallel; immediate posts are awaited (see `startAndAwait`). */
-export async function runWorkflows(rt: PostsRuntime, posts: readonly StartedPost[], awaitResults: boolean): Promise<void> {
-  await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults)));
+/**
+ * Starts one `publishPost` per post (rows just written), in parallel; immediate posts are awaited (see `startAndAwait`).
+ * Returns the posts' views when every one was announced as it settled (then the answer needs no read).
+ */
+export async function runWorkflows(rt: PostsRuntime, posts: readonly StartedPost[], awaitResults: boolean): Promise<PostView[] | undefined> {
+  const awaited = await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults)));
+  const views = awaited.flatMap((one) => one.views ?? []);
+  return views.length === posts.length ? views : undefined;
 }

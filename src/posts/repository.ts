@@ -492,13 +492,13 @@ interface PublishedOutcome {
  * the one the view shows. Any other outcome, and one whose row moved on meanwhile, takes the transaction below
  * (whose own conditions then decide: a row already `published` changes nothing).
  */
-export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<OutcomeToRecord>): Promise<void> {
-  if (outcomes.length === 0) return;
+export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<OutcomeToRecord>): Promise<PostView[]> {
+  if (outcomes.length === 0) return [];
   const marked = outcomes.filter((o): o is typeof o & { marked: MarkedPost } => o.marked !== undefined);
   const recorded = await recordMarkedPublished(db, marked);
   // What is left is recorded whatever happened to its row since a mark: the update's own conditions decide.
   const rest = outcomes.filter((o) => !recorded.has(o.postId)).map(({ marked: _mark, ...outcome }) => outcome);
-  if (rest.length === 0) return;
+  if (rest.length === 0) return [...recorded.values()];
   await db.transaction().execute(async (trx) => {
     // The statement returns the rows as the view reads them, so the events need no read of their own.
     const published = await sql<PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }>`
@@ -507,6 +507,7 @@ export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<Outcome
         from published left join accounts on accounts.id = published.account_id order by published.id`.execute(trx);
     await recordPostEventsOf(trx, 'post.published', published.rows);
   });
+  return [...recorded.values()];
 }
 
 type OutcomeToRecord = PublishedOutcome & { postId: string; marked?: MarkedPost };
@@ -537,9 +538,12 @@ function publishedUpdateOf(outcomes: ReadonlyArray<OutcomeToRecord>) {
 /** Two texts: one post, or any number of them (`rowsOf`). */
 const recordingStatements = namedStatements(2);
 
-/** The one-statement path of `recordPublishedAll`: the ids it recorded. */
-async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>): Promise<Set<string>> {
-  if (outcomes.length === 0) return new Set();
+/**
+ * The one-statement path of `recordPublishedAll`: the posts it recorded, each with its view as published (its event's
+ * data, which is the row as a read would show it now: nothing wrote the row since its mark, see `publishedUpdateOf`).
+ */
+async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>): Promise<Map<string, PostView>> {
+  if (outcomes.length === 0) return new Map();
   const request = currentRequestOrigin();
   const events = outcomes.map(({ postId, marked, ...outcome }) => {
     const published: PostRow = {
@@ -559,7 +563,8 @@ async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRe
     evented as (${eventsInsertOf(events, sql`select id::text from published`)})
     select id from published`,
   );
-  return new Set(rows.map((row) => row.id));
+  const views = new Map(events.map((event) => [event.key, event.data]));
+  return new Map(rows.map((row) => [row.id, views.get(row.id)!]));
 }
 
 /**

@@ -41,9 +41,10 @@ function withWarnings(view: PostView, warnings: readonly WarningEntry[]): PostVi
  */
 export async function publishOutcome(
   rt: Pick<PostsRuntime, 'db'>,
-  input: { created: readonly CreatedPost[]; fanOut: boolean; groupId: string | null; draft: boolean; warnings: readonly WarningEntry[] },
+  input: { created: readonly CreatedPost[]; fanOut: boolean; groupId: string | null; draft: boolean; warnings: readonly WarningEntry[]; views?: readonly PostView[] },
 ): Promise<PublishOutcome> {
-  const views = await loadPostViews(rt.db, input.created.map((c) => c.id));
+  // Views announced by this process's worker as it recorded them are the rows as committed: no read for them.
+  const views = input.views ?? (await loadPostViews(rt.db, input.created.map((c) => c.id)));
   const shaped = views.map((view) => (input.draft ? withWarnings(view, input.warnings) : view));
   if (!input.fanOut) {
     const view = shaped[0]!;

@@ -203,8 +203,8 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
     const charges = chargesOf(newRow.id, { scheduledAt: newRow.scheduled_at ?? null, xLinkBilled: validation.xLinkBilled, body: validation.body });
     await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
   });
-  await runWorkflows(rt, [newRow], newRow.status === 'publishing');
-  const outcome = await publishOutcome(rt, { created: [{ id: newRow.id, account }], fanOut: false, groupId: null, draft: false, warnings: [] });
+  const views = await runWorkflows(rt, [newRow], newRow.status === 'publishing');
+  const outcome = await publishOutcome(rt, { created: [{ id: newRow.id, account }], fanOut: false, groupId: null, draft: false, warnings: [], views });
   if (outcome.kind === 'platform_refused') return outcome;
   if (outcome.kind !== 'created') throw new Error('a promoted draft is one post, never a fan-out');
   return { kind: 'updated', post: body.schedule_at !== undefined ? { ...outcome.post, rescheduled_post_ids: [newRow.id] } : { ...outcome.post } };

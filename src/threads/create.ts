@@ -156,7 +156,7 @@ async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ thr
     threads.map(async ({ threadId, rows }) => {
       const immediate = rows[0]!.status === 'publishing';
       const start = () => startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
-      const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate)) as PublishThreadResult | undefined;
+      const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate)).result as PublishThreadResult | undefined;
       if (result?.outcome === 'failed') outcomes.set(threadId, result);
     }),
   );

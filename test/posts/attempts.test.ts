@@ -3,6 +3,8 @@ import { sql } from 'kysely';
 import { createActivities } from '../../activities';
 import { startPostChangeFeed, isSettled } from '../../src/posts/change-feed';
 import { startDatabaseNotifications } from '../../src/db/notifications';
+import type { PostView } from '../../src/posts/post-view';
+import { loadPostViews } from '../../src/posts/repository';
 import { createLogger } from '../../src/logger';
 import { testDatabase } from '../helpers/db';
 import { insertMastodonAccount, insertTelegramAccount, insertXAccount } from './fixtures';
@@ -152,6 +154,38 @@ describe('Posts: interrupted platform calls and the change feed', function () {
       assert.equal(draftHeard, 'nothing');
       publishingWatch.stop();
       draftWatch.stop();
+    } finally {
+      feed.close();
+      await notifications.close();
+    }
+  });
+
+  it('the change feed settles a watch with the view its process announces as recorded, only once that view is the answer', async () => {
+    const notifications = startDatabaseNotifications((await testDatabase()).url, createLogger('silent'));
+    const feed = startPostChangeFeed(notifications);
+    try {
+      const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+      const insert = (text: string, firstComment: string | null) =>
+        h.db
+          .insertInto('posts')
+          .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text, status: 'publishing', first_comment_text: firstComment, first_comment_status: firstComment ? 'pending' : null })
+          .returning('id')
+          .executeTakeFirstOrThrow();
+      const [plain, withComment] = [await insert('announced', null), await insert('announced, comment pending', 'under it')];
+      const [plainWatch, commentWatch] = [feed.watch(plain.id), feed.watch(withComment.id)];
+      const viewOf = async (id: string, published: Partial<PostView>) => ({ ...(await loadPostViews(h.db, [id]))[0]!, status: 'published' as const, ...published });
+      const plainView = await viewOf(plain.id, { platform_post_id: 'p-1' });
+      const commentView = await viewOf(withComment.id, {});
+      // Announced, not written: only the announcement can have settled them (the feed need not even listen yet).
+      feed.announce([plainView, commentView]);
+      assert.equal(await plainWatch.settled, 'settled');
+      assert.deepEqual(plainWatch.view, plainView);
+      const commentHeard = await Promise.race([commentWatch.settled, new Promise((resolve) => setTimeout(resolve, 300, 'nothing'))]);
+      assert.equal(commentHeard, 'nothing', 'published with its first comment pending is not the answer yet');
+      assert.equal(commentWatch.view, undefined);
+      feed.announce([plainView]); // nothing waits for it any more: no effect
+      plainWatch.stop();
+      commentWatch.stop();
     } finally {
       feed.close();
       await notifications.close();

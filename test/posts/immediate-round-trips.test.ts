@@ -189,8 +189,9 @@ describe('Immediate posts: database round trips of a whole publish through the A
   let counted: DatabaseHandle | undefined;
   const statements: string[] = [];
   // The accounts with the plan (one statement), the posts with their quota, the mark with the credentials, the
-  // recording with its event, the answer's read of the post.
-  const immediatePublishStatements = 5;
+  // recording with its event. The answer is the view the worker announced as it recorded (`PostChangeFeed.announce`):
+  // no read of its own.
+  const immediatePublishStatements = 4;
 
   before(async function () {
     const shared = await testDatabase();
@@ -213,5 +214,25 @@ describe('Immediate posts: database round trips of a whole publish through the A
     const ofThePublish = statements.filter((s) => !/\b(api_keys|rate_limits)\b/.test(s));
     assert.equal(ofThePublish.length, immediatePublishStatements, ofThePublish.join('\n'));
     assert.ok(!ofThePublish.some((s) => /^\s*(begin|commit)\b/i.test(s)), ofThePublish.join('\n'));
+    // The announced view is the post as a read shows it.
+    assert.deepEqual(res.body.data, (await h.api.request('GET', `/api/v1/posts/${res.body.data.id}`)).body.data);
+  });
+
+  it('a fan-out is answered from the announced views too, each as a read shows it; a post with a first comment is answered by a read', async () => {
+    const accounts = [await insertXAccount(h.db, h.api.userId, h.standIns.x), await insertXAccount(h.db, h.api.userId, h.standIns.x)];
+    statements.length = 0;
+    const fanOut = await h.api.request('POST', '/api/v1/posts', { body: { account_ids: accounts.map((a) => a.id), text: 'a fan-out answered from its views' } });
+    assert.equal(fanOut.status, 201, fanOut.text);
+    const ofTheFanOut = statements.filter((s) => !/\b(api_keys|rate_limits)\b/.test(s));
+    assert.equal(ofTheFanOut.length, immediatePublishStatements, ofTheFanOut.join('\n'));
+    for (const result of fanOut.body.data.results) {
+      assert.equal(result.status, 'published');
+      assert.deepEqual(result.post, (await h.api.request('GET', `/api/v1/posts/${result.post_id}`)).body.data);
+    }
+    // Recorded `published` with its first comment still to send: the recording's view is not the answer, the read is.
+    const withComment = await h.api.request('POST', '/api/v1/posts', { body: { account_id: accounts[0]!.id, text: 'with a first comment', first_comment: 'under it' } });
+    assert.equal(withComment.status, 201, withComment.text);
+    assert.equal(withComment.body.data.first_comment.status, 'posted');
+    assert.deepEqual(withComment.body.data, (await h.api.request('GET', `/api/v1/posts/${withComment.body.data.id}`)).body.data);
   });
 });
