@@ -72,27 +72,29 @@ export function createPostActivities(rt: PostsRuntime) {
   }
 
   /**
-   * `then` handlers of a recording after the platform took the post(s): true, with the posts recorded in one statement
-   * announced to this process's change feed (an API here waiting for them answers from their views), or false with
-   * the failure logged.
+   * The recording after the platform took the post(s): true, or false with the failure logged (the workflow records
+   * them). This process's change feed is told what was recorded in one statement, as committed: a request here
+   * waiting for those posts answers from their views, without a read (`PostChangeFeed.recording`).
    */
-  const recordedOrLogged = (postIds: string) =>
-    [
-      (views: PostView[]) => {
-        rt.changes?.announce(views);
-        return true;
-      },
-      (err: unknown) => {
-        rt.logger.error({ err, postIds }, 'published, but the row could not be recorded yet; the workflow records it');
-        return false;
-      },
-    ] as const;
+  async function recordTaken(outcomes: Parameters<typeof posts.recordPublishedAll>[1]): Promise<boolean> {
+    const recorded = rt.changes?.recording(outcomes.map((outcome) => outcome.postId));
+    let views: PostView[] = [];
+    try {
+      views = await posts.recordPublishedAll(db, outcomes);
+      return true;
+    } catch (err) {
+      rt.logger.error({ err, postIds: outcomes.map((outcome) => outcome.postId) }, 'published, but the row could not be recorded yet; the workflow records it');
+      return false;
+    } finally {
+      recorded?.(views);
+    }
+  }
 
   /** `publishToPlatform`, from a row already marked when `begun` is given. */
   async function sendAndRecord(postId: string, now: number, begun?: { row: posts.MarkedPost; ctx: PlatformContext | null }): Promise<PublishAttempt> {
     const attempt = await sendOnce(postId, now, begun);
     if (!('outcome' in attempt)) return attempt;
-    const recorded = await posts.recordPublishedAll(db, [{ postId, ...attempt.outcome }]).then(...recordedOrLogged(postId));
+    const recorded = await recordTaken([{ postId, ...attempt.outcome }]);
     return { ...attempt.attempt, recorded };
   }
 
@@ -216,7 +218,7 @@ export function createPostActivities(rt: PostsRuntime) {
         }),
       );
       const taken = attempts.flatMap((settled, i) => (settled.status === 'fulfilled' && 'outcome' in settled.value ? [{ postId: input.postIds[i]!, ...settled.value.outcome }] : []));
-      const recorded = await posts.recordPublishedAll(db, taken).then(...recordedOrLogged(input.postIds.join(',')));
+      const recorded = await recordTaken(taken);
       return Object.fromEntries(
         input.postIds.map((postId, i) => {
           const settled = attempts[i]!;

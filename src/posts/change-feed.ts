@@ -48,11 +48,14 @@ export interface PostChangeFeed {
   /** Register before the workflow starts, so no change can slip between the start and the watch. */
   watch(postId: string): SettledWatch;
   /**
-   * Posts this process has just recorded, as committed (the worker's recording of a publish, in the process whose API
-   * may be waiting for them): their watches here settle with the view at once, before the NOTIFY comes round. A
-   * process whose API waits for nothing (a worker of its own) announces to no one; the NOTIFY answers elsewhere.
+   * This process is recording these posts (the worker's recording of a publish, in the process whose API may be
+   * waiting for them). Call the returned function once the recording answered, with the views of the posts it
+   * recorded as committed (none if it failed): their watches here settle with the view, so the answer needs no read.
+   * The NOTIFY of a recording in flight is held until then (it can arrive before the recording's own answer), and
+   * settles as usual when no view came. A process whose API waits for nothing (a worker of its own) tells no one;
+   * the NOTIFY answers elsewhere.
    */
-  announce(views: readonly PostView[]): void;
+  recording(postIds: readonly string[]): (recorded: readonly PostView[]) => void;
   /** Stops hearing changes; the process's notifications connection stays open for its other listeners. */
   close(): void;
 }
@@ -74,10 +77,15 @@ export function startPostChangeFeed(notifications: DatabaseNotifications): PostC
     for (const doubt of doubters) doubt();
     doubters.clear();
   };
+  /** Posts this process is recording (a count: a retried recording may overlap), and what their NOTIFY said meanwhile. */
+  const inFlight = new Map<string, number>();
+  const heldBack = new Map<string, Settlement>();
   const stopHearing = notifications.on(POST_CHANGES_CHANNEL, (payload) => {
     const change = parsePostChange(payload);
     if (!change || !isSettled(change)) return;
-    settle(change.postId, change.status === 'removed' ? 'removed' : 'settled');
+    const how = change.status === 'removed' ? 'removed' : 'settled';
+    if (inFlight.has(change.postId)) heldBack.set(change.postId, how);
+    else settle(change.postId, how);
   });
   const stopDoubting = notifications.onDeaf(doubtAll);
 
@@ -112,15 +120,29 @@ export function startPostChangeFeed(notifications: DatabaseNotifications): PostC
         },
       };
     },
-    announce(views) {
-      for (const view of views) {
-        if (isSettled({ status: view.status, firstCommentStatus: view.first_comment?.status ?? null })) settle(view.id, 'settled', view);
-      }
+    recording(postIds) {
+      for (const id of postIds) inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
+      let told = false;
+      return (recorded) => {
+        if (told) return;
+        told = true;
+        const views = new Map(recorded.map((view) => [view.id, view]));
+        for (const id of postIds) {
+          const left = inFlight.get(id)! - 1;
+          if (left > 0) inFlight.set(id, left);
+          else inFlight.delete(id);
+          const view = views.get(id);
+          if (view && isSettled({ status: view.status, firstCommentStatus: view.first_comment?.status ?? null })) settle(id, 'settled', view);
+          else if (left === 0 && heldBack.has(id)) settle(id, heldBack.get(id)!);
+          if (left === 0) heldBack.delete(id);
+        }
+      };
     },
     close() {
       stopHearing();
       stopDoubting();
       waiters.clear();
+      heldBack.clear();
       doubtAll();
     },
   };

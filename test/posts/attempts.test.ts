@@ -3,7 +3,6 @@ import { sql } from 'kysely';
 import { createActivities } from '../../activities';
 import { startPostChangeFeed, isSettled } from '../../src/posts/change-feed';
 import { startDatabaseNotifications } from '../../src/db/notifications';
-import type { PostView } from '../../src/posts/post-view';
 import { loadPostViews } from '../../src/posts/repository';
 import { createLogger } from '../../src/logger';
 import { testDatabase } from '../helpers/db';
@@ -160,10 +159,12 @@ describe('Posts: interrupted platform calls and the change feed', function () {
     }
   });
 
-  it('the change feed settles a watch with the view its process announces as recorded, only once that view is the answer', async () => {
+  it('the change feed settles a watch with the view its process recorded, once that view is the answer; a NOTIFY heard first waits for it', async () => {
     const notifications = startDatabaseNotifications((await testDatabase()).url, createLogger('silent'));
     const feed = startPostChangeFeed(notifications);
+    const notHeard = (watch: { settled: Promise<unknown> }) => Promise.race([watch.settled, new Promise((resolve) => setTimeout(resolve, 300, 'nothing'))]);
     try {
+      await feed.ready;
       const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
       const insert = (text: string, firstComment: string | null) =>
         h.db
@@ -171,21 +172,27 @@ describe('Posts: interrupted platform calls and the change feed', function () {
           .values({ user_id: h.api.userId, account_id: x.id, platform: 'x', text, status: 'publishing', first_comment_text: firstComment, first_comment_status: firstComment ? 'pending' : null })
           .returning('id')
           .executeTakeFirstOrThrow();
-      const [plain, withComment] = [await insert('announced', null), await insert('announced, comment pending', 'under it')];
-      const [plainWatch, commentWatch] = [feed.watch(plain.id), feed.watch(withComment.id)];
-      const viewOf = async (id: string, published: Partial<PostView>) => ({ ...(await loadPostViews(h.db, [id]))[0]!, status: 'published' as const, ...published });
-      const plainView = await viewOf(plain.id, { platform_post_id: 'p-1' });
-      const commentView = await viewOf(withComment.id, {});
-      // Announced, not written: only the announcement can have settled them (the feed need not even listen yet).
-      feed.announce([plainView, commentView]);
+      const publish = (id: string) => h.db.updateTable('posts').set({ status: 'published', platform_post_id: `p-${id}` }).where('id', '=', id).execute();
+      const [plain, withComment, unrecorded] = [await insert('recorded', null), await insert('recorded, comment pending', 'under it'), await insert('not recorded here', null)];
+      const [plainWatch, commentWatch, unrecordedWatch] = [feed.watch(plain.id), feed.watch(withComment.id), feed.watch(unrecorded.id)];
+      const recorded = feed.recording([plain.id, withComment.id, unrecorded.id]);
+      // Committed while the recording is in flight: their NOTIFYs are heard first, and held.
+      for (const row of [plain, withComment, unrecorded]) await publish(row.id);
+      assert.equal(await notHeard(plainWatch), 'nothing', 'the NOTIFY of a recording in flight waits for the recording');
+      const plainView = (await loadPostViews(h.db, [plain.id]))[0]!;
+      const commentView = (await loadPostViews(h.db, [withComment.id]))[0]!;
+      recorded([plainView, commentView]);
       assert.equal(await plainWatch.settled, 'settled');
       assert.deepEqual(plainWatch.view, plainView);
-      const commentHeard = await Promise.race([commentWatch.settled, new Promise((resolve) => setTimeout(resolve, 300, 'nothing'))]);
-      assert.equal(commentHeard, 'nothing', 'published with its first comment pending is not the answer yet');
+      // No view (the recording took another path): its held NOTIFY settles it as usual, to be read.
+      assert.equal(await unrecordedWatch.settled, 'settled');
+      assert.equal(unrecordedWatch.view, undefined);
+      // Published with its first comment pending: neither the view nor the NOTIFY is the answer yet.
+      assert.equal(await notHeard(commentWatch), 'nothing');
+      await h.db.updateTable('posts').set({ first_comment_status: 'posted' }).where('id', '=', withComment.id).execute();
+      assert.equal(await commentWatch.settled, 'settled');
       assert.equal(commentWatch.view, undefined);
-      feed.announce([plainView]); // nothing waits for it any more: no effect
-      plainWatch.stop();
-      commentWatch.stop();
+      for (const watch of [plainWatch, commentWatch, unrecordedWatch]) watch.stop();
     } finally {
       feed.close();
       await notifications.close();
