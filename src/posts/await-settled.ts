@@ -18,7 +18,7 @@ const resultFallbackMs = 5_000;
 /**
  * What a request learnt while it waited: the workflow's `result` when that answered; otherwise the rows say the
  * outcome, and `views` are those rows (in the order asked) when this process's worker recorded every one of them and
- * announced it (`PostChangeFeed.announce`), so the answer needs no read.
+ * said so with their views (`PostChangeFeed.recording`), so the answer needs no read.
  */
 interface PublishAwaited {
   result?: unknown;
@@ -61,7 +61,7 @@ export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[]
         }),
       );
       const askResult = Promise.race([removal, ...watches.map((watch) => watch.inDoubt), new Promise<void>((fire) => (fallbackTimer = setTimeout(fire, resultFallbackMs)))]);
-      return await Promise.race([heard.then(() => announcedViews(watches)), askResult.then(async () => ({ result: await handle.result() }))]);
+      return await Promise.race([heard.then(() => recordedViews(watches)), askResult.then(async () => ({ result: await handle.result() }))]);
     } catch (err) {
       // The workflow may still be running (a dropped connection, a server hiccup): the rows say when it is done.
       rt.logger.warn({ err, postIds }, 'could not read the publish result; watching the rows instead');
@@ -74,8 +74,8 @@ export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[]
   }
 }
 
-/** The settled posts' views when every one of them was announced; otherwise the answer reads the rows. */
-function announcedViews(watches: ReadonlyArray<{ view: PostView | undefined }>): PublishAwaited {
+/** The settled posts' views when every one of them came with its view; otherwise the answer reads the rows. */
+function recordedViews(watches: ReadonlyArray<{ view: PostView | undefined }>): PublishAwaited {
   const views = watches.map((watch) => watch.view);
   return views.every((view) => view !== undefined) ? { views } : {};
 }

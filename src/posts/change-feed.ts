@@ -32,7 +32,7 @@ type Settlement = 'settled' | 'removed';
 interface SettledWatch {
   /** Resolves once the post settles; stays pending when the feed is down (callers race it with the workflow result). */
   settled: Promise<Settlement>;
-  /** The post as it settled, when this process recorded it and said so (`announce`): no read needed to answer. */
+  /** The post as it settled, when this process recorded it and said so (`recording`): no read needed to answer. */
   readonly view: PostView | undefined;
   /**
    * Resolves when `settled` can no longer be relied on: the feed was not listening when the watch was made, or lost

@@ -103,7 +103,7 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
 
 /**
  * Starts one `publishPost` per post (rows just written), in parallel; immediate posts are awaited (see `startAndAwait`).
- * Returns the posts' views when every one was announced as it settled (then the answer needs no read).
+ * Returns the posts' views when every one settled with the view its recording gave (then the answer needs no read).
  */
 export async function runWorkflows(rt: PostsRuntime, posts: readonly StartedPost[], awaitResults: boolean): Promise<PostView[] | undefined> {
   const awaited = await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults)));

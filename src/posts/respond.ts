@@ -43,7 +43,7 @@ export async function publishOutcome(
   rt: Pick<PostsRuntime, 'db'>,
   input: { created: readonly CreatedPost[]; fanOut: boolean; groupId: string | null; draft: boolean; warnings: readonly WarningEntry[]; views?: readonly PostView[] },
 ): Promise<PublishOutcome> {
-  // Views announced by this process's worker as it recorded them are the rows as committed: no read for them.
+  // Views this process's worker recorded (`PostChangeFeed.recording`) are the rows as committed: no read for them.
   const views = input.views ?? (await loadPostViews(rt.db, input.created.map((c) => c.id)));
   const shaped = views.map((view) => (input.draft ? withWarnings(view, input.warnings) : view));
   if (!input.fanOut) {
