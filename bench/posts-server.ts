@@ -101,7 +101,7 @@ async function startHerald(temporalAddress: string, sdkWatchdog: boolean): Promi
   const logger = createStdoutLogger('info');
   const database = openDatabase(databaseUrl, { applicationName: 'herald-api' });
   // Each Herald side polls its own task queue, so no side runs another's workflow tasks.
-  // As `npm start` wires them: the worker announces what it records to the feed the API waits on.
+  // As `npm start` wires them: the worker tells the feed the API waits on what it records.
   const notifications = startDatabaseNotifications(databaseUrl, logger);
   await notifications.ready;
   const changes = startPostChangeFeed(notifications);

@@ -89,7 +89,7 @@ export async function startHerald(
       if (webUiUrl) announceWebUi(webUiUrl, logger);
     }
     // One LISTEN connection for the process: post changes answer immediate publishes, key changes keep the key cache.
-    // The worker announces what it records to the same feed, so an immediate publish here is answered without a read.
+    // The worker tells the same feed what it records, so an immediate publish here is answered without a read.
     const notifications = startDatabaseNotifications(database.handle.url, logger);
     cleanups.push(() => notifications.close());
     const changes = startPostChangeFeed(notifications);

@@ -490,7 +490,8 @@ interface PublishedOutcome {
  * the view of that row as published (`toPostView`, built before the write) and is inserted by the same statement,
  * which changes the row only if nothing else wrote it since the mark (its `xmin`) and its account's state is still
  * the one the view shows. Any other outcome, and one whose row moved on meanwhile, takes the transaction below
- * (whose own conditions then decide: a row already `published` changes nothing).
+ * (whose own conditions then decide: a row already `published` changes nothing). Returns the views of the posts
+ * recorded in one statement: each is the row as a read would show it once the statement committed.
  */
 export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<OutcomeToRecord>): Promise<PostView[]> {
   if (outcomes.length === 0) return [];
@@ -498,15 +499,16 @@ export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<Outcome
   const recorded = await recordMarkedPublished(db, marked);
   // What is left is recorded whatever happened to its row since a mark: the update's own conditions decide.
   const rest = outcomes.filter((o) => !recorded.has(o.postId)).map(({ marked: _mark, ...outcome }) => outcome);
-  if (rest.length === 0) return [...recorded.values()];
-  await db.transaction().execute(async (trx) => {
-    // The statement returns the rows as the view reads them, so the events need no read of their own.
-    const published = await sql<PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }>`
-      with published as (${publishedUpdateOf(rest)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
-      select published.*, accounts.inactive_reason as account_inactive_reason
-        from published left join accounts on accounts.id = published.account_id order by published.id`.execute(trx);
-    await recordPostEventsOf(trx, 'post.published', published.rows);
-  });
+  if (rest.length > 0) {
+    await db.transaction().execute(async (trx) => {
+      // The statement returns the rows as the view reads them, so the events need no read of their own.
+      const published = await sql<PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }>`
+        with published as (${publishedUpdateOf(rest)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
+        select published.*, accounts.inactive_reason as account_inactive_reason
+          from published left join accounts on accounts.id = published.account_id order by published.id`.execute(trx);
+      await recordPostEventsOf(trx, 'post.published', published.rows);
+    });
+  }
   return [...recorded.values()];
 }
 
