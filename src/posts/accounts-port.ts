@@ -8,6 +8,7 @@ import { ApiError } from '../errors';
 import { limitColumns, limitsOf } from '../quota/quota';
 import { requireAvailablePlatform } from '../platforms/availability';
 import type { PlatformContext } from '../platforms/types';
+import type { VersionedRead } from './creation-reads';
 import type { MarkedPost } from './repository';
 import { accountPrefix } from './rules';
 import type { PostsRuntime } from './runtime';
@@ -53,32 +54,49 @@ function publishableOf(rt: PostsRuntime, accounts: AccountRow[], fanOut: boolean
   return accounts;
 }
 
-// Compiled once, a named statement (src/db/precompiled.ts): every create runs it. `ids` are UUIDs (the request schema).
+// Compiled once, a named statement (src/db/precompiled.ts): every create that misses the cache runs it. `ids` are
+// UUIDs (the request schema). Each row's `xmin` is its version, which the create's write checks (`unchangedSince`).
 const accountsAndLimitsQuery = precompiled((db, { userId, ids }: { userId: string; ids: readonly string[] }) =>
   db
     .selectFrom('users')
     .leftJoin('accounts', (join) => join.onRef('accounts.user_id', '=', 'users.id').on('accounts.id', '=', sql<string>`any(${ids}::uuid[])`))
     .select(limitColumns.map((column) => `users.${column}` as const))
+    .select([sql<string>`users.xmin::text`.as('user_version'), sql<string | null>`accounts.xmin::text`.as('account_version')])
     .selectAll('accounts')
     .where('users.id', '=', userId),
 );
 
-/**
- * The accounts a create names (as `loadPostingAccounts`, each platform open for posting: 501 otherwise) and the user's
- * limits (`loadLimits`) in one statement, for a post's or a thread's create (issue 15: one round trip and one
- * statement's CPU fewer before the workflow starts): the user's row left-joined with the accounts named.
- */
-export async function loadPublishableAccountsAndLimits(rt: PostsRuntime, userId: string, ids: readonly string[], fanOut: boolean) {
+/** The user's limits and the accounts named (those that exist and are the user's), with their rows' versions. */
+export async function readAccountsAndLimits(rt: PostsRuntime, userId: string, ids: readonly string[]): Promise<VersionedRead> {
   const rows = await accountsAndLimitsQuery.execute(rt.db, { userId, ids });
   if (rows.length === 0) throw new Error(`user ${userId} not found`);
-  const accounts = rows.filter((row) => row.id !== null).map((row) => accountColumnsOf(row as unknown as AccountRow));
-  return { accounts: publishableOf(rt, postingAccountsOf(accounts, ids, fanOut), fanOut), limits: limitsOf(rows[0]!) };
+  const accounts = rows
+    .filter((row) => row.id !== null)
+    .map((row) => ({ row: accountColumnsOf(row as unknown as AccountRow), version: row.account_version! }));
+  return { userId, limits: limitsOf(rows[0]!), userVersion: rows[0]!.user_version, accounts };
 }
 
-/** The row without the users' columns joined to it, so nothing but the account travels on as one. */
+/**
+ * The accounts a create names (as `loadPostingAccounts`, each platform open for posting: 501 otherwise), from a
+ * read of them and the user's limits (`readAccountsAndLimits`, or the cache of it: `CreationReads`).
+ */
+export function publishableAccountsOf(rt: PostsRuntime, read: VersionedRead, ids: readonly string[], fanOut: boolean): AccountRow[] {
+  return publishableOf(rt, postingAccountsOf(read.accounts.map((account) => account.row), ids, fanOut), fanOut);
+}
+
+/**
+ * The accounts a create names and the user's limits in one statement, for a thread's create (a post's create reads
+ * through `CreationReads`).
+ */
+export async function loadPublishableAccountsAndLimits(rt: PostsRuntime, userId: string, ids: readonly string[], fanOut: boolean) {
+  const read = await readAccountsAndLimits(rt, userId, ids);
+  return { accounts: publishableAccountsOf(rt, read, ids, fanOut), limits: read.limits };
+}
+
+/** The row without the users' columns and the versions joined to it, so nothing but the account travels on as one. */
 function accountColumnsOf(joined: AccountRow): AccountRow {
   const account: Record<string, unknown> = { ...joined };
-  for (const column of limitColumns) delete account[column];
+  for (const column of [...limitColumns, 'user_version', 'account_version']) delete account[column];
   return account as AccountRow;
 }
 

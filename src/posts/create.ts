@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { reserveQuotaWith, type Charge } from '../quota/quota';
-import { loadPublishableAccountsAndLimits } from './accounts-port';
+import { publishableAccountsOf, readAccountsAndLimits } from './accounts-port';
+import { isStaleRead, unchangedSince, type CreationRead } from './creation-reads';
 import { prepareMedia } from './prepare-media';
 import { publishOutcome, type CreatedPost, type PublishOutcome } from './respond';
 import type { PostView } from './post-view';
@@ -22,8 +23,43 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   const structure = checkCreatePostStructure(body)[0];
   if (structure) throw new ApiError(structure.code, structure.message);
   const fanOut = body.account_ids !== undefined;
-  const { accounts, limits } = await loadPublishableAccountsAndLimits(rt, userId, body.account_ids ?? [body.account_id!], fanOut);
+  const { rows, accounts, draft, immediate, groupId, workflowId, warnings } = await writeFromLastRead(rt, userId, body, fanOut);
 
+  const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
+  let views: PostView[] | undefined;
+  if (workflowId !== null) {
+    const postIds = rows.map((row) => row.id);
+    ({ views } = await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds, rows), true));
+  } else if (!draft) {
+    views = await runWorkflows(rt, rows, immediate);
+  }
+  return publishOutcome(rt, { created, fanOut, groupId, draft, warnings, views });
+}
+
+/**
+ * The request validated against its accounts and the user's limits, and its posts written with their quota: from
+ * this process's last read of them when it has one (`CreationReads`: no read before the write), made again from a
+ * fresh read when that write finds a row changed since, or when that read refused the request.
+ */
+async function writeFromLastRead(rt: PostsRuntime, userId: string, body: CreatePostBody, fanOut: boolean) {
+  const ids = body.account_ids ?? [body.account_id!];
+  const cached = rt.creationReads?.get(userId, ids);
+  if (cached) {
+    try {
+      return await validateAndWrite(rt, body, fanOut, cached);
+    } catch (err) {
+      if (!(err instanceof ApiError) && !isStaleRead(err)) throw err;
+      rt.creationReads!.forget(userId);
+    }
+  }
+  const read = await readAccountsAndLimits(rt, userId, ids);
+  rt.creationReads?.remember(read);
+  return validateAndWrite(rt, body, fanOut, { ...read, cached: false });
+}
+
+async function validateAndWrite(rt: PostsRuntime, body: CreatePostBody, fanOut: boolean, read: CreationRead) {
+  const { userId, limits } = read;
+  const accounts = publishableAccountsOf(rt, read, body.account_ids ?? [body.account_id!], fanOut);
   const now = rt.now();
   const validation = validatePostRequest(body, {
     accounts,
@@ -47,26 +83,19 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   const rows = validation.accounts.map((plan) =>
     newRow(plan, { userId, groupId, workflowId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }),
   );
+  // A cached read is written only if its rows are still as read.
+  const guard = read.cached ? unchangedSince(read) : undefined;
   try {
     // The posts and their quota in one statement (its own transaction): the user's month row, which every publish of
     // this user waits for, is locked only while it runs, and a refusal rolls the posts back with it.
-    if (draft) await insertPosts(rt.db, rows);
-    else await reserveQuotaWith(rt.db, { userId, limits, now, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) }, postsInsertOf(rt.db, rows));
+    if (draft) await insertPosts(rt.db, rows, guard);
+    else await reserveQuotaWith(rt.db, { userId, limits, now, guard, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) }, postsInsertOf(rt.db, rows));
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(media.downloaded).catch(() => undefined);
     throw err;
   }
-
   const warnings: WarningEntry[] = draft ? [...validation.warnings, ...media.warnings] : [];
-  const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
-  let views: PostView[] | undefined;
-  if (workflowId !== null) {
-    const postIds = rows.map((row) => row.id);
-    ({ views } = await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds, rows), true));
-  } else if (!draft) {
-    views = await runWorkflows(rt, rows, immediate);
-  }
-  return publishOutcome(rt, { created, fanOut, groupId, draft, warnings, views });
+  return { rows, accounts, draft, immediate, groupId, workflowId, warnings };
 }
 
 function newRow(

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { EventType } from '../events/catalogue';
@@ -241,8 +241,10 @@ export async function mediaStillWaiting(db: Db, mediaIds: readonly string[], exc
 
 // ---- creation and edits (API side) -------------------------------------------------------------------------------
 
-export async function insertPosts(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>): Promise<void> {
-  await postsInsertOf(db, rows).execute();
+/** Inserts the rows; with a `guard` (`unchangedSince`), in one statement that fails, inserting nothing, unless it holds. */
+export async function insertPosts(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>, guard?: RawBuilder<boolean>): Promise<void> {
+  if (guard) await sql`with written as (${postsInsertOf(db, rows)}) select ${guard} as unchanged`.execute(db);
+  else await postsInsertOf(db, rows).execute();
 }
 
 /** `insertPosts` as a statement to run or to make part of another (`reserveQuotaWith`: the posts and their quota as one). */

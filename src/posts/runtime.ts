@@ -14,6 +14,7 @@ import { createCredentialRenewers } from '../platforms/renewal/registry';
 import type { CredentialRenewers } from '../platforms/renewal/types';
 import { cancelScheduled } from './repository';
 import type { PostChangeFeed } from './change-feed';
+import { CreationReads } from './creation-reads';
 import { InstantGate } from './instant-gate';
 import { RecentStarts } from './recent-starts';
 
@@ -29,6 +30,8 @@ export interface PostsRuntime {
   temporal?: Client;
   /** API side: tells a waiting immediate publish that its row settled, ahead of the workflow's result. */
   changes?: PostChangeFeed;
+  /** API side: the accounts and limits this process's creates read last, per user (no read before most creates). */
+  creationReads?: CreationReads;
   /** The workflows this process started in the last minutes, which the periodic reconcile need not look at. */
   recentStarts?: RecentStarts;
   /** Task queue the post workflows run on (`herald`). */
@@ -77,6 +80,7 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
     ...base,
     temporal: overrides.temporal ?? base.temporal,
     changes: overrides.changes,
+    creationReads: overrides.creationReads ?? new CreationReads(),
     recentStarts: overrides.recentStarts ?? new RecentStarts(),
     taskQueue: overrides.taskQueue ?? POSTS_TASK_QUEUE,
     http,

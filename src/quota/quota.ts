@@ -53,7 +53,17 @@ function plural(n: number, word: string): string {
   return `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
 }
 
-type QuotaInput = { userId: string; limits: EffectiveLimits & { planName: PlanName }; charges: readonly Charge[]; now: Date };
+type QuotaInput = {
+  userId: string;
+  limits: EffectiveLimits & { planName: PlanName };
+  charges: readonly Charge[];
+  now: Date;
+  /**
+   * A condition the statement evaluates before its hard limits, which fails the statement (and so everything it
+   * wrote) when the rows the request was validated against changed since they were read (`unchangedSince`).
+   */
+  guard?: RawBuilder<boolean>;
+};
 
 /**
  * Reserves `charges` for `userId` in the month of `now`, or throws 429 `usage_limit_exceeded` (no Retry-After) with
@@ -73,7 +83,7 @@ export async function reserveQuota(trx: Transaction<Database>, input: QuotaInput
  */
 export async function reserveQuotaWith(db: Db, input: QuotaInput, write: RawBuilder<unknown> | Compilable): Promise<void> {
   if (input.charges.length === 0) {
-    await sql`${write}`.execute(db);
+    await (input.guard ? sql`with written as (${write}) select ${input.guard} as unchanged` : sql`${write}`).execute(db);
     return;
   }
   await reserve(db, input, sql`written as (${write}), `);
@@ -154,7 +164,7 @@ function reservationOf(input: QuotaInput, before: RawBuilder<unknown>) {
       select ${input.userId}, charge.post_id, ${month}, charge.kind, coalesce(charge.post_ordinal >= greatest(0, ${postQuota}::integer - usage.posts_before), false)
       from usage, unnest(${input.charges.map((c) => c.postId)}::uuid[], ${input.charges.map((c) => c.kind)}::text[], ${postOrdinals}::integer[]) as charge(post_id, kind, post_ordinal)
     )
-    select case ${sql.join(overHardLimit, sql` `)} end as refused from usage`;
+    select ${input.guard ? sql`${input.guard} as unchanged, ` : sql``}case ${sql.join(overHardLimit, sql` `)} end as refused from usage`;
 }
 
 /** The 429 of a reservation that failed over a hard limit (its `HardLimitHit`); null for any other failure. */

@@ -189,9 +189,10 @@ describe('Immediate posts: database round trips of a whole publish through the A
   let counted: DatabaseHandle | undefined;
   const statements: string[] = [];
   // The accounts with the plan (one statement), the posts with their quota, the mark with the credentials, the
-  // recording with its event. The answer is the view the worker announced as it recorded (`PostChangeFeed.announce`):
-  // no read of its own.
+  // recording with its event. The answer is the view the worker recorded (`PostChangeFeed.recording`): no read of its
+  // own. A create whose accounts and plan this process read before writes without reading them (`CreationReads`).
   const immediatePublishStatements = 4;
+  const fromTheLastRead = immediatePublishStatements - 1;
 
   before(async function () {
     const shared = await testDatabase();
@@ -216,6 +217,14 @@ describe('Immediate posts: database round trips of a whole publish through the A
     assert.ok(!ofThePublish.some((s) => /^\s*(begin|commit)\b/i.test(s)), ofThePublish.join('\n'));
     // The announced view is the post as a read shows it.
     assert.deepEqual(res.body.data, (await h.api.request('GET', `/api/v1/posts/${res.body.data.id}`)).body.data);
+
+    statements.length = 0;
+    const again = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'counted from the last read' } });
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.body.data.status, 'published');
+    const ofTheSecond = statements.filter((s) => !/\b(api_keys|rate_limits)\b/.test(s));
+    assert.equal(ofTheSecond.length, fromTheLastRead, ofTheSecond.join('\n'));
+    assert.match(ofTheSecond[0]!, /^\s*with written as \(insert into "posts"/, 'the write comes first, with no read before it');
   });
 
   it('a fan-out is answered from the announced views too, each as a read shows it; a post with a first comment is answered by a read', async () => {
