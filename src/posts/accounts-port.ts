@@ -8,7 +8,7 @@ import { ApiError } from '../errors';
 import { limitColumns, limitsOf } from '../quota/quota';
 import { requireAvailablePlatform } from '../platforms/availability';
 import type { PlatformContext } from '../platforms/types';
-import type { VersionedRead } from './creation-reads';
+import { isStaleRead, type CreationRead, type VersionedRead } from './creation-reads';
 import type { MarkedPost } from './repository';
 import { accountPrefix } from './rules';
 import type { PostsRuntime } from './runtime';
@@ -54,7 +54,7 @@ function publishableOf(rt: PostsRuntime, accounts: AccountRow[], fanOut: boolean
   return accounts;
 }
 
-// Compiled once, a named statement (src/db/precompiled.ts): every create that misses the cache runs it. `ids` are
+// Compiled once, a named statement (src/db/precompiled.ts): every create without a cached read runs it (`fromLastRead`). `ids` are
 // UUIDs (the request schema). Each row's `xmin` is its version, which the create's write checks (`unchangedSince`).
 const accountsAndLimitsQuery = precompiled((db, { userId, ids }: { userId: string; ids: readonly string[] }) =>
   db
@@ -67,7 +67,7 @@ const accountsAndLimitsQuery = precompiled((db, { userId, ids }: { userId: strin
 );
 
 /** The user's limits and the accounts named (those that exist and are the user's), with their rows' versions. */
-export async function readAccountsAndLimits(rt: PostsRuntime, userId: string, ids: readonly string[]): Promise<VersionedRead> {
+async function readAccountsAndLimits(rt: PostsRuntime, userId: string, ids: readonly string[]): Promise<VersionedRead> {
   const rows = await accountsAndLimitsQuery.execute(rt.db, { userId, ids });
   if (rows.length === 0) throw new Error(`user ${userId} not found`);
   const accounts = rows
@@ -77,20 +77,32 @@ export async function readAccountsAndLimits(rt: PostsRuntime, userId: string, id
 }
 
 /**
+ * `validateAndWrite` (a post's or a thread's create, up to and including its write) from this process's last read of
+ * the accounts named and the user's limits when it has one, with no read before the write; made again from a fresh
+ * read when that write found a row changed since (`unchangedSince`), or when that read refused the request.
+ * `validateAndWrite` must write with `guardOf(read)` and nothing before a refusal it throws.
+ */
+export async function fromLastRead<T>(rt: PostsRuntime, userId: string, accountIds: readonly string[], validateAndWrite: (read: CreationRead) => Promise<T>): Promise<T> {
+  const cached = rt.creationReads?.get(userId, accountIds);
+  if (cached) {
+    try {
+      return await validateAndWrite(cached);
+    } catch (err) {
+      if (!(err instanceof ApiError) && !isStaleRead(err)) throw err;
+      rt.creationReads!.forget(userId);
+    }
+  }
+  const read = await readAccountsAndLimits(rt, userId, accountIds);
+  rt.creationReads?.remember(read);
+  return validateAndWrite({ ...read, cached: false });
+}
+
+/**
  * The accounts a create names (as `loadPostingAccounts`, each platform open for posting: 501 otherwise), from a
  * read of them and the user's limits (`readAccountsAndLimits`, or the cache of it: `CreationReads`).
  */
 export function publishableAccountsOf(rt: PostsRuntime, read: VersionedRead, ids: readonly string[], fanOut: boolean): AccountRow[] {
   return publishableOf(rt, postingAccountsOf(read.accounts.map((account) => account.row), ids, fanOut), fanOut);
-}
-
-/**
- * The accounts a create names and the user's limits in one statement, for a thread's create (a post's create reads
- * through `CreationReads`).
- */
-export async function loadPublishableAccountsAndLimits(rt: PostsRuntime, userId: string, ids: readonly string[], fanOut: boolean) {
-  const read = await readAccountsAndLimits(rt, userId, ids);
-  return { accounts: publishableAccountsOf(rt, read, ids, fanOut), limits: read.limits };
 }
 
 /** The row without the users' columns and the versions joined to it, so nothing but the account travels on as one. */

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { reserveQuotaWith, type Charge } from '../quota/quota';
-import { publishableAccountsOf, readAccountsAndLimits } from './accounts-port';
-import { isStaleRead, unchangedSince, type CreationRead } from './creation-reads';
+import { fromLastRead, publishableAccountsOf } from './accounts-port';
+import { guardOf, type CreationRead } from './creation-reads';
 import { prepareMedia } from './prepare-media';
 import { publishOutcome, type CreatedPost, type PublishOutcome } from './respond';
 import type { PostView } from './post-view';
@@ -23,7 +23,10 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   const structure = checkCreatePostStructure(body)[0];
   if (structure) throw new ApiError(structure.code, structure.message);
   const fanOut = body.account_ids !== undefined;
-  const { rows, accounts, draft, immediate, groupId, workflowId, warnings } = await writeFromLastRead(rt, userId, body, fanOut);
+  // Validated against the accounts and limits this process read last, if it has them (`fromLastRead`), and written.
+  const { rows, accounts, draft, immediate, groupId, workflowId, warnings } = await fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) =>
+    validateAndWrite(rt, body, fanOut, read),
+  );
 
   const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
   let views: PostView[] | undefined;
@@ -34,27 +37,6 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
     views = await runWorkflows(rt, rows, immediate);
   }
   return publishOutcome(rt, { created, fanOut, groupId, draft, warnings, views });
-}
-
-/**
- * The request validated against its accounts and the user's limits, and its posts written with their quota: from
- * this process's last read of them when it has one (`CreationReads`: no read before the write), made again from a
- * fresh read when that write finds a row changed since, or when that read refused the request.
- */
-async function writeFromLastRead(rt: PostsRuntime, userId: string, body: CreatePostBody, fanOut: boolean) {
-  const ids = body.account_ids ?? [body.account_id!];
-  const cached = rt.creationReads?.get(userId, ids);
-  if (cached) {
-    try {
-      return await validateAndWrite(rt, body, fanOut, cached);
-    } catch (err) {
-      if (!(err instanceof ApiError) && !isStaleRead(err)) throw err;
-      rt.creationReads!.forget(userId);
-    }
-  }
-  const read = await readAccountsAndLimits(rt, userId, ids);
-  rt.creationReads?.remember(read);
-  return validateAndWrite(rt, body, fanOut, { ...read, cached: false });
 }
 
 async function validateAndWrite(rt: PostsRuntime, body: CreatePostBody, fanOut: boolean, read: CreationRead) {
@@ -84,7 +66,7 @@ async function validateAndWrite(rt: PostsRuntime, body: CreatePostBody, fanOut: 
     newRow(plan, { userId, groupId, workflowId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }),
   );
   // A cached read is written only if its rows are still as read.
-  const guard = read.cached ? unchangedSince(read) : undefined;
+  const guard = guardOf(read);
   try {
     // The posts and their quota in one statement (its own transaction): the user's month row, which every publish of
     // this user waits for, is locked only while it runs, and a refusal rolls the posts back with it.

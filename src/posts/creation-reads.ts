@@ -12,12 +12,12 @@ import type { EffectiveLimits, PlanName } from '../plans';
  *   (`unchangedSince`) and fails otherwise, with nothing written (`isStaleRead`);
  * - a create it refused (an account not found or inactive, a rule of the plan, a hard limit) is not answered from it.
  *
- * In both cases the caller forgets the user's read and makes the create again from a fresh one. So a plan changed, an
- * account disconnected or reconnected in any process applies to the next create here exactly as with a read per create;
- * what the cache saves is the read of rows that did not change.
+ * In both cases the caller (`fromLastRead` in `accounts-port.ts`) forgets the user's read and makes the create again
+ * from a fresh one. So a plan changed, an account disconnected or reconnected in any process applies to the next create
+ * here exactly as with a read per create; what the cache saves is the read of rows that did not change.
  */
 
-/** The user's limit columns as read, and each account's row: what `loadPublishableAccountsAndLimits` builds from. */
+/** The user's limits and each account's row as read (`readAccountsAndLimits`), with the rows' versions. */
 export interface VersionedRead {
   userId: string;
   limits: EffectiveLimits & { planName: PlanName };
@@ -37,6 +37,11 @@ interface CachedUser {
   readAt: number;
 }
 
+/** The condition a write from `read` carries: none for a fresh read (as before the cache), `unchangedSince` for a cached one. */
+export function guardOf(read: CreationRead): RawBuilder<boolean> | undefined {
+  return read.cached ? unchangedSince(read) : undefined;
+}
+
 /** The SQLSTATE a create's statement fails with when a row it was validated against changed (`herald_refuse`). */
 const staleReadCode = 'HS412';
 
@@ -48,7 +53,7 @@ export function isStaleRead(err: unknown): boolean {
  * A condition for the create's statement: true when the user's row and every account row of `read` are still the
  * versions read; otherwise it fails the statement (`staleReadCode`), which rolls back everything the statement wrote.
  */
-export function unchangedSince(read: VersionedRead): RawBuilder<boolean> {
+function unchangedSince(read: VersionedRead): RawBuilder<boolean> {
   const ids = read.accounts.map((account) => account.row.id);
   const versions = read.accounts.map((account) => account.version);
   return sql<boolean>`case

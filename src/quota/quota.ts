@@ -42,7 +42,7 @@ export async function loadLimits(db: Kysely<Database>, userId: string): Promise<
   return limitsOf(user);
 }
 
-/** The `users` columns a user's limits come from, for a read that joins them to another (`loadPublishableAccountsAndLimits`). */
+/** The `users` columns a user's limits come from, for a read that joins them to another (`readAccountsAndLimits`). */
 export const limitColumns = ['plan', 'post_quota', 'scheduled_quota', 'account_limit', 'comment_sync_quota', 'x_comment_read_quota'] as const;
 
 export function limitsOf(user: Pick<User, (typeof limitColumns)[number]>): EffectiveLimits & { planName: PlanName } {

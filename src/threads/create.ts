@@ -5,7 +5,8 @@ import type { NewPostRow } from '../db/tables/posts';
 import type { PublishThreadResult } from '../../workflows/publish-thread';
 import { ApiError } from '../errors';
 import { reserveQuota, reserveQuotaWith, type Charge } from '../quota/quota';
-import { loadPublishableAccountsAndLimits } from '../posts/accounts-port';
+import { fromLastRead, publishableAccountsOf } from '../posts/accounts-port';
+import { guardOf, type CreationRead } from '../posts/creation-reads';
 import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
 import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
@@ -30,8 +31,18 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   const selection = checkAccountSelection(body)[0];
   if (selection) throw new ApiError(selection.code, selection.message);
   const fanOut = body.account_ids !== undefined;
-  const { accounts, limits } = await loadPublishableAccountsAndLimits(rt, userId, body.account_ids ?? [body.account_id!], fanOut);
+  // Validated against the accounts and limits this process read last, if it has them (`fromLastRead`), and written.
+  const { threads, draft, groupId, warnings } = await fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) =>
+    validateAndWrite(rt, body, fanOut, read, promotion),
+  );
+  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id) }));
+  const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, threads.map(({ threadId, rows }) => ({ threadId, rows })));
+  return threadOutcome(rt, { created, outcomes, fanOut, groupId, draft, warnings });
+}
 
+async function validateAndWrite(rt: PostsRuntime, body: CreateThreadBody, fanOut: boolean, read: CreationRead, promotion?: ThreadPromotion) {
+  const { userId, limits } = read;
+  const accounts = publishableAccountsOf(rt, read, body.account_ids ?? [body.account_id!], fanOut);
   const now = rt.now();
   // Only a time can collide with the account's other scheduled posts (as for a post: `createPosts`).
   const scheduledTimes = body.schedule_at === undefined ? {} : await scheduledTimesOf(rt.db, accounts.map((a) => a.id));
@@ -65,16 +76,18 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
 
   const downloaded = media.flatMap((m) => m.downloaded);
   const rows = threads.flatMap((t) => t.rows);
-  const quota = { userId, limits, now, charges: threads.flatMap(({ plan, rows: parts }) => threadCharges(plan, parts.map((r) => r.id))) };
+  // A cached read is written only if its rows are still as read.
+  const guard = guardOf(read);
+  const quota = { userId, limits, now, guard, charges: threads.flatMap(({ plan, rows: parts }) => threadCharges(plan, parts.map((r) => r.id))) };
   try {
-    if (draft && !promotion) await insertPosts(rt.db, rows);
+    if (draft && !promotion) await insertPosts(rt.db, rows, guard);
     // The parts and their quota in one statement (its own transaction), as a post's: the user's month row, which
     // every publish of this user waits for, is locked only while it runs, and a refusal rolls the parts back with it.
     else if (!promotion) await reserveQuotaWith(rt.db, quota, postsInsertOf(rt.db, rows));
     else {
       // The quota last: it locks the user's month row until the commit.
       await rt.db.transaction().execute(async (trx) => {
-        await insertPosts(trx, rows);
+        await insertPosts(trx, rows, draft ? guard : undefined);
         await markPromoted(trx, threads[0]!.rows);
         if (!draft) await reserveQuota(trx, quota);
       });
@@ -83,11 +96,8 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
     await rt.mediaStore.deleteDownloadedCopies(downloaded).catch(() => undefined);
     throw err;
   }
-
-  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id) }));
-  const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, threads.map(({ threadId, rows }) => ({ threadId, rows })));
   const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
-  return threadOutcome(rt, { created, outcomes, fanOut, groupId, draft, warnings });
+  return { threads, draft, groupId, warnings };
 }
 
 /** Each draft part points at the part it became; a draft promoted meanwhile refuses the whole promotion. */

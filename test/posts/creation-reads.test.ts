@@ -67,6 +67,29 @@ describe('Posts: creates from the last read of their accounts and limits (issue 
     });
   }
 
+  it('a thread, from the last read: held to a plan lowered elsewhere, 404 for an account that lost its connection, nothing written', async () => {
+    const user = await userWithAccount('starter');
+    const warm = await h.api.request('POST', '/api/v1/threads', { key: user.apiKey, body: { account_id: user.account.id, posts: [{ text: 'w1' }, { text: 'w2' }], draft: true } });
+    assert.equal(warm.status, 201, warm.text);
+    await h.db.insertInto('usage_months').values({ user_id: user.userId, month: usageMonth(h.now()), posts: 29 }).execute();
+    await setPlan(h.db, user.userId, 'free');
+    const before = await writtenFor(user.userId);
+
+    const overQuota = await h.api.request('POST', '/api/v1/threads', { key: user.apiKey, body: { account_id: user.account.id, posts: [{ text: 't1' }, { text: 't2' }] } });
+    assert.equal(overQuota.status, 429, overQuota.text);
+    assert.match(overQuota.body.error.message, /^Monthly post quota reached: 29 of 30 posts used this month on the Free plan; this request needs 2/);
+    assert.deepEqual(await writtenFor(user.userId), before);
+
+    await setPlan(h.db, user.userId, 'starter');
+    const read = await h.api.request('POST', '/api/v1/threads', { key: user.apiKey, body: { account_id: user.account.id, posts: [{ text: 'r1' }], draft: true } });
+    assert.equal(read.status, 201, read.text);
+    await h.db.updateTable('accounts').set({ active: false, inactive_reason: 'connection_lost' }).where('id', '=', user.account.id).execute();
+    const afterRead = await writtenFor(user.userId);
+    const gone = await h.api.request('POST', '/api/v1/threads', { key: user.apiKey, body: { account_id: user.account.id, posts: [{ text: 'g1' }, { text: 'g2' }] } });
+    assert.equal(gone.status, 404, gone.text);
+    assert.deepEqual(await writtenFor(user.userId), afterRead);
+  });
+
   it('an account reconnected elsewhere: a refusal is never answered from the cached row', async () => {
     const user = await userWithAccount('starter');
     await h.db.updateTable('accounts').set({ active: false, inactive_reason: 'connection_lost' }).where('id', '=', user.account.id).execute();
