@@ -170,6 +170,21 @@ export async function scheduledTimesOf(db: Db, accountIds: readonly string[], ex
 }
 
 /**
+ * The scheduled times of each account's posts strictly inside its window (`spacingWindowsOf`), one statement for every
+ * account of a create (the index on `account_id, scheduled_at` reads only the window), by account.
+ */
+export async function scheduledTimesWithin(db: Db, windows: ReadonlyArray<{ accountId: string; after: Date; before: Date }>): Promise<Record<string, Date[]>> {
+  if (windows.length === 0) return {};
+  const { rows } = await sql<{ account_id: string; scheduled_at: Date }>`
+    select p.account_id, p.scheduled_at
+    from unnest(${windows.map((w) => w.accountId)}::uuid[], ${windows.map((w) => w.after)}::timestamptz[], ${windows.map((w) => w.before)}::timestamptz[]) as w(account_id, after, before)
+    join posts p on p.account_id = w.account_id and p.status = 'scheduled' and p.scheduled_at > w.after and p.scheduled_at < w.before`.execute(db);
+  const out: Record<string, Date[]> = {};
+  for (const row of rows) (out[row.account_id] ??= []).push(row.scheduled_at);
+  return out;
+}
+
+/**
  * Which posts a reconciler's look reads: every one needing a workflow, or those created or changed within the last
  * `changedWithinMs` (by the database's clock) beside the overdue and those publishing for long.
  */

@@ -119,6 +119,25 @@ describe('Scheduled posts: durable timer, three retries, quota', function () {
     await h.api.request('DELETE', `/api/v1/posts/${first.body.data.id}`);
   });
 
+  it('spacing: only the window around the new time is read, the time parsed in the account\'s timezone (posts and threads)', async () => {
+    const berlin = await insertXAccount(h.db, h.api.userId, h.standIns.x, { timezone: 'Europe/Berlin' });
+    const post = (text: string, scheduleAt: string, timezone?: string) =>
+      h.api.request('POST', '/api/v1/posts', { body: { account_id: berlin.id, text, schedule_at: scheduleAt, ...(timezone ? { timezone } : {}) } });
+    const first = await post('at nine UTC', '2027-01-15T09:00:00Z');
+    assert.equal(first.status, 201, first.text);
+    // 10:03 in Berlin (winter, UTC+1) is 09:03Z: 3 minutes from the first. Read as UTC it would be an hour away.
+    const local = await post('three minutes later, Berlin time', '2027-01-15T10:03');
+    assert.equal(local.status, 400, local.text);
+    assert.match(local.body.error.message, /within 5 minutes of another scheduled post on this account \(2027-01-15T09:00:00\.000Z\)/);
+    const thread = await h.api.request('POST', '/api/v1/threads', { body: { account_id: berlin.id, posts: [{ text: 'p1' }, { text: 'p2' }], schedule_at: '2027-01-15T08:56:01Z' } });
+    assert.equal(thread.status, 400, thread.text);
+    assert.equal((await post('the request\'s own timezone', '2027-01-15T09:04', 'UTC')).status, 400);
+    const fiveApart = await post('five minutes later, Berlin time', '2027-01-15T10:05');
+    assert.equal(fiveApart.status, 201, fiveApart.text);
+    assert.equal(fiveApart.body.data.scheduled_at, '2027-01-15T09:05:00.000Z');
+    for (const id of [first.body.data.id, fiveApart.body.data.id]) await h.api.request('DELETE', `/api/v1/posts/${id}`);
+  });
+
   it('the scheduled-post quota is hard: 429 usage_limit_exceeded without Retry-After', async () => {
     await h.syncClock();
     const user = await h.api.newUser('scale');

@@ -121,11 +121,33 @@ export function scheduleInPastNotice(instant: Date, now: Date): Notice | null {
  * (the caller leaves out the posts being rescheduled together, such as the parts of the same thread).
  */
 export function checkScheduleSpacing(instant: Date, others: readonly Date[]): Violation | null {
-  const spacing = SCHEDULE_SPACING_MINUTES * 60_000;
-  const clash = others.find((other) => Math.abs(other.getTime() - instant.getTime()) < spacing);
+  const { after, before } = spacingWindowOf(instant);
+  const clash = others.find((other) => other > after && other < before);
   if (clash === undefined) return null;
   return violation(
     'bad_request',
     `schedule_at ${instant.toISOString()} is within ${SCHEDULE_SPACING_MINUTES} minutes of another scheduled post on this account (${clash.toISOString()}); scheduled posts on one account must be at least ${SCHEDULE_SPACING_MINUTES} minutes apart`,
   );
+}
+
+/** The instants strictly between which another scheduled post of the account breaks `instant`'s spacing. */
+function spacingWindowOf(instant: Date): { after: Date; before: Date } {
+  const spacing = SCHEDULE_SPACING_MINUTES * 60_000;
+  return { after: new Date(instant.getTime() - spacing), before: new Date(instant.getTime() + spacing) };
+}
+
+/**
+ * Where a create must read each account's other scheduled posts for the spacing rule: the window around
+ * `schedule_at` as `scheduleForAccount` will parse it for that account (the request's timezone, else the account's).
+ * Only posts inside it can clash, so a create reads those, not every scheduled post of the account. An account for
+ * which `schedule_at` does not parse gets none (the validation refuses the request).
+ */
+export function spacingWindowsOf(
+  input: { scheduleAt: string; timezone?: string },
+  accounts: ReadonlyArray<{ id: string; timezone: string | null }>,
+): Array<{ accountId: string; after: Date; before: Date }> {
+  return accounts.flatMap((account) => {
+    const parsed = parseScheduleAt({ scheduleAt: input.scheduleAt, timezone: input.timezone, accountTimezone: account.timezone });
+    return parsed.ok ? [{ accountId: account.id, ...spacingWindowOf(parsed.instant) }] : [];
+  });
 }
