@@ -154,31 +154,22 @@ export async function listPostViews(db: Db, userId: string, filter: PostListFilt
   return rows.map(toViewOf);
 }
 
-/** Each account's scheduled times (the 5-minute spacing rule), without `exceptPostIds` (posts that move themselves). */
-export async function scheduledTimesOf(db: Db, accountIds: readonly string[], exceptPostIds: readonly string[] = []): Promise<Record<string, Date[]>> {
-  if (accountIds.length === 0) return {};
-  let query = db
-    .selectFrom('posts')
-    .select(['account_id', 'scheduled_at'])
-    .where('account_id', 'in', accountIds)
-    .where('status', '=', 'scheduled')
-    .where('scheduled_at', 'is not', null);
-  if (exceptPostIds.length) query = query.where('id', 'not in', exceptPostIds);
-  const out: Record<string, Date[]> = {};
-  for (const row of await query.execute()) (out[row.account_id!] ??= []).push(row.scheduled_at!);
-  return out;
-}
-
 /**
- * The scheduled times of each account's posts strictly inside its window (`spacingWindowsOf`), one statement for every
- * account of a create (the index on `account_id, scheduled_at` reads only the window), by account.
+ * The scheduled times of each account's posts strictly inside its window (`spacingWindowsOf`), but `exceptPostIds` (the
+ * posts that move with the one checked), one statement for every account of a create (the index on `account_id,
+ * scheduled_at` reads only the window), by account.
  */
-export async function scheduledTimesWithin(db: Db, windows: ReadonlyArray<{ accountId: string; after: Date; before: Date }>): Promise<Record<string, Date[]>> {
+export async function scheduledTimesWithin(
+  db: Db,
+  windows: ReadonlyArray<{ accountId: string; after: Date; before: Date }>,
+  exceptPostIds: readonly string[] = [],
+): Promise<Record<string, Date[]>> {
   if (windows.length === 0) return {};
   const { rows } = await sql<{ account_id: string; scheduled_at: Date }>`
     select p.account_id, p.scheduled_at
     from unnest(${windows.map((w) => w.accountId)}::uuid[], ${windows.map((w) => w.after)}::timestamptz[], ${windows.map((w) => w.before)}::timestamptz[]) as w(account_id, after, before)
-    join posts p on p.account_id = w.account_id and p.status = 'scheduled' and p.scheduled_at > w.after and p.scheduled_at < w.before`.execute(db);
+    join posts p on p.account_id = w.account_id and p.status = 'scheduled' and p.scheduled_at > w.after and p.scheduled_at < w.before
+    where p.id <> all(${exceptPostIds}::uuid[])`.execute(db);
   const out: Record<string, Date[]> = {};
   for (const row of rows) (out[row.account_id] ??= []).push(row.scheduled_at);
   return out;

@@ -12,7 +12,7 @@ import { findOwnPost, getPostView } from './read';
 import * as posts from './repository';
 import { publishOutcome } from './respond';
 import type { UpdateOutcome } from './outcomes';
-import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
+import { checkUpdateRequest, mediaSelectionOf, spacingWindowsOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
 import type { PostsRuntime } from './runtime';
 import { signalPost } from './workflow-client';
 import { promoteDraftThread } from '../threads/promote';
@@ -103,7 +103,11 @@ async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: 
     now,
     current: accountBodyOf(row),
     currentScheduledAt: row.scheduled_at,
-    otherScheduledTimes: (await posts.scheduledTimesOf(rt.db, [account!.id], unit))[account!.id] ?? [],
+    // Only a new time can clash with the account's other scheduled posts, and only within the rule's window.
+    otherScheduledTimes:
+      body.schedule_at === undefined
+        ? []
+        : ((await posts.scheduledTimesWithin(rt.db, spacingWindowsOf({ scheduleAt: body.schedule_at, timezone: body.timezone }, [account!]), unit))[account!.id] ?? []),
   });
   const promoting = validation.intent !== 'edit';
   const staysDraft = row.status === 'draft' && !promoting;

@@ -135,6 +135,14 @@ describe('Scheduled posts: durable timer, three retries, quota', function () {
     const fiveApart = await post('five minutes later, Berlin time', '2027-01-15T10:05');
     assert.equal(fiveApart.status, 201, fiveApart.text);
     assert.equal(fiveApart.body.data.scheduled_at, '2027-01-15T09:05:00.000Z');
+    // Rescheduled: the same window, without the post itself (a minute from its own old time is no clash).
+    const reschedule = (scheduleAt: string) => h.api.request('PATCH', `/api/v1/posts/${fiveApart.body.data.id}`, { body: { schedule_at: scheduleAt } });
+    const tooClose = await reschedule('2027-01-15T10:02');
+    assert.equal(tooClose.status, 400, tooClose.text);
+    assert.match(tooClose.body.error.message, /\(2027-01-15T09:00:00\.000Z\)/);
+    const moved = await reschedule('2027-01-15T10:06');
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal(moved.body.data.scheduled_at, '2027-01-15T09:06:00.000Z');
     for (const id of [first.body.data.id, fiveApart.body.data.id]) await h.api.request('DELETE', `/api/v1/posts/${id}`);
   });
 
