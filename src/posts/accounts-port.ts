@@ -54,8 +54,8 @@ function publishableOf(rt: PostsRuntime, accounts: AccountRow[], fanOut: boolean
   return accounts;
 }
 
-// Compiled once, a named statement (src/db/precompiled.ts): every create without a cached read runs it (`fromLastRead`). `ids` are
-// UUIDs (the request schema). Each row's `xmin` is its version, which the create's write checks (`unchangedSince`).
+// Compiled once, a named statement (src/db/precompiled.ts): every create without a kept read runs it (`fromLastRead`).
+// `ids` are UUIDs (the request schema). Each row's `xmin` is its version, which a write from a kept read checks.
 const accountsAndLimitsQuery = precompiled((db, { userId, ids }: { userId: string; ids: readonly string[] }) =>
   db
     .selectFrom('users')

@@ -137,10 +137,10 @@ function spacingWindowOf(instant: Date): { after: Date; before: Date } {
 }
 
 /**
- * Where a create must read each account's other scheduled posts for the spacing rule: the window around
- * `schedule_at` as `scheduleForAccount` will parse it for that account (the request's timezone, else the account's).
- * Only posts inside it can clash, so a create reads those, not every scheduled post of the account. An account for
- * which `schedule_at` does not parse gets none (the validation refuses the request).
+ * Where a create or a reschedule must read each account's other scheduled posts for the spacing rule: the window
+ * around `schedule_at` as `scheduleForAccount` will parse it for that account (the request's timezone, else the
+ * account's). Only posts inside it can clash, so only those are read, not every scheduled post of the account. An
+ * account for which `schedule_at` does not parse gets none (the validation refuses the request).
  */
 export function spacingWindowsOf(
   input: { scheduleAt: string; timezone?: string },
