@@ -18,12 +18,7 @@ import type { PostsRuntime } from './runtime';
  * the accounts feature's own `loadPlatformContext` and `markConnectionLost` (`src/accounts/`).
  */
 
-/** The user's active accounts, in the order named; the first unknown, foreign or inactive one is 404 `not_found`. */
-export async function loadPostingAccounts(db: Db, userId: string, ids: readonly string[], fanOut: boolean): Promise<AccountRow[]> {
-  const rows = ids.length === 0 ? [] : await db.selectFrom('accounts').selectAll().where('user_id', '=', userId).where('id', 'in', ids).execute();
-  return postingAccountsOf(rows, ids, fanOut);
-}
-
+/** The user's active accounts of a read, in the order named; the first unknown, foreign or inactive one is 404 `not_found`. */
 function postingAccountsOf(rows: readonly AccountRow[], ids: readonly string[], fanOut: boolean): AccountRow[] {
   const byId = new Map(rows.map((row) => [row.id.toLowerCase(), row]));
   return ids.map((id) => {
@@ -103,6 +98,15 @@ export async function fromLastRead<T>(rt: PostsRuntime, userId: string, accountI
  */
 export function publishableAccountsOf(rt: PostsRuntime, read: VersionedRead, ids: readonly string[], fanOut: boolean): AccountRow[] {
   return publishableOf(rt, postingAccountsOf(read.accounts.map((account) => account.row), ids, fanOut), fanOut);
+}
+
+/**
+ * The accounts named and the user's limits as they are now, in one statement (`readAccountsAndLimits`), for a write
+ * that does not check what it read (an edit, `src/posts/update.ts`).
+ */
+export async function loadPublishableAccountsAndLimits(rt: PostsRuntime, userId: string, ids: readonly string[], fanOut: boolean) {
+  const read = await readAccountsAndLimits(rt, userId, ids);
+  return { accounts: publishableAccountsOf(rt, read, ids, fanOut), limits: read.limits };
 }
 
 /** The row without the users' columns and the versions joined to it, so nothing but the account travels on as one. */

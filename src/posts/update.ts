@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { AccountRow } from '../db/tables/accounts';
 import type { NewPostRow, PostRow, PostUpdate, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { requireAvailablePlatform } from '../platforms/availability';
 import { loadLimits, refundQuota, reserveQuota } from '../quota/quota';
-import { loadPostingAccounts } from './accounts-port';
+import { loadPublishableAccountsAndLimits } from './accounts-port';
 import { chargesOf, runWorkflows } from './create';
 import { removeUnusedCopies } from './media-cleanup';
 import { prepareMedia } from './prepare-media';
@@ -91,10 +90,8 @@ async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: 
   // A thread shares one time: its other parts move with this one and never count against its spacing.
   const unit = row.thread_id === null ? [row.id] : await threadPartIds(rt.db, row.thread_id);
   if (row.account_id === null) throw new ApiError('not_found', 'The account of this post was disconnected; the post can no longer change');
-  const [account] = await loadPostingAccounts(rt.db, userId, [row.account_id], false);
-  requireAvailablePlatform(account!.platform, rt.config.comingSoon);
-
-  const limits = await loadLimits(rt.db, userId);
+  const { accounts, limits } = await loadPublishableAccountsAndLimits(rt, userId, [row.account_id], false);
+  const [account] = accounts;
   const now = rt.now();
   const validation = validateUpdateRequest(body, {
     post: { status: row.status, promoted: row.promoted_to_id !== null, inThread: row.thread_id !== null },

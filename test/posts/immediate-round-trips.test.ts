@@ -227,6 +227,25 @@ describe('Immediate posts: database round trips of a whole publish through the A
     assert.match(ofTheSecond[0]!, /^\s*with written as \(insert into "posts"/, 'the write comes first, with no read before it');
   });
 
+  it('a scheduled create reads its spacing window in one statement; an edit reads its account with the plan in one', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await h.syncClock();
+    statements.length = 0;
+    const created = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'scheduled, counted', schedule_at: new Date(h.now().getTime() + 24 * 3600_000).toISOString() } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(statements.filter((s) => /\bjoin posts p on p\.account_id = w\.account_id\b/.test(s)).length, 1, statements.join('\n'));
+    assert.ok(!statements.some((s) => /"scheduled_at" is not null/.test(s)), 'no read of every scheduled post');
+
+    statements.length = 0;
+    const edited = await h.api.request('PATCH', `/api/v1/posts/${created.body.data.id}`, { body: { text: 'scheduled, edited' } });
+    assert.equal(edited.status, 200, edited.text);
+    const reads = statements.filter((s) => /\bfrom "(users|accounts)"/.test(s));
+    assert.equal(reads.length, 1, reads.join('\n'));
+    assert.match(reads[0]!, /from "users" left join "accounts"/);
+    assert.ok(!statements.some((s) => /join posts p on p\.account_id/.test(s)), 'an edit that keeps its time reads no spacing window');
+    await h.api.request('DELETE', `/api/v1/posts/${created.body.data.id}`);
+  });
+
   it('a fan-out is answered from the announced views too, each as a read shows it; a post with a first comment is answered by a read', async () => {
     const accounts = [await insertXAccount(h.db, h.api.userId, h.standIns.x), await insertXAccount(h.db, h.api.userId, h.standIns.x)];
     statements.length = 0;
