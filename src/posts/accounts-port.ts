@@ -93,8 +93,8 @@ export async function fromLastRead<T>(rt: PostsRuntime, userId: string, accountI
 }
 
 /**
- * The accounts a create names (as `loadPostingAccounts`, each platform open for posting: 501 otherwise), from a
- * read of them and the user's limits (`readAccountsAndLimits`, or the cache of it: `CreationReads`).
+ * The accounts a create or an edit names, in order (each the user's and active, 404 otherwise; each platform open for
+ * posting, 501 otherwise), from a read of them and the user's limits (`readAccountsAndLimits`, or a kept one).
  */
 export function publishableAccountsOf(rt: PostsRuntime, read: VersionedRead, ids: readonly string[], fanOut: boolean): AccountRow[] {
   return publishableOf(rt, postingAccountsOf(read.accounts.map((account) => account.row), ids, fanOut), fanOut);
