@@ -7,11 +7,11 @@ import { guardOf, type CreationRead } from './creation-reads';
 import { prepareMedia } from './prepare-media';
 import { publishOutcome, type CreatedPost, type PublishOutcome } from './respond';
 import type { PostView } from './post-view';
-import { spacingWindowsOf, validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
+import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { startAndAwait } from './await-settled';
-import { insertPosts, postsInsertOf, scheduledTimesWithin } from './repository';
+import { insertPosts, postsInsertOf, scheduledTimesNear } from './repository';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow, type StartedPost } from './workflow-client';
 
 /**
@@ -48,7 +48,7 @@ async function validateAndWrite(rt: PostsRuntime, body: CreatePostBody, fanOut: 
     plan: limits,
     now,
     // Only a time can collide with the account's other scheduled posts (drafts included, which warn about it).
-    scheduledTimes: body.schedule_at === undefined ? {} : await scheduledTimesWithin(rt.db, spacingWindowsOf({ scheduleAt: body.schedule_at, timezone: body.timezone }, accounts)),
+    scheduledTimes: body.schedule_at === undefined ? {} : await scheduledTimesNear(rt.db, { scheduleAt: body.schedule_at, timezone: body.timezone }, accounts),
   });
   const draft = validation.mode === 'draft';
   const media = await prepareMedia(rt, {

@@ -12,6 +12,7 @@ import { idIsOneOf, oneOrManyIds, precompiled, type OneOrManyIds, unseenByPlanne
 import { isUuid } from '../db/uuid';
 import { refundQuota, spendQuota, spendReservedOf } from '../quota/quota';
 import { toPostView, type PostView } from './post-view';
+import { spacingWindowsOf } from './rules/schedule';
 
 /**
  * The `posts` table of single posts, as free functions taking `db` or a transaction first (threads: the thread
@@ -155,15 +156,18 @@ export async function listPostViews(db: Db, userId: string, filter: PostListFilt
 }
 
 /**
- * The scheduled times of each account's posts strictly inside its window (`spacingWindowsOf`), but `exceptPostIds` (the
- * posts that move with the one checked), one statement for every account of a create (the index on `account_id,
- * scheduled_at` reads only the window), by account.
+ * The scheduled times a new `schedule_at` can clash with under the 5-minute spacing rule, by account: each account's
+ * scheduled posts strictly inside the window around that time as the account parses it (`spacingWindowsOf`), but
+ * `exceptPostIds` (the posts that move with the one checked). One statement for every account of a create, and the
+ * index on `account_id, scheduled_at` reads only the windows, not every scheduled post of the accounts.
  */
-export async function scheduledTimesWithin(
+export async function scheduledTimesNear(
   db: Db,
-  windows: ReadonlyArray<{ accountId: string; after: Date; before: Date }>,
+  schedule: { scheduleAt: string; timezone?: string },
+  accounts: ReadonlyArray<{ id: string; timezone: string | null }>,
   exceptPostIds: readonly string[] = [],
 ): Promise<Record<string, Date[]>> {
+  const windows = spacingWindowsOf(schedule, accounts);
   if (windows.length === 0) return {};
   const { rows } = await sql<{ account_id: string; scheduled_at: Date }>`
     select p.account_id, p.scheduled_at

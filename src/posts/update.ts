@@ -11,7 +11,7 @@ import { findOwnPost, getPostView } from './read';
 import * as posts from './repository';
 import { publishOutcome } from './respond';
 import type { UpdateOutcome } from './outcomes';
-import { checkUpdateRequest, mediaSelectionOf, spacingWindowsOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
+import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
 import type { PostsRuntime } from './runtime';
 import { signalPost } from './workflow-client';
 import { promoteDraftThread } from '../threads/promote';
@@ -104,7 +104,7 @@ async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: 
     otherScheduledTimes:
       body.schedule_at === undefined
         ? []
-        : ((await posts.scheduledTimesWithin(rt.db, spacingWindowsOf({ scheduleAt: body.schedule_at, timezone: body.timezone }, [account!]), unit))[account!.id] ?? []),
+        : ((await posts.scheduledTimesNear(rt.db, { scheduleAt: body.schedule_at, timezone: body.timezone }, [account!], unit))[account!.id] ?? []),
   });
   const promoting = validation.intent !== 'edit';
   const staysDraft = row.status === 'draft' && !promoting;

@@ -8,11 +8,11 @@ import { reserveQuota, reserveQuotaWith, type Charge } from '../quota/quota';
 import { fromLastRead, publishableAccountsOf } from '../posts/accounts-port';
 import { guardOf, type CreationRead } from '../posts/creation-reads';
 import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
-import { spacingWindowsOf, validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
+import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
 import type { PostsRuntime } from '../posts/runtime';
 import { startAndAwait } from '../posts/await-settled';
-import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf, scheduledTimesWithin } from '../posts/repository';
+import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf, scheduledTimesNear } from '../posts/repository';
 import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
 import { startThreadWorkflow } from './workflow-client';
 
@@ -45,7 +45,7 @@ async function validateAndWrite(rt: PostsRuntime, body: CreateThreadBody, fanOut
   const accounts = publishableAccountsOf(rt, read, body.account_ids ?? [body.account_id!], fanOut);
   const now = rt.now();
   // Only a time can collide with the account's other scheduled posts (as for a post: `createPosts`).
-  const scheduledTimes = body.schedule_at === undefined ? {} : await scheduledTimesWithin(rt.db, spacingWindowsOf({ scheduleAt: body.schedule_at, timezone: body.timezone }, accounts));
+  const scheduledTimes = body.schedule_at === undefined ? {} : await scheduledTimesNear(rt.db, { scheduleAt: body.schedule_at, timezone: body.timezone }, accounts);
   const validation = validateThreadRequest(body, { accounts, plan: limits, now, scheduledTimes });
   const draft = validation.mode === 'draft';
   const media = await preparePartsMedia(rt, { userId, fanOut, mode: validation.mode, plans: validation.accounts });

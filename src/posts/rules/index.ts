@@ -8,7 +8,6 @@ export * from './inputs';
 export * from './violation';
 export * from './warnings';
 export { validatePostRequest, type AccountPlanOf } from './validate-post';
-export { spacingWindowsOf } from './schedule';
 export { validateThreadRequest } from './validate-thread';
 export { validateUpdateRequest, type UpdateValidation } from './validate-update';
 export { checkUpdateRequest } from './update-request';
