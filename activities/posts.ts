@@ -77,13 +77,14 @@ export function createPostActivities(rt: PostsRuntime) {
    * waiting for those posts answers from their views, without a read (`PostChangeFeed.recording`).
    */
   async function recordTaken(outcomes: Parameters<typeof posts.recordPublishedAll>[1]): Promise<boolean> {
-    const recorded = rt.changes?.recording(outcomes.map((outcome) => outcome.postId));
+    const postIds = outcomes.map((outcome) => outcome.postId);
+    const recorded = rt.changes?.recording(postIds);
     let views: PostView[] = [];
     try {
       views = await posts.recordPublishedAll(db, outcomes);
       return true;
     } catch (err) {
-      rt.logger.error({ err, postIds: outcomes.map((outcome) => outcome.postId) }, 'published, but the row could not be recorded yet; the workflow records it');
+      rt.logger.error({ err, postIds }, 'published, but the row could not be recorded yet; the workflow records it');
       return false;
     } finally {
       recorded?.(views);
