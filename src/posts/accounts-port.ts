@@ -8,7 +8,7 @@ import { ApiError } from '../errors';
 import { limitColumns, limitsOf } from '../quota/quota';
 import { requireAvailablePlatform } from '../platforms/availability';
 import type { PlatformContext } from '../platforms/types';
-import { isStaleRead, type CreationRead, type VersionedRead } from './creation-reads';
+import { isStaleRead, postingAccountColumns, type CreationRead, type PostingAccount, type VersionedRead } from './creation-reads';
 import type { MarkedPost } from './repository';
 import { accountPrefix } from './rules';
 import type { PostsRuntime } from './runtime';
@@ -19,7 +19,7 @@ import type { PostsRuntime } from './runtime';
  */
 
 /** The user's active accounts of a read, in the order named; the first unknown, foreign or inactive one is 404 `not_found`. */
-function postingAccountsOf(rows: readonly AccountRow[], ids: readonly string[], fanOut: boolean): AccountRow[] {
+function postingAccountsOf(rows: readonly PostingAccount[], ids: readonly string[], fanOut: boolean): PostingAccount[] {
   const byId = new Map(rows.map((row) => [row.id.toLowerCase(), row]));
   return ids.map((id) => {
     const row = byId.get(id.toLowerCase());
@@ -37,7 +37,7 @@ export async function accountOfPost(db: Db, accountId: string): Promise<AccountR
 }
 
 /** Each account's platform must be open for posting (501 otherwise, prefixed in a fan-out). */
-function publishableOf(rt: PostsRuntime, accounts: AccountRow[], fanOut: boolean): AccountRow[] {
+function publishableOf(rt: PostsRuntime, accounts: PostingAccount[], fanOut: boolean): PostingAccount[] {
   for (const account of accounts) {
     try {
       requireAvailablePlatform(account.platform, rt.config.comingSoon);
@@ -57,7 +57,7 @@ const accountsAndLimitsQuery = precompiled((db, { userId, ids }: { userId: strin
     .leftJoin('accounts', (join) => join.onRef('accounts.user_id', '=', 'users.id').on('accounts.id', '=', sql<string>`any(${ids}::uuid[])`))
     .select(limitColumns.map((column) => `users.${column}` as const))
     .select([sql<string>`users.xmin::text`.as('user_version'), sql<string | null>`accounts.xmin::text`.as('account_version')])
-    .selectAll('accounts')
+    .select(postingAccountColumns.map((column) => `accounts.${column}` as const))
     .where('users.id', '=', userId),
 );
 
@@ -67,7 +67,7 @@ async function readAccountsAndLimits(rt: PostsRuntime, userId: string, ids: read
   if (rows.length === 0) throw new Error(`user ${userId} not found`);
   const accounts = rows
     .filter((row) => row.id !== null)
-    .map((row) => ({ row: accountColumnsOf(row as unknown as AccountRow), version: row.account_version! }));
+    .map((row) => ({ row: accountColumnsOf(row as PostingAccount), version: row.account_version! }));
   return { userId, limits: limitsOf(rows[0]!), userVersion: rows[0]!.user_version, accounts };
 }
 
@@ -96,7 +96,7 @@ export async function fromLastRead<T>(rt: PostsRuntime, userId: string, accountI
  * The accounts a create or an edit names, in order (each the user's and active, 404 otherwise; each platform open for
  * posting, 501 otherwise), from a read of them and the user's limits (`readAccountsAndLimits`, or a kept one).
  */
-export function publishableAccountsOf(rt: PostsRuntime, read: VersionedRead, ids: readonly string[], fanOut: boolean): AccountRow[] {
+export function publishableAccountsOf(rt: PostsRuntime, read: VersionedRead, ids: readonly string[], fanOut: boolean): PostingAccount[] {
   return publishableOf(rt, postingAccountsOf(read.accounts.map((account) => account.row), ids, fanOut), fanOut);
 }
 
@@ -109,11 +109,11 @@ export async function loadPublishableAccountsAndLimits(rt: PostsRuntime, userId:
   return { accounts: publishableAccountsOf(rt, read, ids, fanOut), limits: read.limits };
 }
 
-/** The row without the users' columns and the versions joined to it, so nothing but the account travels on as one. */
-function accountColumnsOf(joined: AccountRow): AccountRow {
-  const account: Record<string, unknown> = { ...joined };
-  for (const column of [...limitColumns, 'user_version', 'account_version']) delete account[column];
-  return account as AccountRow;
+/** The account's columns of a joined row, so nothing of the user's travels on as the account's. */
+function accountColumnsOf(joined: PostingAccount): PostingAccount {
+  const account: Record<string, unknown> = {};
+  for (const column of postingAccountColumns) account[column] = joined[column];
+  return account as PostingAccount;
 }
 
 /**

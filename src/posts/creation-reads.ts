@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { AccountRow } from '../db/tables/accounts';
 import type { EffectiveLimits, PlanName } from '../plans';
+import type { AccountRow } from '../db/tables/accounts';
 
 /**
  * What a create read last, per user, in this API process (issue 15: one statement of four before an immediate post's
@@ -17,12 +17,19 @@ import type { EffectiveLimits, PlanName } from '../plans';
  * here exactly as with a read per create; what the cache saves is the read of rows that did not change.
  */
 
+/**
+ * The columns of an account a create or an edit decides with (the rules' `RuleAccount`, and whether it can post).
+ * Never its credentials: a create does not send, and the kept reads would otherwise hold them in memory.
+ */
+export const postingAccountColumns = ['id', 'platform', 'active', 'premium', 'own_credentials', 'via', 'kind', 'timezone'] as const;
+export type PostingAccount = Pick<AccountRow, (typeof postingAccountColumns)[number]>;
+
 /** The user's limits and each account's row as read (`readAccountsAndLimits`), with the rows' versions. */
 export interface VersionedRead {
   userId: string;
   limits: EffectiveLimits & { planName: PlanName };
   userVersion: string;
-  accounts: ReadonlyArray<{ row: AccountRow; version: string }>;
+  accounts: ReadonlyArray<{ row: PostingAccount; version: string }>;
 }
 
 /** A read of the accounts a create names, and whether it came from this process's cache. */
@@ -33,7 +40,7 @@ export interface CreationRead extends VersionedRead {
 interface CachedUser {
   limits: VersionedRead['limits'];
   userVersion: string;
-  accounts: Map<string, { row: AccountRow; version: string }>;
+  accounts: Map<string, { row: PostingAccount; version: string }>;
   readAt: number;
 }
 
@@ -80,7 +87,7 @@ export class CreationReads {
   get(userId: string, accountIds: readonly string[]): CreationRead | undefined {
     const user = this.users.get(userId);
     if (!user || this.options.clock() - user.readAt > this.options.ttlMs) return undefined;
-    const accounts: Array<{ row: AccountRow; version: string }> = [];
+    const accounts: Array<{ row: PostingAccount; version: string }> = [];
     for (const id of accountIds) {
       const account = user.accounts.get(id.toLowerCase());
       if (!account) return undefined;
@@ -91,7 +98,7 @@ export class CreationReads {
 
   /** Keeps a fresh read: its user's row replaces the one kept; its accounts join those kept (each has its version). */
   remember(read: VersionedRead): void {
-    const accounts = this.users.get(read.userId)?.accounts ?? new Map<string, { row: AccountRow; version: string }>();
+    const accounts = this.users.get(read.userId)?.accounts ?? new Map<string, { row: PostingAccount; version: string }>();
     for (const account of read.accounts) accounts.set(account.row.id.toLowerCase(), account);
     this.users.delete(read.userId);
     this.users.set(read.userId, { limits: read.limits, userVersion: read.userVersion, accounts, readAt: this.options.clock() });

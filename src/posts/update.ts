@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountRow } from '../db/tables/accounts';
+import type { PostingAccount } from './creation-reads';
 import type { NewPostRow, PostRow, PostUpdate, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { loadLimits, refundQuota, reserveQuota } from '../quota/quota';
@@ -38,7 +38,7 @@ function accountBodyOf(row: PostRow): AccountBody {
 /** Everything an update decided before it writes: the validated change and the media it prepared. */
 interface PlannedUpdate {
   row: PostRow;
-  account: AccountRow;
+  account: PostingAccount;
   limits: Awaited<ReturnType<typeof loadLimits>>;
   now: Date;
   /** The posts that move together: the post, or every part of its thread. */

@@ -15,9 +15,10 @@ import { startPostsHarness, type PostsHarness } from './harness';
 describe('Posts: creates from the last read of their accounts and limits (issue 15)', function () {
   this.timeout(120_000);
   let h: PostsHarness;
+  const reads = new CreationReads();
 
   before(async () => {
-    h = await startPostsHarness();
+    h = await startPostsHarness({ posts: { creationReads: reads } });
   });
   after(async () => h?.stop());
 
@@ -102,6 +103,15 @@ describe('Posts: creates from the last read of their accounts and limits (issue 
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.data.status, 'published');
     assert.deepEqual(await postsOf(user.userId), ['back again']);
+  });
+
+  it('keeps what a create decides with, never the credentials', async () => {
+    const user = await userWithAccount('starter');
+    const res = await h.api.request('POST', '/api/v1/posts', { key: user.apiKey, body: { account_id: user.account.id, text: 'read and kept', draft: true } });
+    assert.equal(res.status, 201, res.text);
+
+    const kept = reads.get(user.userId, [user.account.id])?.accounts[0]?.row;
+    assert.deepEqual(kept && Object.keys(kept).sort(), ['active', 'id', 'kind', 'own_credentials', 'platform', 'premium', 'timezone', 'via']);
   });
 
   it('an account changed elsewhere in a way that does not refuse (its credential renewed): the create goes through once', async () => {
