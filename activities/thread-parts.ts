@@ -1,5 +1,5 @@
 import type { PostRow } from '../src/db/tables/posts';
-import { accountOfPost, publishingContextOfClaimed } from '../src/posts/accounts-port';
+import { publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment } from '../src/posts/first-comment';
 import { refusalOf, type PublishFailureKind, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
@@ -72,44 +72,103 @@ function withoutCredentialWait({ awaitingCredential: _, ...refusal }: Refusal & 
   return refusal;
 }
 
+/** A part sent by this activity: the row its mark returned, with its version once its platform id is stored. */
+interface SentPart extends posts.PartPublished {
+  marked: posts.MarkedPost;
+  /** Null until the part is stored (`beginPartAttemptAfter` returns it), or when that is not known. */
+  storedVersion: string | null;
+}
+
+/** Where a part's attempt ended: the attempt, and the part as sent now (not answered from its row), to be stored. */
+type PartStep = { attempt: PartAttempt; sentNow?: SentPart; previousStoredVersion?: string | null };
+
 export function createThreadParts(rt: PostsRuntime) {
   const { db } = rt;
 
-  async function rollbackSupportedFor(row: PostRow): Promise<boolean> {
+  function rollbackSupportedFor(row: threads.ThreadPartRow): boolean {
     const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
-    const account = row.account_id ? await accountOfPost(db, row.account_id) : undefined;
-    return deleteSupported(row.platform, { via: account?.via ?? undefined, placement });
+    return deleteSupported(row.platform, { via: row.account_via ?? undefined, placement });
   }
 
   /**
    * One part of a `publishing` thread on the platform: a reply to the previous part where the platform has a reply
    * chain, a standalone post elsewhere. The attempt is marked first, in the statement that reads the row and its
-   * account's credentials (`beginPublishAttempt`), so a send repeated after a lost workflow task asks the platform
-   * or reports the outcome unknown, never sends twice (`sendMarked`). Its platform id is stored at once (the row
-   * stays `publishing`), so what is live is never only in a workflow's memory, and a part found stored is answered
-   * from the row. A refusal is the value; anything else throws (outcome unknown).
+   * account's credentials (`beginPublishAttempt`), which also stores `previous`, the part sent before it, when given
+   * (`beginPartAttemptAfter`). So a send repeated after a lost workflow task asks the platform or reports the outcome
+   * unknown, never sends twice (`sendMarked`). A part found stored is answered from the row. A refusal is the value;
+   * anything else throws (outcome unknown). The part sent is not stored here: the caller stores it.
    */
-  async function sendPart(postId: string, replyTo: ReplyTo): Promise<PartAttempt> {
-    const row = await posts.beginPublishAttempt(db, postId);
-    if (!row) return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null };
+  async function attemptPart(postId: string, replyTo: ReplyTo, previous: SentPart | null): Promise<PartStep> {
+    const row = previous ? await posts.beginPartAttemptAfter(db, postId, previous) : await posts.beginPublishAttempt(db, postId);
+    const previousStoredVersion = row?.stored_version ?? null;
+    if (!row) return { attempt: { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null }, previousStoredVersion };
     if (row.platform_post_id !== null) {
       await posts.clearPublishAttempt(db, row.id); // no call is out: the mark just made is closed again
-      return { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url };
+      return { attempt: { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url }, previousStoredVersion };
     }
     const ctx = publishingContextOfClaimed(rt, row);
-    if (!ctx) return refusalOf(row.platform, 'account_inactive');
+    if (!ctx) return { attempt: refusalOf(row.platform, 'account_inactive'), previousStoredVersion };
     const request = await publishRequestFor(rt, row);
     if (replyTo && capabilities[row.platform].nativeThreads) request.replyTo = replyTo;
     const sent = await sendMarked(rt, row, ctx, request);
     // A thread does not wait for a credential being renewed: it is refused as any part is.
-    if ('refusal' in sent) return withoutCredentialWait(sent.refusal);
-    await threads.recordPartPublished(db, row.id, sent.published);
-    return { ok: true, platformPostId: sent.published.platformPostId, url: sent.published.url };
+    if ('refusal' in sent) return { attempt: withoutCredentialWait(sent.refusal), previousStoredVersion };
+    const { platformPostId, url } = sent.published;
+    return { attempt: { ok: true, platformPostId, url }, sentNow: { postId, platformPostId, url, marked: row, storedVersion: null }, previousStoredVersion };
+  }
+
+  /**
+   * The parts of a claimed thread in order, each replying to the previous, until one is refused or not answered,
+   * or the time is up (`SENDS_IN_ONE_ACTIVITY_FOR_MS`). A part that throws is reported null: its outcome unknown.
+   * Each part's platform id is stored by the statement that marks the next part; the last part's by the thread's
+   * record when every part went out (`recordedIfAllSent`), by a store of its own otherwise (`storeLast`).
+   */
+  async function sendInOrder(threadId: string, parts: readonly ThreadPartRef[]): Promise<{ sent: Array<PartAttempt | null>; unstored: SentPart | null; sentNow: SentPart[] }> {
+    const until = Date.now() + SENDS_IN_ONE_ACTIVITY_FOR_MS;
+    const sent: Array<PartAttempt | null> = [];
+    const sentNow: SentPart[] = [];
+    let unstored: SentPart | null = null;
+    let root: string | null = null;
+    let replyTo: ReplyTo = null;
+    for (const part of parts) {
+      if (sent.length > 0 && Date.now() > until) break;
+      let attempt: PartAttempt | null;
+      try {
+        const step = await attemptPart(part.postId, replyTo, unstored);
+        if (unstored) unstored.storedVersion = step.previousStoredVersion ?? null;
+        unstored = step.sentNow ?? null;
+        if (step.sentNow) sentNow.push(step.sentNow);
+        attempt = step.attempt;
+      } catch (err) {
+        rt.logger.warn({ err, postId: part.postId, threadId }, 'a thread part could not be confirmed');
+        attempt = null;
+      }
+      sent.push(attempt);
+      if (!attempt?.ok) break;
+      root ??= attempt.platformPostId;
+      replyTo = { platformPostId: attempt.platformPostId, rootPlatformPostId: root };
+    }
+    return { sent, unstored, sentNow };
+  }
+
+  /**
+   * The part sent last and not yet stored, stored on its own (the thread stopped before its end, or its record
+   * failed). A store that fails reports the part unknown, as a part whose send could not be confirmed is: its platform
+   * id is then only in this activity's memory.
+   */
+  async function storeLast(threadId: string, parts: readonly ThreadPartRef[], unstored: SentPart | null, sent: Array<PartAttempt | null>): Promise<void> {
+    if (!unstored) return;
+    try {
+      await posts.recordPartPublished(db, unstored);
+    } catch (err) {
+      rt.logger.warn({ err, postId: unstored.postId, threadId }, 'a thread part went out but could not be stored');
+      sent[parts.findIndex((part) => part.postId === unstored.postId)] = null;
+    }
   }
 
   return {
     /** A thread taken for publishing (its rows, in order): what the workflow needs to send and, if need be, roll back. */
-    async publishClaimOf(rows: PostRow[]): Promise<Extract<ThreadClaim, { kind: 'publish' }>> {
+    publishClaimOf(rows: threads.ThreadPartRow[]): Extract<ThreadClaim, { kind: 'publish' }> {
       const first = rows[0]!;
       const last = rows[rows.length - 1]!;
       return {
@@ -119,52 +178,45 @@ export function createThreadParts(rt: PostsRuntime) {
         platformName: platformName(first.platform),
         parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
         firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
-        rollbackSupported: await rollbackSupportedFor(first),
+        rollbackSupported: rollbackSupportedFor(first),
         hasMedia: rows.some((r) => mediaIdsOf(r).length > 0),
       };
     },
 
-    sendPart,
-
-    /**
-     * The parts of a claimed thread in order, each replying to the previous, until one is refused or not answered,
-     * or the time is up (`SENDS_IN_ONE_ACTIVITY_FOR_MS`). A part that throws is reported null: its outcome unknown.
-     */
-    async sendInOrder(threadId: string, parts: readonly ThreadPartRef[]): Promise<Array<PartAttempt | null>> {
-      const until = Date.now() + SENDS_IN_ONE_ACTIVITY_FOR_MS;
-      const sent: Array<PartAttempt | null> = [];
-      let root: string | null = null;
-      let replyTo: ReplyTo = null;
-      for (const part of parts) {
-        if (sent.length > 0 && Date.now() > until) break;
-        let attempt: PartAttempt | null;
-        try {
-          attempt = await sendPart(part.postId, replyTo);
-        } catch (err) {
-          rt.logger.warn({ err, postId: part.postId, threadId }, 'a thread part could not be confirmed');
-          attempt = null;
-        }
-        sent.push(attempt);
-        if (!attempt?.ok) break;
-        root ??= attempt.platformPostId;
-        replyTo = { platformPostId: attempt.platformPostId, rootPlatformPostId: root };
-      }
-      return sent;
+    /** One part, stored as soon as it went out (the workflow's part-by-part path). */
+    async sendPart(postId: string, replyTo: ReplyTo): Promise<PartAttempt> {
+      const step = await attemptPart(postId, replyTo, null);
+      if (step.sentNow) await posts.recordPartPublished(db, step.sentNow);
+      return step.attempt;
     },
 
     /**
-     * Every part went out: the thread recorded `published` here, so the workflow has no record left to make. A record
-     * that fails is reported not made (the workflow makes it, with retries); the parts are live either way.
+     * The parts sent in order (`sendInOrder`) and, when every part went out, the thread recorded `published` here, so
+     * the workflow has no record left to make: in one statement when every part was sent by this activity and nothing
+     * else wrote its row since (each given with its mark and version), else in the repository's transaction. A
+     * record that fails is reported not made (the workflow makes it, with retries); the parts are live either way.
      */
-    async recordedIfAllSent(threadId: string, parts: readonly ThreadPartRef[], sent: ReadonlyArray<PartAttempt | null>, publishedAt: number): Promise<boolean> {
+    async sendAndRecord(threadId: string, parts: readonly ThreadPartRef[], publishedAt: () => number): Promise<Omit<ThreadStep, 'claim'>> {
+      const { sent, unstored, sentNow } = await sendInOrder(threadId, parts);
       const published = sent.flatMap((attempt, i) => (attempt?.ok ? [{ postId: parts[i]!.postId, platformPostId: attempt.platformPostId, url: attempt.url }] : []));
-      if (published.length < parts.length) return false;
+      if (published.length < parts.length) {
+        await storeLast(threadId, parts, unstored, sent);
+        return { sent, recorded: false };
+      }
+      const at = publishedAt();
+      const versions = new Map(sentNow.map((part) => [part.postId, part === unstored ? part.marked.row_version : part.storedVersion]));
+      const outcomes = published.map((part) => {
+        const sentHere = sentNow.find((s) => s.postId === part.postId);
+        const version = versions.get(part.postId);
+        return { ...part, publishedAt: at, marked: sentHere && version ? { ...sentHere.marked, row_version: version } : undefined };
+      });
       try {
-        await threads.recordThreadPublished(db, published, publishedAt);
-        return true;
+        await threads.recordThreadPublished(db, outcomes);
+        return { sent, recorded: true };
       } catch (err) {
         rt.logger.error({ err, threadId }, 'a thread went out but could not be recorded yet; the workflow records it');
-        return false;
+        await storeLast(threadId, parts, unstored, sent);
+        return { sent, recorded: false };
       }
     },
   };

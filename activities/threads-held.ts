@@ -1,4 +1,3 @@
-import type { PostRow } from '../src/db/tables/posts';
 import { InstantClaims } from '../src/posts/instant-claims';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
@@ -16,8 +15,8 @@ const HELD_CLAIMS_PER_STATEMENT = 100;
 
 export function createHeldThreadActivities(rt: PostsRuntime) {
   const { db } = rt;
-  const { publishClaimOf, sendInOrder, recordedIfAllSent } = createThreadParts(rt);
-  const heldClaims = new InstantClaims<{ id: string; parts: PostRow[] }>(
+  const { publishClaimOf, sendAndRecord } = createThreadParts(rt);
+  const heldClaims = new InstantClaims<{ id: string; parts: threads.ThreadPartRow[] }>(
     async (threadIds, at) => byThread(await threads.claimThreadsScheduledAt(db, threadIds, at)),
     HELD_CLAIMS_PER_STATEMENT,
   );
@@ -36,12 +35,12 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
     const firstUnstored = rows.findIndex((r) => r.platform_post_id === null);
     const live = firstUnstored === -1 ? rows : rows.slice(0, firstUnstored);
     const sent: Array<PartAttempt | null> = live.map((r) => ({ ok: true, platformPostId: r.platform_post_id!, url: r.platform_post_url }));
-    return { claim: await publishClaimOf(rows), sent: firstUnstored === -1 ? sent : [...sent, null], recorded: status === 'published' };
+    return { claim: publishClaimOf(rows), sent: firstUnstored === -1 ? sent : [...sent, null], recorded: status === 'published' };
   }
 
   /** `publishThreadWhenDue` at its instant: the exact-time claim, then the sends. */
   async function claimHeldAndSend(input: { threadId: string; dueAt: number }): Promise<ThreadStep> {
-    let rows: PostRow[] | undefined;
+    let rows: threads.ThreadPartRow[] | undefined;
     try {
       rows = (await heldClaims.claim(input.threadId, input.dueAt))?.parts;
     } catch (err) {
@@ -54,10 +53,9 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
       // again for the same instant.
       return seen.claim?.kind === 'wait' && seen.claim.until === input.dueAt ? { claim: null } : seen;
     }
-    const claim = await publishClaimOf(rows);
-    const sent = await sendInOrder(input.threadId, claim.parts);
+    const claim = publishClaimOf(rows);
     // `published_at` from the instant: `dueAt` in time-skipped tests, the worker's clock otherwise.
-    return { claim, sent, recorded: await recordedIfAllSent(input.threadId, claim.parts, sent, Math.max(input.dueAt, Date.now())) };
+    return { claim, ...(await sendAndRecord(input.threadId, claim.parts, () => Math.max(input.dueAt, Date.now()))) };
   }
 
   return {
@@ -81,8 +79,8 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
 export type HeldThreadActivities = ReturnType<typeof createHeldThreadActivities>;
 
 /** The rows a claim took, one entry per thread, its parts in order. */
-function byThread(rows: PostRow[]): Array<{ id: string; parts: PostRow[] }> {
-  const threadsById = new Map<string, PostRow[]>();
+function byThread(rows: threads.ThreadPartRow[]): Array<{ id: string; parts: threads.ThreadPartRow[] }> {
+  const threadsById = new Map<string, threads.ThreadPartRow[]>();
   for (const row of rows) threadsById.set(row.thread_id!, [...(threadsById.get(row.thread_id!) ?? []), row]);
   return [...threadsById].map(([id, parts]) => ({ id, parts: parts.sort((a, b) => a.thread_order! - b.thread_order!) }));
 }

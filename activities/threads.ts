@@ -1,4 +1,3 @@
-import type { PostRow } from '../src/db/tables/posts';
 import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf } from '../src/posts/publish-request';
@@ -23,7 +22,7 @@ export type PartRemoval = 'removed' | 'refused';
 export function createThreadActivities(rt: PostsRuntime) {
   const { db } = rt;
 
-  const { publishClaimOf, sendPart, sendInOrder, recordedIfAllSent } = createThreadParts(rt);
+  const { publishClaimOf, sendPart, sendAndRecord } = createThreadParts(rt);
 
   /**
    * Decides the next step from the rows: gone (deleted, cancelled, no rows), wait (the shared scheduled time or the
@@ -33,7 +32,7 @@ export function createThreadActivities(rt: PostsRuntime) {
    * take the whole pool, each waiting for a connection another held (`test/threads/claim-pool.test.ts`).
    */
   async function claimThread(input: { threadId: string; now: number; notBefore: number }): Promise<ThreadClaim> {
-    const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | PostRow[]> => {
+    const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | threads.ThreadPartRow[]> => {
       const rows = await threads.loadThreadParts(trx, input.threadId, { lock: true });
       const status = sharedStatus(rows);
       if (status !== 'scheduled' && status !== 'publishing') return { kind: 'gone' };
@@ -55,7 +54,7 @@ export function createThreadActivities(rt: PostsRuntime) {
      * the workflow goes on from there. A read that fails is left to the workflow's claim, with retries.
      */
     async publishThreadNow(input: { threadId: string }): Promise<ThreadStep> {
-      let rows: PostRow[];
+      let rows: threads.ThreadPartRow[];
       try {
         rows = await threads.loadThreadParts(db, input.threadId);
       } catch (err) {
@@ -63,9 +62,8 @@ export function createThreadActivities(rt: PostsRuntime) {
         return { claim: null };
       }
       if (sharedStatus(rows) !== 'publishing') return { claim: { kind: 'gone' } };
-      const claim = await publishClaimOf(rows);
-      const sent = await sendInOrder(input.threadId, claim.parts);
-      return { claim, sent, recorded: await recordedIfAllSent(input.threadId, claim.parts, sent, Date.now()) };
+      const claim = publishClaimOf(rows);
+      return { claim, ...(await sendAndRecord(input.threadId, claim.parts, Date.now)) };
     },
 
     /** One part on the platform, if the thread is still `publishing` (`sendPart`). */
@@ -97,7 +95,7 @@ export function createThreadActivities(rt: PostsRuntime) {
 
     /** Every part went out: `published`, with their ids, and the thread's reservations spent (first comment aside). */
     async recordThreadPublished(input: { threadId: string; parts: Array<{ postId: string; platformPostId: string; url: string | null }>; publishedAt: number }): Promise<void> {
-      await threads.recordThreadPublished(db, input.parts, input.publishedAt);
+      await threads.recordThreadPublished(db, input.parts.map((part) => ({ ...part, publishedAt: input.publishedAt })));
     },
 
     /**

@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder, type Transaction } from 'kysely';
+import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
 import type { EventType } from '../events/catalogue';
@@ -431,12 +431,45 @@ export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
   return markAttempts(db, postIds, {});
 }
 
+/** A thread part that went out, its platform id to store (`recordPartPublished`). */
+export interface PartPublished {
+  postId: string;
+  platformPostId: string;
+  url: string | null;
+}
+
+/**
+ * `beginPublishAttempt` of a thread's next part, storing the part sent before it (`recordPartPublished`) in the same
+ * statement. With the mark, `stored_version`: that part's version after its store (`row_version`), null when it was
+ * not `publishing` any more; the mark itself is undefined when the next part is not `publishing`.
+ */
+export async function beginPartAttemptAfter(db: Db, postId: string, previous: PartPublished) {
+  const values = { ...oneOrManyIds([postId]), storedPartId: previous.postId, storedPlatformPostId: previous.platformPostId, storedUrl: previous.url };
+  return (await markAttemptsQuery.execute(db, values))[0];
+}
+
+/** One part of a thread went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory; its attempt is closed. */
+export async function recordPartPublished(db: Db, part: PartPublished): Promise<void> {
+  await partStoredUpdate(db, { storedPartId: part.postId, storedPlatformPostId: part.platformPostId, storedUrl: part.url }).execute();
+}
+
+type StoredPart = { storedPartId: string; storedPlatformPostId: string; storedUrl: string | null };
+
+function partStoredUpdate(db: QueryCreator<Database>, part: StoredPart) {
+  return db
+    .updateTable('posts')
+    .set({ platform_post_id: part.storedPlatformPostId, platform_post_url: part.storedUrl, publish_attempt_started_at: null, updated_at: sql`now()` })
+    .where('id', '=', part.storedPartId)
+    .where('status', '=', sql.lit('publishing'));
+}
+
 /**
  * Which mark: a claim of `scheduled` rows due by `dueBy` (`claimDueScheduled`) or scheduled at exactly `scheduledAt`
- * (`claimAllScheduledAt`), which makes them `publishing`; with neither, the attempt of rows already `publishing`.
+ * (`claimAllScheduledAt`), which makes them `publishing`; with neither, the attempt of rows already `publishing`,
+ * and with `storedPartId`, a thread part stored before it in the same statement (`beginPartAttemptAfter`).
  */
 type MarkKind = { dueBy?: Date; scheduledAt?: Date };
-type MarkValues = OneOrManyIds & MarkKind;
+type MarkValues = OneOrManyIds & MarkKind & Partial<StoredPart>;
 
 /**
  * The attempt's mark of a claim and of a post already `publishing`, one statement for any number of posts: the rows
@@ -446,7 +479,12 @@ type MarkValues = OneOrManyIds & MarkKind;
  */
 const markAttemptsQuery = precompiled((db, values: MarkValues) => {
   const claim = values.dueBy !== undefined || values.scheduledAt !== undefined;
-  return db
+  const stored = values.storedPartId !== undefined;
+  // The store's CTE is read by the last column alone (`stored_version`); without it the statement is the mark alone.
+  const creator = stored
+    ? (db.with('stored', (qb) => partStoredUpdate(qb, values as StoredPart).returning(sql<string>`xmin::text`.as('version'))) as unknown as QueryCreator<Database>)
+    : db;
+  return creator
     .with('marked', (qb) => {
       let update = claim
         ? qb
@@ -462,7 +500,8 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
     .selectFrom('marked')
     .leftJoin('accounts', 'accounts.id', 'marked.account_id')
     .selectAll('marked')
-    .select(publishingAccountColumns);
+    .select(publishingAccountColumns)
+    .$if(stored, (qb) => qb.select(sql<string | null>`(select version from stored)`.as('stored_version')));
 });
 
 async function markAttempts(db: Db, postIds: readonly string[], mark: MarkKind) {
@@ -524,7 +563,7 @@ export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<Outcome
   return [...recorded.values()];
 }
 
-type OutcomeToRecord = PublishedOutcome & { postId: string; marked?: MarkedPost };
+export type OutcomeToRecord = PublishedOutcome & { postId: string; marked?: MarkedPost };
 
 /**
  * The `publishing` → `published` update of `recordPublishedAll`'s two paths, returning the rows it changed (a CTE of
@@ -549,8 +588,37 @@ function publishedUpdateOf(outcomes: ReadonlyArray<OutcomeToRecord>) {
     returning posts.*`;
 }
 
-/** Two texts: one post, or any number of them (`rowsOf`). */
-const recordingStatements = namedStatements(2);
+/** Three texts: one post, any number of them (`rowsOf`), a thread's parts (`recordMarkedThreadPublished`). */
+const recordingStatements = namedStatements(3);
+
+/** A marked row as the API shows it once its outcome is recorded `published` (nothing wrote it since: `publishedUpdateOf`). */
+export function publishedViewOf({ marked, ...outcome }: OutcomeToRecord & { marked: MarkedPost }): PostView {
+  const published: PostRow = {
+    ...marked,
+    status: 'published',
+    platform_post_id: outcome.platformPostId,
+    platform_post_url: outcome.url,
+    published_at: new Date(outcome.publishedAt),
+    error_message: null,
+  };
+  return toViewOf({ ...published, account_inactive_reason: marked.account_inactive_reason });
+}
+
+/**
+ * Marked rows recorded `published` in one statement, no BEGIN or COMMIT (`publishedUpdateOf`, their reservations spent),
+ * with the events `eventsInsert` writes: an `eventsInsertOf` whose condition reads the ids the update changed from
+ * `published`. Returns those ids: a row written since its mark is not among them.
+ */
+export async function publishMarkedRows(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>, eventsInsert: RawBuilder<unknown>): Promise<string[]> {
+  const rows = await recordingStatements.execute(
+    db,
+    sql<{ id: string }>`
+    with published as (${publishedUpdateOf(outcomes)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
+    evented as (${eventsInsert})
+    select id from published`,
+  );
+  return rows.map((row) => row.id);
+}
 
 /**
  * The one-statement path of `recordPublishedAll`: the posts it recorded, each with its view as published (its event's
@@ -559,26 +627,16 @@ const recordingStatements = namedStatements(2);
 async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>): Promise<Map<string, PostView>> {
   if (outcomes.length === 0) return new Map();
   const request = currentRequestOrigin();
-  const events = outcomes.map(({ postId, marked, ...outcome }) => {
-    const published: PostRow = {
-      ...marked,
-      status: 'published',
-      platform_post_id: outcome.platformPostId,
-      platform_post_url: outcome.url,
-      published_at: new Date(outcome.publishedAt),
-      error_message: null,
-    };
-    return { key: postId, userId: marked.user_id, type: 'post.published' as const, data: toViewOf({ ...published, account_inactive_reason: marked.account_inactive_reason }), request: request ?? marked.request_origin };
-  });
-  const rows = await recordingStatements.execute(
-    db,
-    sql<{ id: string }>`
-    with published as (${publishedUpdateOf(outcomes)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
-    evented as (${eventsInsertOf(events, sql`select id::text from published`)})
-    select id from published`,
-  );
+  const events = outcomes.map((outcome) => ({
+    key: outcome.postId,
+    userId: outcome.marked.user_id,
+    type: 'post.published' as const,
+    data: publishedViewOf(outcome),
+    request: request ?? outcome.marked.request_origin,
+  }));
+  const recorded = await publishMarkedRows(db, outcomes, eventsInsertOf(events, sql`select id::text from published`));
   const views = new Map(events.map((event) => [event.key, event.data]));
-  return new Map(rows.map((row) => [row.id, views.get(row.id)!]));
+  return new Map(recorded.map((id) => [id, views.get(id)!]));
 }
 
 /**

@@ -1,9 +1,10 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { PostRow } from '../db/tables/posts';
-import { recordEvents } from '../events/outbox';
+import { eventsInsertOf, recordEvents } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
-import { loadPostViews } from '../posts/repository';
+import type { AccountRow } from '../db/tables/accounts';
+import { loadPostViews, publishedViewOf, publishMarkedRows, type MarkedPost, type OutcomeToRecord } from '../posts/repository';
 import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
 
@@ -16,9 +17,18 @@ import { refundQuota, spendQuota } from '../quota/quota';
 
 type Trx = Transaction<Database>;
 
+/**
+ * A thread's part as its reads and claims return it: the row, and its account's `via` (where an Instagram account
+ * publishes through, which decides whether a part can be deleted: `deleteSupported`), so a claim needs no read of the
+ * account. Null when the account row is gone.
+ */
+export type ThreadPartRow = PostRow & { account_via: AccountRow['via'] };
+
+const accountVia = sql<AccountRow['via']>`(select accounts.via from accounts where accounts.id = posts.account_id)`.as('account_via');
+
 /** The thread's parts in `thread_order`; with `lock`, under row locks (inside a transaction). */
-export async function loadThreadParts(db: Db | Trx, threadId: string, options: { lock?: boolean } = {}): Promise<PostRow[]> {
-  let query = db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).orderBy('thread_order');
+export async function loadThreadParts(db: Db | Trx, threadId: string, options: { lock?: boolean } = {}): Promise<ThreadPartRow[]> {
+  let query = db.selectFrom('posts').selectAll().select(accountVia).where('thread_id', '=', threadId).orderBy('thread_order');
   if (options.lock) query = query.forUpdate();
   return query.execute();
 }
@@ -70,7 +80,7 @@ export async function claimScheduledThread(trx: Trx, threadId: string): Promise<
  * locked first in (thread, part) order, as a cancellation locks them (`loadThreadParts`), so the two never deadlock,
  * and a thread is taken whole or not at all (its parts share their status and time).
  */
-export async function claimThreadsScheduledAt(db: Db, threadIds: readonly string[], at: Date): Promise<PostRow[]> {
+export async function claimThreadsScheduledAt(db: Db, threadIds: readonly string[], at: Date): Promise<ThreadPartRow[]> {
   return db
     .updateTable('posts')
     .set({ status: 'publishing', request_origin: null, updated_at: sql`now()` })
@@ -88,30 +98,29 @@ export async function claimThreadsScheduledAt(db: Db, threadIds: readonly string
     .where('status', '=', 'scheduled')
     .where('scheduled_at', '=', at)
     .returningAll()
-    .execute();
-}
-
-/** One part went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory; its attempt is closed. */
-export async function recordPartPublished(db: Db, postId: string, published: { platformPostId: string; url: string | null }): Promise<void> {
-  await db
-    .updateTable('posts')
-    .set({ platform_post_id: published.platformPostId, platform_post_url: published.url, publish_attempt_started_at: null, updated_at: sql`now()` })
-    .where('id', '=', postId)
-    .where('status', '=', 'publishing')
+    .returning(accountVia)
     .execute();
 }
 
 /**
  * Every part went out: `publishing` → `published` with their ids, and their reservations spent (first comment aside).
- * The parts change in one statement (their ids as arrays), which returns the thread they belong to.
+ * Parts given with the row of their attempt's mark and their version since (`marked`, as `recordPublishedAll` takes
+ * them: the activity that sent them all) are recorded in one statement with the `thread.published` event
+ * (`recordMarkedThreadPublished`); what that leaves, or parts given without, in the transaction below, which reads
+ * what the event shows.
  */
-export async function recordThreadPublished(db: Db, parts: ReadonlyArray<{ postId: string; platformPostId: string; url: string | null }>, publishedAt: number): Promise<void> {
+export async function recordThreadPublished(db: Db, parts: ReadonlyArray<OutcomeToRecord>): Promise<void> {
+  const marked = parts.every((part): part is typeof part & { marked: MarkedPost } => part.marked !== undefined);
+  const recorded = marked ? new Set(await recordMarkedThreadPublished(db, parts)) : new Set<string>();
+  if (recorded.size === parts.length) return;
   await db.transaction().execute(async (trx) => {
+    const rest = parts.filter((part) => !recorded.has(part.postId));
     const { rows } = await sql<{ id: string; thread_id: string | null; user_id: string; request_origin: PostRow['request_origin'] }>`
       update posts set status = 'published', platform_post_id = part.platform_post_id, platform_post_url = part.url,
-        published_at = ${new Date(publishedAt)}, error_message = null, updated_at = now()
-      from unnest(${parts.map((p) => p.postId)}::uuid[], ${parts.map((p) => p.platformPostId)}::text[], ${parts.map((p) => p.url)}::text[])
-        as part(id, platform_post_id, url)
+        published_at = part.published_at, error_message = null, updated_at = now()
+      from unnest(${rest.map((p) => p.postId)}::uuid[], ${rest.map((p) => p.platformPostId)}::text[], ${rest.map((p) => p.url)}::text[],
+          ${rest.map((p) => new Date(p.publishedAt).toISOString())}::timestamptz[])
+        as part(id, platform_post_id, url, published_at)
       where posts.id = part.id and posts.status = 'publishing'
       returning posts.id, posts.thread_id, posts.user_id, posts.request_origin`.execute(trx);
     await spendQuota(trx, rows.map((r) => r.id), ['post', 'scheduled', 'x_link']);
@@ -119,6 +128,18 @@ export async function recordThreadPublished(db: Db, parts: ReadonlyArray<{ postI
     // `parts` are every part of the thread (the workflow records a thread only when all went out).
     if (changed?.thread_id) await recordThreadEvent(trx, 'thread.published', changed.thread_id, { owner: changed, partIds: parts.map((p) => p.postId) });
   });
+}
+
+/**
+ * The parts as their marks returned them, recorded `published` in one statement (`publishMarkedRows`: a part written
+ * since the version given is left to the transaction), with the thread's event, written only when every part was: it
+ * shows each as published (`publishedViewOf`). Returns the parts it recorded.
+ */
+async function recordMarkedThreadPublished(db: Db, parts: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>): Promise<string[]> {
+  const first = parts[0]!.marked;
+  const posts = parts.map(publishedViewOf).sort((a, b) => (a.thread_order ?? 0) - (b.thread_order ?? 0));
+  const event = { key: first.thread_id!, userId: first.user_id, type: 'thread.published' as const, data: { thread_id: first.thread_id!, posts }, request: currentRequestOrigin() ?? first.request_origin };
+  return publishMarkedRows(db, parts, eventsInsertOf([event], sql`select ${first.thread_id!}::text where (select count(*) from published) = ${parts.length}`));
 }
 
 /**
