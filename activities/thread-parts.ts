@@ -75,12 +75,12 @@ function withoutCredentialWait({ awaitingCredential: _, ...refusal }: Refusal & 
 /** A part sent by this activity: the row its mark returned, with its version once its platform id is stored. */
 interface SentPart extends posts.PartPublished {
   marked: posts.MarkedPost;
-  /** Null until the part is stored (`beginPartAttemptAfter` returns it), or when that is not known. */
+  /** Its version once stored with the next part's mark (`beginPartAttemptAfter`); null until then, or when stored otherwise. */
   storedVersion: string | null;
 }
 
 /** Where a part's attempt ended: the attempt, and the part as sent now (not answered from its row), to be stored. */
-type PartStep = { attempt: PartAttempt; sentNow?: SentPart; previousStoredVersion?: string | null };
+type PartStep = { attempt: PartAttempt; sentNow?: SentPart };
 
 export function createThreadParts(rt: PostsRuntime) {
   const { db } = rt;
@@ -91,37 +91,48 @@ export function createThreadParts(rt: PostsRuntime) {
   }
 
   /**
+   * Marks a part's attempt (`beginPublishAttempt`: the row with its account's credentials), storing `previous`, the
+   * part this activity sent before it, in the same statement (`beginPartAttemptAfter`), or on its own when that one
+   * could not (its row written since its mark, or this part no longer `publishing`).
+   */
+  async function markPart(postId: string, previous: SentPart | null): Promise<posts.MarkedPost | undefined> {
+    if (!previous) return posts.beginPublishAttempt(db, postId);
+    const row = await posts.beginPartAttemptAfter(db, postId, { ...previous, markedVersion: previous.marked.row_version });
+    previous.storedVersion = row?.stored_version ?? null;
+    if (previous.storedVersion === null) await posts.recordPartPublished(db, previous);
+    return row;
+  }
+
+  /**
    * One part of a `publishing` thread on the platform: a reply to the previous part where the platform has a reply
-   * chain, a standalone post elsewhere. The attempt is marked first, in the statement that reads the row and its
-   * account's credentials (`beginPublishAttempt`), which also stores `previous`, the part sent before it, when given
-   * (`beginPartAttemptAfter`). So a send repeated after a lost workflow task asks the platform or reports the outcome
-   * unknown, never sends twice (`sendMarked`). A part found stored is answered from the row. A refusal is the value;
-   * anything else throws (outcome unknown). The part sent is not stored here: the caller stores it.
+   * chain, a standalone post elsewhere. The attempt is marked first (`markPart`), so a send repeated after a lost
+   * workflow task asks the platform or reports the outcome unknown, never sends twice (`sendMarked`). A part found
+   * stored is answered from the row. A refusal is the value; anything else throws (outcome unknown). A part sent is
+   * not stored here: the caller stores it (`sendPart`, or the next part's mark).
    */
   async function attemptPart(postId: string, replyTo: ReplyTo, previous: SentPart | null): Promise<PartStep> {
-    const row = previous ? await posts.beginPartAttemptAfter(db, postId, previous) : await posts.beginPublishAttempt(db, postId);
-    const previousStoredVersion = row?.stored_version ?? null;
-    if (!row) return { attempt: { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null }, previousStoredVersion };
+    const row = await markPart(postId, previous);
+    if (!row) return { attempt: { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null } };
     if (row.platform_post_id !== null) {
       await posts.clearPublishAttempt(db, row.id); // no call is out: the mark just made is closed again
-      return { attempt: { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url }, previousStoredVersion };
+      return { attempt: { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url } };
     }
     const ctx = publishingContextOfClaimed(rt, row);
-    if (!ctx) return { attempt: refusalOf(row.platform, 'account_inactive'), previousStoredVersion };
+    if (!ctx) return { attempt: refusalOf(row.platform, 'account_inactive') };
     const request = await publishRequestFor(rt, row);
     if (replyTo && capabilities[row.platform].nativeThreads) request.replyTo = replyTo;
     const sent = await sendMarked(rt, row, ctx, request);
     // A thread does not wait for a credential being renewed: it is refused as any part is.
-    if ('refusal' in sent) return { attempt: withoutCredentialWait(sent.refusal), previousStoredVersion };
+    if ('refusal' in sent) return { attempt: withoutCredentialWait(sent.refusal) };
     const { platformPostId, url } = sent.published;
-    return { attempt: { ok: true, platformPostId, url }, sentNow: { postId, platformPostId, url, marked: row, storedVersion: null }, previousStoredVersion };
+    return { attempt: { ok: true, platformPostId, url }, sentNow: { postId, platformPostId, url, marked: row, storedVersion: null } };
   }
 
   /**
    * The parts of a claimed thread in order, each replying to the previous, until one is refused or not answered,
    * or the time is up (`SENDS_IN_ONE_ACTIVITY_FOR_MS`). A part that throws is reported null: its outcome unknown.
    * Each part's platform id is stored by the statement that marks the next part; the last part's by the thread's
-   * record when every part went out (`recordedIfAllSent`), by a store of its own otherwise (`storeLast`).
+   * record when every part went out (`sendAndRecord`), by a store of its own otherwise (`storeLast`).
    */
   async function sendInOrder(threadId: string, parts: readonly ThreadPartRef[]): Promise<{ sent: Array<PartAttempt | null>; unstored: SentPart | null; sentNow: SentPart[] }> {
     const until = Date.now() + SENDS_IN_ONE_ACTIVITY_FOR_MS;
@@ -135,7 +146,6 @@ export function createThreadParts(rt: PostsRuntime) {
       let attempt: PartAttempt | null;
       try {
         const step = await attemptPart(part.postId, replyTo, unstored);
-        if (unstored) unstored.storedVersion = step.previousStoredVersion ?? null;
         unstored = step.sentNow ?? null;
         if (step.sentNow) sentNow.push(step.sentNow);
         attempt = step.attempt;
@@ -204,10 +214,10 @@ export function createThreadParts(rt: PostsRuntime) {
         return { sent, recorded: false };
       }
       const at = publishedAt();
-      const versions = new Map(sentNow.map((part) => [part.postId, part === unstored ? part.marked.row_version : part.storedVersion]));
       const outcomes = published.map((part) => {
         const sentHere = sentNow.find((s) => s.postId === part.postId);
-        const version = versions.get(part.postId);
+        // What the part's row is now, if only this activity wrote it: the version of its store, or the last part's of its mark.
+        const version = sentHere === unstored ? sentHere?.marked.row_version : sentHere?.storedVersion;
         return { ...part, publishedAt: at, marked: sentHere && version ? { ...sentHere.marked, row_version: version } : undefined };
       });
       try {

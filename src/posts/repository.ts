@@ -439,13 +439,14 @@ export interface PartPublished {
 }
 
 /**
- * `beginPublishAttempt` of a thread's next part, storing the part sent before it (`recordPartPublished`) in the same
- * statement. With the mark, `stored_version`: that part's version after its store (`row_version`), null when it was
- * not `publishing` any more; the mark itself is undefined when the next part is not `publishing`.
+ * `beginPublishAttempt` of a thread's next part, storing the part sent before it in the same statement, if nothing
+ * wrote that part's row since its own mark (`row_version`). With the mark, `stored_version`: that part's version
+ * after its store, or null when it was not stored (written since, or no longer `publishing`: the caller stores it
+ * with `recordPartPublished`). Undefined when the next part is not `publishing`.
  */
-export async function beginPartAttemptAfter(db: Db, postId: string, previous: PartPublished) {
-  const values = { ...oneOrManyIds([postId]), storedPartId: previous.postId, storedPlatformPostId: previous.platformPostId, storedUrl: previous.url };
-  return (await markAttemptsQuery.execute(db, values))[0];
+export async function beginPartAttemptAfter(db: Db, postId: string, previous: PartPublished & { markedVersion: string }) {
+  const stored = { storedPartId: previous.postId, storedPlatformPostId: previous.platformPostId, storedUrl: previous.url, storedSince: previous.markedVersion };
+  return (await markAttemptsQuery.execute(db, { ...oneOrManyIds([postId]), ...stored }))[0];
 }
 
 /** One part of a thread went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory; its attempt is closed. */
@@ -453,14 +454,16 @@ export async function recordPartPublished(db: Db, part: PartPublished): Promise<
   await partStoredUpdate(db, { storedPartId: part.postId, storedPlatformPostId: part.platformPostId, storedUrl: part.url }).execute();
 }
 
-type StoredPart = { storedPartId: string; storedPlatformPostId: string; storedUrl: string | null };
+/** A part's store (`recordPartPublished`); with `storedSince`, only if its row is still that version. */
+type StoredPart = { storedPartId: string; storedPlatformPostId: string; storedUrl: string | null; storedSince?: string };
 
 function partStoredUpdate(db: QueryCreator<Database>, part: StoredPart) {
-  return db
+  const update = db
     .updateTable('posts')
     .set({ platform_post_id: part.storedPlatformPostId, platform_post_url: part.storedUrl, publish_attempt_started_at: null, updated_at: sql`now()` })
     .where('id', '=', part.storedPartId)
     .where('status', '=', sql.lit('publishing'));
+  return part.storedSince === undefined ? update : update.where(sql`xmin`, '=', sql`${part.storedSince}::xid`);
 }
 
 /**
