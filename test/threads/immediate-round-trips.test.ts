@@ -99,16 +99,19 @@ describe('Immediate threads: database round trips of the parts and the record (i
     await assertPublishedOnce(threadId, partIds);
   });
 
+  /** `write` made while the first part's platform call is out (the stand-in holds it 300 ms; the write comes at 100). */
+  function whileFirstPartIsSent(write: () => Promise<unknown>): Promise<unknown> {
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'delay', ms: 300 });
+    return new Promise((resolve, reject) => setTimeout(() => write().then(resolve, reject), 100));
+  }
+
   it('a part written by someone else while it was sent: stored on its own, and the thread recorded by the transaction, its event as the rows are', async () => {
     const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
     const { threadId, partIds } = await publishingThread(x, threeParts);
     const activities = countedActivities();
     // The user hides the first part while its platform call is out: the view its mark returned (hidden: false) must
     // not be what the event shows.
-    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'delay', ms: 300 });
-    const hidden = new Promise<void>((resolve, reject) =>
-      setTimeout(() => h.db.updateTable('posts').set({ hidden: true }).where('id', '=', partIds[0]!).execute().then(() => resolve(), reject), 100),
-    );
+    const hidden = whileFirstPartIsSent(() => h.db.updateTable('posts').set({ hidden: true }).where('id', '=', partIds[0]!).execute());
     await startCounting();
 
     const step = await activities.publishThreadNow({ threadId });
@@ -125,10 +128,7 @@ describe('Immediate threads: database round trips of the parts and the record (i
     const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
     const { threadId, partIds } = await publishingThread(x, threeParts);
     const activities = countedActivities();
-    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'delay', ms: 300 });
-    const disconnected = new Promise<void>((resolve, reject) =>
-      setTimeout(() => h.db.updateTable('accounts').set({ inactive_reason: 'connection_lost' }).where('id', '=', x.id).execute().then(() => resolve(), reject), 100),
-    );
+    const disconnected = whileFirstPartIsSent(() => h.db.updateTable('accounts').set({ inactive_reason: 'connection_lost' }).where('id', '=', x.id).execute());
 
     const step = await activities.publishThreadNow({ threadId });
     await disconnected;
