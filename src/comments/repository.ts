@@ -45,22 +45,27 @@ export interface OwnCommentInput {
 export async function insertOwnComment(db: Executor, input: OwnCommentInput): Promise<CommentRow> {
   return db
     .insertInto('comments')
-    .values({
-      post_id: input.postId,
-      platform: input.platform,
-      platform_comment_id: input.platformCommentId,
-      platform_parent_id: input.platformParentId,
-      author_handle: input.author.handle,
-      author_display_name: input.author.displayName,
-      author_platform_id: input.author.platformId,
-      author_avatar_url: input.author.avatarUrl,
-      text: input.text,
-      created_at: input.createdAt,
-      own: true,
-    })
+    .values(ownCommentRow(input))
     .onConflict((oc) => oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({ own: true, updated_at: sql`now()` }))
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** The row of a comment the service itself published (`own: true`), as `insertOwnComment` writes it. */
+export function ownCommentRow(input: OwnCommentInput) {
+  return {
+    post_id: input.postId,
+    platform: input.platform,
+    platform_comment_id: input.platformCommentId,
+    platform_parent_id: input.platformParentId,
+    author_handle: input.author.handle,
+    author_display_name: input.author.displayName,
+    author_platform_id: input.author.platformId,
+    author_avatar_url: input.author.avatarUrl,
+    text: input.text,
+    created_at: input.createdAt,
+    own: true,
+  };
 }
 
 /** A comment of one of `userId`'s posts, by service id; undefined for another user's (the caller answers 404). */

@@ -116,12 +116,15 @@ function accountColumnsOf(joined: PostingAccount): PostingAccount {
   return account as PostingAccount;
 }
 
+/** The account's columns a mark returns with its row (`MarkedPost`, `MarkedFirstComment`). */
+type ClaimedAccountColumns = Pick<MarkedPost, 'account_id' | 'account_active' | 'account_user_id' | 'account_settings' | 'account_credentials_sealed' | 'account_credential_expires_at'>;
+
 /**
  * The credentials a publish sends with, from a post marked with its account's columns (`claimDueScheduled`,
- * `beginPublishAttempts`), or null when its account can no longer send (disconnected, deactivated, connection lost):
- * the caller reports `account_inactive` and sends nothing.
+ * `beginPublishAttempts`, a first comment's `beginFirstCommentAttempt`), or null when its account can no longer send
+ * (disconnected, deactivated, connection lost): the caller reports `account_inactive` and sends nothing.
  */
-export function publishingContextOfClaimed(rt: PostsRuntime, row: MarkedPost): PlatformContext | null {
+export function publishingContextOfClaimed(rt: PostsRuntime, row: ClaimedAccountColumns): PlatformContext | null {
   if (row.account_id === null || !row.account_active || row.account_user_id === null || row.account_settings === null) return null;
   return platformContextOf(rt.sealedBox, {
     id: row.account_id,

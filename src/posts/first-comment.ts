@@ -4,7 +4,7 @@ import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { isPlatformFailure } from '../platforms/types';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
-import { AccountNotConnectedError, accountOfPost, loadPlatformContext } from './accounts-port';
+import { AccountNotConnectedError, accountOfPost, publishingContextOfClaimed } from './accounts-port';
 import { refusalFromFailure, refusalOf, type PublishFailureKind, type Refusal } from './publish-outcome';
 import type { PostView } from './post-view';
 import { findOwnPost, getPostView } from './read';
@@ -35,21 +35,26 @@ type FirstCommentOutcome =
  * post itself is never touched. Only a `pending` comment on a published post is sent.
  */
 export async function sendFirstComment(rt: PostsRuntime, postId: string): Promise<FirstCommentOutcome> {
+  // The mark reads the account's credentials and author columns with the row: no read of its own.
   const row = await posts.beginFirstCommentAttempt(rt.db, postId);
   if (!row || row.first_comment_text === null || !row.platform_post_id) return { status: 'skipped' };
   let outcome: { ok: true; id: string; author: OwnCommentInput['author'] } | Refusal;
   try {
-    if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
+    const ctx = publishingContextOfClaimed(rt, row);
+    if (ctx === null) throw new AccountNotConnectedError(row.account_id ?? '', 'disconnected');
     // An earlier call never reported back: it may have posted, and comments cannot be looked up the way posts are.
     if (row.earlier_attempt_open) throw new InterruptedAttempt();
-    const { account, ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
     const published = await rt.adapters[row.platform].publish(ctx, {
       postId: `${row.id}:first-comment`,
       text: row.first_comment_text,
       media: [],
       replyTo: { platformPostId: row.platform_post_id, rootPlatformPostId: row.platform_post_id },
     });
-    outcome = { ok: true, id: published.platformPostId, author: ownAuthor(account) };
+    outcome = {
+      ok: true,
+      id: published.platformPostId,
+      author: ownAuthor({ username: row.account_username!, display_name: row.account_display_name, platform_account_id: row.account_platform_account_id! }),
+    };
   } catch (err) {
     if (isPlatformFailure(err)) outcome = refusalFromFailure(row.platform, err, 'first comment');
     else if (err instanceof InterruptedAttempt) outcome = refusalOf(row.platform, 'unknown_outcome', '', null, 'first comment');
@@ -62,7 +67,7 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
     rt.db,
     row.id,
     outcome.ok
-      ? { ok: true, comment: { postId: row.id, platform: row.platform, platformCommentId: outcome.id, platformParentId: null, author: outcome.author, text: row.first_comment_text, createdAt: rt.now() } }
+      ? { ok: true, marked: row, comment: { postId: row.id, platform: row.platform, platformCommentId: outcome.id, platformParentId: null, author: outcome.author, text: row.first_comment_text, createdAt: rt.now() } }
       : outcome,
   );
   return outcome.ok ? { status: 'posted' } : { status: 'failed', kind: outcome.kind, message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds };

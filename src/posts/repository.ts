@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
-import { insertOwnComment, type OwnCommentInput } from '../comments/repository';
+import { insertOwnComment, ownCommentRow, type OwnCommentInput } from '../comments/repository';
 import type { EventType } from '../events/catalogue';
 import { eventsInsertOf, recordEvents } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
@@ -693,20 +694,41 @@ export async function cancelClaimed(db: Db, postId: string, reason: AccountInact
  */
 export async function beginFirstCommentAttempt(db: Db, postId: string) {
   return db
-    .updateTable('posts')
-    .set({ first_comment_attempt_started_at: sql`now()` })
-    .where('id', '=', postId)
-    .where('status', '=', 'published')
-    .where('first_comment_status', '=', 'pending')
-    .where('first_comment_text', 'is not', null)
-    .where('platform_post_id', 'is not', null)
-    .returningAll()
-    .returning(sql<boolean>`(select earlier.first_comment_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'))
+    .with('marked', (qb) =>
+      qb
+        .updateTable('posts')
+        .set({ first_comment_attempt_started_at: sql`now()` })
+        .where('id', '=', postId)
+        .where('status', '=', 'published')
+        .where('first_comment_status', '=', 'pending')
+        .where('first_comment_text', 'is not', null)
+        .where('platform_post_id', 'is not', null)
+        .returningAll()
+        .returning([sql<boolean>`(select earlier.first_comment_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'), rowVersion]),
+    )
+    .selectFrom('marked')
+    .leftJoin('accounts', 'accounts.id', 'marked.account_id')
+    .selectAll('marked')
+    .select(publishingAccountColumns)
+    .select(['accounts.username as account_username', 'accounts.display_name as account_display_name', 'accounts.platform_account_id as account_platform_account_id'])
     .executeTakeFirst();
 }
 
-/** `pending` → `posted` (its charges spent) or `failed` with the sentence (its charges refunded), in one transaction. */
-export async function recordFirstCommentOutcome(db: Db, postId: string, outcome: { ok: true; comment: OwnCommentInput } | { ok: false; message: string }): Promise<void> {
+/** A first comment's attempt as `beginFirstCommentAttempt` marked it: the row, its version and its account's columns. */
+export type MarkedFirstComment = NonNullable<Awaited<ReturnType<typeof beginFirstCommentAttempt>>>;
+
+/**
+ * `pending` → `posted` (its charges spent) or `failed` with the sentence (its charges refunded), with its event. A
+ * comment posted, given with the row its attempt marked, is recorded in one statement, no BEGIN or COMMIT
+ * (`recordMarkedFirstCommentPosted`), when nothing wrote the row since the mark, its account is as the mark read it
+ * and the platform's comment is not stored yet; anything else in the transaction below.
+ */
+export async function recordFirstCommentOutcome(
+  db: Db,
+  postId: string,
+  outcome: { ok: true; comment: OwnCommentInput; marked?: MarkedFirstComment } | { ok: false; message: string },
+): Promise<void> {
+  if (outcome.ok && outcome.marked && (await recordMarkedFirstCommentPosted(db, outcome.comment, outcome.marked))) return;
   await db.transaction().execute(async (trx) => {
     // The posted comment is stored with the post's comments in the same transaction (`own: true`).
     const stored = outcome.ok ? await insertOwnComment(trx, outcome.comment) : null;
@@ -725,6 +747,48 @@ export async function recordFirstCommentOutcome(db: Db, postId: string, outcome:
     else await refundQuota(trx, [postId], firstCommentCharges);
     await recordPostEvents(trx, outcome.ok ? 'first_comment.posted' : 'first_comment.failed', settled.map((r) => r.id));
   });
+}
+
+/** One text: a first comment posted (`recordMarkedFirstCommentPosted`). */
+const firstCommentStatements = namedStatements(1);
+
+/**
+ * The one-statement path of `recordFirstCommentOutcome` for a comment posted: the comment stored (a new row, with an
+ * id made here), the post `posted` only if nothing wrote it since its mark and its account's state is the one the
+ * mark read, its charges spent, and its `first_comment.posted` event, the marked row as the API shows it once posted.
+ * False when the post did not change (the transaction then decides, and finds the comment this stored, if it did).
+ */
+async function recordMarkedFirstCommentPosted(db: Db, comment: OwnCommentInput, marked: MarkedFirstComment): Promise<boolean> {
+  const commentId = randomUUID();
+  const posted: PostRow = { ...marked, first_comment_status: 'posted', first_comment_platform_id: comment.platformCommentId, first_comment_comment_id: commentId, first_comment_error: null };
+  const event = {
+    key: marked.id,
+    userId: marked.user_id,
+    type: 'first_comment.posted' as const,
+    data: toViewOf({ ...posted, account_inactive_reason: marked.account_inactive_reason }),
+    request: currentRequestOrigin() ?? marked.request_origin,
+  };
+  const store = db
+    .insertInto('comments')
+    .values({ ...ownCommentRow(comment), id: commentId })
+    .onConflict((oc) => oc.columns(['post_id', 'platform_comment_id']).doNothing())
+    .returning('id');
+  const rows = await firstCommentStatements.execute(
+    db,
+    sql<{ id: string }>`
+    with stored as (${store}),
+    settled as (
+      update posts set first_comment_status = 'posted', first_comment_platform_id = ${comment.platformCommentId}, first_comment_comment_id = ${commentId},
+        first_comment_error = null, updated_at = now()
+      where id = ${marked.id} and first_comment_status = 'pending' and exists (select 1 from stored)
+        and xmin = ${marked.row_version}::xid
+        and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from ${marked.account_inactive_reason}::text
+      returning id),
+    spent as (${spendReservedOf(sql`select id from settled`, firstCommentCharges)}),
+    evented as (${eventsInsertOf([event], sql`select id::text from settled`)})
+    select id from settled`,
+  );
+  return rows.length > 0;
 }
 
 /** `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16). */

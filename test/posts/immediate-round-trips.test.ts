@@ -153,6 +153,61 @@ describe('Immediate posts: database round trips of the first attempt (issue 15)'
     assert.equal((await h.db.selectFrom('events').select('id').where('type', '=', 'post.published').where(sql`data->>'id'`, '=', postId!).execute()).length, 1);
   });
 
+  /** A published post whose first comment is still to be sent, as the post's workflow leaves it for its follow-up. */
+  async function publishedWithFirstComment(text: string): Promise<string> {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const row = { id: randomUUID(), user_id: h.api.userId, account_id: x.id, platform: x.platform, text, status: 'publishing' as const, first_comment_text: `${text}: the comment`, first_comment_status: 'pending' as const };
+    const limits = await loadLimits(h.db, h.api.userId);
+    const charges = [{ postId: row.id, kind: 'post' as const }, { postId: row.id, kind: 'first_comment' as const }];
+    await reserveQuotaWith(h.db, { userId: h.api.userId, limits, now: new Date(), charges }, postsInsertOf(h.db, [row]));
+    const attempt = await countedActivities().publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.equal(attempt.ok && attempt.recorded, true, JSON.stringify(attempt));
+    return row.id;
+  }
+
+  async function firstCommentEvents(postId: string) {
+    return h.db.selectFrom('events').select('data').where('type', '=', 'first_comment.posted').where(sql`data->>'id'`, '=', postId).execute();
+  }
+
+  it(`marks, sends and records a first comment in ${immediateAttemptStatements} statements: the comment stored, the post's event as the API shows it`, async () => {
+    const postId = await publishedWithFirstComment('counted first comment');
+    const activities = countedActivities();
+    await startCounting();
+
+    assert.equal(await activities.publishFirstComment({ postId }), 'posted');
+
+    assert.equal(statements.length, immediateAttemptStatements, statements.join('\n'));
+    assert.ok(!statements.some((s) => /^(begin|commit)/i.test(s)), statements.join('\n'));
+    const view = (await h.api.request('GET', `/api/v1/posts/${postId}`)).body.data;
+    assert.equal(view.first_comment.status, 'posted');
+    assert.deepEqual((await firstCommentEvents(postId)).map((e) => e.data), [view], 'one event, the post as the API shows it');
+    const comment = await h.db.selectFrom('comments').select(['id', 'own', 'text']).where('post_id', '=', postId).executeTakeFirstOrThrow();
+    assert.deepEqual(comment, { id: view.first_comment.comment_id, own: true, text: 'counted first comment: the comment' });
+    const reservations = await h.db.selectFrom('quota_reservations').select(['kind', 'state']).where('post_id', '=', postId).orderBy('kind').execute();
+    assert.deepEqual(reservations, [{ kind: 'first_comment', state: 'spent' }, { kind: 'post', state: 'spent' }]);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'counted first comment: the comment').length, 1);
+    // Sent again (a repeated activity): skipped, nothing sent or recorded twice.
+    assert.equal(await activities.publishFirstComment({ postId }), 'skipped');
+    assert.equal((await firstCommentEvents(postId)).length, 1);
+  });
+
+  it('a post written by someone else while its first comment was sent: recorded by the transaction with the comment stored once, its event as the row is', async () => {
+    const postId = await publishedWithFirstComment('first comment, post hidden meanwhile');
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'delay', ms: 300 });
+    const hidden = new Promise((resolve, reject) => setTimeout(() => h.db.updateTable('posts').set({ hidden: true }).where('id', '=', postId).execute().then(resolve, reject), 100));
+    await startCounting();
+
+    assert.equal(await countedActivities().publishFirstComment({ postId }), 'posted');
+    await hidden;
+
+    assert.ok(statements.some((s) => /^begin/i.test(s)), 'the one-statement record found the post changed and left it to the transaction');
+    const view = (await h.api.request('GET', `/api/v1/posts/${postId}`)).body.data;
+    assert.equal(view.hidden, true);
+    assert.deepEqual((await firstCommentEvents(postId)).map((e) => e.data), [view]);
+    const comments = await h.db.selectFrom('comments').select('id').where('post_id', '=', postId).execute();
+    assert.deepEqual(comments.map((c) => c.id), [view.first_comment.comment_id], 'the comment stored once, the one the post names');
+  });
+
   it('creates the posts and takes their quota in 1 statement; a refusal over a hard limit takes nothing, with the same 429', async () => {
     const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
     const rows = [0, 1].map(() => ({ id: randomUUID(), user_id: h.api.userId, account_id: x.id, platform: x.platform, text: 'counted create', status: 'publishing' as const }));
