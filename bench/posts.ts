@@ -20,7 +20,8 @@
 //      (goal: p50 ≤ bare + 10 ms), and a 25-account fan-out vs one Herald post (goal: ≤ 1.2x), with a timeline per stage from the
 //      workflow histories (server clock, same machine); and an immediate 3-part thread beside the bare handler sending
 //      the same parts one after the other (not a goal of issue 15; read it against a post's bar, bare + 10 ms), with
-//      Herald's CPU per thread by process (its request to 500 ms after the answer, /proc's 10 ms ticks averaged).
+//      Herald's CPU per thread by process (its request to 500 ms after the answer, /proc's 10 ms ticks averaged); and
+//      a post with a first comment (answered once its comment is tried) beside the bare handler's 2-part reply chain.
 // Goals (issue 15): Herald's CPU per publish ≤ 3x bare's; throughput at 32 clients ≥ 1/3 of bare.
 // Latencies depend on the machine's load; compare them within one run. Bounded (< 6 minutes).
 // Usage: node <out>/bench/posts.js [secondsPerCase=5] [slowRuns=10]
@@ -246,6 +247,8 @@ async function main(): Promise<void> {
   const slowFloor = { floor: [] as number[], 'floor-sdk-watchdog': [] as number[] };
   const fan: number[] = [];
   const thread = { herald: [] as number[], bare: [] as number[] };
+  /** A post with a first comment, answered once its comment is tried; bare: a 2-part reply chain, the same two sends. */
+  const withComment = { herald: [] as number[], bare: [] as number[] };
   /** Herald's CPU from each thread's request to 500 ms after its answer (its workflow closing), summed by process. */
   const threadCpuMs: Record<string, number> = {};
   const singleTimelines: number[][] = [];
@@ -284,6 +287,16 @@ async function main(): Promise<void> {
     t = performance.now();
     expect('slow bare thread', 201)(await postJson(bare.port, '/thread', null, { text: `slow bare thread ${runId} ${run}`, parts: THREAD_PARTS }));
     thread.bare.push(performance.now() - t);
+
+    delayed(2);
+    t = performance.now();
+    const commented = { account_id: fanAccounts[4]!.id, text: `slow commented ${runId} ${run}`, first_comment: `slow comment ${runId} ${run}` };
+    expect('slow post with a first comment', 201)(await postJson(herald.port, '/api/v1/posts', keys[4]!, commented));
+    withComment.herald.push(performance.now() - t);
+    delayed(2);
+    t = performance.now();
+    expect('slow bare reply chain', 201)(await postJson(bare.port, '/thread', null, { text: `slow bare commented ${runId} ${run}`, parts: 2 }));
+    withComment.bare.push(performance.now() - t);
 
     delayed(1);
     t = performance.now();
@@ -344,6 +357,7 @@ async function main(): Promise<void> {
       fan_out_25_p50_ms: f(p50(fan)),
       fan_out_ratio: f(p50(fan) / p50(slowSingle), 2),
       [`thread_${THREAD_PARTS}_parts_p50_ms`]: { herald: f(p50(thread.herald)), bare: f(p50(thread.bare)), difference: f(p50(thread.herald) - p50(thread.bare)) },
+      post_with_first_comment_p50_ms: { herald: f(p50(withComment.herald)), bare: f(p50(withComment.bare)), difference: f(p50(withComment.herald) - p50(withComment.bare)) },
       [`thread_${THREAD_PARTS}_parts_herald_cpu_ms_each`]: Object.fromEntries(Object.entries(threadCpuMs).map(([name, ms]) => [name, f(ms / thread.herald.length, 1)])),
       goals: 'single post p50 <= bare + 10 ms; 25-account fan-out <= 1.2x one post',
       timeline_p50_ms: { single_post: medianTimeline(singleTimelines), fan_out: medianTimeline(fanTimelines) },
