@@ -40,10 +40,11 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
   if (!row || row.first_comment_text === null || !row.platform_post_id) return { status: 'skipped' };
   let outcome: { ok: true; id: string; author: OwnCommentInput['author'] } | Refusal;
   try {
-    const ctx = publishingContextOfClaimed(rt, row);
-    if (ctx === null) throw new AccountNotConnectedError(row.account_id ?? '', 'disconnected');
+    if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
     // An earlier call never reported back: it may have posted, and comments cannot be looked up the way posts are.
     if (row.earlier_attempt_open) throw new InterruptedAttempt();
+    const ctx = publishingContextOfClaimed(rt, row);
+    if (ctx === null) throw new AccountNotConnectedError(row.account_id, 'disconnected');
     const published = await rt.adapters[row.platform].publish(ctx, {
       postId: `${row.id}:first-comment`,
       text: row.first_comment_text,
