@@ -587,9 +587,23 @@ function publishedUpdateOf(outcomes: ReadonlyArray<OutcomeToRecord>) {
       account_inactive_reason: { values: outcomes.map((o) => o.marked?.account_inactive_reason ?? null), type: 'text' },
     })}
     where posts.id = outcome.id and posts.status = 'publishing'
-      and (outcome.row_version is null or (posts.xmin = outcome.row_version
-        and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from outcome.account_inactive_reason))
+      and (outcome.row_version is null or ${unchangedSinceMark(sql.ref('outcome.row_version'), sql.ref('outcome.account_inactive_reason'))})
     returning posts.*`;
+}
+
+/**
+ * A condition on a marked row (`posts`) in a recording's update: nothing wrote it since its mark (its `xmin` is still
+ * `version`, the mark's `row_version`) and its account's state is still `inactiveReason`, the one the mark read. A
+ * view built from the marked row (`viewOfMarked`) is then the row as a read would show it after the update.
+ */
+function unchangedSinceMark(version: RawBuilder<unknown>, inactiveReason: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`(posts.xmin = ${version}
+    and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from ${inactiveReason})`;
+}
+
+/** A marked row (with the account state its mark read) as the API shows it once `changes` are written, nothing else. */
+function viewOfMarked(marked: PostRow & { account_inactive_reason: AccountRow['inactive_reason'] }, changes: Partial<PostRow>): PostView {
+  return toViewOf({ ...marked, ...changes });
 }
 
 /** Three texts: one post, any number of them (`rowsOf`), a thread's parts (`recordMarkedThreadPublished`). */
@@ -597,15 +611,13 @@ const recordingStatements = namedStatements(3);
 
 /** A marked row as the API shows it once its outcome is recorded `published` (nothing wrote it since: `publishedUpdateOf`). */
 export function publishedViewOf({ marked, ...outcome }: OutcomeToRecord & { marked: MarkedPost }): PostView {
-  const published: PostRow = {
-    ...marked,
+  return viewOfMarked(marked, {
     status: 'published',
     platform_post_id: outcome.platformPostId,
     platform_post_url: outcome.url,
     published_at: new Date(outcome.publishedAt),
     error_message: null,
-  };
-  return toViewOf({ ...published, account_inactive_reason: marked.account_inactive_reason });
+  });
 }
 
 /**
@@ -760,12 +772,12 @@ const firstCommentStatements = namedStatements(1);
  */
 async function recordMarkedFirstCommentPosted(db: Db, comment: OwnCommentInput, marked: MarkedFirstComment): Promise<boolean> {
   const commentId = randomUUID();
-  const posted: PostRow = { ...marked, first_comment_status: 'posted', first_comment_platform_id: comment.platformCommentId, first_comment_comment_id: commentId, first_comment_error: null };
+  const posted = { first_comment_status: 'posted' as const, first_comment_platform_id: comment.platformCommentId, first_comment_comment_id: commentId, first_comment_error: null };
   const event = {
     key: marked.id,
     userId: marked.user_id,
     type: 'first_comment.posted' as const,
-    data: toViewOf({ ...posted, account_inactive_reason: marked.account_inactive_reason }),
+    data: viewOfMarked(marked, posted),
     request: currentRequestOrigin() ?? marked.request_origin,
   };
   const store = db
@@ -781,8 +793,7 @@ async function recordMarkedFirstCommentPosted(db: Db, comment: OwnCommentInput, 
       update posts set first_comment_status = 'posted', first_comment_platform_id = ${comment.platformCommentId}, first_comment_comment_id = ${commentId},
         first_comment_error = null, updated_at = now()
       where id = ${marked.id} and first_comment_status = 'pending' and exists (select 1 from stored)
-        and xmin = ${marked.row_version}::xid
-        and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from ${marked.account_inactive_reason}::text
+        and ${unchangedSinceMark(sql`${marked.row_version}::xid`, sql`${marked.account_inactive_reason}::text`)}
       returning id),
     spent as (${spendReservedOf(sql`select id from settled`, firstCommentCharges)}),
     evented as (${eventsInsertOf([event], sql`select id::text from settled`)})
