@@ -72,11 +72,14 @@ function withoutCredentialWait({ awaitingCredential: _, ...refusal }: Refusal & 
   return refusal;
 }
 
-/** A part sent by this activity: the row its mark returned, with its version once its platform id is stored. */
+/** A part sent by this activity: the row its mark returned, and the row's version as this activity last wrote it. */
 interface SentPart extends posts.PartPublished {
   marked: posts.MarkedPost;
-  /** Its version once stored with the next part's mark (`beginPartAttemptAfter`); null until then, or when stored otherwise. */
-  storedVersion: string | null;
+  /**
+   * Its mark's `row_version`, then its store's with the next part's mark (`beginPartAttemptAfter`); null when it was
+   * stored alone, after someone else wrote the row, so a record from `marked` would not show the row as it is.
+   */
+  version: string | null;
 }
 
 /** Where a part's attempt ended: the attempt, and the part as sent now (not answered from its row), to be stored. */
@@ -98,8 +101,8 @@ export function createThreadParts(rt: PostsRuntime) {
   async function markPart(postId: string, previous: SentPart | null): Promise<posts.MarkedPost | undefined> {
     if (!previous) return posts.beginPublishAttempt(db, postId);
     const row = await posts.beginPartAttemptAfter(db, postId, { ...previous, markedVersion: previous.marked.row_version });
-    previous.storedVersion = row?.stored_version ?? null;
-    if (previous.storedVersion === null) await posts.recordPartPublished(db, previous);
+    previous.version = row?.stored_version ?? null;
+    if (previous.version === null) await posts.recordPartPublished(db, previous);
     return row;
   }
 
@@ -125,7 +128,7 @@ export function createThreadParts(rt: PostsRuntime) {
     // A thread does not wait for a credential being renewed: it is refused as any part is.
     if ('refusal' in sent) return { attempt: withoutCredentialWait(sent.refusal) };
     const { platformPostId, url } = sent.published;
-    return { attempt: { ok: true, platformPostId, url }, sentNow: { postId, platformPostId, url, marked: row, storedVersion: null } };
+    return { attempt: { ok: true, platformPostId, url }, sentNow: { postId, platformPostId, url, marked: row, version: row.row_version } };
   }
 
   /**
@@ -216,9 +219,7 @@ export function createThreadParts(rt: PostsRuntime) {
       const at = publishedAt();
       const outcomes = published.map((part) => {
         const sentHere = sentNow.find((s) => s.postId === part.postId);
-        // What the part's row is now, if only this activity wrote it: the version of its store, or the last part's of its mark.
-        const version = sentHere === unstored ? sentHere?.marked.row_version : sentHere?.storedVersion;
-        return { ...part, publishedAt: at, marked: sentHere && version ? { ...sentHere.marked, row_version: version } : undefined };
+        return { ...part, publishedAt: at, marked: sentHere?.version ? { ...sentHere.marked, row_version: sentHere.version } : undefined };
       });
       try {
         await threads.recordThreadPublished(db, outcomes);
