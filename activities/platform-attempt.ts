@@ -1,6 +1,7 @@
 import { CredentialRenewalPending } from '../src/posts/accounts-port';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
-import * as posts from '../src/posts/repository';
+import * as attemptMarks from '../src/posts/attempt-marks';
+import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { isPlatformFailure, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
 
@@ -14,7 +15,7 @@ import { isPlatformFailure, type PlatformContext, type PublishedPost, type Publi
  */
 export async function sendMarked(
   rt: PostsRuntime,
-  row: posts.MarkedPost,
+  row: attemptMarks.MarkedPost,
   ctx: PlatformContext,
   request: PublishRequest,
 ): Promise<{ published: PublishedPost } | { refusal: Refusal & { awaitingCredential?: boolean } }> {
@@ -26,7 +27,7 @@ export async function sendMarked(
   } catch (err) {
     if (!isPlatformFailure(err)) throw err;
     rt.logger.warn({ postId: row.id, threadId: row.thread_id ?? undefined, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
-    if (err.kind !== 'unknown_outcome') await posts.clearPublishAttempt(rt.db, row.id);
+    if (err.kind !== 'unknown_outcome') await attemptOutcomes.clearPublishAttempt(rt.db, row.id);
     const refusal = refusalFromFailure(row.platform, err);
     return { refusal: err instanceof CredentialRenewalPending ? { ...refusal, awaitingCredential: true } : refusal };
   }

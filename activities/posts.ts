@@ -4,7 +4,10 @@ import { InstantClaims } from '../src/posts/instant-claims';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
-import * as posts from '../src/posts/repository';
+import * as attemptMarks from '../src/posts/attempt-marks';
+import * as attemptOutcomes from '../src/posts/attempt-outcomes';
+import { cancelScheduled } from '../src/posts/repository';
+import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { holdUntilInstant } from './held';
 import { sendMarked } from './platform-attempt';
@@ -13,10 +16,11 @@ import type { PlatformContext } from '../src/platforms/types';
 import type { PostView } from '../src/posts/post-view';
 
 /**
- * The activities of one post's publication (`workflows/publish-post.ts`): each is a call of `src/posts/repository.ts`
- * (every write conditional on the status it expects, so a repeated activity changes nothing) and, for
- * `publishToPlatform` and `publishFirstComment` only, one adapter call. Those run once per call (the workflow owns
- * the retries) and report a platform refusal as a value, never as an activity failure.
+ * The activities of one post's publication (`workflows/publish-post.ts`): each is a call of the posts' repository
+ * (`src/posts/attempt-marks.ts`, `attempt-outcomes.ts`: every write conditional on the status it expects, so a
+ * repeated activity changes nothing) and, for `publishToPlatform` and `publishFirstComment` only, one adapter call.
+ * Those run once per call (the workflow owns the retries) and report a platform refusal as a value, never as an
+ * activity failure.
  */
 
 export type ClaimResult =
@@ -37,7 +41,7 @@ const HELD_CLAIMS_PER_STATEMENT = 100;
 
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
-  const heldClaims = new InstantClaims((postIds, at) => posts.claimAllScheduledAt(db, postIds, at), HELD_CLAIMS_PER_STATEMENT);
+  const heldClaims = new InstantClaims((postIds, at) => attemptMarks.claimAllScheduledAt(db, postIds, at), HELD_CLAIMS_PER_STATEMENT);
 
   /**
    * One create on the platform, not yet recorded: a refusal (or a row no longer `publishing`) as the attempt to
@@ -47,11 +51,11 @@ export function createPostActivities(rt: PostsRuntime) {
   async function sendOnce(
     postId: string,
     now: number,
-    begun?: { row: posts.MarkedPost | undefined; ctx: PlatformContext | null },
-  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number; marked: posts.MarkedPost } }> {
+    begun?: { row: attemptMarks.MarkedPost | undefined; ctx: PlatformContext | null },
+  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number; marked: attemptMarks.MarkedPost } }> {
     const started = Date.now();
     // The mark returns the account's credentials too (one statement, not a mark and a read).
-    const row = begun ? begun.row : await posts.beginPublishAttempt(db, postId);
+    const row = begun ? begun.row : await attemptMarks.beginPublishAttempt(db, postId);
     if (!row) return { ok: false, kind: 'not_publishing' };
     const ctx = begun ? begun.ctx : publishingContextOfClaimed(rt, row);
     if (!ctx) return refusalOf(row.platform, 'account_inactive');
@@ -76,12 +80,12 @@ export function createPostActivities(rt: PostsRuntime) {
    * them). This process's change feed is told what was recorded in one statement, as committed: a request here
    * waiting for those posts answers from their views, without a read (`PostChangeFeed.recording`).
    */
-  async function recordTaken(outcomes: Parameters<typeof posts.recordPublishedAll>[1]): Promise<boolean> {
+  async function recordTaken(outcomes: Parameters<typeof attemptOutcomes.recordPublishedAll>[1]): Promise<boolean> {
     const postIds = outcomes.map((outcome) => outcome.postId);
     const recorded = rt.changes?.recording(postIds);
     let views: PostView[] = [];
     try {
-      views = await posts.recordPublishedAll(db, outcomes);
+      views = await attemptOutcomes.recordPublishedAll(db, outcomes);
       return true;
     } catch (err) {
       rt.logger.error({ err, postIds }, 'published, but the row could not be recorded yet; the workflow records it');
@@ -92,7 +96,7 @@ export function createPostActivities(rt: PostsRuntime) {
   }
 
   /** `publishToPlatform`, from a row already marked when `begun` is given. */
-  async function sendAndRecord(postId: string, now: number, begun?: { row: posts.MarkedPost; ctx: PlatformContext | null }): Promise<PublishAttempt> {
+  async function sendAndRecord(postId: string, now: number, begun?: { row: attemptMarks.MarkedPost; ctx: PlatformContext | null }): Promise<PublishAttempt> {
     const attempt = await sendOnce(postId, now, begun);
     if (!('outcome' in attempt)) return attempt;
     const recorded = await recordTaken([{ postId, ...attempt.outcome }]);
@@ -112,7 +116,7 @@ export function createPostActivities(rt: PostsRuntime) {
     try {
       begun = await heldClaims.claim(input.postId, input.dueAt);
       if (!begun) {
-        const seen = claimSeenBy(await posts.findPost(db, input.postId));
+        const seen = claimSeenBy(await findPost(db, input.postId));
         // Still due at `dueAt` yet not taken (a time the exact match cannot meet): no claim, so the workflow's
         // claim by time takes it rather than holding again for the same instant.
         return { claim: seen?.kind === 'wait' && seen.until === input.dueAt ? null : seen };
@@ -133,13 +137,13 @@ export function createPostActivities(rt: PostsRuntime) {
      * `now` is the workflow's clock, so timers and this check agree (also under time skipping).
      */
     async claimPost(input: { postId: string; now: number; notBefore: number }): Promise<ClaimResult> {
-      const row = await posts.findPost(db, input.postId);
+      const row = await findPost(db, input.postId);
       if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
       const hasFirstComment = hasPendingFirstComment(row);
       const due = row.status === 'publishing' ? input.notBefore : Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
       if (due > input.now) return { kind: 'wait', until: due };
       if (row.status === 'publishing') return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
-      if (!(await posts.claimScheduled(db, input.postId))) return { kind: 'gone' };
+      if (!(await attemptMarks.claimScheduled(db, input.postId))) return { kind: 'gone' };
       return { kind: 'publish', scheduled: true, hasFirstComment };
     },
 
@@ -166,9 +170,9 @@ export function createPostActivities(rt: PostsRuntime) {
      */
     async claimAndPublish(input: { postId: string; now: number; notBefore: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
       let claim: ClaimResult;
-      let begun: posts.MarkedPost | undefined;
+      let begun: attemptMarks.MarkedPost | undefined;
       try {
-        begun = input.notBefore <= input.now ? await posts.claimDueScheduled(db, input.postId, new Date(input.now)) : undefined;
+        begun = input.notBefore <= input.now ? await attemptMarks.claimDueScheduled(db, input.postId, new Date(input.now)) : undefined;
         claim = begun ? { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) } : await activities.claimPost(input);
       } catch (err) {
         rt.logger.warn({ err, postId: input.postId }, 'claiming a due post failed; the workflow claims it again with retries');
@@ -184,7 +188,7 @@ export function createPostActivities(rt: PostsRuntime) {
      * `publishing` (see `publishWhenDue`).
      */
     async heldPostState(input: { postId: string }): Promise<ClaimResult | null> {
-      return claimSeenBy(await posts.findPost(db, input.postId));
+      return claimSeenBy(await findPost(db, input.postId));
     },
 
     /**
@@ -209,7 +213,7 @@ export function createPostActivities(rt: PostsRuntime) {
     async publishGroupToPlatforms(input: { postIds: string[]; now: number }): Promise<Record<string, PublishAttempt | { ok: false; kind: 'error' }>> {
       // Marked, with their accounts' credentials, in one statement (not 25 marks and a read). A failed mark: each post
       // marks its own. Credentials that cannot be opened: that post reports `error`, as a post failing there alone does.
-      const marked = await posts.beginPublishAttempts(db, input.postIds).catch(() => null);
+      const marked = await attemptMarks.beginPublishAttempts(db, input.postIds).catch(() => null);
       const rows = new Map((marked ?? []).map((row) => [row.id, row]));
       const attempts = await Promise.allSettled(
         input.postIds.map(async (postId) => {
@@ -232,7 +236,7 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /** The platform took it: `published`, quota spent. Idempotent (only a `publishing` row changes). */
     async recordPublished(input: { postId: string; platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
-      await posts.recordPublished(db, input.postId, input);
+      await attemptOutcomes.recordPublished(db, input.postId, input);
     },
 
     /**
@@ -240,7 +244,7 @@ export function createPostActivities(rt: PostsRuntime) {
      * Otherwise the post waits for its retry as `requeue` (`scheduled` for a scheduled post, as the spec shows it).
      */
     async recordFailedAttempt(input: { postId: string; message: string; final: boolean; requeue: 'scheduled' | 'publishing' }): Promise<void> {
-      await posts.recordFailedAttempt(db, input.postId, input);
+      await attemptOutcomes.recordFailedAttempt(db, input.postId, input);
     },
 
     /**
@@ -248,7 +252,7 @@ export function createPostActivities(rt: PostsRuntime) {
      * untouched (decisions.md "Keeping credentials alive": it waits rather than failing for a token Herald can renew).
      */
     async awaitCredential(input: { postId: string }): Promise<void> {
-      await posts.requeueAwaitingCredential(db, input.postId);
+      await attemptOutcomes.requeueAwaitingCredential(db, input.postId);
     },
 
     /**
@@ -257,13 +261,13 @@ export function createPostActivities(rt: PostsRuntime) {
      * post fails with the platform's sentence. The cancelled posts' workflows end at their next read of the row.
      */
     async handleConnectionLost(input: { postId: string; scheduled: boolean; message: string }): Promise<void> {
-      const row = await posts.findPost(db, input.postId);
+      const row = await findPost(db, input.postId);
       if (!row) return;
-      if (input.scheduled) await posts.cancelClaimed(db, input.postId, 'connection_lost');
-      else await posts.recordFailedAttempt(db, input.postId, { message: input.message, final: true, requeue: 'publishing' });
+      if (input.scheduled) await attemptOutcomes.cancelClaimed(db, input.postId, 'connection_lost');
+      else await attemptOutcomes.recordFailedAttempt(db, input.postId, { message: input.message, final: true, requeue: 'publishing' });
       if (row.account_id === null) return;
       await markConnectionLost(db, row.account_id);
-      await posts.cancelScheduled(db, { accountId: row.account_id, reason: 'connection_lost' });
+      await cancelScheduled(db, { accountId: row.account_id, reason: 'connection_lost' });
     },
 
     /** The first comment under the published post; a failure never touches the post. Quota: spent or refunded. */
@@ -273,7 +277,7 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them; uploads are kept. */
     async cleanupPostMedia(input: { postId: string }): Promise<number> {
-      const row = await posts.findPost(db, input.postId);
+      const row = await findPost(db, input.postId);
       if (!row) return 0;
       return removeUnusedCopies(rt, mediaIdsOf(row), row.id);
     },

@@ -3,7 +3,8 @@ import { publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment } from '../src/posts/first-comment';
 import { refusalOf, type PublishFailureKind, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
-import * as posts from '../src/posts/repository';
+import * as attemptMarks from '../src/posts/attempt-marks';
+import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { platformName } from '../src/platforms/availability';
@@ -73,8 +74,8 @@ function withoutCredentialWait({ awaitingCredential: _, ...refusal }: Refusal & 
 }
 
 /** A part sent by this activity: the row its mark returned, and the row's version as this activity last wrote it. */
-interface SentPart extends posts.PartPublished {
-  marked: posts.MarkedPost;
+interface SentPart extends attemptMarks.PartPublished {
+  marked: attemptMarks.MarkedPost;
   /**
    * Its mark's `row_version`, then its store's with the next part's mark (`beginPartAttemptAfter`); null when it was
    * stored alone, after someone else wrote the row, so a record from `marked` would not show the row as it is.
@@ -98,11 +99,11 @@ export function createThreadParts(rt: PostsRuntime) {
    * part this activity sent before it, in the same statement (`beginPartAttemptAfter`), or on its own when that one
    * could not (its row written since its mark, or this part no longer `publishing`).
    */
-  async function markPart(postId: string, previous: SentPart | null): Promise<posts.MarkedPost | undefined> {
-    if (!previous) return posts.beginPublishAttempt(db, postId);
-    const row = await posts.beginPartAttemptAfter(db, postId, { ...previous, markedVersion: previous.marked.row_version });
+  async function markPart(postId: string, previous: SentPart | null): Promise<attemptMarks.MarkedPost | undefined> {
+    if (!previous) return attemptMarks.beginPublishAttempt(db, postId);
+    const row = await attemptMarks.beginPartAttemptAfter(db, postId, { ...previous, markedVersion: previous.marked.row_version });
     previous.version = row?.stored_version ?? null;
-    if (previous.version === null) await posts.recordPartPublished(db, previous);
+    if (previous.version === null) await attemptMarks.recordPartPublished(db, previous);
     return row;
   }
 
@@ -117,7 +118,7 @@ export function createThreadParts(rt: PostsRuntime) {
     const row = await markPart(postId, previous);
     if (!row) return { attempt: { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null } };
     if (row.platform_post_id !== null) {
-      await posts.clearPublishAttempt(db, row.id); // no call is out: the mark just made is closed again
+      await attemptOutcomes.clearPublishAttempt(db, row.id); // no call is out: the mark just made is closed again
       return { attempt: { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url } };
     }
     const ctx = publishingContextOfClaimed(rt, row);
@@ -172,7 +173,7 @@ export function createThreadParts(rt: PostsRuntime) {
   async function storeLast(threadId: string, parts: readonly ThreadPartRef[], unstored: SentPart | null, sent: Array<PartAttempt | null>): Promise<void> {
     if (!unstored) return;
     try {
-      await posts.recordPartPublished(db, unstored);
+      await attemptMarks.recordPartPublished(db, unstored);
     } catch (err) {
       rt.logger.warn({ err, postId: unstored.postId, threadId }, 'a thread part went out but could not be stored');
       sent[parts.findIndex((part) => part.postId === unstored.postId)] = null;
@@ -199,7 +200,7 @@ export function createThreadParts(rt: PostsRuntime) {
     /** One part, stored as soon as it went out (the workflow's part-by-part path). */
     async sendPart(postId: string, replyTo: ReplyTo): Promise<PartAttempt> {
       const step = await attemptPart(postId, replyTo, null);
-      if (step.sentNow) await posts.recordPartPublished(db, step.sentNow);
+      if (step.sentNow) await attemptMarks.recordPartPublished(db, step.sentNow);
       return step.attempt;
     },
 

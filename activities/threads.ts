@@ -1,7 +1,8 @@
 import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf } from '../src/posts/publish-request';
-import * as posts from '../src/posts/repository';
+import { cancelScheduled } from '../src/posts/repository';
+import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { isPlatformFailure } from '../src/platforms/types';
@@ -73,7 +74,7 @@ export function createThreadActivities(rt: PostsRuntime) {
 
     /** Compensation: deletes one published part. A post the platform no longer has counts as removed. */
     async removeThreadPart(input: { postId: string; platformPostId: string }): Promise<PartRemoval> {
-      const row = await posts.findPost(db, input.postId);
+      const row = await findPost(db, input.postId);
       if (!row?.account_id) return 'refused';
       let context;
       try {
@@ -132,7 +133,7 @@ export function createThreadActivities(rt: PostsRuntime) {
       const accountId = await threads.threadAccountId(db, input.threadId);
       if (!accountId) return;
       await markConnectionLost(db, accountId);
-      await posts.cancelScheduled(db, { accountId, reason: 'connection_lost' });
+      await cancelScheduled(db, { accountId, reason: 'connection_lost' });
     },
 
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { postStatuses } from '../../src/db/tables/posts';
 import { PostSchema } from '../../src/posts/post-view';
-import { listPostViews } from '../../src/posts/repository';
+import { listPostViews } from '../../src/posts/view-queries';
 import { defineRoute } from '../route';
 import { queryBoolean, queryInteger } from '../validation';
 

@@ -1,6 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { PostView } from './post-view';
-import { statusOf } from './repository';
+import { statusOf } from './view-queries';
 import type { PostsRuntime } from './runtime';
 
 /**

@@ -11,7 +11,8 @@ import { validatePostRequest, type CreatePostBody, type AccountBody, type Accoun
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { startAndAwait } from './await-settled';
-import { insertPosts, postsInsertOf, scheduledTimesNear } from './repository';
+import { insertPosts, postsInsertOf } from './repository';
+import { scheduledTimesNear } from './view-queries';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow, type StartedPost } from './workflow-client';
 
 /**

@@ -8,7 +8,7 @@ import { AccountNotConnectedError, accountOfPost, publishingContextOfClaimed } f
 import { refusalFromFailure, refusalOf, type PublishFailureKind, type Refusal } from './publish-outcome';
 import type { PostView } from './post-view';
 import { findOwnPost, getPostView } from './read';
-import * as posts from './repository';
+import * as firstComments from './first-comment-repository';
 import { xLinkOutcome } from './rules';
 import type { PostsRuntime } from './runtime';
 
@@ -36,7 +36,7 @@ type FirstCommentOutcome =
  */
 export async function sendFirstComment(rt: PostsRuntime, postId: string): Promise<FirstCommentOutcome> {
   // The mark reads the account's credentials and author columns with the row: no read of its own.
-  const row = await posts.beginFirstCommentAttempt(rt.db, postId);
+  const row = await firstComments.beginFirstCommentAttempt(rt.db, postId);
   if (!row || row.first_comment_text === null || !row.platform_post_id) return { status: 'skipped' };
   let outcome: { ok: true; id: string; author: OwnCommentInput['author'] } | Refusal;
   try {
@@ -64,7 +64,7 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
   }
   // The comment joins the post's stored comments at once (decisions.md "Comments"), so `first_comment.comment_id`
   // is usable with the comment routes without waiting for a refresh.
-  await posts.recordFirstCommentOutcome(
+  await firstComments.recordFirstCommentOutcome(
     rt.db,
     row.id,
     outcome.ok
@@ -89,7 +89,7 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   const limits = await loadLimits(rt.db, userId);
   const links = row.account_id ? await linkCharge(rt, row.account_id, limits, row.first_comment_text) : [];
   await rt.db.transaction().execute(async (trx) => {
-    if (!(await posts.reopenFirstComment(trx, row.id))) throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
+    if (!(await firstComments.reopenFirstComment(trx, row.id))) throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
     const charges: Charge[] = [{ postId: row.id, kind: 'first_comment' }, ...links.map(() => ({ postId: row.id, kind: 'x_link_first_comment' as const }))];
     await reserveQuota(trx, { userId, limits, now: rt.now(), charges });
   });

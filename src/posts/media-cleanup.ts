@@ -1,6 +1,6 @@
 import type { PostsRuntime } from './runtime';
 import { mediaIdsOf } from './publish-request';
-import { mediaStillWaiting } from './repository';
+import { mediaStillWaiting } from './view-queries';
 
 /**
  * Removes downloaded copies (origin `url`) among `mediaIds` that no other post still waiting to publish uses (a

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../db';
-import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, type ReconcileScope } from './repository';
+import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, type ReconcileScope } from './reconcile-queries';
 import type { PostsRuntime } from './runtime';
 import { postWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';

@@ -1,7 +1,7 @@
 import type { AccountRow } from '../db/tables/accounts';
 import { platformRefusal, type FanOut, type PlatformRefusal } from './outcomes';
 import type { PostView } from './post-view';
-import { loadPostViews } from './repository';
+import { loadPostViews } from './view-queries';
 import type { WarningEntry } from './rules';
 import type { PostsRuntime } from './runtime';
 

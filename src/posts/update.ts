@@ -8,7 +8,8 @@ import { chargesOf, runWorkflows } from './create';
 import { removeUnusedCopies } from './media-cleanup';
 import { prepareMedia } from './prepare-media';
 import { findOwnPost, getPostView } from './read';
-import * as posts from './repository';
+import { editPost, insertPosts, markPromoted, moveScheduledTime } from './repository';
+import { scheduledTimesNear } from './view-queries';
 import { publishOutcome } from './respond';
 import type { UpdateOutcome } from './outcomes';
 import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
@@ -104,7 +105,7 @@ async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: 
     otherScheduledTimes:
       body.schedule_at === undefined
         ? []
-        : ((await posts.scheduledTimesNear(rt.db, { scheduleAt: body.schedule_at, timezone: body.timezone }, [account!], unit))[account!.id] ?? []),
+        : ((await scheduledTimesNear(rt.db, { scheduleAt: body.schedule_at, timezone: body.timezone }, [account!], unit))[account!.id] ?? []),
   });
   const promoting = validation.intent !== 'edit';
   const staysDraft = row.status === 'draft' && !promoting;
@@ -147,11 +148,11 @@ async function editInPlace(rt: PostsRuntime, userId: string, planned: PlannedUpd
   const { row, validation } = planned;
   const content = contentOf(planned, body);
   await rt.db.transaction().execute(async (trx) => {
-    if (!(await posts.editPost(trx, row.id, row.status, content))) {
+    if (!(await editPost(trx, row.id, row.status, content))) {
       throw new ApiError('post_not_editable', 'The post changed state while it was being edited (it may be publishing); read it again');
     }
     if (row.thread_id !== null && body.schedule_at !== undefined) {
-      await posts.moveScheduledTime(trx, planned.unit, row.status, { scheduled_at: content.scheduled_at, timezone: content.timezone });
+      await moveScheduledTime(trx, planned.unit, row.status, { scheduled_at: content.scheduled_at, timezone: content.timezone });
     }
     if (row.status === 'scheduled') {
       // Editing is free, but the charges that depend on content follow it: a first comment counts as a post and
@@ -199,8 +200,8 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
   };
   // The quota last: it locks the user's month row, which every publish of this user waits for, until the commit.
   await rt.db.transaction().execute(async (trx) => {
-    await posts.insertPosts(trx, [newRow]);
-    if (!(await posts.markPromoted(trx, row.id, newRow.id))) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the post it became');
+    await insertPosts(trx, [newRow]);
+    if (!(await markPromoted(trx, row.id, newRow.id))) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the post it became');
     const charges = chargesOf(newRow.id, { scheduledAt: newRow.scheduled_at ?? null, xLinkBilled: validation.xLinkBilled, body: validation.body });
     await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
   });

@@ -12,7 +12,8 @@ import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type
 import { checkAccountSelection } from '../posts/rules/structure';
 import type { PostsRuntime } from '../posts/runtime';
 import { startAndAwait } from '../posts/await-settled';
-import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf, scheduledTimesNear } from '../posts/repository';
+import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf } from '../posts/repository';
+import { scheduledTimesNear } from '../posts/view-queries';
 import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
 import { startThreadWorkflow } from './workflow-client';
 

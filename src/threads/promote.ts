@@ -1,7 +1,7 @@
 import type { PostRow } from '../db/tables/posts';
 import type { UpdateOutcome } from '../posts/outcomes';
 import { ApiError } from '../errors';
-import { loadPostViews } from '../posts/repository';
+import { loadPostViews } from '../posts/view-queries';
 import type { PostsRuntime } from '../posts/runtime';
 import { mediaSelectionOf, type CreateThreadBody, type UpdatePostBody } from '../posts/rules';
 import { createThreads } from './create';

@@ -4,7 +4,9 @@ import type { PostRow } from '../db/tables/posts';
 import { eventsInsertOf, recordEvents } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
 import type { AccountRow } from '../db/tables/accounts';
-import { loadPostViews, publishedViewOf, publishMarkedRows, type MarkedPost, type OutcomeToRecord } from '../posts/repository';
+import { loadPostViews } from '../posts/view-queries';
+import { publishedViewOf, publishMarkedRows, type OutcomeToRecord } from '../posts/attempt-outcomes';
+import { type MarkedPost } from '../posts/attempt-marks';
 import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
 

@@ -2,7 +2,7 @@ import type { AccountRow } from '../db/tables/accounts';
 import { platformName } from '../platforms/availability';
 import { platformRefusal, type FanOut, type PlatformRefusal } from '../posts/outcomes';
 import type { PostView } from '../posts/post-view';
-import { loadPostViews } from '../posts/repository';
+import { loadPostViews } from '../posts/view-queries';
 import type { WarningEntry } from '../posts/rules';
 import type { PostsRuntime } from '../posts/runtime';
 import type { PublishThreadResult } from '../../workflows/publish-thread';

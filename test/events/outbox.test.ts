@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { markConnectionLost } from '../../src/accounts/lifecycle';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import type { EventRow } from '../../src/db/tables/events';
-import { recordPublished } from '../../src/posts/repository';
+import { recordPublished } from '../../src/posts/attempt-outcomes';
 import { failThread } from '../../src/threads/repository';
 import { insertMastodonAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { createActivities } from '../../activities';
 import { startPostChangeFeed, isSettled } from '../../src/posts/change-feed';
 import { startDatabaseNotifications } from '../../src/db/notifications';
-import { loadPostViews } from '../../src/posts/repository';
+import { loadPostViews } from '../../src/posts/view-queries';
 import { createLogger } from '../../src/logger';
 import { testDatabase } from '../helpers/db';
 import { insertMastodonAccount, insertTelegramAccount, insertXAccount } from './fixtures';

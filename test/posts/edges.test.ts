@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { findStuckPosts, reconcilePosts, startReconciler } from '../../src/posts/reconcile';
-import { postsNeedingWorkflows } from '../../src/posts/repository';
+import { postsNeedingWorkflows } from '../../src/posts/reconcile-queries';
 import type { PostsRuntime } from '../../src/posts/runtime';
 import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';

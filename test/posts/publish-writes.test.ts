@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../../src/errors';
-import { beginPublishAttempts, insertPosts, recordPublishedAll } from '../../src/posts/repository';
+import { beginPublishAttempts } from '../../src/posts/attempt-marks';
+import { insertPosts } from '../../src/posts/repository';
+import { recordPublishedAll } from '../../src/posts/attempt-outcomes';
 import { loadLimits, reserveQuota, usageFor, usageMonth, type Charge } from '../../src/quota/quota';
 import { searchAttributesOf, workflowSearchAttributes } from '../../src/temporal/search-attributes';
 import { createUser } from '../../src/users/users';

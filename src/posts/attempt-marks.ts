@@ -1,0 +1,169 @@
+import { sql, type QueryCreator } from 'kysely';
+import type { Database, Db } from '../db';
+import { idIsOneOf, oneOrManyIds, precompiled, type OneOrManyIds } from '../db/precompiled';
+
+/**
+ * The worker's first writes of an attempt to publish: a due post's claim (`scheduled` → `publishing`) and the mark
+ * that a platform call begins (migration 0050), which also stores a thread's part sent before it. A mark returns the
+ * row with its version and its account's columns, so the send reads nothing more and the outcome
+ * (`attempt-outcomes.ts`) can be written in one statement when nothing wrote the row since.
+ */
+
+/** A scheduled post that is due: `scheduled` → `publishing`. False when it is no longer scheduled. */
+export async function claimScheduled(db: Db, postId: string): Promise<boolean> {
+  const claimed = await db
+    .updateTable('posts')
+    .set({ status: 'publishing', request_origin: null, updated_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', 'scheduled')
+    .executeTakeFirst();
+  return claimed.numUpdatedRows > 0n;
+}
+
+/**
+ * What an attempt reads of the post's account in the statement that marks it (`account_*`, all null when the account
+ * row is gone): the credentials the send needs (`publishingContextOfClaimed`), and its state as the post view shows
+ * it, which `recordPublishedAll` writes into the event without reading it again.
+ */
+export const publishingAccountColumns = [
+  'accounts.user_id as account_user_id',
+  'accounts.active as account_active',
+  'accounts.credentials_sealed as account_credentials_sealed',
+  'accounts.settings as account_settings',
+  'accounts.credential_expires_at as account_credential_expires_at',
+  'accounts.inactive_reason as account_inactive_reason',
+] as const;
+
+/**
+ * The version of a row as a write returns it (its `xmin`: the transaction that last wrote it). A later write
+ * conditional on it changes the row only if nothing else wrote it in between (`recordPublishedAll`).
+ */
+export const rowVersion = sql<string>`posts.xmin::text`.as('row_version');
+
+/**
+ * Whether an earlier platform call of the post never reported back (its mark was already set): the subquery reads the
+ * row as it was before the write.
+ */
+const earlierAttemptOpen = sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open');
+
+/**
+ * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
+ * `scheduled` → `publishing` only when its `scheduled_at` has passed by `now` (the workflow's clock). It returns the
+ * columns of the post's account that the send needs (`account_*`, null when the account row is gone), so the send
+ * reads nothing more. Undefined when it is not `scheduled` or not yet due; the caller reads the row to tell which.
+ */
+export async function claimDueScheduled(db: Db, postId: string, now: Date) {
+  return (await markAttempts(db, [postId], { dueBy: now })).at(0);
+}
+
+/**
+ * `claimDueScheduled` of posts held until their instant (`publishWhenDue`), in one statement for many (a burst's claims
+ * at :00 are a few statements, not one per post): each claimed only if it is still `scheduled` at exactly
+ * `scheduledAt` (to the millisecond, as the workflow read it), so a hold made stale by a reschedule or a cancellation
+ * never takes the row. Returns the rows it took; a post missing from the answer was not taken.
+ */
+export async function claimAllScheduledAt(db: Db, postIds: readonly string[], scheduledAt: Date) {
+  return markAttempts(db, postIds, { scheduledAt });
+}
+
+/**
+ * Marks a platform call as begun (migration 0050) and returns the `publishing` row, with whether an earlier call never
+ * reported back (its mark still set), and its account's columns the send needs (`publishingAccountColumns`, as
+ * `claimDueScheduled` returns them). One statement: the subquery reads the row as it was before this update.
+ */
+export async function beginPublishAttempt(db: Db, postId: string) {
+  return (await beginPublishAttempts(db, [postId]))[0];
+}
+
+/** `beginPublishAttempt` of many posts (an immediate fan-out's first attempts) in one statement. */
+export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
+  return markAttempts(db, postIds, {});
+}
+
+/** A thread part that went out, its platform id to store (`recordPartPublished`). */
+export interface PartPublished {
+  postId: string;
+  platformPostId: string;
+  url: string | null;
+}
+
+/**
+ * `beginPublishAttempt` of a thread's next part, storing the part sent before it in the same statement, if nothing
+ * wrote that part's row since its own mark (`row_version`). With the mark, `stored_version`: that part's version
+ * after its store, or null when it was not stored (written since, or no longer `publishing`: the caller stores it
+ * with `recordPartPublished`). Undefined when the next part is not `publishing`.
+ */
+export async function beginPartAttemptAfter(db: Db, postId: string, previous: PartPublished & { markedVersion: string }) {
+  const stored = { storedPartId: previous.postId, storedPlatformPostId: previous.platformPostId, storedUrl: previous.url, storedSince: previous.markedVersion };
+  return (await markAttemptsQuery.execute(db, { ...oneOrManyIds([postId]), ...stored }))[0];
+}
+
+/** One part of a thread went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory; its attempt is closed. */
+export async function recordPartPublished(db: Db, part: PartPublished): Promise<void> {
+  await partStoredUpdate(db, { storedPartId: part.postId, storedPlatformPostId: part.platformPostId, storedUrl: part.url }).execute();
+}
+
+/** A part's store (`recordPartPublished`); with `storedSince`, only if its row is still that version. */
+type StoredPart = { storedPartId: string; storedPlatformPostId: string; storedUrl: string | null; storedSince?: string };
+
+function partStoredUpdate(db: QueryCreator<Database>, part: StoredPart) {
+  const update = db
+    .updateTable('posts')
+    .set({ platform_post_id: part.storedPlatformPostId, platform_post_url: part.storedUrl, publish_attempt_started_at: null, updated_at: sql`now()` })
+    .where('id', '=', part.storedPartId)
+    .where('status', '=', sql.lit('publishing'));
+  return part.storedSince === undefined ? update : update.where(sql`xmin`, '=', sql`${part.storedSince}::xid`);
+}
+
+/**
+ * Which mark: a claim of `scheduled` rows due by `dueBy` (`claimDueScheduled`) or scheduled at exactly `scheduledAt`
+ * (`claimAllScheduledAt`), which makes them `publishing`; with neither, the attempt of rows already `publishing`,
+ * and with `storedPartId`, a thread part stored before it in the same statement (`beginPartAttemptAfter`).
+ */
+type MarkKind = { dueBy?: Date; scheduledAt?: Date };
+type MarkValues = OneOrManyIds & MarkKind & Partial<StoredPart>;
+
+/**
+ * The attempt's mark of a claim and of a post already `publishing`, one statement for any number of posts: the rows
+ * of `postIds` in the status the mark expects get their mark (a claim also its new status), and each comes back as a
+ * `MarkedPost`, joined to its account's columns in the same statement. Compiled once per kind of mark and sent as a
+ * named statement (src/db/precompiled.ts: every publish and every due post runs it).
+ */
+const markAttemptsQuery = precompiled((db, values: MarkValues) => {
+  const claim = values.dueBy !== undefined || values.scheduledAt !== undefined;
+  const stored = values.storedPartId !== undefined;
+  // The store's CTE is read by the last column alone (`stored_version`); without it the statement is the mark alone.
+  const creator = stored
+    ? (db.with('stored', (qb) => partStoredUpdate(qb, values as StoredPart).returning(sql<string>`xmin::text`.as('version'))) as unknown as QueryCreator<Database>)
+    : db;
+  return creator
+    .with('marked', (qb) => {
+      let update = claim
+        ? qb
+            .updateTable('posts')
+            .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
+            .where('status', '=', sql.lit('scheduled'))
+        : qb.updateTable('posts').set({ publish_attempt_started_at: sql`now()` }).where('status', '=', sql.lit('publishing'));
+      update = update.where((eb) => idIsOneOf(eb.ref('id'), values));
+      if (values.dueBy !== undefined) update = update.where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', values.dueBy!)]));
+      if (values.scheduledAt !== undefined) update = update.where(sql`date_trunc('milliseconds', scheduled_at)`, '=', values.scheduledAt);
+      return update.returningAll().returning([earlierAttemptOpen, rowVersion]);
+    })
+    .selectFrom('marked')
+    .leftJoin('accounts', 'accounts.id', 'marked.account_id')
+    .selectAll('marked')
+    .select(publishingAccountColumns)
+    .$if(stored, (qb) => qb.select(sql<string | null>`(select version from stored)`.as('stored_version')));
+});
+
+async function markAttempts(db: Db, postIds: readonly string[], mark: MarkKind) {
+  if (postIds.length === 0) return [];
+  return markAttemptsQuery.execute(db, { ...oneOrManyIds(postIds), ...mark });
+}
+
+/**
+ * A `publishing` row as an attempt marked it (`markAttempts`): the row after the mark, whether an earlier call never
+ * reported back, its version (`row_version`) and its account's columns (`account_*`). The send reads its credentials
+ * from it (`publishingContextOfClaimed`) and `recordPublishedAll` its version and account state.
+ */
+export type MarkedPost = Awaited<ReturnType<typeof markAttempts>>[number];

@@ -1,0 +1,210 @@
+import { sql, type RawBuilder } from 'kysely';
+import type { AccountInactiveReason } from '../accounts/lifecycle';
+import { eventsInsertOf } from '../events/outbox';
+import { currentRequestOrigin } from '../events/request-origin';
+import type { Db } from '../db';
+import type { PostRow } from '../db/tables/posts';
+import { namedStatements, rowsOf } from '../db/named-statements';
+import { refundQuota, spendReservedOf } from '../quota/quota';
+import type { MarkedPost } from './attempt-marks';
+import { recordPostEvents, recordPostEventsOf } from './post-events';
+import type { PostView } from './post-view';
+import { toViewOf, type PostViewRow } from './view-queries';
+
+/**
+ * How an attempt to publish ends, written by the worker: `publishing` → `published` (its reservations spent),
+ * `failed` or back to waiting for a retry, `deleted` when its account's credential was refused, or `scheduled` again
+ * while the credential is renewed. An outcome given with the row its attempt marked (`attempt-marks.ts`) is written in
+ * one statement when nothing wrote the row since; anything else in a transaction.
+ */
+
+/** The charges a published post spends (a first comment's are settled by its own outcome). */
+const publishedCharges = ['post', 'scheduled', 'x_link'] as const;
+
+/** The platform answered with a refusal: nothing is live, so the next attempt need not look first. */
+export async function clearPublishAttempt(db: Db, postId: string): Promise<void> {
+  await db.updateTable('posts').set({ publish_attempt_started_at: null }).where('id', '=', postId).execute();
+}
+
+/** The platform took it: `publishing` → `published` and its reservations spent, in one transaction. */
+export async function recordPublished(db: Db, postId: string, outcome: PublishedOutcome): Promise<void> {
+  await recordPublishedAll(db, [{ postId, ...outcome }]);
+}
+
+interface PublishedOutcome {
+  platformPostId: string;
+  url: string | null;
+  publishedAt: number;
+}
+
+/**
+ * `recordPublished` of many posts (an immediate fan-out's first attempts): one statement whatever their number, and
+ * their `post.published` events, in one transaction. Each row changes only if it is still `publishing`, and only the
+ * rows that changed spend their reservations and get an event.
+ *
+ * An outcome given with the row its attempt `marked` is recorded in one statement, no BEGIN or COMMIT: its event is
+ * the view of that row as published (`toPostView`, built before the write) and is inserted by the same statement,
+ * which changes the row only if nothing else wrote it since the mark (its `xmin`) and its account's state is still
+ * the one the view shows. Any other outcome, and one whose row moved on meanwhile, takes the transaction below
+ * (whose own conditions then decide: a row already `published` changes nothing). Returns the views of the posts
+ * recorded in one statement: each is the row as a read would show it once the statement committed.
+ */
+export async function recordPublishedAll(db: Db, outcomes: ReadonlyArray<OutcomeToRecord>): Promise<PostView[]> {
+  if (outcomes.length === 0) return [];
+  const marked = outcomes.filter((o): o is typeof o & { marked: MarkedPost } => o.marked !== undefined);
+  const recorded = await recordMarkedPublished(db, marked);
+  // What is left is recorded whatever happened to its row since a mark: the update's own conditions decide.
+  const rest = outcomes.filter((o) => !recorded.has(o.postId)).map(({ marked: _mark, ...outcome }) => outcome);
+  if (rest.length > 0) {
+    await db.transaction().execute(async (trx) => {
+      // The statement returns the rows as the view reads them, so the events need no read of their own.
+      const published = await sql<PostViewRow>`
+        with published as (${publishedUpdateOf(rest)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)})
+        select published.*, accounts.inactive_reason as account_inactive_reason
+          from published left join accounts on accounts.id = published.account_id order by published.id`.execute(trx);
+      await recordPostEventsOf(trx, 'post.published', published.rows);
+    });
+  }
+  return [...recorded.values()];
+}
+
+export type OutcomeToRecord = PublishedOutcome & { postId: string; marked?: MarkedPost };
+
+/**
+ * The `publishing` → `published` update of `recordPublishedAll`'s two paths, returning the rows it changed (a CTE of
+ * their statements). An outcome given with its `marked` row changes it only if nothing wrote it since the mark (its
+ * `xmin`) and its account's state is still the one the mark read; any other, whenever it is still `publishing`.
+ */
+function publishedUpdateOf(outcomes: ReadonlyArray<OutcomeToRecord>) {
+  return sql`
+    update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
+      published_at = outcome.published_at, error_message = null, updated_at = now()
+    from ${rowsOf('outcome', {
+      id: { values: outcomes.map((o) => o.postId), type: 'uuid' },
+      platform_post_id: { values: outcomes.map((o) => o.platformPostId), type: 'text' },
+      url: { values: outcomes.map((o) => o.url), type: 'text' },
+      published_at: { values: outcomes.map((o) => new Date(o.publishedAt).toISOString()), type: 'timestamptz' },
+      row_version: { values: outcomes.map((o) => o.marked?.row_version ?? null), type: 'xid' },
+      account_inactive_reason: { values: outcomes.map((o) => o.marked?.account_inactive_reason ?? null), type: 'text' },
+    })}
+    where posts.id = outcome.id and posts.status = 'publishing'
+      and (outcome.row_version is null or ${unchangedSinceMark(sql.ref('outcome.row_version'), sql.ref('outcome.account_inactive_reason'))})
+    returning posts.*`;
+}
+
+/**
+ * A condition on a marked row (`posts`) in a recording's update: nothing wrote it since its mark (its `xmin` is still
+ * `version`, the mark's `row_version`) and its account's state is still `inactiveReason`, the one the mark read. A
+ * view built from the marked row (`viewOfMarked`) is then the row as a read would show it after the update.
+ */
+export function unchangedSinceMark(version: RawBuilder<unknown>, inactiveReason: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`(posts.xmin = ${version}
+    and (select accounts.inactive_reason from accounts where accounts.id = posts.account_id) is not distinct from ${inactiveReason})`;
+}
+
+/** A marked row (with the account state its mark read) as the API shows it once `changes` are written, nothing else. */
+export function viewOfMarked(marked: PostViewRow, changes: Partial<PostRow>): PostView {
+  return toViewOf({ ...marked, ...changes });
+}
+
+/** Three texts: one post, any number of them (`rowsOf`), a thread's parts (`recordMarkedThreadPublished`). */
+const recordingStatements = namedStatements(3);
+
+/** A marked row as the API shows it once its outcome is recorded `published` (nothing wrote it since: `publishedUpdateOf`). */
+export function publishedViewOf({ marked, ...outcome }: OutcomeToRecord & { marked: MarkedPost }): PostView {
+  return viewOfMarked(marked, {
+    status: 'published',
+    platform_post_id: outcome.platformPostId,
+    platform_post_url: outcome.url,
+    published_at: new Date(outcome.publishedAt),
+    error_message: null,
+  });
+}
+
+/**
+ * Marked rows recorded `published` in one statement, no BEGIN or COMMIT (`publishedUpdateOf`, their reservations spent),
+ * with the events `eventsInsert` writes: an `eventsInsertOf` whose condition reads the ids the update changed from
+ * `published`. Returns those ids: a row written since its mark is not among them.
+ */
+export async function publishMarkedRows(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>, eventsInsert: RawBuilder<unknown>): Promise<string[]> {
+  const rows = await recordingStatements.execute(
+    db,
+    sql<{ id: string }>`
+    with published as (${publishedUpdateOf(outcomes)}), spent as (${spendReservedOf(sql`select id from published`, publishedCharges)}),
+    evented as (${eventsInsert})
+    select id from published`,
+  );
+  return rows.map((row) => row.id);
+}
+
+/**
+ * The one-statement path of `recordPublishedAll`: the posts it recorded, each with its view as published (its event's
+ * data, which is the row as a read would show it now: nothing wrote the row since its mark, see `publishedUpdateOf`).
+ */
+async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRecord & { marked: MarkedPost }>): Promise<Map<string, PostView>> {
+  if (outcomes.length === 0) return new Map();
+  const request = currentRequestOrigin();
+  const events = outcomes.map((outcome) => ({
+    key: outcome.postId,
+    userId: outcome.marked.user_id,
+    type: 'post.published' as const,
+    data: publishedViewOf(outcome),
+    request: request ?? outcome.marked.request_origin,
+  }));
+  const recorded = await publishMarkedRows(db, outcomes, eventsInsertOf(events, sql`select id::text from published`));
+  const views = new Map(events.map((event) => [event.key, event.data]));
+  return new Map(recorded.map((id) => [id, views.get(id)!]));
+}
+
+/**
+ * A failed attempt of a `publishing` post: `retry_count` goes up. Final: `failed` with the sentence, its first comment
+ * marked as not sent, every reservation refunded. Otherwise the post waits for its retry as `requeue`.
+ */
+export async function recordFailedAttempt(db: Db, postId: string, input: { message: string; final: boolean; requeue: 'scheduled' | 'publishing' }): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('posts')
+      .set({
+        status: input.final ? 'failed' : input.requeue,
+        error_message: input.final ? input.message : null,
+        retry_count: sql`retry_count + 1`,
+        publish_attempt_started_at: null,
+        first_comment_status: input.final ? sql`case when first_comment_text is null then null else 'failed' end` : sql`first_comment_status`,
+        first_comment_error: input.final ? sql`case when first_comment_text is null then null else 'The post was not published, so its first comment was not sent' end` : sql`first_comment_error`,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', postId)
+      .where('status', '=', 'publishing')
+      .executeTakeFirst();
+    if (input.final && updated.numUpdatedRows > 0n) {
+      await refundQuota(trx, [postId]);
+      await recordPostEvents(trx, 'post.failed', [postId]);
+    }
+  });
+}
+
+/** A claimed scheduled post whose account's credential was refused: `publishing` → `deleted` with the reason, refunded. */
+export async function cancelClaimed(db: Db, postId: string, reason: AccountInactiveReason): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const cancelled = await trx
+      .updateTable('posts')
+      .set({ status: 'deleted', error_message: reason, updated_at: sql`now()` })
+      .where('id', '=', postId)
+      .where('status', '=', 'publishing')
+      .executeTakeFirst();
+    if (cancelled.numUpdatedRows > 0n) {
+      await refundQuota(trx, [postId]);
+      await recordPostEvents(trx, 'post.cancelled', [postId]);
+    }
+  });
+}
+
+/** `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16). */
+export async function requeueAwaitingCredential(db: Db, postId: string): Promise<void> {
+  await db
+    .updateTable('posts')
+    .set({ status: 'scheduled', publish_attempt_started_at: null, updated_at: sql`now()` })
+    .where('id', '=', postId)
+    .where('status', '=', 'publishing')
+    .execute();
+}
