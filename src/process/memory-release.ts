@@ -46,7 +46,10 @@ interface MemoryRelease {
 interface ReleaseOutcome {
   rssBeforeBytes: number;
   rssAfterBytes: number;
-  gcMs: number;
+  /** The main thread's collection: how long it held the event loop. */
+  mainThreadGcMs: number;
+  /** The worker threads' collections, which ran on those threads while the main thread waited for them. */
+  workerThreadsGcMs: number;
   trimMs: number;
   /** False where glibc's `malloc_trim` is not available (another libc, another OS). */
   trimmed: boolean;
@@ -81,8 +84,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
 
   const releaseNow = async (): Promise<ReleaseOutcome> => {
     const rssBeforeBytes = process.memoryUsage.rss();
-    const gcStart = performance.now();
-    await lowMemoryGc();
+    const gc = await lowMemoryGc();
     const trimStart = performance.now();
     trim?.();
     const trimmed = trim !== undefined;
@@ -90,7 +92,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     const rssAfterBytes = process.memoryUsage.rss();
     settledRss = trimmedRss = rssAfterBytes;
     lastReleaseAt = performance.now();
-    return { rssBeforeBytes, rssAfterBytes, gcMs: trimStart - gcStart, trimMs: trimEnd - trimStart, trimmed };
+    return { rssBeforeBytes, rssAfterBytes, mainThreadGcMs: gc.mainThreadMs, workerThreadsGcMs: gc.workerThreadsMs, trimMs: trimEnd - trimStart, trimmed };
   };
 
   const check = async () => {
@@ -115,7 +117,8 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
       {
         rssBeforeMiB: mib(outcome.rssBeforeBytes),
         rssAfterMiB: mib(outcome.rssAfterBytes),
-        gcMs: Math.round(outcome.gcMs),
+        mainThreadGcMs: Math.round(outcome.mainThreadGcMs),
+        workerThreadsGcMs: Math.round(outcome.workerThreadsGcMs),
         trimMs: Math.round(outcome.trimMs),
         trimmed: outcome.trimmed,
       },
