@@ -6,8 +6,11 @@ import v8 from 'node:v8';
  * the collection V8 runs when the system is short of memory. Its full GCs run until nothing more is freed (so the
  * burst's dead ArrayBuffers are back in glibc's hands before the trim) and shrink the young generation, which a
  * forced `gc()` leaves at its largest (measured: 32 MiB of new space resident after one, 0.3 after this). On its own
- * it moves only some of old space's fragmented pages (a 401 MiB old space holding 228: 333 MiB after it), so
- * `--compact-on-every-full-gc` is on while it runs (232 MiB); the flag is put back once it is done.
+ * it moves only some of old space's fragmented pages (a 401 MiB old space holding 228: 333 MiB after it), so when
+ * what it left is still that fragmented (`COMPACT_SLACK_BYTES` resident above what is used), it runs once more with
+ * `--compact-on-every-full-gc` on (232 MiB); the flag is put back once it is done. Not always: compacting holds the
+ * main thread 2.5–3.5 times as long (after a burst of 10,000 scheduled posts, 774–851 ms against 328–397), and
+ * after Herald's own bursts the plain collection leaves old space about as small (bench:memory, 2026-11-28).
  *
  * Every worker thread gets the same collection, through the same session (`NodeWorker`): the worker's workflow
  * thread is an isolate of its own, which a burst grows as much as the main one (measured: 18 → 99 MiB committed while
@@ -20,17 +23,28 @@ export function lowMemoryGcFunction(): () => Promise<LowMemoryGcTimes> {
       session = new Session();
       session.connect();
     }
+    const started = performance.now();
+    await session.post('HeapProfiler.collectGarbage');
+    const compacted = oldSpaceSlackBytes() >= COMPACT_SLACK_BYTES;
     v8.setFlagsFromString('--compact-on-every-full-gc');
     try {
-      const started = performance.now();
-      await session.post('HeapProfiler.collectGarbage');
+      if (compacted) await session.post('HeapProfiler.collectGarbage');
       const mainDone = performance.now();
+      // A worker's collection runs on its own thread (the main thread only waits for the answers): always compacting.
       await collectInWorkers(session);
-      return { mainThreadMs: mainDone - started, workerThreadsMs: performance.now() - mainDone };
+      return { mainThreadMs: mainDone - started, workerThreadsMs: performance.now() - mainDone, compacted };
     } finally {
       v8.setFlagsFromString('--no-compact-on-every-full-gc');
     }
   };
+}
+
+/** Old space resident above what it uses, past which the main thread's collection compacts (see above). */
+const COMPACT_SLACK_BYTES = 16 * 1024 * 1024;
+
+function oldSpaceSlackBytes(): number {
+  const old = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'old_space');
+  return old ? old.physical_space_size - old.space_used_size : 0;
 }
 
 /**
@@ -40,6 +54,8 @@ export function lowMemoryGcFunction(): () => Promise<LowMemoryGcTimes> {
 interface LowMemoryGcTimes {
   mainThreadMs: number;
   workerThreadsMs: number;
+  /** Whether the main thread's old space was compacted too. */
+  compacted: boolean;
 }
 
 /** How long a worker thread may take to answer; a worker that does not is left as it is. */

@@ -50,6 +50,8 @@ interface ReleaseOutcome {
   mainThreadGcMs: number;
   /** The worker threads' collections, which ran on those threads while the main thread waited for them. */
   workerThreadsGcMs: number;
+  /** Whether the main thread's old space was left fragmented enough to be compacted (`low-memory-gc.ts`). */
+  compacted: boolean;
   trimMs: number;
   /** False where glibc's `malloc_trim` is not available (another libc, another OS). */
   trimmed: boolean;
@@ -92,7 +94,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
     const rssAfterBytes = process.memoryUsage.rss();
     settledRss = trimmedRss = rssAfterBytes;
     lastReleaseAt = performance.now();
-    return { rssBeforeBytes, rssAfterBytes, mainThreadGcMs: gc.mainThreadMs, workerThreadsGcMs: gc.workerThreadsMs, trimMs: trimEnd - trimStart, trimmed };
+    return { rssBeforeBytes, rssAfterBytes, mainThreadGcMs: gc.mainThreadMs, workerThreadsGcMs: gc.workerThreadsMs, compacted: gc.compacted, trimMs: trimEnd - trimStart, trimmed };
   };
 
   const check = async () => {
@@ -119,6 +121,7 @@ export function startMemoryRelease(logger: Logger, options: MemoryReleaseOptions
         rssAfterMiB: mib(outcome.rssAfterBytes),
         mainThreadGcMs: Math.round(outcome.mainThreadGcMs),
         workerThreadsGcMs: Math.round(outcome.workerThreadsGcMs),
+        compacted: outcome.compacted,
         trimMs: Math.round(outcome.trimMs),
         trimmed: outcome.trimmed,
       },
