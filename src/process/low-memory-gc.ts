@@ -9,7 +9,7 @@ import v8 from 'node:v8';
  * it moves only some of old space's fragmented pages (a 401 MiB old space holding 228: 333 MiB after it), so when
  * what it left is still that fragmented (`COMPACT_SLACK_BYTES` resident above what is used), it runs once more with
  * `--compact-on-every-full-gc` on (232 MiB); the flag is put back once it is done. Not always: compacting holds the
- * main thread 2.5–3.5 times as long (after a burst of 10,000 scheduled posts, 774–851 ms against 328–397), and
+ * main thread about twice as long or more (after a burst of 10,000 scheduled posts, 774–956 ms against 328–596), and
  * after Herald's own bursts the plain collection leaves old space about as small (bench:memory, 2026-11-28).
  *
  * Every worker thread gets the same collection, through the same session (`NodeWorker`): the worker's workflow
