@@ -16,7 +16,7 @@ import v8 from 'node:v8';
  * thread is an isolate of its own, which a burst grows as much as the main one (measured: 18 → 99 MiB committed while
  * 10,000 first workflow tasks ran, and still 6 MiB above idle two minutes later, holding 40 cached runs).
  */
-export function lowMemoryGcFunction(): () => Promise<LowMemoryGcTimes> {
+export function lowMemoryGcFunction(): () => Promise<LowMemoryGcOutcome> {
   let session: Session | undefined;
   return async () => {
     if (!session) {
@@ -48,10 +48,10 @@ function oldSpaceSlackBytes(): number {
 }
 
 /**
- * How long each part took: the main thread's collection holds it (a request that arrives waits), the worker threads'
+ * What a collection took and did: the main thread's part holds it (a request that arrives waits), the worker threads'
  * run on those threads while the main thread only waits for their answers.
  */
-interface LowMemoryGcTimes {
+interface LowMemoryGcOutcome {
   mainThreadMs: number;
   workerThreadsMs: number;
   /** Whether the main thread's old space was compacted too. */
