@@ -9,7 +9,7 @@ import { limitColumns, limitsOf } from '../quota/quota';
 import { requireAvailablePlatform } from '../platforms/availability';
 import type { PlatformContext } from '../platforms/types';
 import { isStaleRead, postingAccountColumns, type CreationRead, type PostingAccount, type VersionedRead } from './creation-reads';
-import { type MarkedPost } from './attempt-marks';
+import type { MarkedPost } from './attempt-marks';
 import { accountPrefix } from './rules';
 import type { PostsRuntime } from './runtime';
 

@@ -41,10 +41,12 @@ export const publishingAccountColumns = [
 export const rowVersion = sql<string>`posts.xmin::text`.as('row_version');
 
 /**
- * Whether an earlier platform call of the post never reported back (its mark was already set): the subquery reads the
- * row as it was before the write.
+ * Whether an earlier platform call never reported back (its `mark`, the post's or its first comment's, was already
+ * set): the subquery reads the row as it was before the write.
  */
-const earlierAttemptOpen = sql<boolean>`(select earlier.publish_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open');
+export function earlierAttemptOpen(mark: 'publish_attempt_started_at' | 'first_comment_attempt_started_at') {
+  return sql<boolean>`(select earlier.${sql.ref(mark)} is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open');
+}
 
 /**
  * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
@@ -147,7 +149,7 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
       update = update.where((eb) => idIsOneOf(eb.ref('id'), values));
       if (values.dueBy !== undefined) update = update.where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', values.dueBy!)]));
       if (values.scheduledAt !== undefined) update = update.where(sql`date_trunc('milliseconds', scheduled_at)`, '=', values.scheduledAt);
-      return update.returningAll().returning([earlierAttemptOpen, rowVersion]);
+      return update.returningAll().returning([earlierAttemptOpen('publish_attempt_started_at'), rowVersion]);
     })
     .selectFrom('marked')
     .leftJoin('accounts', 'accounts.id', 'marked.account_id')

@@ -6,7 +6,7 @@ import { currentRequestOrigin } from '../events/request-origin';
 import type { Database, Db } from '../db';
 import { namedStatements } from '../db/named-statements';
 import { refundQuota, spendQuota, spendReservedOf } from '../quota/quota';
-import { publishingAccountColumns, rowVersion } from './attempt-marks';
+import { earlierAttemptOpen, publishingAccountColumns, rowVersion } from './attempt-marks';
 import { unchangedSinceMark, viewOfMarked } from './attempt-outcomes';
 import { recordPostEvents } from './post-events';
 
@@ -36,7 +36,7 @@ export async function beginFirstCommentAttempt(db: Db, postId: string) {
         .where('first_comment_text', 'is not', null)
         .where('platform_post_id', 'is not', null)
         .returningAll()
-        .returning([sql<boolean>`(select earlier.first_comment_attempt_started_at is not null from posts earlier where earlier.id = posts.id)`.as('earlier_attempt_open'), rowVersion]),
+        .returning([earlierAttemptOpen('first_comment_attempt_started_at'), rowVersion]),
     )
     .selectFrom('marked')
     .leftJoin('accounts', 'accounts.id', 'marked.account_id')

@@ -6,7 +6,7 @@ import { currentRequestOrigin } from '../events/request-origin';
 import type { AccountRow } from '../db/tables/accounts';
 import { loadPostViews } from '../posts/view-queries';
 import { publishedViewOf, publishMarkedRows, type OutcomeToRecord } from '../posts/attempt-outcomes';
-import { type MarkedPost } from '../posts/attempt-marks';
+import type { MarkedPost } from '../posts/attempt-marks';
 import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
 
