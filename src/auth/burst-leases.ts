@@ -18,6 +18,13 @@ import type pg from 'pg';
  * exact for a key used through one process, and an approximation (as of this process's last lease) when several are.
  *
  * A key whose window is full is refused from memory until the window ends, so refused requests cost no statement.
+ *
+ * A key this process uses alone and often (its lease has grown: a second lease in the window found no one else
+ * counting) has its next lease taken ahead, in the background, by the request that spends the last point of the
+ * current one: the next request finds its point leased instead of waiting for the statement (1–3 ms on this machine,
+ * most requests of a client sending a few a minute, issue 15). The statements are the same ones, taken earlier; what
+ * it gives up is the lease it took last, unspent when the window ends (at most one lease per key and process, as
+ * above). A lease taken ahead that fails is forgotten: the next request takes its own and meets the failure itself.
  * The row's layout (`burst:<keyId>`, points, expire in epoch ms) is the one rate-limiter-flexible used before.
  */
 interface BurstLimiter {
@@ -119,27 +126,40 @@ export function createBurstLimiter(pool: pg.Pool, options: BurstLimiterOptions =
         }
         const lease = leases.get(keyId);
         if (lease && lease.windowEnd > now) {
-          if (lease.left > 0) return spend(lease, limit);
+          if (lease.left > 0) return spend(keyId, lease, limit);
           if (lease.counted >= limit) return { allowed: false, limit, remaining: 0, resetAt: lease.windowEnd };
         }
-        const pending = takeLease(keyId, limit, now);
-        inFlight.set(keyId, pending.then(noop, noop));
         let fresh: Lease;
         try {
-          fresh = await pending;
+          fresh = await leaseNow(keyId, limit, now);
         } finally {
           inFlight.delete(keyId);
         }
-        if (fresh.left > 0) return spend(fresh, limit);
+        if (fresh.left > 0) return spend(keyId, fresh, limit);
         return { allowed: false, limit, remaining: 0, resetAt: fresh.windowEnd };
       }
     },
   };
-}
 
-function spend(lease: Lease, limit: number): BurstDecision {
-  lease.left -= 1;
-  return { allowed: true, limit, remaining: Math.max(0, limit - lease.counted) + lease.left, resetAt: lease.windowEnd };
+  /** `takeLease`, registered as the key's statement in flight (requests of the key wait for it). */
+  function leaseNow(keyId: string, limit: number, now: number): Promise<Lease> {
+    const pending = takeLease(keyId, limit, now);
+    inFlight.set(keyId, pending.then(noop, noop));
+    return pending;
+  }
+
+  function spend(keyId: string, lease: Lease, limit: number): BurstDecision {
+    lease.left -= 1;
+    if (lease.left === 0 && lease.aloneStreak >= 2 && lease.counted < limit && !inFlight.has(keyId)) leaseAhead(keyId, limit);
+    return { allowed: true, limit, remaining: Math.max(0, limit - lease.counted) + lease.left, resetAt: lease.windowEnd };
+  }
+
+  function leaseAhead(keyId: string, limit: number): void {
+    leaseNow(keyId, limit, clock()).then(
+      () => inFlight.delete(keyId),
+      () => inFlight.delete(keyId),
+    );
+  }
 }
 
 function noop(): void {}

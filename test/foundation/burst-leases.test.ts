@@ -79,6 +79,61 @@ describe('burst limiter leases', function () {
     assert.equal((await b.consume(keyId, 60)).allowed, false);
   });
 
+  it("takes a lone key's next lease ahead: once its lease has grown, no request waits for a statement", async () => {
+    // A pool whose statements can be held back: a request that still needs one does not resolve while they are.
+    let held: Promise<void> | null = null;
+    let sent = 0;
+    const pool = {
+      query: async (...args: unknown[]) => {
+        sent += 1;
+        if (held) await held;
+        return (database.pool.query as (...a: unknown[]) => unknown)(...args);
+      },
+    } as unknown as pg.Pool;
+    const limiter = createBurstLimiter(pool);
+    const keyId = randomUUID();
+    const settled = () => new Promise((done) => setTimeout(done, 50)); // the lease taken ahead comes back
+    for (let i = 0; i < 3; i++) {
+      await limiter.consume(keyId, 600);
+      await settled();
+    }
+    const statementsBefore = sent;
+    for (let i = 0; i < 40; i++) {
+      let release!: () => void;
+      held = new Promise((done) => (release = done));
+      const decision = await Promise.race([limiter.consume(keyId, 600), settled().then(() => null)]);
+      release();
+      held = null;
+      assert.ok(decision?.allowed, `request ${i + 4} waited for a statement`);
+      assert.equal(decision.remaining, 600 - (i + 4), `remaining after request ${i + 4}`);
+      await settled();
+    }
+    // Leases of 2, 4, 8, 16, 30 (a twentieth of 600) cover the 40: five statements, each taken ahead.
+    assert.ok(sent - statementsBefore <= 6, `${sent - statementsBefore} statements for 40 requests`);
+  });
+
+  it('a lease taken ahead that fails is forgotten: the next request takes its own', async () => {
+    let sent = 0;
+    const pool = {
+      query: async (...args: unknown[]) => {
+        sent += 1;
+        // The third lease is the first one taken ahead (by the second request, once its lease is spent: its second alone).
+        if (sent === 3) throw new Error('connection lost');
+        return (database.pool.query as (...a: unknown[]) => unknown)(...args);
+      },
+    } as unknown as pg.Pool;
+    const limiter = createBurstLimiter(pool);
+    const keyId = randomUUID();
+    await limiter.consume(keyId, 600);
+    const second = await limiter.consume(keyId, 600);
+    assert.equal(second.allowed, true);
+    await new Promise((done) => setTimeout(done, 50));
+    assert.equal(sent, 3, 'the lease ahead was sent, and failed');
+    const third = await limiter.consume(keyId, 600);
+    assert.deepEqual({ allowed: third.allowed, remaining: third.remaining }, { allowed: true, remaining: 597 });
+    assert.equal(sent, 4, 'the third request took its own lease');
+  });
+
   it('starts a new window when the old one ends, and says when it ends', async () => {
     let now = Date.now();
     const { pool, statements } = countingPool();
