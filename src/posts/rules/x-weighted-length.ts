@@ -1,3 +1,4 @@
+import { emojiFinder } from './emoji';
 import { extractLinks } from './links';
 
 /**
@@ -15,8 +16,7 @@ const ranges: ReadonlyArray<{ start: number; end: number; weight: number }> = [
   { start: 0x2032, end: 0x2037, weight: 100 },
 ];
 
-// Built at run time: TypeScript refuses the `v` flag below an ES2024 target, Node 20 supports it.
-const emojiPattern = new RegExp('\\p{RGI_Emoji}', 'gv');
+const findEmoji = emojiFinder();
 
 function codePointWeight(codePoint: number): number {
   for (const range of ranges) {
@@ -29,10 +29,7 @@ export function xWeightedLength(text: string): number {
   const normalized = text.normalize('NFC');
   // Entities by start offset; links win over emoji where both start at the same place.
   const entityEnd = new Map<number, { end: number; weight: number }>();
-  for (const match of normalized.matchAll(emojiPattern)) {
-    const start = match.index ?? 0;
-    entityEnd.set(start, { end: start + match[0].length, weight: defaultWeight });
-  }
+  for (const emoji of findEmoji(normalized)) entityEnd.set(emoji.start, { end: emoji.end, weight: defaultWeight });
   for (const link of extractLinks(normalized)) {
     entityEnd.set(link.start, { end: link.end, weight: transformedUrlLength * scale });
   }

@@ -1,0 +1,89 @@
+// What a post's text rules cost on the API's thread (issue 15), before and after the emoji and link patterns stopped
+// running on every text: V8 throws a regular expression's compiled code away at full garbage collections, and the
+// emoji pattern (`\p{RGI_Emoji}`, thousands of sequences) took 12–50 ms to compile again, the link pattern 2–6 ms,
+// paid by the first post after each full GC. Times, for texts of four kinds, the X weight and the link extraction
+//   - "before": the patterns as they were, over the whole text (`\p{RGI_Emoji}` with `v`, the link pattern with `giu`);
+//   - "now": `xWeightedLength` and `extractLinks` as Herald runs them (src/posts/rules/emoji.ts, links.ts);
+// each right after full GCs (median of ROUNDS, two GCs before each: a pattern not run since the previous full GC
+// loses its code, as between two posts of a running process) and warm (µs a call, 20,000 calls on fresh texts).
+// Usage: node <out>/bench/text-rules.js [rounds=9]. Prints a table; compare within one run.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { extractLinks } from '../src/posts/rules/links';
+import { xWeightedLength } from '../src/posts/rules/x-weighted-length';
+import { percentile } from './percentile';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const ROUNDS = Number(process.argv[2] ?? 9);
+
+const linkPatternBefore = new RegExp(
+  String.raw`(?<![\p{L}\p{N}\p{M}@＠#＃$_./-])(?<scheme>https?:\/\/)?` +
+    String.raw`(?<host>\d{1,3}(?:\.\d{1,3}){3}|(?:[\p{L}\p{N}](?:[\p{L}\p{N}\p{M}_-]*[\p{L}\p{N}\p{M}])?\.)+(?<tld>\p{L}{2,63}))` +
+    String.raw`(?![\p{L}\p{N}\p{M}_-])(?<port>:\d{1,5})?(?<rest>[/?#][^\s]*)?`,
+  'giu',
+);
+const emojiPatternBefore = new RegExp('\\p{RGI_Emoji}', 'gv');
+
+/** The weight as it was: both patterns over the whole text (link filtering and trimming left out: same code now). */
+function weightBefore(text: string): number {
+  const normalized = text.normalize('NFC');
+  const entityEnd = new Map<number, { end: number; weight: number }>();
+  for (const m of normalized.matchAll(emojiPatternBefore)) entityEnd.set(m.index, { end: m.index + m[0].length, weight: 200 });
+  for (const m of normalized.matchAll(linkPatternBefore)) entityEnd.set(m.index, { end: m.index + m[0].length, weight: 2300 });
+  let weighted = 0;
+  for (let index = 0; index < normalized.length; ) {
+    const entity = entityEnd.get(index);
+    if (entity) {
+      weighted += entity.weight;
+      index = entity.end;
+      continue;
+    }
+    const codePoint = normalized.codePointAt(index) ?? 0;
+    weighted += codePoint <= 0x10ff || (codePoint >= 0x2000 && codePoint <= 0x200d) || (codePoint >= 0x2010 && codePoint <= 0x201f) || (codePoint >= 0x2032 && codePoint <= 0x2037) ? 100 : 200;
+    index += codePoint > 0xffff ? 2 : 1;
+  }
+  return Math.ceil(weighted / 100);
+}
+/** A create runs both: the weight (x) and the link charge, each over the text; as it was, and as it is. */
+const before = (text: string) => weightBefore(text) + [...text.matchAll(linkPatternBefore)].length;
+const now = (text: string) => xWeightedLength(text) + extractLinks(text).length;
+
+const kinds: Record<string, (i: number) => string> = {
+  'plain (ASCII, sentences)': (i) => `Shipping release ${i} today. Thanks, everyone!`,
+  'a link': (i) => `Release notes for ${i}: https://example.com/releases/${i}`,
+  'emoji': (i) => `We did it 🎉🚀 round ${i} 👍🏽`,
+  'CJK': (i) => `今日は新しいリリース${i}です。よろしく`,
+};
+
+function afterGcMs(run: (text: string) => number, make: (i: number) => string): number {
+  const times: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    // Two: V8 throws away the code of a pattern not run since the previous full GC, as a process between two posts.
+    gc();
+    gc();
+    const text = make(round);
+    const started = process.hrtime.bigint();
+    run(text);
+    times.push(Number(process.hrtime.bigint() - started) / 1e6);
+  }
+  return percentile(times.sort((a, b) => a - b), 50);
+}
+
+function warmUs(run: (text: string) => number, make: (i: number) => string): number {
+  for (let i = 0; i < 2000; i++) run(make(i));
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < 20_000; i++) run(make(10_000 + i));
+  return Number(process.hrtime.bigint() - started) / 1e3 / 20_000;
+}
+
+console.log('| Text | before: after a full GC, ms | now: after a full GC, ms | before: warm, µs | now: warm, µs |');
+console.log('|---|---|---|---|---|');
+for (const [kind, make] of Object.entries(kinds)) {
+  for (let i = 0; i < 50; i++) {
+    // the emoji found are remembered by cluster, as a running process has them
+    if (now(make(i)) !== before(make(i))) throw new Error(`before and now disagree on ${JSON.stringify(make(i))}`);
+  } // the emoji found are remembered by cluster, as a running process has them
+  const row = [afterGcMs(before, make), afterGcMs(now, make), warmUs(before, make), warmUs(now, make)];
+  console.log(`| ${kind} | ${row.map((v, i) => v.toFixed(i < 2 ? 2 : 1)).join(' | ')} |`);
+}

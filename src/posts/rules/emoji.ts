@@ -1,0 +1,63 @@
+/**
+ * Where a text's emoji are: every RGI emoji (`\p{RGI_Emoji}`: single emoji, skin tones, ZWJ families, flags,
+ * keycaps, tag sequences), as UTF-16 offsets, end exclusive.
+ *
+ * Without running that pattern on every text (issue 15): V8 throws a regular expression's compiled code away at
+ * full garbage collections, and this one, thousands of sequences, takes 12–50 ms to compile again, so the first
+ * post after each full GC paid that on the API's thread. The pattern runs only on what can hold an emoji, once per
+ * distinct piece, and what it found is remembered:
+ * - a text can hold an emoji only where it has one of a few UTF-16 units (`mayHoldEmoji`): every RGI emoji is either
+ *   an emoji-presentation code point (in the BMP U+231A to U+2B55, the rest astral) or a sequence holding U+FE0F,
+ *   U+20E3, a ZWJ or an astral code point (skin tones, regional indicators, tags), so most texts, CJK included,
+ *   never reach the pattern;
+ * - an RGI emoji is one grapheme cluster, so the pattern runs on each cluster holding such a unit, alone, and the
+ *   emoji it found in that cluster are kept by the cluster (`maxRemembered`, then forgotten all at once: a
+ *   cluster is a few code units, and the emoji people write are a few hundred).
+ * The one difference from running the pattern over the whole text: a run of regional indicators is paired as
+ * grapheme clusters pair them, from its start; a flag straddling two of those pairs (an odd run whose first pair
+ * is no flag) is not found.
+ */
+type Span = readonly [start: number, end: number];
+
+const maxRemembered = 1024;
+const noSpans: readonly Span[] = [];
+
+/** A unit found in every RGI emoji (test/posts-rules/emoji.test.ts checks the BMP's single code points). */
+function isEmojiUnit(unit: number): boolean {
+  return unit === 0xfe0f || unit === 0x20e3 || unit === 0x200d || (unit >= 0x231a && unit <= 0x2b55) || (unit >= 0xd800 && unit <= 0xdbff);
+}
+
+function mayHoldEmoji(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (isEmojiUnit(text.charCodeAt(i))) return true;
+  return false;
+}
+
+/**
+ * `pattern`: a global `\p{RGI_Emoji}` pattern (a test passes one that counts its runs). Built at run time:
+ * TypeScript refuses the `v` flag below an ES2024 target; Node 20 supports it.
+ */
+export function emojiFinder(pattern: RegExp = new RegExp('\\p{RGI_Emoji}', 'gv')): (text: string) => Array<{ start: number; end: number }> {
+  const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+  const spansByCluster = new Map<string, readonly Span[]>();
+
+  function spansIn(cluster: string): readonly Span[] {
+    let spans = spansByCluster.get(cluster);
+    if (spans === undefined) {
+      const found = [...cluster.matchAll(pattern)].map((m): Span => [m.index, m.index + m[0].length]);
+      spans = found.length === 0 ? noSpans : found;
+      if (spansByCluster.size >= maxRemembered) spansByCluster.clear();
+      spansByCluster.set(cluster, spans);
+    }
+    return spans;
+  }
+
+  return (text) => {
+    if (!mayHoldEmoji(text)) return [];
+    const emoji: Array<{ start: number; end: number }> = [];
+    for (const { segment, index } of graphemes.segment(text)) {
+      if (!mayHoldEmoji(segment)) continue;
+      for (const [start, end] of spansIn(segment)) emoji.push({ start: index + start, end: index + end });
+    }
+    return emoji;
+  };
+}
