@@ -10,7 +10,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { extractLinks } from '../src/posts/rules/links';
-import { xWeightedLength } from '../src/posts/rules/x-weighted-length';
+import { xWeightedLength, xWeightedLengthWith } from '../src/posts/rules/x-weighted-length';
 import { percentile } from './percentile';
 
 setFlagsFromString('--expose-gc');
@@ -25,26 +25,10 @@ const linkPatternBefore = new RegExp(
 );
 const emojiPatternBefore = new RegExp('\\p{RGI_Emoji}', 'gv');
 
-/** The weight as it was: both patterns over the whole text (link filtering and trimming left out: same code now). */
-function weightBefore(text: string): number {
-  const normalized = text.normalize('NFC');
-  const entityEnd = new Map<number, { end: number; weight: number }>();
-  for (const m of normalized.matchAll(emojiPatternBefore)) entityEnd.set(m.index, { end: m.index + m[0].length, weight: 200 });
-  for (const m of normalized.matchAll(linkPatternBefore)) entityEnd.set(m.index, { end: m.index + m[0].length, weight: 2300 });
-  let weighted = 0;
-  for (let index = 0; index < normalized.length; ) {
-    const entity = entityEnd.get(index);
-    if (entity) {
-      weighted += entity.weight;
-      index = entity.end;
-      continue;
-    }
-    const codePoint = normalized.codePointAt(index) ?? 0;
-    weighted += codePoint <= 0x10ff || (codePoint >= 0x2000 && codePoint <= 0x200d) || (codePoint >= 0x2010 && codePoint <= 0x201f) || (codePoint >= 0x2032 && codePoint <= 0x2037) ? 100 : 200;
-    index += codePoint > 0xffff ? 2 : 1;
-  }
-  return Math.ceil(weighted / 100);
-}
+/** Every match of a pattern over the whole text, as the weight and the link charge found them before. */
+const matchesOf = (pattern: RegExp) => (text: string) => [...text.matchAll(pattern)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
+/** The weight as it was: both patterns over the whole text (the link filtering and trimming left out: the same code now). */
+const weightBefore = xWeightedLengthWith(matchesOf(emojiPatternBefore), matchesOf(linkPatternBefore));
 /** A create runs both: the weight (x) and the link charge, each over the text; as it was, and as it is. */
 const before = (text: string) => weightBefore(text) + [...text.matchAll(linkPatternBefore)].length;
 const now = (text: string) => xWeightedLength(text) + extractLinks(text).length;

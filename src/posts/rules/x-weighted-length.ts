@@ -16,8 +16,6 @@ const ranges: ReadonlyArray<{ start: number; end: number; weight: number }> = [
   { start: 0x2032, end: 0x2037, weight: 100 },
 ];
 
-const findEmoji = emojiFinder();
-
 function codePointWeight(codePoint: number): number {
   for (const range of ranges) {
     if (codePoint >= range.start && codePoint <= range.end) return range.weight;
@@ -25,26 +23,31 @@ function codePointWeight(codePoint: number): number {
   return defaultWeight;
 }
 
-export function xWeightedLength(text: string): number {
-  const normalized = text.normalize('NFC');
-  // Entities by start offset; links win over emoji where both start at the same place.
-  const entityEnd = new Map<number, { end: number; weight: number }>();
-  for (const emoji of findEmoji(normalized)) entityEnd.set(emoji.start, { end: emoji.end, weight: defaultWeight });
-  for (const link of extractLinks(normalized)) {
-    entityEnd.set(link.start, { end: link.end, weight: transformedUrlLength * scale });
-  }
-  let weighted = 0;
-  let index = 0;
-  while (index < normalized.length) {
-    const entity = entityEnd.get(index);
-    if (entity) {
-      weighted += entity.weight;
-      index = entity.end;
-      continue;
+type Spans = (text: string) => ReadonlyArray<{ start: number; end: number }>;
+
+/** The weight with the given ways of finding emoji and links (`bench/text-rules.ts` weighs with the patterns as they were). */
+export function xWeightedLengthWith(findEmoji: Spans, findLinks: Spans): (text: string) => number {
+  return (text) => {
+    const normalized = text.normalize('NFC');
+    // Entities by start offset; links win over emoji where both start at the same place.
+    const entityEnd = new Map<number, { end: number; weight: number }>();
+    for (const emoji of findEmoji(normalized)) entityEnd.set(emoji.start, { end: emoji.end, weight: defaultWeight });
+    for (const link of findLinks(normalized)) entityEnd.set(link.start, { end: link.end, weight: transformedUrlLength * scale });
+    let weighted = 0;
+    let index = 0;
+    while (index < normalized.length) {
+      const entity = entityEnd.get(index);
+      if (entity) {
+        weighted += entity.weight;
+        index = entity.end;
+        continue;
+      }
+      const codePoint = normalized.codePointAt(index) ?? 0;
+      weighted += codePointWeight(codePoint);
+      index += codePoint > 0xffff ? 2 : 1;
     }
-    const codePoint = normalized.codePointAt(index) ?? 0;
-    weighted += codePointWeight(codePoint);
-    index += codePoint > 0xffff ? 2 : 1;
-  }
-  return Math.ceil(weighted / scale);
+    return Math.ceil(weighted / scale);
+  };
 }
+
+export const xWeightedLength = xWeightedLengthWith(emojiFinder(), extractLinks);
