@@ -2,9 +2,9 @@
  * Where a text's emoji are: every RGI emoji (`\p{RGI_Emoji}`: single emoji, skin tones, ZWJ families, flags,
  * keycaps, tag sequences), as UTF-16 offsets, end exclusive.
  *
- * Without running that pattern on every text (issue 15): V8 throws a regular expression's compiled code away at
- * full garbage collections, and this one, thousands of sequences, takes 12–50 ms to compile again, so the first
- * post after each full GC paid that on the API's thread. The pattern runs only on what can hold an emoji, once per
+ * Without running that pattern on every text (issue 15): V8 throws a regular expression's compiled code away when a
+ * full garbage collection finds it unused since the previous one, and this one, thousands of sequences, takes 20–56
+ * ms to compile again (`npm run bench:text-rules`), which a quiet client's next post paid on the API's thread. The pattern runs only on what can hold an emoji, once per
  * distinct piece, and what it found is remembered:
  * - a text can hold an emoji only where it has one of a few UTF-16 units (`mayHoldEmoji`): every RGI emoji is either
  *   an emoji-presentation code point (in the BMP U+231A to U+2B55, the rest astral) or a sequence holding U+FE0F,
