@@ -4,8 +4,8 @@
  *
  * Without running that pattern on every text (issue 15): V8 throws a regular expression's compiled code away when a
  * full garbage collection finds it unused since the previous one, and this one, thousands of sequences, takes 20–56
- * ms to compile again (`npm run bench:text-rules`), which a quiet client's next post paid on the API's thread. The pattern runs only on what can hold an emoji, once per
- * distinct piece, and what it found is remembered:
+ * ms to compile again (`npm run bench:text-rules`), which a quiet client's next post paid on the API's thread. The
+ * pattern runs only on what can hold an emoji, once per distinct piece, and what it found is remembered:
  * - a text can hold an emoji only where it has one of a few UTF-16 units (`isEmojiUnit`): every RGI emoji is either
  *   an emoji-presentation code point (in the BMP U+231A to U+2B55, the rest astral) or a sequence holding U+FE0F,
  *   U+20E3, a ZWJ or an astral code point (skin tones, regional indicators, tags), so most texts, CJK included,
@@ -26,7 +26,6 @@ const noSpans: readonly Span[] = [];
 function isEmojiUnit(unit: number): boolean {
   return unit === 0xfe0f || unit === 0x20e3 || unit === 0x200d || (unit >= 0x231a && unit <= 0x2b55) || (unit >= 0xd800 && unit <= 0xdbff);
 }
-
 
 /**
  * `pattern`: a global `\p{RGI_Emoji}` pattern (a test passes one that counts its runs). Built at run time:
