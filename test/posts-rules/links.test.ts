@@ -108,9 +108,18 @@ describe('posts rules: links as X auto-links them', () => {
     });
   }
 
+  it('ends a link where the extraction as it was ended it, whatever ASCII character follows it', () => {
+    for (let code = 0x21; code < 0x7f; code++) {
+      for (const text of [`see https://example.com/a${String.fromCharCode(code)} now`, `example.com/a?b=c${String.fromCharCode(code)}`]) {
+        assert.deepEqual(extractLinks(text), linksAsBefore(text), text);
+      }
+    }
+  });
+
   it('agrees with the extraction as it was (before its dot check and its explicit-case scheme) on any text', () => {
     const pieces = fc.constantFrom(
       ...['.', '. ', '..', '.c', '.C', '.co', '.de', '.com', '.ORG', '.tv', '.md', '.рф', '.テスト', '.1', '.x/', '/', '?', '#', ':', ':8080', ')', '(', '!', ' '],
+      ...'=_+-&,;\'"*%~^[]{}<>|`'.split(''),
       ...['http://', 'https://', 'HTTPS://', 'hTtP://', 'example', 'Example', 'www', 'a', 'x', 'shop', '10', '0', '255', 'é', 'ü', '日本', '@', '$', '_', '-', '\u0301', '👍'],
     );
     fc.assert(
