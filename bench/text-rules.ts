@@ -1,34 +1,27 @@
 // What a post's text rules cost on the API's thread (issue 15), before and after the emoji and link patterns stopped
-// running on every text: V8 throws a regular expression's compiled code away at full garbage collections, and the
-// emoji pattern (`\p{RGI_Emoji}`, thousands of sequences) took 12–50 ms to compile again, the link pattern 2–6 ms,
-// paid by the first post after each full GC. Times, for texts of four kinds, the X weight and the link extraction
-//   - "before": the patterns as they were, over the whole text (`\p{RGI_Emoji}` with `v`, the link pattern with `giu`);
+// running on every text: V8 throws a regular expression's compiled code away when a full GC finds it unused since the
+// previous one, and the emoji pattern (`\p{RGI_Emoji}`, thousands of sequences) took 20–56 ms to compile again, the
+// link pattern 6–9 ms, paid by a quiet client's next post. Times, for texts of five kinds, the X weight and the link
+// extraction:
+//   - "before": the patterns as they were, over the whole text (test/posts-rules/text-rules-before.ts);
 //   - "now": `xWeightedLength` and `extractLinks` as Herald runs them (src/posts/rules/emoji.ts, links.ts);
 // each right after full GCs (median of ROUNDS, two GCs before each: a pattern not run since the previous full GC
-// loses its code, as between two posts of a running process) and warm (µs a call over 20,000 fresh texts, or as many as 2 s allow).
+// loses its code, as between two posts of a running process) and warm (µs a call over 20,000 fresh texts, or as many
+// as 2 s allow).
 // Usage: node <out>/bench/text-rules.js [rounds=9]. Prints a table; compare within one run.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { extractLinks } from '../src/posts/rules/links';
 import { xWeightedLength, xWeightedLengthWith } from '../src/posts/rules/x-weighted-length';
+import { emojiPatternBefore, linkPatternBefore, spansOf } from '../test/posts-rules/text-rules-before';
 import { percentile } from './percentile';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 const ROUNDS = Number(process.argv[2] ?? 9);
 
-const linkPatternBefore = new RegExp(
-  String.raw`(?<![\p{L}\p{N}\p{M}@＠#＃$_./-])(?<scheme>https?:\/\/)?` +
-    String.raw`(?<host>\d{1,3}(?:\.\d{1,3}){3}|(?:[\p{L}\p{N}](?:[\p{L}\p{N}\p{M}_-]*[\p{L}\p{N}\p{M}])?\.)+(?<tld>\p{L}{2,63}))` +
-    String.raw`(?![\p{L}\p{N}\p{M}_-])(?<port>:\d{1,5})?(?<rest>[/?#][^\s]*)?`,
-  'giu',
-);
-const emojiPatternBefore = new RegExp('\\p{RGI_Emoji}', 'gv');
-
-/** Every match of a pattern over the whole text, as the weight and the link charge found them before. */
-const matchesOf = (pattern: RegExp) => (text: string) => [...text.matchAll(pattern)].map((m) => ({ start: m.index, end: m.index + m[0].length }));
 /** The weight as it was: both patterns over the whole text (the link filtering and trimming left out: the same code now). */
-const weightBefore = xWeightedLengthWith(matchesOf(emojiPatternBefore), matchesOf(linkPatternBefore));
+const weightBefore = xWeightedLengthWith((text) => spansOf(emojiPatternBefore, text), (text) => spansOf(linkPatternBefore, text));
 /** A create runs both: the weight (x) and the link charge, each over the text; as it was, and as it is. */
 const before = (text: string) => weightBefore(text) + [...text.matchAll(linkPatternBefore)].length;
 const now = (text: string) => xWeightedLength(text) + extractLinks(text).length;

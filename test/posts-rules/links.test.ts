@@ -1,43 +1,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { containsLink, extractLinks } from '../../src/posts/rules/links';
-import { countryTlds, genericTlds, specialShortCountryTlds } from '../../src/posts/rules/tlds';
-
-/**
- * The extraction as it was before its pattern lost the `i` flag and gained a check for a dot before it runs (both to
- * make its compiling again after a full GC cheaper or unneeded, issue 15): the oracle the current one must agree with.
- */
-function linksAsBefore(text: string): Array<{ url: string; start: number; end: number; hasScheme: boolean }> {
-  const pattern = new RegExp(
-    String.raw`(?<![\p{L}\p{N}\p{M}@＠#＃$_./-])(?<scheme>https?:\/\/)?` +
-      String.raw`(?<host>\d{1,3}(?:\.\d{1,3}){3}|(?:[\p{L}\p{N}](?:[\p{L}\p{N}\p{M}_-]*[\p{L}\p{N}\p{M}])?\.)+(?<tld>\p{L}{2,63}))` +
-      String.raw`(?![\p{L}\p{N}\p{M}_-])(?<port>:\d{1,5})?(?<rest>[/?#][^\s]*)?`,
-    'giu',
-  );
-  const trim = (url: string) => {
-    let out = url;
-    while (out.length > 0 && !/[\p{L}\p{N}\p{M}=_#/+\-&]$/u.test(out)) {
-      if (out.endsWith(')') && out.split('(').length >= out.split(')').length) break;
-      out = out.slice(0, -1);
-    }
-    return out;
-  };
-  const links = [];
-  for (const match of text.matchAll(pattern)) {
-    const { scheme, host = '', tld, port } = match.groups ?? {};
-    const url = trim(match[0]);
-    const hasPath = url.length > (scheme ?? '').length + host.length + (port ?? '').length;
-    if (scheme === undefined) {
-      if (tld === undefined || !/^[a-z0-9._-]+$/i.test(host)) continue;
-      const lower = tld.toLowerCase();
-      const isCountry = countryTlds.has(lower);
-      if (!isCountry && !genericTlds.has(lower)) continue;
-      if (isCountry && host.split('.').length === 2 && !hasPath && !specialShortCountryTlds.has(lower)) continue;
-    }
-    links.push({ url, start: match.index, end: match.index + url.length, hasScheme: scheme !== undefined });
-  }
-  return links;
-}
+import { linksAsBefore } from './text-rules-before';
 
 describe('posts rules: links as X auto-links them', () => {
   const linked = [
