@@ -27,6 +27,7 @@ import * as m0140 from './0140_refuse_function';
 import * as m0150 from './0150_right_growing_indexes';
 import * as m0160 from './0160_key_change_notifications';
 import * as m0170 from './0170_post_removal_notifications';
+import * as m0180 from './0180_quota_reservations_compact';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -61,4 +62,5 @@ export const migrations: Record<string, Migration> = {
   '0150_right_growing_indexes': m0150,
   '0160_key_change_notifications': m0160,
   '0170_post_removal_notifications': m0170,
+  '0180_quota_reservations_compact': m0180,
 };

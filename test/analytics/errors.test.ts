@@ -164,7 +164,7 @@ describe('analytics: errors', function () {
   it('analytics spend no quota', async () => {
     const post = await world.publish('instagram');
     const usage = () => world.api.deps.db.selectFrom('usage_months').selectAll().where('user_id', '=', world.api.userId).execute();
-    const reservations = () => world.api.deps.db.selectFrom('quota_reservations').select('id').where('user_id', '=', world.api.userId).execute();
+    const reservations = () => world.api.deps.db.selectFrom('quota_reservations').select('post_id').where('user_id', '=', world.api.userId).execute();
     const [usageBefore, reservationsBefore] = [await usage(), await reservations()];
     assert.equal((await world.analytics(post.postId)).status, 200);
     world.clock.advance(5 * 60_000);

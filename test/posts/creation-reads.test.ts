@@ -30,7 +30,7 @@ describe('Posts: creates from the last read of their accounts and limits (issue 
   const postsOf = async (userId: string) => (await h.db.selectFrom('posts').select('text').where('user_id', '=', userId).execute()).map((row) => row.text);
   const writtenFor = async (userId: string) => ({
     posts: await postsOf(userId),
-    reservations: (await h.db.selectFrom('quota_reservations').select('id').where('user_id', '=', userId).execute()).length,
+    reservations: (await h.db.selectFrom('quota_reservations').select('post_id').where('user_id', '=', userId).execute()).length,
     usage: await h.db.selectFrom('usage_months').select(['posts', 'scheduled', 'overage']).where('user_id', '=', userId).executeTakeFirst(),
   });
 

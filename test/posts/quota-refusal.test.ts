@@ -56,7 +56,7 @@ describe('Quota refusals: one rule, the same 429 whichever way the quota is rese
     return {
       usage: { posts: usage.posts, scheduled: usage.scheduled, overage: usage.overage, x_link_posts: usage.x_link_posts },
       posts: (await database.db.selectFrom('posts').select('id').where('user_id', '=', userId).execute()).length,
-      reservations: (await database.db.selectFrom('quota_reservations').select('id').where('user_id', '=', userId).execute()).length,
+      reservations: (await database.db.selectFrom('quota_reservations').select('post_id').where('user_id', '=', userId).execute()).length,
     };
   };
 

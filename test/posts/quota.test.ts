@@ -66,7 +66,7 @@ describe('Monthly post quota', function () {
     const usage = await usageFor(h.db, user.userId, h.now());
     assert.equal(usage.posts, 30);
     assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('race ')).length, 10);
-    const reservations = await h.db.selectFrom('quota_reservations').select('id').where('user_id', '=', user.userId).execute();
+    const reservations = await h.db.selectFrom('quota_reservations').select('post_id').where('user_id', '=', user.userId).execute();
     assert.equal(reservations.length, 10);
   });
 

@@ -42,7 +42,7 @@ describe('Threads and draft promotions: the quota taken last, nothing kept when 
     return { ...user, account };
   };
   const postsOf = (userId: string) => h.db.selectFrom('posts').select(['id', 'status', 'promoted_to_id']).where('user_id', '=', userId).orderBy('created_at').execute();
-  const reservationsOf = (userId: string) => h.db.selectFrom('quota_reservations').select('id').where('user_id', '=', userId).execute();
+  const reservationsOf = (userId: string) => h.db.selectFrom('quota_reservations').select('post_id').where('user_id', '=', userId).execute();
 
   /** Runs `refusedCall` on the counting pool: it must throw the envelope's error, its transaction's last statement the quota's. */
   const assertQuotaLastThenRolledBack = async (refusedCall: () => Promise<unknown>, envelope: { code: string; message: string }, writesBefore: RegExp[]) => {

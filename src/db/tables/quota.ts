@@ -18,7 +18,6 @@ interface UsageMonthsTable {
 }
 
 interface QuotaReservationsTable {
-  id: Generated<string>;
   user_id: string;
   post_id: string;
   month: string;
