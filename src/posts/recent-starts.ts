@@ -5,7 +5,7 @@
  * such look, and describing each of a burst's 10,000 new workflows at every look was CPU and garbage for nothing.
  * Entries go once older than the window (5 minutes: two looks' reach and more; a look reaching further back after
  * failures describes the older posts, as it would without this), at every record and look, so this holds at most
- * the starts of one window (10 minutes until 2026-11-27): 65–150 bytes a start, its id kept as a flat copy.
+ * the starts of one window: ~125 bytes a start (10 minutes until 2026-11-27).
  */
 export class RecentStarts {
   /** Workflow id → when it was started (ms); in start order, so the oldest are first. */
@@ -18,7 +18,7 @@ export class RecentStarts {
 
   record(workflowId: string): void {
     this.startedAt.delete(workflowId);
-    this.startedAt.set(flatCopy(workflowId), this.now());
+    this.startedAt.set(workflowId, this.now());
     this.forgetOld();
   }
 
@@ -36,13 +36,4 @@ export class RecentStarts {
       this.startedAt.delete(workflowId);
     }
   }
-}
-
-/**
- * The same characters in one flat string. An id made by `randomUUID` (Node builds it by concatenating 20 pieces) and
- * prefixed is a tree of ~15 V8 cons strings, ~590 bytes held where the 41 characters need 64: 10,000 scheduled posts'
- * starts kept 5.9 MiB for their window (issue 15, memory per waiting post).
- */
-function flatCopy(text: string): string {
-  return Buffer.from(text, 'utf8').toString('utf8');
 }
