@@ -141,6 +141,44 @@ describe('read path: database cost', function () {
     assert.deepEqual(indexesUsed(await genericPlan('/api/v1/posts?limit=100')), ['posts_user_listing_idx']);
   });
 
+  it("reads a fan-out's and a thread's posts off their partial indexes (migration 0190), the generic plans too", async () => {
+    const { rows } = await database.pool.query<{ group_id: string; thread_id: string }>('select gen_random_uuid()::text as group_id, gen_random_uuid()::text as thread_id');
+    const { group_id: groupId, thread_id: threadId } = rows[0]!;
+    await database.pool.query(
+      `insert into posts (user_id, platform, text, status, published_at, group_id, thread_id, thread_order)
+       select $1, 'x', 'unit ' || i, 'published', now(), case when i <= 3 then $2::uuid end, case when i > 3 then $3::uuid end, case when i > 3 then i - 3 end
+       from generate_series(1, 6) i`,
+      [api.userId, groupId, threadId],
+    );
+    await database.pool.query('analyze posts');
+    const path = `/api/v1/posts?group_id=${groupId}&limit=100`;
+    const group = await plan(path);
+    assert.deepEqual(group.body.data.map((p: { text: string }) => p.text).sort(), ['unit 1', 'unit 2', 'unit 3']);
+    assert.deepEqual(indexesUsed(group.plan), ['posts_group_idx']);
+    assert.deepEqual(indexesUsed(await genericPlan(path)), ['posts_group_idx']);
+
+    const client = await database.pool.connect();
+    try {
+      await client.query('set plan_cache_mode = force_generic_plan');
+      await client.query('prepare parts as select * from posts where thread_id = $1 order by thread_order');
+      const explained = await client.query(`explain (analyze, format json) execute parts(${client.escapeLiteral(threadId)})`);
+      const parts = (explained.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan;
+      assert.deepEqual(indexesUsed(parts), ['posts_thread_idx']);
+      assert.equal(nodes(parts).some((n) => n['Node Type'] === 'Sort'), false, 'in order off the index');
+    } finally {
+      await client.query('deallocate parts; reset plan_cache_mode').catch(() => undefined);
+      client.release();
+    }
+    const { rows: definitions } = await database.pool.query<{ indexdef: string }>(
+      `select indexdef from pg_indexes where indexname in ('posts_group_idx', 'posts_thread_idx') order by indexname`,
+    );
+    assert.deepEqual(
+      definitions.map((d) => d.indexdef.replace(/^.* USING btree /, '')),
+      ['(group_id) WHERE (group_id IS NOT NULL)', '(thread_id, thread_order) WHERE (thread_id IS NOT NULL)'],
+      'the posts outside a fan-out or a thread have no entries',
+    );
+  });
+
   it('GET /posts/:id reads its post in one statement, and the burst limiter asks the database for a fraction of requests', async () => {
     const listed = await api.request('GET', '/api/v1/posts?limit=1');
     assert.equal(listed.status, 200, JSON.stringify(listed.body));
