@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * `quota_reservations` without the uuid key nothing reads (issue 15, memory per waiting post and statements per
- * publish). A reservation is found by its post (`quota_reservations_post_idx`) and changed by post, kind and state;
+ * `quota_reservations` without the uuid key nothing reads (issue 15, memory per waiting post and index entries per
+ * charge). A reservation is found by its post (`quota_reservations_post_idx`) and changed by post, kind and state;
  * its `id` was written by every charge (a `gen_random_uuid()` and an entry in a random-order primary key index, 776 KiB
  * of shared buffers for 10,000 scheduled posts) and read by nothing. The table is rebuilt, not altered: a dropped
  * column stays in every row's null bitmap, which costs a row 8 bytes of header where the uuid cost 16, and the
