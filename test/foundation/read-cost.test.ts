@@ -95,15 +95,20 @@ describe('read path: database cost', function () {
     postQueries.length = 0;
     assert.equal((await api.request('GET', path)).status, 200);
     const listing = postQueries.find((q) => /order by/.test(q.sql))!;
+    return genericPlanOf(listing.sql, listing.parameters);
+  }
+
+  /** The generic plan of `text` run with `parameters`, as a prepared statement settles on it. */
+  async function genericPlanOf(text: string, parameters: readonly unknown[]) {
     const client = await database.pool.connect();
     try {
       await client.query('set plan_cache_mode = force_generic_plan');
-      await client.query(`prepare listing as ${listing.sql}`);
-      const values = listing.parameters.map((value) => (typeof value === 'number' ? String(value) : client.escapeLiteral(String(value))));
-      const { rows } = await client.query(`explain (analyze, format json) execute listing(${values.join(', ')})`);
+      await client.query(`prepare probed as ${text}`);
+      const values = parameters.map((value) => (typeof value === 'number' ? String(value) : client.escapeLiteral(String(value))));
+      const { rows } = await client.query(`explain (analyze, format json) execute probed(${values.join(', ')})`);
       return (rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan;
     } finally {
-      await client.query('deallocate listing; reset plan_cache_mode').catch(() => undefined);
+      await client.query('deallocate probed; reset plan_cache_mode').catch(() => undefined);
       client.release();
     }
   }
@@ -157,18 +162,9 @@ describe('read path: database cost', function () {
     assert.deepEqual(indexesUsed(group.plan), ['posts_group_idx']);
     assert.deepEqual(indexesUsed(await genericPlan(path)), ['posts_group_idx']);
 
-    const client = await database.pool.connect();
-    try {
-      await client.query('set plan_cache_mode = force_generic_plan');
-      await client.query('prepare parts as select * from posts where thread_id = $1 order by thread_order');
-      const explained = await client.query(`explain (analyze, format json) execute parts(${client.escapeLiteral(threadId)})`);
-      const parts = (explained.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan;
-      assert.deepEqual(indexesUsed(parts), ['posts_thread_idx']);
-      assert.equal(nodes(parts).some((n) => n['Node Type'] === 'Sort'), false, 'in order off the index');
-    } finally {
-      await client.query('deallocate parts; reset plan_cache_mode').catch(() => undefined);
-      client.release();
-    }
+    const parts = await genericPlanOf('select * from posts where thread_id = $1 order by thread_order', [threadId]);
+    assert.deepEqual(indexesUsed(parts), ['posts_thread_idx']);
+    assert.equal(nodes(parts).some((n) => n['Node Type'] === 'Sort'), false, 'in order off the index');
     const { rows: definitions } = await database.pool.query<{ indexdef: string }>(
       `select indexdef from pg_indexes where indexname in ('posts_group_idx', 'posts_thread_idx') order by indexname`,
     );
