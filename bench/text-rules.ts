@@ -62,7 +62,7 @@ for (const [kind, make] of Object.entries(kinds)) {
   for (let i = 0; i < 50; i++) {
     // the emoji found are remembered by cluster, as a running process has them
     if (now(make(i)) !== before(make(i))) throw new Error(`before and now disagree on ${JSON.stringify(make(i))}`);
-  } // the emoji found are remembered by cluster, as a running process has them
+  }
   const row = [afterGcMs(before, make), afterGcMs(now, make), warmUs(before, make), warmUs(now, make)];
   console.log(`| ${kind} | ${row.map((v, i) => v.toFixed(i < 2 ? 2 : 1)).join(' | ')} |`);
 }

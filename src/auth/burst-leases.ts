@@ -22,9 +22,9 @@ import type pg from 'pg';
  * A key this process uses alone and often (its lease has grown: a second lease in the window found no one else
  * counting) has its next lease taken ahead, in the background, by the request that spends the last point of the
  * current one: the next request finds its point leased instead of waiting for the statement (0.4–3 ms on this
- * machine, on many requests of a client sending a few a minute, issue 15). The statements are the same ones, taken earlier; what
- * it gives up is the lease it took last, unspent when the window ends (at most one lease per key and process, as
- * above). A lease taken ahead that fails is forgotten: the next request takes its own and meets the failure itself.
+ * machine, on many requests of a client sending a few a minute, issue 15). The statements are the same ones, taken
+ * earlier; what it gives up is the lease it took last, unspent when the window ends (at most one lease per key and
+ * process, as above). A lease taken ahead that fails is forgotten: the next request takes its own and meets the failure itself.
  * The row's layout (`burst:<keyId>`, points, expire in epoch ms) is the one rate-limiter-flexible used before.
  */
 interface BurstLimiter {
