@@ -45,13 +45,15 @@ export const commentActionRoutes = [
     tags: ['Comments'],
     scope: 'posts:write',
     params,
-    body: z.strictObject({ text: z.string().optional().meta({ description: 'Required; the same per-platform character limit as a post' }) }),
+    // No body, no `text` and `text: null` are all "no text": 400 validation_error from the reply's own check (the
+    // contract's code for it), not the schema's bad_request.
+    body: z.strictObject({ text: z.string().nullish().meta({ description: 'Required; the same per-platform character limit as a post' }) }).optional(),
     idempotent: true,
     responses: { 201: { description: 'The reply, in the comment shape', schema: data(CommentSchema) } },
     errors: [...actionErrors, 'validation_error', 'x_link_posts_require_paid_plan', 'usage_limit_exceeded'],
     handler: async ({ params, body, auth, deps, req }) => ({
       status: 201,
-      body: { data: await replyToComment(runtimeOf(deps), auth.userId, params.id, params.comment_id, body.text, { idempotencyKey: req.get('Idempotency-Key') }) },
+      body: { data: await replyToComment(runtimeOf(deps), auth.userId, params.id, params.comment_id, body?.text ?? undefined, { idempotencyKey: req.get('Idempotency-Key') }) },
     }),
   }),
   defineRoute({

@@ -4,13 +4,13 @@ import type { CommentRow } from '../db/tables/comments';
 import type { PostRow } from '../db/tables/posts';
 import { isUuid } from '../db/uuid';
 import { ApiError } from '../errors';
-import { platformName, requireAvailablePlatform } from '../platforms/availability';
-import { commentCapabilitiesFor, type CommentCapabilities } from '../platforms/capabilities';
+import { platformName } from '../platforms/availability';
+import type { CommentCapabilities } from '../platforms/capabilities';
 import type { PlatformContext } from '../platforms/types';
 import { postNotFound } from '../posts/read';
 import type { PostsRuntime } from '../posts/runtime';
 import { loadCommentablePostRows } from './actions-source';
-import { requireReadableComments } from './readable';
+import { commentCapabilitiesOrRefuse } from './readable';
 import { findCommentForUser, type OwnCommentInput } from './repository';
 
 /**
@@ -60,9 +60,9 @@ export async function loadCommentTarget(
 }
 
 /**
- * The user's post whose comments a route reads or acts on: 404 for another user's, 501 `platform_coming_soon` under a
- * `platform:comments` flag, 501 `comments_unsupported` where the post can read no comments (telegram, LinkedIn member
- * profiles). Returns its account row (absent when the post has none) and the account's comment capabilities.
+ * The user's post whose comments a route reads or acts on: 404 for another user's, 501 `comments_unsupported` where
+ * the post can read no comments (telegram, LinkedIn member profiles), 501 `platform_coming_soon` under a
+ * `platform:comments` flag. Returns its account row (absent when the post has none) and the account's comment capabilities.
  */
 async function loadCommentablePost(
   rt: Pick<PostsRuntime, 'db' | 'config'>,
@@ -72,9 +72,7 @@ async function loadCommentablePost(
   const found = await loadCommentablePostRows(rt.db, userId, postId);
   if (!found) throw postNotFound(postId);
   const { post, account } = found;
-  requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
-  const caps = commentCapabilitiesFor(post.platform, account ?? {});
-  requireReadableComments(post.platform, account?.kind, caps);
+  const caps = commentCapabilitiesOrRefuse(post.platform, account, rt.config.comingSoon);
   return { post, account, caps };
 }
 

@@ -5,10 +5,8 @@ import type { CommentSyncStateRow, CommentSyncStatus } from '../db/tables/commen
 import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
-import { requireAvailablePlatform } from '../platforms/availability';
-import { commentCapabilitiesFor } from '../platforms/capabilities';
 import { postNotFound } from '../posts/read';
-import { requireReadableComments } from './readable';
+import { commentCapabilitiesOrRefuse } from './readable';
 import { effectiveLimits } from '../plans';
 import type { Client } from '@temporalio/client';
 import { planRefusal, type AllowanceLimits } from './allowance';
@@ -67,9 +65,7 @@ export async function listComments(rt: ListingRuntime, userId: string, postId: s
   const source = await loadListingSource(rt.db, userId, postId);
   if (!source) throw postNotFound(postId);
   const { post, account } = source;
-  requireAvailablePlatform(post.platform, rt.config.comingSoon, 'comments');
-  const caps = commentCapabilitiesFor(post.platform, account ?? {});
-  requireReadableComments(post.platform, account?.kind, caps);
+  const caps = commentCapabilitiesOrRefuse(post.platform, account, rt.config.comingSoon);
   const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, post.id);
 
   const planLimits = account ? { ...effectiveLimits(account.plan, account), planName: account.plan } : undefined;

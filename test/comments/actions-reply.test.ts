@@ -100,13 +100,15 @@ describe('comment actions: reply', function () {
     }
   });
 
-  it('text: missing, blank or over the platform limit is 400 validation_error naming the limit; a non-string is 400 bad_request; nothing sent or charged', async () => {
+  it('text: missing (or null, or no body), blank or over the platform limit is 400 validation_error naming the limit; a non-string is 400 bad_request; nothing sent or charged', async () => {
     const { post, target } = await xPostWithComment(x, 'say something');
     const tweets = h.standIns.x.tweets().length;
     const before = await usage();
     const missing = await reply(post.id, target.id, {});
     assert.deepEqual([missing.status, missing.body], [400, { error: { code: 'validation_error', message: 'text is required for a reply' } }]);
     assert.equal((await reply(post.id, target.id, { text: '   ' })).body.error.code, 'validation_error');
+    assert.deepEqual((await reply(post.id, target.id, { text: null })).body, missing.body, 'text: null is no text');
+    assert.deepEqual((await reply(post.id, target.id, undefined)).body, missing.body, 'no body at all is no text');
     const long = await reply(post.id, target.id, { text: 'a'.repeat(281) });
     assert.deepEqual([long.status, long.body], [400, { error: { code: 'validation_error', message: 'text is 281 characters as X counts them (links 23, emoji and CJK 2); x allows 280' } }]);
     assert.equal((await reply(post.id, target.id, { text: 'a'.repeat(280) })).status, 201, 'exactly the limit is fine');

@@ -258,6 +258,14 @@ describe('comment actions: hide and delete', function () {
       const soon = await defaults.request('DELETE', path(fbPost.id, c.id));
       assert.deepEqual(soon.body, { error: { code: 'platform_coming_soon', message: 'Facebook comments are coming soon and not yet available.' } });
       assert.equal(soon.status, 501);
+      const member = await insertAccount(h.db, user.userId, { platform: 'linkedin', platform_account_id: 'urn:li:person:m', username: 'm', kind: 'profile', credentials: { access_token: 't' } });
+      const memberPost = await h.db
+        .insertInto('posts')
+        .values({ user_id: user.userId, account_id: member.id, platform: 'linkedin', text: 'li', status: 'published', platform_post_id: 'urn:li:share:1', published_at: new Date() })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const never = await defaults.request('POST', `${path(memberPost.id, c.id)}/reply`, { body: { text: 'hi' } });
+      assert.deepEqual([never.status, never.body.error.code], [501, 'comments_unsupported'], 'a LinkedIn profile reads no comments: not "coming soon"');
     } finally {
       await defaults.close();
     }

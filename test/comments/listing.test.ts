@@ -238,6 +238,15 @@ describe('comment listing', function () {
         .executeTakeFirstOrThrow();
       const soon = await defaults.request('GET', `/api/v1/posts/${fbPost.id}/comments`);
       assert.deepEqual([soon.status, soon.body], [501, { error: { code: 'platform_coming_soon', message: 'Facebook comments are coming soon and not yet available.' } }]);
+      // A LinkedIn profile reads no comments at all: not "coming soon" under the `linkedin:comments` flag.
+      const member = await insertAccount(h.db, defaults.userId, { platform: 'linkedin', platform_account_id: 'urn:li:person:m', username: 'm', kind: 'profile', credentials: { access_token: 't' } });
+      const memberPost = await h.db
+        .insertInto('posts')
+        .values({ user_id: defaults.userId, account_id: member.id, platform: 'linkedin', text: 'li', status: 'published', platform_post_id: 'urn:li:share:1', published_at: new Date() })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const never = await defaults.request('GET', `/api/v1/posts/${memberPost.id}/comments`);
+      assert.deepEqual([never.status, never.body.error.code], [501, 'comments_unsupported']);
     } finally {
       await defaults.close();
     }
