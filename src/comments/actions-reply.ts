@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ApiError } from '../errors';
+import { replyParentOf } from '../platforms/capabilities';
 import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
 import { checkReplyText, throwFirst, xLinkOutcome } from '../posts/rules';
 import { loadLimits, refundQuota, reservedSince, reserveQuota, spendQuota, type Charge } from '../quota/quota';
@@ -66,7 +67,7 @@ export async function replyToComment(
       postId: target.post.id,
       platform: target.post.platform,
       platformCommentId: published.platformPostId,
-      platformParentId: target.comment.platform_comment_id,
+      platformParentId: replyParentOf(target.post.platform, target.comment),
       author: ownAuthor(target.account),
       text: replyText,
       createdAt: startedAt,
@@ -121,13 +122,13 @@ const CLOCK_SKEW_MS = 2 * 60_000;
 async function findUnrecordedReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost | null> {
   const adapter = rt.adapters[target.post.platform];
   if (!adapter.listComments) return null;
-  const parents = new Set([target.comment.platform_comment_id, target.comment.platform_parent_id].filter((id): id is string => id !== null));
+  const parent = replyParentOf(target.post.platform, target.comment);
   const recorded = await recordedReplyPlatformIds(rt.db, target.post.id);
   let cursor: string | undefined;
   for (let page = 0; page < LOOKUP_PAGES; page++) {
     const result = await adapter.listComments(target.ctx, target.post.platform_post_id, cursor);
     for (const c of result.comments) {
-      if (!c.own || c.text.trim() !== text.trim() || !parents.has(c.platformParentId ?? '')) continue;
+      if (!c.own || c.text.trim() !== text.trim() || c.platformParentId !== parent) continue;
       if (new Date(c.createdAt).getTime() < startedAt.getTime() - CLOCK_SKEW_MS) continue;
       if (!recorded.has(c.platformCommentId)) return { platformPostId: c.platformCommentId, url: null };
     }

@@ -46,6 +46,11 @@ interface PlatformCapabilities {
   /** Placements and the options each carries; absent = the platform takes no `configuration` block. */
   placements?: Readonly<Record<string, readonly string[]>>;
   comments: CommentCapabilities;
+  /**
+   * Comments nest one level deep (the Graph API's facebook and instagram comments): a reply to a reply is filed
+   * under the top-level comment, beside the reply it answers.
+   */
+  repliesNestOneLevel?: true;
   /** Comment refresh windows in seconds: [sync=auto, sync=true]. */
   syncWindowSeconds: readonly [number, number];
 }
@@ -126,6 +131,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
       reel: ['placement', 'collaborators', 'user_tags', 'cover', 'video_cover_timestamp_ms', 'share_to_feed', 'trial_reel'],
     },
     comments: { list: true, reply: true, hide: true, deleteOwn: true, deleteAny: true },
+    repliesNestOneLevel: true,
     syncWindowSeconds: [5 * 60, 60],
   },
   facebook: {
@@ -138,6 +144,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
     delete: true,
     placements: { feed: ['placement', 'link'], story: ['placement'] },
     comments: { list: true, reply: true, hide: true, deleteOwn: true, deleteAny: true },
+    repliesNestOneLevel: true,
     syncWindowSeconds: [5 * 60, 60],
   },
   telegram: {
@@ -231,6 +238,11 @@ export function deleteSupported(platform: PlatformSlug, ctx: DeleteContext = {})
   return !(deleteExceptions[platform] ?? []).some(
     (e) => (e.via === undefined || e.via === via) && (e.placement === undefined || e.placement === placement),
   );
+}
+
+/** The platform comment a reply to `answered` is filed under: the answered comment, or its top-level comment where comments nest one level. */
+export function replyParentOf(platform: PlatformSlug, answered: { platform_comment_id: string; platform_parent_id: string | null }): string {
+  return (capabilities[platform].repliesNestOneLevel && answered.platform_parent_id) || answered.platform_comment_id;
 }
 
 /** Comment capabilities that differ by the kind of account (publishing-api.md "Capabilities by platform"). */

@@ -100,6 +100,39 @@ describe('comment actions: reply', function () {
     }
   });
 
+  it('a reply to a reply: on facebook and instagram it is filed under the top-level comment, as the platform files it; its listing and the parent_id filter agree', async () => {
+    const { facebook, instagram } = h.standIns;
+    const fb = await connectAccount(h, { platform: 'facebook', page_id: facebook.page.id, access_token: facebook.page.token });
+    const ig = await connectAccount(h, { platform: 'instagram', access_token: instagram.user.igToken });
+    const mediaId = '17900000000000777';
+    instagram.media.set(mediaId, { id: mediaId, kind: 'feed', caption: 'ig', timestamp: new Date().toISOString(), shortcode: 'Cabc', containerId: 'c7', children: [] });
+    const igPost = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: ig.id, platform: 'instagram', text: 'ig', status: 'published', platform_post_id: mediaId, published_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const cases: Array<[string, string, (target: string, text: string) => { id: string }]> = [
+      ['facebook', (await publish(h, fb.id, 'facebook post with a conversation')).id, (target, text) => facebook.addExternalComment(target, text)],
+      ['instagram', igPost.id, (target, text) => instagram.addExternalComment(target, text)],
+    ];
+    for (const [platform, postId, addComment] of cases) {
+      const platformPostId = (await h.db.selectFrom('posts').select('platform_post_id').where('id', '=', postId).executeTakeFirstOrThrow()).platform_post_id!;
+      const top = addComment(platformPostId, `${platform} top-level`);
+      addComment(top.id, `${platform} an answer to it`);
+      await snapshot(h, postId);
+      const answered = await comment(h, postId, `${platform} an answer to it`);
+      assert.equal(answered.platform_parent_id, top.id, platform);
+      const res = await reply(postId, answered.id, { text: `${platform} joining in` });
+      assert.equal(res.status, 201, `${platform}: ${res.text}`);
+      assert.equal(res.body.data.platform_parent_id, top.id, `${platform}: filed under the top-level comment, not the reply it answers`);
+      const listed = (await snapshot(h, postId)).find((r) => r.text === `${platform} joining in`)!;
+      assert.deepEqual([listed.id, listed.platform_parent_id], [res.body.data.id, top.id], `${platform}: the platform's listing says the same`);
+      const underTop = await h.api.request('GET', `/api/v1/posts/${postId}/comments?sync=false&parent_id=${top.id}`);
+      assert.deepEqual(underTop.body.data.map((c: { text: string }) => c.text).sort(), [`${platform} an answer to it`, `${platform} joining in`]);
+      assert.equal((await stored(answered.id)).reply_comment_id, res.body.data.id, `${platform}: the answered comment is the one marked replied`);
+    }
+  });
+
   it('text: missing (or null, or no body), blank or over the platform limit is 400 validation_error naming the limit; a non-string is 400 bad_request; nothing sent or charged', async () => {
     const { post, target } = await xPostWithComment(x, 'say something');
     const tweets = h.standIns.x.tweets().length;
