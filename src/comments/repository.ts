@@ -261,3 +261,30 @@ export async function recordedReplyPlatformIds(db: Executor, postId: string): Pr
     .execute();
   return new Set(rows.map((r) => r.platform_comment_id));
 }
+
+/** The platform ids of a thread's published parts, first part first (a part's comments are sorted against them). */
+export async function threadPartPlatformIds(db: Executor, threadId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('posts')
+    .select('platform_post_id')
+    .where('thread_id', '=', threadId)
+    .where('platform_post_id', 'is not', null)
+    .orderBy('thread_order')
+    .execute();
+  return rows.map((r) => r.platform_post_id!);
+}
+
+/** The platform ids of every comment stored for the post, deleted ones included. */
+export async function storedCommentPlatformIds(db: Executor, postId: string): Promise<Set<string>> {
+  const rows = await db.selectFrom('comments').select('platform_comment_id').where('post_id', '=', postId).execute();
+  return new Set(rows.map((r) => r.platform_comment_id));
+}
+
+/**
+ * Drops from a thread part's snapshot the comments a complete read found to be another part's (stored here before
+ * Herald sorted a thread's listing by part): they are stored under the part they answer when it is refreshed.
+ */
+export async function removeCommentsOfOtherParts(db: Executor, postId: string, platformCommentIds: readonly string[]): Promise<void> {
+  if (platformCommentIds.length === 0) return;
+  await db.deleteFrom('comments').where('post_id', '=', postId).where('platform_comment_id', 'in', platformCommentIds).execute();
+}

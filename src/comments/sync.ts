@@ -3,7 +3,7 @@ import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow } from '../db/tables/posts';
 import type { Logger } from '../logger';
-import { commentCapabilitiesFor } from '../platforms/capabilities';
+import { capabilities, commentCapabilitiesFor } from '../platforms/capabilities';
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
 import { isPlatformFailure, type PlatformComment, type PlatformContext, type PlatformFailure } from '../platforms/types';
@@ -20,7 +20,16 @@ import {
   xReadsBudgetReason,
   type AllowanceLimits,
 } from './allowance';
-import { findUnseenComments, markCommentsDeleted, upsertRefreshedComments, type RefreshedComment } from './repository';
+import {
+  findUnseenComments,
+  markCommentsDeleted,
+  removeCommentsOfOtherParts,
+  storedCommentPlatformIds,
+  threadPartPlatformIds,
+  upsertRefreshedComments,
+  type RefreshedComment,
+} from './repository';
+import { ThreadPartComments } from './thread-part-comments';
 import { loadSyncState, recordSyncOutcome, type SyncOutcomeWrite } from './sync-state';
 import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
 import { markAccountRefused } from './actions-failure';
@@ -162,9 +171,30 @@ type ReadOutcome =
   | { outcome: 'x_reads_spent'; stored: number }
   | { outcome: 'failed'; stored: number; failure: PlatformFailure };
 
+/** A part of a reply-chain thread: its listing is sorted by part (`ThreadPartComments`). */
+interface ThreadPartRead {
+  listing: { rootPlatformPostId: string };
+  comments: ThreadPartComments;
+}
+
+async function threadPartRead(db: CommentSyncDeps['db'], post: RefreshPost): Promise<ThreadPartRead | null> {
+  if (post.thread_id === null || !capabilities[post.platform].nativeThreads) return null;
+  const parts = await threadPartPlatformIds(db, post.thread_id);
+  if (parts.length < 2) return null;
+  return { listing: { rootPlatformPostId: parts[0] }, comments: new ThreadPartComments(post.platform_post_id, new Set(parts)) };
+}
+
+/** After a thread part's complete read: what waited for a parent that never came, if stored before; what is another part's, out. */
+async function settleThreadPart(deps: CommentSyncDeps, post: RefreshPost, thread: ThreadPartRead, now: Date): Promise<void> {
+  const stored = await storedCommentPlatformIds(deps.db, post.id);
+  await upsertRefreshedComments(deps.db, post, thread.comments.leftOver(stored).map(toRefreshed), now);
+  await removeCommentsOfOtherParts(deps.db, post.id, thread.comments.elsewhere().filter((id) => stored.has(id)));
+}
+
 async function readAllPages(deps: CommentSyncDeps, post: RefreshPost, account: AccountRow, ctx: PlatformContext, limits: AllowanceLimits, now: Date): Promise<ReadOutcome> {
   const listComments = deps.adapters[post.platform].listComments!;
   const metered = countsXReads(post.platform, account.own_credentials);
+  const thread = await threadPartRead(deps.db, post);
   let cursor: string | undefined;
   let stored = 0;
   for (let page = 0; page < MAX_PAGES; page += 1) {
@@ -172,7 +202,7 @@ async function readAllPages(deps: CommentSyncDeps, post: RefreshPost, account: A
     if (granted === 0) return { outcome: 'x_reads_spent', stored };
     let result;
     try {
-      result = await listComments(ctx, post.platform_post_id, cursor);
+      result = await listComments(ctx, post.platform_post_id, cursor, thread?.listing);
     } catch (err) {
       if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted, now);
       if (isPlatformFailure(err)) return { outcome: 'failed', stored, failure: err };
@@ -181,10 +211,13 @@ async function readAllPages(deps: CommentSyncDeps, post: RefreshPost, account: A
     // Sync rule 8: one read per reply x returned; what the allowance does not cover is not stored.
     const kept = result.comments.slice(0, granted);
     if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
-    await upsertRefreshedComments(deps.db, post, kept.map(toRefreshed), now);
+    await upsertRefreshedComments(deps.db, post, (thread ? thread.comments.take(kept) : kept).map(toRefreshed), now);
     stored += kept.length;
     if (kept.length < result.comments.length) return { outcome: 'x_reads_spent', stored };
-    if (!result.nextCursor) return { outcome: 'complete', stored };
+    if (!result.nextCursor) {
+      if (thread) await settleThreadPart(deps, post, thread, now);
+      return { outcome: 'complete', stored };
+    }
     cursor = result.nextCursor;
   }
   deps.logger.warn({ postId: post.id, pages: MAX_PAGES }, 'comment refresh stopped at the page limit');

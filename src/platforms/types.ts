@@ -109,7 +109,12 @@ export interface PlatformAdapter {
   delete(ctx: PlatformContext, platformPostId: string, publishedAt?: Date): Promise<void>;
   /** Ask the platform for the post's public URL (threads and instagram give links of their own). */
   resolveUrl?(ctx: PlatformContext, platformPostId: string): Promise<string | null>;
-  listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string): Promise<CommentPage>;
+  /**
+   * A page of the comments under the post, newest first. `thread.rootPlatformPostId`: the post is a part of a thread
+   * that starts there (x finds a thread's replies only by its root's conversation); the core sorts what a listing
+   * holds by part (`src/comments/thread-part-comments.ts`).
+   */
+  listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string, thread?: { rootPlatformPostId: string }): Promise<CommentPage>;
   replyToComment?(ctx: PlatformContext, platformPostId: string, platformCommentId: string, text: string): Promise<PublishedPost>;
   hideComment?(ctx: PlatformContext, platformCommentId: string, hidden: boolean): Promise<void>;
   deleteComment?(ctx: PlatformContext, platformCommentId: string): Promise<void>;

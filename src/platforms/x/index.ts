@@ -97,12 +97,15 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
       return tweetUrl(ctx.settings.username, platformPostId);
     },
 
-    async listComments(ctx, platformPostId, cursor) {
+    async listComments(ctx, platformPostId, cursor, thread) {
+      // Every tweet of a thread carries its first tweet's conversation id (protocols.md section 1); that root is the
+      // post (or the thread's first part), never one of its comments.
+      const root = thread?.rootPlatformPostId ?? platformPostId;
       const page = await client.send<{ data?: XTweet[]; includes?: { users?: XUser[] }; meta?: { next_token?: string } }>(ctx.credentials, {
         method: 'GET',
         path: '/2/tweets/search/recent',
         query: {
-          query: `conversation_id:${platformPostId}`,
+          query: `conversation_id:${root}`,
           'tweet.fields': COMMENT_TWEET_FIELDS,
           expansions: 'author_id',
           'user.fields': 'username,name,profile_image_url',
@@ -112,7 +115,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
       });
       const users = new Map((page.includes?.users ?? []).map((u) => [u.id, u]));
       return {
-        comments: (page.data ?? []).map((t) => toComment(t, users, platformPostId, ctx.settings.user_id)),
+        comments: (page.data ?? []).filter((t) => t.id !== root).map((t) => toComment(t, users, platformPostId, ctx.settings.user_id)),
         nextCursor: page.meta?.next_token ?? null,
       };
     },

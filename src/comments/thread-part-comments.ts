@@ -1,0 +1,62 @@
+import type { PlatformComment } from '../platforms/types';
+
+/**
+ * Which comments of a platform's listing belong to one part of a thread. Each part is a post of its own and its
+ * comments are listed per post, but a platform with reply chains lists more than the part's own comments: x lists a
+ * whole conversation by its root (every part's replies), and bluesky, mastodon and threads list a part's reply tree,
+ * in which the next part and everything under it hang. A comment belongs to the part when the first part met walking
+ * up from it is this one: another part is never a comment, and what answers another part is that part's.
+ *
+ * Listings come newest first, so a reply may arrive pages before its parent: it waits for it. A comment still waiting
+ * when the read ends (its parent never listed: deleted, or older than the platform's listing reaches) is kept only if
+ * it was stored for this part before, which is when its parent was known.
+ */
+export class ThreadPartComments {
+  private readonly accepted = new Set<string>();
+  private readonly rejected = new Set<string>();
+  private readonly waiting = new Map<string, PlatformComment[]>();
+
+  /** `parts`: the platform ids of every part of the thread, this one (`part`) included. */
+  constructor(
+    private readonly part: string,
+    private readonly parts: ReadonlySet<string>,
+  ) {}
+
+  /** One page sorted: the comments now known to be this part's (with any that waited for one of them). */
+  take(page: readonly PlatformComment[]): PlatformComment[] {
+    const taken: PlatformComment[] = [];
+    for (const comment of page) {
+      const parent = comment.platformParentId ?? this.part;
+      if (this.parts.has(comment.platformCommentId)) this.reject(comment.platformCommentId);
+      else if (parent === this.part || this.accepted.has(parent)) this.accept(comment, taken);
+      else if (this.parts.has(parent) || this.rejected.has(parent)) this.reject(comment.platformCommentId);
+      else this.waiting.set(parent, [...(this.waiting.get(parent) ?? []), comment]);
+    }
+    return taken;
+  }
+
+  /** At the end of the read: the comments still waiting that were stored for this part before (`storedIds`). */
+  leftOver(storedIds: ReadonlySet<string>): PlatformComment[] {
+    return [...this.waiting.values()].flat().filter((comment) => storedIds.has(comment.platformCommentId));
+  }
+
+  /** Platform ids the listing returned that belong elsewhere (another part, or under one). */
+  elsewhere(): string[] {
+    return [...this.rejected];
+  }
+
+  private accept(comment: PlatformComment, taken: PlatformComment[]): void {
+    this.accepted.add(comment.platformCommentId);
+    taken.push(comment);
+    const children = this.waiting.get(comment.platformCommentId);
+    this.waiting.delete(comment.platformCommentId);
+    for (const child of children ?? []) this.accept(child, taken);
+  }
+
+  private reject(platformCommentId: string): void {
+    this.rejected.add(platformCommentId);
+    const children = this.waiting.get(platformCommentId);
+    this.waiting.delete(platformCommentId);
+    for (const child of children ?? []) this.reject(child.platformCommentId);
+  }
+}

@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { insertXAccount } from '../posts/fixtures';
+import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { commentsConfig, connectAccount } from './actions-fixtures';
+
+/**
+ * A thread's parts are posts of their own, and each lists the comments that answer it: not the thread's other parts,
+ * not what answers them. On x every tweet of a thread carries the first tweet's conversation id, so a later part's
+ * replies are found only through the first part's conversation; on bluesky a part's reply tree holds the next part.
+ */
+describe('comments of a thread part', function () {
+  this.timeout(300_000);
+  let h: PostsHarness;
+  let x: AccountRow;
+
+  before(async () => {
+    h = await startPostsHarness({ plan: 'starter', config: commentsConfig() });
+    x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+  });
+  after(async () => h?.stop());
+
+  const list = async (postId: string) => {
+    await h.syncClock();
+    const res = await h.api.request('GET', `/api/v1/posts/${postId}/comments?sync=true&include_deleted=true`);
+    assert.equal(res.status, 200, res.text);
+    return res.body.data as Array<{ text: string; own: boolean; deleted: boolean; platform_parent_id: string | null }>;
+  };
+  const texts = (comments: Array<{ text: string }>) => comments.map((c) => c.text).sort();
+  const publishThread = async (body: Record<string, unknown>) => {
+    const res = await h.api.request('POST', '/api/v1/threads', { body });
+    assert.equal(res.status, 201, res.text);
+    return res.body.data.posts as Array<{ id: string; platform_post_id: string; first_comment: { comment_id: string | null } | null }>;
+  };
+
+  it('x: each part lists the replies to it and under them, found through the first part\'s conversation; its first comment stays listed past the grace', async () => {
+    const parts = await publishThread({ account_id: x.id, posts: [{ text: 'part one' }, { text: 'part two' }, { text: 'part three' }], first_comment: 'the first comment' });
+    const [one, two, three] = parts;
+    const fan = h.standIns.x.addUser({ username: 'threadfan' });
+    h.standIns.x.addReply(one.platform_post_id, fan, 'answers one');
+    const b = h.standIns.x.addReply(two.platform_post_id, fan, 'answers two');
+    h.standIns.x.addReply(b.id, fan, 'answers the answer to two');
+    h.standIns.x.addReply(three.platform_post_id, fan, 'answers three');
+
+    assert.deepEqual(texts(await list(one.id)), ['answers one'], 'not the later parts, nor their replies');
+    assert.deepEqual(texts(await list(two.id)), ['answers the answer to two', 'answers two']);
+    // The first comment was stored on the last part when it was posted; a refresh past the grace that protects a
+    // fresh own comment must still see it (it used to search the last part's own id, found nothing, and took it for deleted).
+    await h.db.updateTable('comments').set({ first_seen_at: new Date(Date.now() - 3_600_000) }).where('id', '=', three.first_comment!.comment_id!).execute();
+    const onThree = await list(three.id);
+    assert.deepEqual(texts(onThree), ['answers three', 'the first comment']);
+    assert.deepEqual(onThree.map((c) => c.deleted), [false, false]);
+  });
+
+  it('x: comments of another part stored on the first part before are taken out of its snapshot by a complete read', async () => {
+    const [one, two] = await publishThread({ account_id: x.id, posts: [{ text: 'older one' }, { text: 'older two' }] });
+    const fan = h.standIns.x.addUser({ username: 'olderfan' });
+    const reply = h.standIns.x.addReply(two.platform_post_id, fan, 'stored on the wrong part');
+    for (const [platformCommentId, parent, own, text] of [
+      [two.platform_post_id, null, true, 'older two'],
+      [reply.id, two.platform_post_id, false, 'stored on the wrong part'],
+    ] as const) {
+      await h.db
+        .insertInto('comments')
+        .values({
+          post_id: one.id, platform: 'x', platform_comment_id: platformCommentId, platform_parent_id: parent, own,
+          author_handle: 'a', author_display_name: 'A', author_platform_id: '1', author_avatar_url: null, text, created_at: new Date(),
+        })
+        .execute();
+    }
+    assert.deepEqual(texts(await list(one.id)), []);
+    assert.deepEqual(texts(await list(two.id)), ['stored on the wrong part']);
+  });
+
+  it('bluesky: a part lists the replies under it, not the next part hanging in its reply tree nor what answers that part', async () => {
+    const { bluesky } = h.standIns;
+    const me = bluesky.addAccount({ handle: 'threads.bsky.test' });
+    const account = await connectAccount(h, { platform: 'bluesky', handle: me.handle, app_password: me.appPassword, service_url: bluesky.origin });
+    const [one, two] = await publishThread({ account_id: account.id, posts: [{ text: 'sky one' }, { text: 'sky two' }] });
+    const fan = bluesky.addAccount({ handle: 'skyfan.bsky.test' });
+    const toOne = bluesky.reply(one.platform_post_id, fan, 'answers sky one');
+    bluesky.reply(toOne.uri, fan, 'answers that answer');
+    bluesky.reply(two.platform_post_id, fan, 'answers sky two');
+
+    assert.deepEqual(texts(await list(one.id)), ['answers sky one', 'answers that answer']);
+    assert.deepEqual(texts(await list(two.id)), ['answers sky two']);
+  });
+});
