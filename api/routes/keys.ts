@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/auth/api-keys';
-import { missingScopes, ScopeSchema, scopes } from '../../src/auth/scopes';
+import { type GrantRefusal, grantRefusal, ScopeSchema, scopes } from '../../src/auth/scopes';
 import type { ApiKeyRow } from '../../src/db/tables/api-keys';
 import { ApiError } from '../../src/errors';
 import { keyAuthenticatorOf } from '../middleware/auth';
@@ -58,6 +58,17 @@ function toApiKeyView(row: ApiKeyRow) {
   };
 }
 
+function grantRefused({ fullAccess, missing }: GrantRefusal): ApiError {
+  const lacking = missing.join(', ');
+  if (fullAccess) {
+    return new ApiError(
+      'insufficient_scope',
+      `A full-access key can only be created by a full-access key; ${missing.length > 0 ? `this key lacks ${lacking}` : 'this key holds only the scopes it lists'}`,
+    );
+  }
+  return new ApiError('insufficient_scope', `This API key cannot grant ${lacking}: it does not hold ${missing.length > 1 ? 'those scopes' : 'that scope'}`);
+}
+
 export const keysRoutes = [
   defineRoute({
     method: 'post',
@@ -71,15 +82,8 @@ export const keysRoutes = [
     responses: { 201: { description: 'The new key, with its secret (shown once)', schema: z.object({ data: CreatedApiKeySchema }) } },
     handler: async ({ body, auth, deps }) => {
       const requested = body.scopes === undefined ? auth.scopes : body.scopes === null ? null : [...new Set(body.scopes)];
-      const missing = missingScopes(auth.scopes, requested);
-      if (missing.length > 0) {
-        throw new ApiError(
-          'insufficient_scope',
-          requested === null
-            ? `A full-access key can only be created by a full-access key; this key lacks ${missing.join(', ')}`
-            : `This API key cannot grant ${missing.join(', ')}: it does not hold ${missing.length > 1 ? 'those scopes' : 'that scope'}`,
-        );
-      }
+      const refusal = grantRefusal(auth.scopes, requested);
+      if (refusal) throw grantRefused(refusal);
       let expiresAt: Date | null = null;
       if (body.expires_at !== undefined) {
         expiresAt = new Date(body.expires_at);

@@ -14,7 +14,7 @@ import type { ConnectAccountRequest, UpdateAccountRequest } from './connect-requ
 import { credentialAtConnect, type CredentialAtConnect } from './credential-at-connect';
 import type { CredentialKeeper } from './credential-workflow-client';
 import { assertTimezone, openCredentials, prepareConnection, sealCredentials } from './credentials';
-import type { AccountInactiveReason, AccountLifecycle } from './lifecycle';
+import { type AccountInactiveReason, type AccountLifecycle, markDeactivated } from './lifecycle';
 import {
   countSlotHolders,
   findByPlatformAccount,
@@ -190,25 +190,30 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
     const changes: AccountUpdate = {};
     if (request.timezone !== undefined) changes.timezone = request.timezone;
     if (request.active === true && !current.active) {
-      if (current.inactive_reason !== 'deactivated') {
-        throw new ApiError(
-          'bad_request',
-          `${platformName(current.platform)} no longer accepts this account's credentials; reconnect it with POST /api/v1/accounts`,
-        );
-      }
+      if (current.inactive_reason !== 'deactivated') throw reconnectFirst(current);
       await assertFreeSlot(trx, user);
       Object.assign(changes, { active: true, inactive_reason: null });
     }
-    if (request.active === false && current.inactive_reason !== 'deactivated') {
-      Object.assign(changes, { active: false, inactive_reason: 'deactivated' });
-    }
-    return Object.keys(changes).length > 0 ? updateAccountRow(trx, current.id, changes) : current;
+    const updated = Object.keys(changes).length > 0 ? await updateAccountRow(trx, current.id, changes) : current;
+    return request.active === false ? ((await markDeactivated(trx, current.id)) ?? updated) : updated;
   });
 
-  if (request.active === false) await accountWentInactive(deps, account.id, 'account_deactivated');
+  // A lost connection stays the reason of an account the user also switched off: a repeated request finishes its
+  // cancellation with it.
+  if (request.active === false) await accountWentInactive(deps, account.id, account.inactive_reason === 'connection_lost' ? 'connection_lost' : 'account_deactivated');
   // Switched back on: its credential workflow (which ended when the account was switched off) runs again.
   if (request.active === true && account.active && account.credential_expires_at !== null) await keepCredentialAlive(deps, account.id);
   return account;
+}
+
+/** PATCH `active: true` on an account whose credential the platform refuses, or that needs re-authorizing. */
+function reconnectFirst(account: AccountRow): ApiError {
+  const name = platformName(account.platform);
+  const state =
+    account.inactive_reason === 'reauthorization_required'
+      ? `${name} needs this account's connection re-authorized`
+      : `${name} no longer accepts this account's credentials`;
+  return new ApiError('bad_request', `${state}; reconnect it with POST /api/v1/accounts`);
 }
 
 /**

@@ -19,7 +19,8 @@ export const AccountSchema = z
     premium: z.boolean().meta({ description: 'x only: a premium account (25,000 characters); false elsewhere' }),
     active: z.boolean(),
     inactive_reason: z.enum(inactiveReasons).nullable().meta({
-      description: 'reauthorization_required: a platform withheld a comment permission; comment actions answer 409 until reconnected, and the account stays active for posting',
+      description:
+        'reauthorization_required: a platform withheld a comment permission; comment actions answer 409 until reconnected, and the account stays active for posting unless switched off (switching it on again then needs a reconnect)',
     }),
     timezone: z.string().nullable().meta({ description: 'IANA name; read by schedule_at without an offset' }),
     credential_expires_at: z.string().nullable().meta({

@@ -12,9 +12,16 @@ export function holdsScope(granted: ScopeList, needed: Scope): boolean {
   return granted === null || granted.includes(needed);
 }
 
-/** Scopes in `requested` (null = all of them) that `granted` lacks, in catalogue order. */
-export function missingScopes(granted: ScopeList, requested: ScopeList): Scope[] {
-  if (granted === null) return [];
+/**
+ * Why a key holding `granted` may not create a key with `requested` (null = full access), or null when it may
+ * (publishing-api.md "Authentication" 4). Full access is more than every scope listed, as it also holds scopes added
+ * later, so only a full-access key grants it; `missing` names the requested scopes the key lacks, in catalogue order.
+ */
+export type GrantRefusal = { fullAccess: boolean; missing: Scope[] };
+
+export function grantRefusal(granted: ScopeList, requested: ScopeList): GrantRefusal | null {
+  if (granted === null) return null;
   const wanted = requested ?? scopes;
-  return scopes.filter((scope) => wanted.includes(scope) && !granted.includes(scope));
+  const missing = scopes.filter((scope) => wanted.includes(scope) && !granted.includes(scope));
+  return requested === null || missing.length > 0 ? { fullAccess: requested === null, missing } : null;
 }

@@ -6,6 +6,7 @@ import {
   loadPlatformContext,
   markConnectionLost,
 } from '../../src/accounts';
+import { markReauthorizationRequired } from '../../src/accounts/lifecycle';
 import { createSealedBox } from '../../src/crypto/sealed-box';
 import { type TestApi, request, startApi, testEncryptionKey } from '../helpers/api';
 import { testDatabase } from '../helpers/db';
@@ -142,6 +143,46 @@ describe('accounts: list, get, patch, disconnect', function () {
     assert.deepEqual(res.body, {
       error: { code: 'bad_request', message: "X no longer accepts this account's credentials; reconnect it with POST /api/v1/accounts" },
     });
+  });
+
+  it('PATCH active false on a connection_lost account changes nothing: active true still asks for a reconnect', async () => {
+    const account = await connectX();
+    assert.equal(await markConnectionLost((await testDatabase()).db, account.id), true);
+    const lost = { ...account, active: false, inactive_reason: 'connection_lost' };
+
+    const off = await api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: false } });
+    assert.equal(off.status, 200);
+    assert.deepEqual(off.body, { data: lost });
+    // Repeated, the cancellation keeps the account's own reason.
+    assert.deepEqual(recorder.calls, [[account.id, 'connection_lost']]);
+
+    const on = await api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: true } });
+    assert.equal(on.status, 400);
+    assert.deepEqual(on.body, {
+      error: { code: 'bad_request', message: "X no longer accepts this account's credentials; reconnect it with POST /api/v1/accounts" },
+    });
+    const row = await rowOf(account.id);
+    assert.equal(row.active, false);
+    assert.equal(row.inactive_reason, 'connection_lost');
+  });
+
+  it('PATCH active false on a reauthorization_required account switches it off keeping the reason; active true asks for a reconnect', async () => {
+    const account = await connectX();
+    assert.equal(await markReauthorizationRequired((await testDatabase()).db, account.id), true);
+
+    const off = await api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: false } });
+    assert.equal(off.status, 200);
+    assert.deepEqual(off.body, { data: { ...account, active: false, inactive_reason: 'reauthorization_required' } });
+    assert.deepEqual(recorder.calls, [[account.id, 'account_deactivated']]);
+
+    const on = await api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: true } });
+    assert.equal(on.status, 400);
+    assert.deepEqual(on.body, {
+      error: { code: 'bad_request', message: "X needs this account's connection re-authorized; reconnect it with POST /api/v1/accounts" },
+    });
+    const row = await rowOf(account.id);
+    assert.equal(row.active, false);
+    assert.equal(row.inactive_reason, 'reauthorization_required');
   });
 
   it('markConnectionLost leaves a deactivated account as the user left it', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { scopes } from '../../src/auth/scopes';
 import { type TestApi, startApi } from '../helpers/api';
 
 const isoMs = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -72,6 +73,22 @@ describe('keys API', () => {
         message: 'A full-access key can only be created by a full-access key; this key lacks posts:write, accounts:read, accounts:write, webhooks:read, webhooks:write',
       },
     });
+  });
+
+  it('refuses a full-access key to a caller that lists every scope: full access also holds scopes added later', async () => {
+    const everyScope = await api.newUser('free', [...scopes]);
+    const res = await api.request('POST', '/api/v1/keys', { key: everyScope.apiKey, body: { name: 'x', scopes: null } });
+    assert.equal(res.status, 403);
+    assert.deepEqual(res.body, {
+      error: { code: 'insufficient_scope', message: 'A full-access key can only be created by a full-access key; this key holds only the scopes it lists' },
+    });
+
+    const inherited = await api.request('POST', '/api/v1/keys', { key: everyScope.apiKey, body: { name: 'child' } });
+    assert.equal(inherited.status, 201);
+    assert.deepEqual(inherited.body.data.scopes, [...scopes]);
+    const subset = await api.request('POST', '/api/v1/keys', { key: everyScope.apiKey, body: { name: 'subset', scopes: ['webhooks:read', 'accounts:write'] } });
+    assert.equal(subset.status, 201);
+    assert.deepEqual(subset.body.data.scopes, ['webhooks:read', 'accounts:write']);
   });
 
   it('needs keys:write for every key route', async () => {
