@@ -51,7 +51,7 @@ export async function loadCommentTarget(
   if (account.inactive_reason === 'connection_lost') {
     throw new ApiError('comment_permission_required', `${name} no longer accepts this account's connection; reconnect the account from the dashboard.`);
   }
-  if (account.inactive_reason === 'reauthorization_required') throw new ApiError('comment_permission_required', reauthorizeSentence(name));
+  if (account.inactive_reason === 'reauthorization_required') throw new ApiError('comment_permission_required', reauthorizeSentence(name, account.active));
   // A reply is published like a post, and posting needs an active account; hiding and deleting do not.
   if (action === 'reply' && !account.active) {
     throw new ApiError('not_found', `Account ${account.id} is not active; activate it to reply from it.`);
@@ -76,8 +76,9 @@ async function loadCommentablePost(
   return { post, account, caps };
 }
 
-export function reauthorizeSentence(name: string): string {
-  return `The ${name} connection needs re-authorizing before Herald can act on comments; reconnect the account from the dashboard. Posting keeps working.`;
+/** `postingWorks`: the account is still active (a withheld comment permission leaves posting alone unless it was switched off). */
+export function reauthorizeSentence(name: string, postingWorks = true): string {
+  return `The ${name} connection needs re-authorizing before Herald can act on comments; reconnect the account from the dashboard.${postingWorks ? ' Posting keeps working.' : ''}`;
 }
 
 /** publishing-api.md "Capabilities by platform": an action the platform lacks is refused, naming what it allows. */

@@ -100,8 +100,11 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
   if (!account || !ctx || account.inactive_reason === 'disconnected') {
     return record({ status: 'permission', reason: `The ${name} account of this post was disconnected; reconnect it from the dashboard to read its comments again.`, nextSyncAfter: recheckAt });
   }
-  if (account.inactive_reason === 'connection_lost' || account.inactive_reason === 'reauthorization_required') {
-    return record({ status: 'permission', reason: reconnectSentence(name), nextSyncAfter: recheckAt });
+  if (account.inactive_reason === 'connection_lost') {
+    return record({ status: 'permission', reason: `${name} no longer accepts this account's connection; reconnect the account from the dashboard to read its comments again.`, nextSyncAfter: recheckAt });
+  }
+  if (account.inactive_reason === 'reauthorization_required') {
+    return record({ status: 'permission', reason: reconnectSentence(name, account.active), nextSyncAfter: recheckAt });
   }
   const limits = await loadLimits(deps.db, post.user_id);
   const planReason = planRefusal(post.platform, account.own_credentials, limits);
@@ -134,8 +137,9 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
   return recordFailure(deps, post, read.failure, failuresBefore, now, record);
 }
 
-function reconnectSentence(name: string): string {
-  return `The ${name} connection needs re-authorizing before Herald can read its comments; reconnect the account from the dashboard. Posting keeps working.`;
+/** `postingWorks`: the account is still active (a withheld comment permission leaves posting alone unless it was switched off). */
+function reconnectSentence(name: string, postingWorks = true): string {
+  return `The ${name} connection needs re-authorizing before Herald can read its comments; reconnect the account from the dashboard.${postingWorks ? ' Posting keeps working.' : ''}`;
 }
 
 async function recordFailure(

@@ -260,6 +260,15 @@ describe('comment listing', function () {
     assert.deepEqual([refused.status, refused.body.error.code], [409, 'comment_permission_required']);
     assert.match(refused.body.error.message, /needs re-authorizing.*Posting keeps working/);
 
+    // A credential the platform refuses outright: posting stops too, and the sentence does not say otherwise.
+    const lost = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const lostPost = await publish(h, lost.id, 'lost connection post');
+    await h.db.updateTable('accounts').set({ active: false, inactive_reason: 'connection_lost' }).where('id', '=', lost.id).execute();
+    const lostRefused = await list(lostPost.id, '?sync=true');
+    assert.deepEqual([lostRefused.status, lostRefused.body.error.code], [409, 'comment_permission_required']);
+    assert.match(lostRefused.body.error.message, /no longer accepts this account's connection/);
+    assert.doesNotMatch(lostRefused.body.error.message, /Posting keeps working/);
+
     await store(post.id, 'stored earlier', new Date('2026-01-01T00:00:00Z'));
     const snapshot = await list(post.id, '?sync=true');
     assert.equal(snapshot.status, 200);
