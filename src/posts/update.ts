@@ -111,14 +111,18 @@ async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: 
   const staysDraft = row.status === 'draft' && !promoting;
   const mediaChanged = mediaSelectionOf(body) !== null;
   const planned: PlannedUpdate = { row, account: account!, limits, now, unit, validation, promoting, staysDraft, mediaChanged, refs: row.media ?? [], downloaded: [], warnings: validation.warnings };
-  if (mediaChanged || promoting) {
+  // A new configuration re-checks the stored media against the new placement (a reel needs a video): the request's
+  // rules see a stored file by its id alone, so its own facts are read, as for new media. The row keeps the refs it
+  // stores (a downloaded copy keeps the URL it came from); only new or promoted media replace them.
+  const mediaReplaced = mediaChanged || promoting;
+  if (mediaReplaced || (body.configuration !== undefined && validation.body.media.length > 0)) {
     const prepared = await prepareMedia(rt, {
       userId,
       fanOut: false,
       mode: staysDraft ? 'draft' : 'send',
       entries: [{ account: account!, media: validation.body.media, spelling: validation.body.mediaSpelling, configuration: validation.body.configuration }],
     });
-    planned.refs = prepared.refs.get(account!.id) ?? [];
+    if (mediaReplaced) planned.refs = prepared.refs.get(account!.id) ?? [];
     planned.downloaded = prepared.downloaded;
     planned.warnings = [...planned.warnings, ...prepared.warnings];
   }
