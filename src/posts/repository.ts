@@ -65,6 +65,23 @@ export async function markPromoted(trx: Trx, draftId: string, promotedToId: stri
   return marked.numUpdatedRows > 0n;
 }
 
+/**
+ * A promotion that did not happen leaves its drafts as they were: a draft points at nothing again once what it became
+ * is gone (a thread rolled back) or `failed` (a post the platform refused, kept as the record of the attempt). A draft
+ * whose post is scheduled, publishing or published stays promoted.
+ */
+export async function unmarkFailedPromotion(db: Db, draftIds: readonly string[]): Promise<void> {
+  await db
+    .updateTable('posts')
+    .set({ promoted_to_id: null })
+    .where('id', 'in', draftIds)
+    .where('status', '=', 'draft')
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('posts as p').select(sql`1`.as('one')).whereRef('p.id', '=', 'posts.promoted_to_id').where('p.status', '!=', 'failed'))),
+    )
+    .execute();
+}
+
 /** A published post's link read later (threads, instagram); only a missing link is filled. */
 export async function storeResolvedUrl(db: Db, postId: string, url: string): Promise<void> {
   await db.updateTable('posts').set({ platform_post_url: url }).where('id', '=', postId).where('platform_post_url', 'is', null).execute();

@@ -8,7 +8,7 @@ import { chargesOf, runWorkflows } from './create';
 import { removeUnusedCopies } from './media-cleanup';
 import { prepareMedia } from './prepare-media';
 import { findOwnPost, getPostView } from './read';
-import { editPost, insertPosts, markPromoted, moveScheduledTime } from './repository';
+import { editPost, insertPosts, markPromoted, moveScheduledTime, unmarkFailedPromotion } from './repository';
 import { scheduledTimesNear } from './view-queries';
 import { publishOutcome } from './respond';
 import type { UpdateOutcome } from './outcomes';
@@ -111,14 +111,18 @@ async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: 
   const staysDraft = row.status === 'draft' && !promoting;
   const mediaChanged = mediaSelectionOf(body) !== null;
   const planned: PlannedUpdate = { row, account: account!, limits, now, unit, validation, promoting, staysDraft, mediaChanged, refs: row.media ?? [], downloaded: [], warnings: validation.warnings };
-  if (mediaChanged || promoting) {
+  // A new configuration re-checks the stored media against the new placement (a reel needs a video): the request's
+  // rules see a stored file by its id alone, so its own facts are read, as for new media. The row keeps the refs it
+  // stores (a downloaded copy keeps the URL it came from); only new or promoted media replace them.
+  const mediaReplaced = mediaChanged || promoting;
+  if (mediaReplaced || (body.configuration !== undefined && validation.body.media.length > 0)) {
     const prepared = await prepareMedia(rt, {
       userId,
       fanOut: false,
       mode: staysDraft ? 'draft' : 'send',
       entries: [{ account: account!, media: validation.body.media, spelling: validation.body.mediaSpelling, configuration: validation.body.configuration }],
     });
-    planned.refs = prepared.refs.get(account!.id) ?? [];
+    if (mediaReplaced) planned.refs = prepared.refs.get(account!.id) ?? [];
     planned.downloaded = prepared.downloaded;
     planned.warnings = [...planned.warnings, ...prepared.warnings];
   }
@@ -183,7 +187,7 @@ async function afterEdit(rt: PostsRuntime, planned: PlannedUpdate, body: UpdateP
 
 /**
  * A draft promoted: a NEW post (scheduled, or publishing now) with the quota of a create reserved and the draft marked
- * promoted, in one transaction; then its workflow, answered as a create is.
+ * promoted, in one transaction; then its workflow, answered as a create is. A refusal by the platform unmarks the draft.
  */
 async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<UpdateOutcome> {
   const { row, account, validation } = planned;
@@ -207,7 +211,12 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
   });
   const views = await runWorkflows(rt, [newRow], newRow.status === 'publishing');
   const outcome = await publishOutcome(rt, { created: [{ id: newRow.id, account }], fanOut: false, groupId: null, draft: false, warnings: [], views });
-  if (outcome.kind === 'platform_refused') return outcome;
+  if (outcome.kind === 'platform_refused') {
+    // As for a refused create, the new post stays `failed` (its quota refunded) as the record of the attempt; the
+    // draft is as it was, editable and promotable again.
+    await unmarkFailedPromotion(rt.db, [row.id]);
+    return outcome;
+  }
   if (outcome.kind !== 'created') throw new Error('a promoted draft is one post, never a fan-out');
   return { kind: 'updated', post: body.schedule_at !== undefined ? { ...outcome.post, rescheduled_post_ids: [newRow.id] } : { ...outcome.post } };
 }

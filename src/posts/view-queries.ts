@@ -52,9 +52,10 @@ export function toViewOf(row: PostViewRow): PostView {
   return toPostView(row, row.account_id === null ? null : { inactive_reason: row.account_inactive_reason ?? null });
 }
 
-// The two statements of the read path (GET /posts/:id, GET /posts), compiled once (src/db/precompiled.ts).
+// The two statements of the read path (GET /posts/:id, GET /posts), compiled once (src/db/precompiled.ts). A promoted
+// draft is gone from both (publishing-api.md "Post status"): the post it became is read under its own id.
 const ownPostViewQuery = precompiled((db, { postId, userId }: { postId: string; userId: string }) =>
-  viewQuery(db).where('posts.id', '=', postId).where('posts.user_id', '=', userId),
+  viewQuery(db).where('posts.id', '=', postId).where('posts.user_id', '=', userId).where('posts.promoted_to_id', 'is', null),
 );
 
 const withHidden = 'with hidden';
@@ -84,7 +85,7 @@ const listingQuery = precompiled((db, values: ListingValues, variant) => {
 
 /**
  * The user's post as the API shows it, with its row, in one statement (`GET /posts/:id` reads nothing else); undefined
- * when absent, another user's, or not a UUID.
+ * when absent, another user's, not a UUID, or a promoted draft.
  */
 export async function findOwnPostView(db: Db, userId: string, postId: string): Promise<{ row: PostRow; view: PostView } | undefined> {
   if (!isUuid(postId)) return undefined;

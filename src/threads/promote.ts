@@ -6,7 +6,8 @@ import type { PostsRuntime } from '../posts/runtime';
 import { mediaSelectionOf, type CreateThreadBody, type UpdatePostBody } from '../posts/rules';
 import { createThreads } from './create';
 import type { ThreadCreateOutcome } from './respond';
-import { loadOwnThreadParts, unmarkVanishedPromotion } from './repository';
+import { unmarkFailedPromotion } from '../posts/repository';
+import { loadOwnThreadParts } from './repository';
 
 /**
  * PATCH of any part of a draft thread with `schedule_at` or `publish: true` (publishing-api.md "States and
@@ -36,12 +37,12 @@ export async function promoteDraftThread(rt: PostsRuntime, userId: string, named
   try {
     created = await createThreads(rt, userId, thread, { draftIds });
   } catch (err) {
-    await unmarkVanishedPromotion(rt.db, draftIds);
+    await unmarkFailedPromotion(rt.db, draftIds);
     throw err;
   }
   if (created.kind === 'platform_refused') {
     // A thread that failed and was rolled back left no rows: its drafts are as they were.
-    await unmarkVanishedPromotion(rt.db, draftIds);
+    await unmarkFailedPromotion(rt.db, draftIds);
     return created;
   }
   if (created.kind !== 'created') throw new Error('a promoted draft thread is one thread, never a fan-out');

@@ -196,13 +196,3 @@ export async function failThread(db: Db, threadId: string, message: string, roll
     if (failed.length > 0) await recordThreadEvent(trx, 'thread.failed', threadId, { thread_rollback: rollback });
   });
 }
-
-/** A promotion that failed and was rolled back left no rows: its drafts point at nothing again. */
-export async function unmarkVanishedPromotion(db: Db, draftIds: readonly string[]): Promise<void> {
-  await db
-    .updateTable('posts')
-    .set({ promoted_to_id: null })
-    .where('id', 'in', draftIds)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('posts as p').select(sql`1`.as('one')).whereRef('p.id', '=', 'posts.promoted_to_id'))))
-    .execute();
-}

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AccountRow } from '../../src/db/tables/accounts';
-import { png } from '../media/fixtures';
-import { insertXAccount } from './fixtures';
+import { jpeg, png } from '../media/fixtures';
+import { insertAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 /** A tiny origin serving fixed files, as a client's media host. */
@@ -31,6 +31,7 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
     x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
     files = await startFileServer({
       '/cat.png': { type: 'image/png', body: png(40, 30) },
+      '/cat.jpg': { type: 'image/jpeg', body: jpeg(1080, 1080) },
       '/notes.txt': { type: 'image/png', body: Buffer.from('this is not an image at all') },
     });
   });
@@ -92,6 +93,35 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
     const foreign = await h.api.request('POST', '/api/v1/posts', { key: other.apiKey, body: { account_id: theirs.id, text: 'stolen cat', media_ids: [id] } });
     assert.equal(foreign.status, 404);
     assert.equal(foreign.body.error.code, 'media_not_found');
+  });
+
+  it('a new placement re-checks the stored media: a scheduled feed post with a JPEG cannot become a reel; a draft is warned', async () => {
+    await h.syncClock();
+    const ig = await insertAccount(h.db, h.api.userId, { platform: 'instagram', platform_account_id: 'ig-reel', username: 'igreel', via: 'instagram', credentials: { access_token: 't' } });
+    const url = `${files.origin}/cat.jpg`;
+    const at = new Date(h.now().getTime() + 3_600_000).toISOString();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: ig.id, text: 'a feed cat', media_urls: [url], schedule_at: at } });
+    assert.equal(res.status, 201, res.text);
+    const id = res.body.data.id;
+    const reel = await h.api.request('PATCH', `/api/v1/posts/${id}`, { body: { text: '', configuration: { instagram: { placement: 'reel' } } } });
+    assert.deepEqual([reel.status, reel.body], [400, { error: { code: 'unsupported_media', message: 'media_urls[0] is an image; an instagram reel takes MP4 and MOV video' } }]);
+    const stored = await h.db.selectFrom('posts').select(['configuration', 'media']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(stored.configuration, null);
+    // A placement the file fits is taken, and the post keeps its stored file and the URL it came from.
+    const story = await h.api.request('PATCH', `/api/v1/posts/${id}`, { body: { text: '', configuration: { instagram: { placement: 'story' } } } });
+    assert.equal(story.status, 200, story.text);
+    assert.deepEqual(story.body.data.media_urls, [url]);
+    assert.deepEqual((await h.db.selectFrom('posts').select('media').where('id', '=', id).executeTakeFirstOrThrow()).media, stored.media);
+    await h.api.request('DELETE', `/api/v1/posts/${id}`);
+
+    const upload = await h.api.request('POST', '/api/v1/media', { body: { url } });
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: ig.id, text: 'a draft cat', media_ids: [upload.body.data.id], draft: true } });
+    assert.deepEqual(draft.body.data.warnings, []);
+    const reelDraft = await h.api.request('PATCH', `/api/v1/posts/${draft.body.data.id}`, { body: { text: '', configuration: { instagram: { placement: 'reel' } } } });
+    assert.equal(reelDraft.status, 200, reelDraft.text);
+    assert.deepEqual(reelDraft.body.data.warnings, [
+      { account_id: ig.id, platform: 'instagram', code: 'unsupported_media', message: 'media_ids[0] is an image; an instagram reel takes MP4 and MOV video' },
+    ]);
   });
 
   it('two media spellings are 400 bad_request', async () => {

@@ -76,6 +76,38 @@ describe('PATCH, first comments and account lifecycle', function () {
     assert.equal(tweetsStartingWith('promote me now').length, 1);
     const again = await h.api.request('PATCH', `/api/v1/posts/${draftId}`, { body: { publish: true } });
     assert.deepEqual(again.body, { error: { code: 'post_not_editable', message: 'The draft was already promoted; edit the post it became' } });
+    // The promoted draft is gone (publishing-api.md "Post status"): read under its id it is absent, as in listings.
+    const read = await h.api.request('GET', `/api/v1/posts/${draftId}`);
+    assert.deepEqual([read.status, read.body], [404, { error: { code: 'not_found', message: `Post ${draftId} was not found` } }]);
+    assert.equal((await h.api.request('GET', `/api/v1/posts/${promoted.body.data.id}`)).body.data.promoted_from_draft_id, draftId);
+  });
+
+  it('a promotion the platform refuses answers 502, keeps the failed post with its quota refunded, and leaves the draft a draft', async () => {
+    const first = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'said only once' } });
+    assert.equal(first.status, 201, first.text);
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'said only once', draft: true } });
+    const draftId = draft.body.data.id;
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const refused = await h.api.request('PATCH', `/api/v1/posts/${draftId}`, { body: { publish: true } });
+    assert.equal(refused.status, 502, refused.text);
+    assert.equal(refused.body.error.code, 'upstream_error');
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before, 'the refused attempt was refunded');
+    const attempt = await h.db.selectFrom('posts').select(['status', 'error_message']).where('promoted_from_draft_id', '=', draftId).execute();
+    assert.deepEqual(attempt, [{ status: 'failed', error_message: refused.body.error.message }]);
+
+    assert.deepEqual([(await row(draftId)).status, (await row(draftId)).promoted_to_id], ['draft', null]);
+    const read = await h.api.request('GET', `/api/v1/posts/${draftId}`);
+    assert.deepEqual([read.status, read.body.data.status, read.body.data.text], [200, 'draft', 'said only once']);
+    const drafts = await h.api.request('GET', '/api/v1/posts?status=draft&limit=100');
+    assert.ok(drafts.body.data.some((p: { id: string }) => p.id === draftId), 'the draft is listed again');
+    const edited = await h.api.request('PATCH', `/api/v1/posts/${draftId}`, { body: { text: 'said only once, then reworded' } });
+    assert.deepEqual([edited.status, edited.body.data.status], [200, 'draft']);
+
+    const promoted = await h.api.request('PATCH', `/api/v1/posts/${draftId}`, { body: { publish: true } });
+    assert.equal(promoted.status, 200, promoted.text);
+    assert.deepEqual([promoted.body.data.status, promoted.body.data.promoted_from_draft_id, promoted.body.data.text], ['published', draftId, 'said only once, then reworded']);
+    assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts - before.posts, 1);
+    assert.equal((await row(draftId)).promoted_to_id, promoted.body.data.id);
   });
 
   it('a refused promotion leaves the draft unchanged and charges nothing', async () => {
