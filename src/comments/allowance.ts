@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { sql } from 'kysely';
 import type { Db } from '../db';
+import { inTransaction } from '../db/in-transaction';
 import type { PlanName } from '../plans';
 import { platformName } from '../platforms/availability';
 import type { PlatformSlug } from '../platforms/types';
@@ -86,15 +87,17 @@ export async function takeXCommentReads(db: Db, userId: string, limit: number, w
     await db.updateTable('usage_months').set({ x_comment_reads: sql`x_comment_reads + ${wanted}` }).where('user_id', '=', userId).where('month', '=', month).execute();
     return wanted;
   }
-  const row = await db
-    .updateTable('usage_months')
-    .set({ x_comment_reads: sql`least(${limit}::int, x_comment_reads + ${wanted}::int)` })
-    .where('user_id', '=', userId)
-    .where('month', '=', month)
-    .where('x_comment_reads', '<', limit)
-    .returning(sql<number>`x_comment_reads - (select before.x_comment_reads from usage_months before where before.user_id = usage_months.user_id and before.month = usage_months.month)`.as('granted'))
-    .executeTakeFirst();
-  return row ? Number(row.granted) : 0;
+  // The count is read under the row's lock: a lock waited for hands back the row as the other refresh left it, where
+  // a statement's own snapshot (a subselect beside the update) still saw it as before, and over-reported the grant
+  // by what the other refresh took, which the caller then gave back.
+  return inTransaction(db, async (trx) => {
+    const row = await trx.selectFrom('usage_months').select('x_comment_reads').where('user_id', '=', userId).where('month', '=', month).forUpdate().executeTakeFirstOrThrow();
+    const granted = Math.max(0, Math.min(wanted, limit - row.x_comment_reads));
+    if (granted > 0) {
+      await trx.updateTable('usage_months').set({ x_comment_reads: sql`x_comment_reads + ${granted}::int` }).where('user_id', '=', userId).where('month', '=', month).execute();
+    }
+    return granted;
+  });
 }
 
 export async function giveBackXCommentReads(db: Db, userId: string, count: number, now: Date): Promise<void> {
