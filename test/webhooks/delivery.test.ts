@@ -129,6 +129,22 @@ describe('Webhook delivery workflow (time skipping)', function () {
     assert.equal((await attempts(endpoint.id)).length, 3, 'the failures at 5 days - 60 s and - 55 s left it on; the one 5 min later crossed five days');
   });
 
+  it('switched back on after five days of failures, its failing run starts afresh: the next failure does not disable it', async () => {
+    const endpoint = await newEndpoint();
+    const now = await h.env.currentTimeMs();
+    await h.db.updateTable('webhook_endpoints').set({ failing_since: new Date(now - 5 * 24 * 3600_000) }).where('id', '=', endpoint.id).execute();
+    answers = [500];
+    assert.equal(await deliver((await newEvent()).id, endpoint.id), 'disabled');
+    const patched = await h.api.request('PATCH', `/api/v1/webhooks/${endpoint.id}`, { body: { enabled: true } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.equal((await endpointRow(endpoint.id)).failing_since, null);
+
+    answers = [500, 200];
+    assert.equal(await deliver((await newEvent()).id, endpoint.id), 'delivered');
+    assert.deepEqual((await attempts(endpoint.id)).map((r) => r.delivered), [false, false, true]);
+    assert.equal((await endpointRow(endpoint.id)).enabled, true);
+  });
+
   it('during a rotation both secrets sign; after 24 hours only the new one', async () => {
     const endpoint = await newEndpoint();
     const rotated = await h.api.request('POST', `/api/v1/webhooks/${endpoint.id}/rotate-secret`);
