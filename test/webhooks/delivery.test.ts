@@ -19,6 +19,7 @@ describe('Webhook delivery workflow (time skipping)', function () {
   let receiver: Server;
   let url: string;
   let answers: number[] = [];
+  let answerBody = '{}';
   let received: Received[] = [];
 
   before(async () => {
@@ -32,7 +33,7 @@ describe('Webhook delivery workflow (time skipping)', function () {
         if (status === 0) return; // never answers
         res.statusCode = status;
         if (status === 302) res.setHeader('location', `${url}-elsewhere`);
-        res.end('{}');
+        res.end(answerBody);
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -45,6 +46,7 @@ describe('Webhook delivery workflow (time skipping)', function () {
   });
   beforeEach(() => {
     answers = [];
+    answerBody = '{}';
     received = [];
   });
 
@@ -106,6 +108,14 @@ describe('Webhook delivery workflow (time skipping)', function () {
     assert.deepEqual(rows.map((r) => [r.status_code, r.delivered]), [[null, false], [302, false], [200, true]]);
     assert.ok(rows[0].error && rows[0].duration_ms >= 15_000 && rows[0].duration_ms < 20_000, `${rows[0].error} after ${rows[0].duration_ms} ms`);
     assert.equal(received.length, 3, 'nothing was sent to the redirect target');
+  });
+
+  it('a 2xx is delivered whatever the size of its body', async () => {
+    const endpoint = await newEndpoint();
+    answers = [200];
+    answerBody = JSON.stringify({ padding: 'x'.repeat(100 * 1024) });
+    assert.equal(await deliver((await newEvent()).id, endpoint.id), 'delivered');
+    assert.deepEqual((await attempts(endpoint.id)).map((r) => [r.status_code, r.error, r.delivered]), [[200, null, true]]);
   });
 
   it('a 410 disables the endpoint at once, saying why', async () => {
