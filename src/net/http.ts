@@ -206,9 +206,8 @@ function toTransportError(err: unknown): TransportError {
   if (err instanceof TransportError) return err;
   const chain: unknown[] = [];
   for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
-  if (chain.some((e) => e instanceof BlockedAddressError)) {
-    return new TransportError('not_sent', chain.find((e) => e instanceof BlockedAddressError)!.toString(), true);
-  }
+  const blocked = chain.find((e) => e instanceof BlockedAddressError);
+  if (blocked) return new TransportError('not_sent', blocked.message, true);
   const code = chain.map((e) => (e as { code?: string }).code).find((c) => typeof c === 'string');
   if (code && NOT_SENT_CODES.has(code)) return new TransportError('not_sent', `connection failed (${code})`);
   const name = (err as Error)?.name;

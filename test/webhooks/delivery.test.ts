@@ -2,8 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { createWebhookActivities } from '../../activities/webhooks';
 import { recordEvents } from '../../src/events/outbox';
+import { createLogger } from '../../src/logger';
+import { createHttpClient } from '../../src/net/http';
 import { webhookRetrySchedule } from '../../workflows/deliver-webhook';
+import { privatelyResolvedHostname } from '../helpers/private-hostname';
+import { testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 
 interface Received {
@@ -153,6 +158,24 @@ describe('Webhook delivery workflow (time skipping)', function () {
     assert.equal(await deliver((await newEvent()).id, endpoint.id), 'delivered');
     assert.deepEqual((await attempts(endpoint.id)).map((r) => r.delivered), [false, false, true]);
     assert.equal((await endpointRow(endpoint.id)).enabled, true);
+  });
+
+  it('an endpoint whose host resolves to a private address records a blocked attempt that does not name the address', async () => {
+    const { hostname, address } = await privatelyResolvedHostname();
+    const endpoint = await newEndpoint();
+    await h.db.updateTable('webhook_endpoints').set({ url: `https://${hostname}/hook` }).where('id', '=', endpoint.id).execute();
+    // The harness's worker may fetch private addresses (its receivers are on 127.0.0.1); production's client may not.
+    const http = createHttpClient({ allowInsecure: false });
+    try {
+      const activities = createWebhookActivities({ db: h.db, logger: createLogger('silent'), sealedBox: testSealedBox, http });
+      assert.equal(await activities.attemptWebhookDelivery({ eventId: (await newEvent()).id, endpointId: endpoint.id, at: Date.now() }), 'failed');
+    } finally {
+      await http.close();
+    }
+    const listed = await h.api.request('GET', `/api/v1/webhooks/${endpoint.id}/deliveries`);
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(listed.body.data.map((d: { error: string | null }) => d.error), [`${hostname} resolves to an address that is not public`]);
+    assert.ok(!listed.text.includes(address));
   });
 
   it('during a rotation both secrets sign; after 24 hours only the new one', async () => {
