@@ -9,6 +9,8 @@ import { webhookHeaders } from '../src/webhooks/signature';
 
 /** A delivery attempt gets 15 s for the receiver to answer (decisions.md "Events and webhooks"). */
 const attemptTimeoutMs = 15_000;
+/** Nothing reads the receiver's body (the status is the verdict): a longer one is cut short here, never a failure. */
+const receiverBodyBytesRead = 64 * 1024;
 
 export interface WebhookActivityDeps {
   db: Db;
@@ -43,7 +45,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       let statusCode: number | null = null;
       let error: string | null = null;
       try {
-        const response = await deps.http.request({ method: 'POST', url: endpoint.url, headers, body, timeoutMs: attemptTimeoutMs, maxBytes: 64 * 1024 });
+        const response = await deps.http.request({ method: 'POST', url: endpoint.url, headers, body, timeoutMs: attemptTimeoutMs, maxBytes: receiverBodyBytesRead, overCap: 'truncate' });
         statusCode = response.status;
       } catch (err) {
         if (!(err instanceof TransportError)) throw err;

@@ -4,7 +4,7 @@ import { ApiError } from '../../src/errors';
 import { eventTypes } from '../../src/events/catalogue';
 import { changeEndpoint, createEndpoint, rotateSecret, type WebhooksDeps } from '../../src/webhooks/endpoints';
 import { deleteOwnEndpoint, findOwnEndpoint, listDeliveries, listOwnEndpoints } from '../../src/webhooks/repository';
-import { redeliverEvent, sendTestEvent } from '../../src/webhooks/sends';
+import { redeliverEvent, sendTestEvent, type SendRefused } from '../../src/webhooks/sends';
 import { EventSchema, toEventView } from '../../src/events/view';
 import { queryInteger } from '../validation';
 import { postsRuntimeOf } from './posts';
@@ -62,6 +62,18 @@ const DeliverySchema = z
   .meta({ id: 'WebhookDelivery' });
 
 const notFound = (id: string) => new ApiError('not_found', `Webhook endpoint ${id.slice(0, 100)} not found`);
+
+/** Why `/test` or `/redeliver` sent nothing, as the client is told it. */
+function sendRefusal(endpointId: string, refused: SendRefused, eventId?: string): ApiError {
+  if ('disabled' in refused) {
+    const why = refused.disabled.reason ? ` (${refused.disabled.reason})` : '';
+    return new ApiError(
+      'webhook_endpoint_disabled',
+      `Webhook endpoint ${endpointId} is disabled${why}, so nothing would be delivered to it; switch it back on with PATCH /api/v1/webhooks/${endpointId} { "enabled": true }`,
+    );
+  }
+  return refused.missing === 'event' ? new ApiError('not_found', `Event ${(eventId ?? '').slice(0, 100)} not found`) : notFound(endpointId);
+}
 
 export const webhooksRoutes = [
   defineRoute({
@@ -158,15 +170,16 @@ export const webhooksRoutes = [
     method: 'post',
     path: '/webhooks/:id/test',
     summary: 'Send a test event',
-    description: 'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`.',
+    description:
+      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. A switched-off endpoint is 409 `webhook_endpoint_disabled`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: endpointParams,
-    errors: ['not_found'],
+    errors: ['not_found', 'webhook_endpoint_disabled'],
     responses: { 202: { description: 'The event being delivered', schema: z.object({ data: EventSchema }) } },
     handler: async ({ params, auth, deps }) => {
       const sent = await sendTestEvent(sendDeps(deps), auth.userId, params.id);
-      if (!sent.ok) throw notFound(params.id);
+      if (!sent.ok) throw sendRefusal(params.id, sent);
       return { status: 202, body: { data: toEventView(sent.event) } };
     },
   }),
@@ -174,16 +187,17 @@ export const webhooksRoutes = [
     method: 'post',
     path: '/webhooks/:id/redeliver',
     summary: 'Send an event again',
-    description: 'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types. Another user\'s event is 404.',
+    description:
+      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types. Another user\'s event is 404; a switched-off endpoint is 409 `webhook_endpoint_disabled`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: endpointParams,
     body: z.strictObject({ event_id: z.string().min(1, 'must not be empty') }),
-    errors: ['not_found'],
+    errors: ['not_found', 'webhook_endpoint_disabled'],
     responses: { 202: { description: 'The event being delivered', schema: z.object({ data: EventSchema }) } },
     handler: async ({ params, body, auth, deps }) => {
       const sent = await redeliverEvent(sendDeps(deps), auth.userId, params.id, body.event_id);
-      if (!sent.ok) throw sent.missing === 'endpoint' ? notFound(params.id) : new ApiError('not_found', `Event ${body.event_id.slice(0, 100)} not found`);
+      if (!sent.ok) throw sendRefusal(params.id, sent, body.event_id);
       return { status: 202, body: { data: toEventView(sent.event) } };
     },
   }),

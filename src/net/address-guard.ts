@@ -46,13 +46,17 @@ export function assertFetchableUrl(raw: string | URL, allowInsecure: boolean): U
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
-/** A `dns.lookup` replacement for sockets: resolves, then refuses any non-public answer. */
+/**
+ * A `dns.lookup` replacement for sockets: resolves, then refuses any non-public answer. The refusal does not name
+ * the address: it reaches clients (a media URL's 400, a webhook delivery's error), and would tell them what an
+ * internal name resolves to.
+ */
 export function publicOnlyLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const list = addresses as dns.LookupAddress[];
     const blocked = list.find((a) => !isPublicAddress(a.address));
-    if (blocked) return callback(new BlockedAddressError(`${hostname} resolves to ${blocked.address}, which is not a public address`), []);
+    if (blocked) return callback(new BlockedAddressError(`${hostname} resolves to an address that is not public`), []);
     if (options.all) return callback(null, list);
     callback(null, list[0].address, list[0].family);
   });

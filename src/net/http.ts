@@ -21,6 +21,11 @@ export interface HttpRequest {
   timeoutMs?: number;
   /** Largest body read for this request (overrides the client's `maxResponseBytes`): refused from Content-Length before reading, and while streaming. */
   maxBytes?: number;
+  /**
+   * What a body over the cap does: `fail` (the default) throws `ResponseTooLargeError`; `truncate` stops reading at
+   * the cap and answers with the first `maxBytes`, for a caller that judges the answer by its status alone.
+   */
+  overCap?: 'fail' | 'truncate';
 }
 
 export interface HttpResponse {
@@ -118,13 +123,14 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         signal: deadline.signal,
       });
       const cap = req.maxBytes ?? maxBytes;
+      const truncate = req.overCap === 'truncate';
       const declared = Number(res.headers['content-length'] ?? NaN);
-      if (declared > cap) {
+      if (declared > cap && !truncate) {
         // Closing the unread body makes it emit an abort error: listened to here, or it would be uncaught.
         res.body.on('error', () => undefined).destroy();
         throw new ResponseTooLargeError(cap, declared);
       }
-      const bytes = await readCapped(res.body, cap);
+      const bytes = await readCapped(res.body, cap, truncate);
       const text = bytes.toString('utf8');
       return { status: res.statusCode, headers: new ResponseHeaders(res.headers), text, json: parseJson(text), bytes };
     } catch (err) {
@@ -170,12 +176,18 @@ function lowerCased(headers: Record<string, string> | undefined): Record<string,
   return lower;
 }
 
-async function readCapped(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
+async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number, truncate: boolean): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
+    if (size + chunk.byteLength > maxBytes) {
+      if (!truncate) throw new ResponseTooLargeError(maxBytes);
+      chunks.push(Buffer.from(chunk).subarray(0, maxBytes - size));
+      // Leaving the loop closes the unread rest, which emits an abort error: listened to here, or it would be uncaught.
+      body.on('error', () => undefined);
+      break;
+    }
     size += chunk.byteLength;
-    if (size > maxBytes) throw new ResponseTooLargeError(maxBytes);
     chunks.push(Buffer.from(chunk));
   }
   return Buffer.concat(chunks);
@@ -194,9 +206,8 @@ function toTransportError(err: unknown): TransportError {
   if (err instanceof TransportError) return err;
   const chain: unknown[] = [];
   for (let e: unknown = err; e && chain.length < 5; e = (e as { cause?: unknown }).cause) chain.push(e);
-  if (chain.some((e) => e instanceof BlockedAddressError)) {
-    return new TransportError('not_sent', chain.find((e) => e instanceof BlockedAddressError)!.toString(), true);
-  }
+  const blocked = chain.find((e) => e instanceof BlockedAddressError);
+  if (blocked) return new TransportError('not_sent', blocked.message, true);
   const code = chain.map((e) => (e as { code?: string }).code).find((c) => typeof c === 'string');
   if (code && NOT_SENT_CODES.has(code)) return new TransportError('not_sent', `connection failed (${code})`);
   const name = (err as Error)?.name;

@@ -41,12 +41,17 @@ export interface EndpointChanges {
   enabled?: boolean;
 }
 
-/** Switching an endpoint on clears why it was switched off. */
+/**
+ * Switching an endpoint on clears why it was switched off and, when it was off, starts the five-day failing run
+ * afresh: the run that disabled it would otherwise disable it again at its first failure. Saying `enabled: true` to
+ * an endpoint that is on leaves its run alone.
+ */
 export async function updateOwnEndpoint(db: Db, userId: string, endpointId: string, changes: EndpointChanges): Promise<WebhookEndpointRow | undefined> {
   if (!isUuid(endpointId)) return undefined;
+  const switchedOn = changes.enabled === true ? { disabled_reason: null, failing_since: sql<Date | null>`case when enabled then failing_since end` } : {};
   return db
     .updateTable('webhook_endpoints')
-    .set({ ...changes, ...(changes.enabled === true ? { disabled_reason: null } : {}), updated_at: sql`now()` })
+    .set({ ...changes, ...switchedOn, updated_at: sql`now()` })
     .where('id', '=', endpointId)
     .where('user_id', '=', userId)
     .returningAll()

@@ -15,12 +15,17 @@ interface SendDeps {
   taskQueue: string;
 }
 
-type Missing = { ok: false; missing: 'endpoint' | 'event' };
+/**
+ * Why nothing was sent. A switched-off endpoint is refused rather than accepted: its delivery would end before the
+ * first attempt (`attemptWebhookDelivery` sends nothing to it), so "accepted" would promise what never happens.
+ */
+export type SendRefused = { ok: false; missing: 'endpoint' | 'event' } | { ok: false; disabled: { reason: string | null } };
 
 /** Writes a `webhook.test` event, dispatched to this endpoint only, and starts its delivery. */
-export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: string): Promise<{ ok: true; event: EventRow } | Missing> {
+export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: string): Promise<{ ok: true; event: EventRow } | SendRefused> {
   const endpoint = await findOwnEndpoint(deps.db, userId, endpointId);
   if (!endpoint) return { ok: false, missing: 'endpoint' };
+  if (!endpoint.enabled) return { ok: false, disabled: { reason: endpoint.disabled_reason } };
   const event = await deps.db.transaction().execute(async (trx) => {
     const [row] = await recordEvents(trx, [{ userId, type: 'webhook.test', data: { endpoint_id: endpoint.id, message: 'A test event from Herald' } }]);
     await trx.updateTable('events').set({ dispatched_at: new Date() }).where('id', '=', row.id).execute();
@@ -35,11 +40,12 @@ export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: 
  * The event again, now, on the full retry schedule, with the same `webhook-id` (receivers deduplicate on it). Not a
  * dispatch: a restart of the embedded Temporal forgets it (the client can ask again; it was told 202, not delivered).
  */
-export async function redeliverEvent(deps: SendDeps, userId: string, endpointId: string, eventId: string): Promise<{ ok: true; event: EventRow } | Missing> {
+export async function redeliverEvent(deps: SendDeps, userId: string, endpointId: string, eventId: string): Promise<{ ok: true; event: EventRow } | SendRefused> {
   const endpoint = await findOwnEndpoint(deps.db, userId, endpointId);
   if (!endpoint) return { ok: false, missing: 'endpoint' };
   const event = await findOwnEvent(deps.db, userId, eventId);
   if (!event) return { ok: false, missing: 'event' };
+  if (!endpoint.enabled) return { ok: false, disabled: { reason: endpoint.disabled_reason } };
   await deps.temporal.workflow.start('deliverWebhook', {
     taskQueue: deps.taskQueue,
     workflowId: `${webhookWorkflowId(event.id, endpoint.id)}-again-${randomUUID()}`,

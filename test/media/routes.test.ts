@@ -13,6 +13,7 @@ import { createMediaUrlSigner, deriveMediaUrlKey, type MediaUrlSigner } from '..
 import { createMediaRouter } from '../../src/media/routes';
 import { requireDecodable } from '../../src/media/sniff';
 import { createMediaStore, type MediaStore } from '../../src/media/store';
+import { privatelyResolvedHostname } from '../helpers/private-hostname';
 import { rejectsWith } from './assert-error';
 import { gif, jpeg, movie, png } from './fixtures';
 import { insertUser, mediaTestDatabase } from './media-db';
@@ -29,6 +30,7 @@ describe('media routes', function () {
   let store: MediaStore;
   let signer: MediaUrlSigner;
   let client: HttpClient;
+  let guarded: HttpClient;
   let api: http.Server;
   let apiUrl: string;
   let origin: http.Server;
@@ -40,6 +42,7 @@ describe('media routes', function () {
     database = await mediaTestDatabase();
     store = createMediaStore(database.media, { chunkBytes: 100 });
     client = createHttpClient({ allowInsecure: true });
+    guarded = createHttpClient({ allowInsecure: false });
     userId = await insertUser(database.db);
 
     origin = http.createServer((req, res) => {
@@ -60,6 +63,8 @@ describe('media routes', function () {
       '/api/v1/media',
       createMediaRouter({ store, http: client, allowInsecureUrls: true, userIdOf: (req) => String(req.headers['x-user']), maxBytes: 50_000, downloadTimeoutMs: 5_000 }),
     );
+    // As in production: https on public addresses only.
+    app.use('/api/v1/guarded-media', createMediaRouter({ store, http: guarded, allowInsecureUrls: false, userIdOf: (req) => String(req.headers['x-user']) }));
     app.use(
       '/api/v1/slow-media',
       createMediaRouter({ store, http: client, allowInsecureUrls: true, userIdOf: (req) => String(req.headers['x-user']), uploadTimeoutMs: 500 }),
@@ -69,6 +74,7 @@ describe('media routes', function () {
 
   after(async () => {
     await client.close();
+    await guarded.close();
     for (const server of [api, origin]) {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -163,6 +169,18 @@ describe('media routes', function () {
         'Send the media as multipart/form-data with a part "file", or as JSON { "url": "https://..." }',
       ],
     ];
+    it('refuses a URL whose host resolves to a private address without naming the address', async () => {
+      const { hostname, address } = await privatelyResolvedHostname();
+      const url = `https://${hostname}/cat.png`;
+      const res = await fetch(`${apiUrl}/api/v1/guarded-media`, { method: 'POST', body: JSON.stringify({ url }), headers: { 'x-user': userId, 'content-type': 'application/json' } });
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      assert.deepEqual({ status: res.status, body }, {
+        status: 400,
+        body: { error: { code: 'bad_request', message: `Media URL ${url} is not allowed: ${hostname} resolves to an address that is not public` } },
+      });
+      assert.ok(!body.error.message.includes(address));
+    });
+
     for (const [what, send, status, code, message] of refusals) {
       it(`refuses ${what} with the whole envelope and stores nothing`, async () => {
         const before = await mediaCount();

@@ -79,6 +79,16 @@ describe('Outbound HTTP client', () => {
     assert.equal(allowed.text.length, 5000);
   });
 
+  it('with overCap: truncate, an answer over the cap is its first maxBytes, declared or counted while reading', async () => {
+    for (const path of ['/big-declared', '/big-streamed']) {
+      const res = await client.request({ url: `${origin}${path}`, maxBytes: 100, overCap: 'truncate' });
+      assert.equal(res.status, 200, path);
+      assert.equal(res.bytes.length, 100, path);
+    }
+    const whole = await client.request({ url: `${origin}/ok`, overCap: 'truncate' });
+    assert.deepEqual(whole.json, { ok: true });
+  });
+
   it('a refused connection surely did not send; a private address is refused outside development', async () => {
     const refused = await client.request({ url: 'http://127.0.0.1:1/' }).then(() => null, (e: unknown) => e);
     assert.ok(refused instanceof TransportError);

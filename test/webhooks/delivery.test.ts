@@ -2,8 +2,13 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { createWebhookActivities } from '../../activities/webhooks';
 import { recordEvents } from '../../src/events/outbox';
+import { createLogger } from '../../src/logger';
+import { createHttpClient } from '../../src/net/http';
 import { webhookRetrySchedule } from '../../workflows/deliver-webhook';
+import { privatelyResolvedHostname } from '../helpers/private-hostname';
+import { testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 
 interface Received {
@@ -19,6 +24,7 @@ describe('Webhook delivery workflow (time skipping)', function () {
   let receiver: Server;
   let url: string;
   let answers: number[] = [];
+  let answerBody = '{}';
   let received: Received[] = [];
 
   before(async () => {
@@ -32,7 +38,7 @@ describe('Webhook delivery workflow (time skipping)', function () {
         if (status === 0) return; // never answers
         res.statusCode = status;
         if (status === 302) res.setHeader('location', `${url}-elsewhere`);
-        res.end('{}');
+        res.end(answerBody);
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -45,6 +51,7 @@ describe('Webhook delivery workflow (time skipping)', function () {
   });
   beforeEach(() => {
     answers = [];
+    answerBody = '{}';
     received = [];
   });
 
@@ -108,6 +115,14 @@ describe('Webhook delivery workflow (time skipping)', function () {
     assert.equal(received.length, 3, 'nothing was sent to the redirect target');
   });
 
+  it('a 2xx is delivered whatever the size of its body', async () => {
+    const endpoint = await newEndpoint();
+    answers = [200];
+    answerBody = JSON.stringify({ padding: 'x'.repeat(100 * 1024) });
+    assert.equal(await deliver((await newEvent()).id, endpoint.id), 'delivered');
+    assert.deepEqual((await attempts(endpoint.id)).map((r) => [r.status_code, r.error, r.delivered]), [[200, null, true]]);
+  });
+
   it('a 410 disables the endpoint at once, saying why', async () => {
     const endpoint = await newEndpoint();
     answers = [410];
@@ -127,6 +142,40 @@ describe('Webhook delivery workflow (time skipping)', function () {
     const row = await endpointRow(endpoint.id);
     assert.deepEqual([row.enabled, row.disabled_reason], [false, 'Every delivery failed for 5 days']);
     assert.equal((await attempts(endpoint.id)).length, 3, 'the failures at 5 days - 60 s and - 55 s left it on; the one 5 min later crossed five days');
+  });
+
+  it('switched back on after five days of failures, its failing run starts afresh: the next failure does not disable it', async () => {
+    const endpoint = await newEndpoint();
+    const now = await h.env.currentTimeMs();
+    await h.db.updateTable('webhook_endpoints').set({ failing_since: new Date(now - 5 * 24 * 3600_000) }).where('id', '=', endpoint.id).execute();
+    answers = [500];
+    assert.equal(await deliver((await newEvent()).id, endpoint.id), 'disabled');
+    const patched = await h.api.request('PATCH', `/api/v1/webhooks/${endpoint.id}`, { body: { enabled: true } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.equal((await endpointRow(endpoint.id)).failing_since, null);
+
+    answers = [500, 200];
+    assert.equal(await deliver((await newEvent()).id, endpoint.id), 'delivered');
+    assert.deepEqual((await attempts(endpoint.id)).map((r) => r.delivered), [false, false, true]);
+    assert.equal((await endpointRow(endpoint.id)).enabled, true);
+  });
+
+  it('an endpoint whose host resolves to a private address records a blocked attempt that does not name the address', async () => {
+    const { hostname, address } = await privatelyResolvedHostname();
+    const endpoint = await newEndpoint();
+    await h.db.updateTable('webhook_endpoints').set({ url: `https://${hostname}/hook` }).where('id', '=', endpoint.id).execute();
+    // The harness's worker may fetch private addresses (its receivers are on 127.0.0.1); production's client may not.
+    const http = createHttpClient({ allowInsecure: false });
+    try {
+      const activities = createWebhookActivities({ db: h.db, logger: createLogger('silent'), sealedBox: testSealedBox, http });
+      assert.equal(await activities.attemptWebhookDelivery({ eventId: (await newEvent()).id, endpointId: endpoint.id, at: Date.now() }), 'failed');
+    } finally {
+      await http.close();
+    }
+    const listed = await h.api.request('GET', `/api/v1/webhooks/${endpoint.id}/deliveries`);
+    assert.equal(listed.status, 200, listed.text);
+    assert.deepEqual(listed.body.data.map((d: { error: string | null }) => d.error), [`${hostname} resolves to an address that is not public`]);
+    assert.ok(!listed.text.includes(address));
   });
 
   it('during a rotation both secrets sign; after 24 hours only the new one', async () => {

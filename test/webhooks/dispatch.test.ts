@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { recordEvents } from '../../src/events/outbox';
 import { createLogger } from '../../src/logger';
 import { claimEvents, dispatchEvents, webhookWorkflowId } from '../../src/webhooks/dispatcher';
 import { reconcileWebhookDeliveries } from '../../src/webhooks/reconcile';
@@ -111,5 +112,36 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     assert.equal(foreign.status, 404, 'another user\'s event cannot be sent to your endpoint');
     const reader = await h.api.newUser('free', ['webhooks:read']);
     assert.equal((await h.api.request('POST', `/api/v1/webhooks/${id}/test`, { key: reader.apiKey })).status, 403);
+  });
+
+  it('/test and /redeliver to a switched-off endpoint are 409 webhook_endpoint_disabled, saying how to switch it on; nothing is written or sent', async () => {
+    const userOff = await endpoint('/switched-off');
+    assert.equal((await h.api.request('PATCH', `/api/v1/webhooks/${userOff}`, { body: { enabled: false } })).status, 200);
+    const heraldOff = await endpoint('/gone');
+    await h.db.updateTable('webhook_endpoints').set({ enabled: false, disabled_reason: 'The endpoint answered 410 Gone' }).where('id', '=', heraldOff).execute();
+    const [event] = await h.db.transaction().execute((trx) => recordEvents(trx, [{ userId: h.api.userId, type: 'post.published', data: { id: 'p' }, request: null }]));
+    const testEvents = async () => Number((await h.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('type', '=', 'webhook.test').executeTakeFirstOrThrow()).n);
+    const testsBefore = await testEvents();
+
+    for (const [id, why] of [[userOff, ''], [heraldOff, ' (The endpoint answered 410 Gone)']]) {
+      for (const [path, body] of [['test', undefined], ['redeliver', { event_id: event.id }]] as const) {
+        const res = await h.api.request('POST', `/api/v1/webhooks/${id}/${path}`, { body });
+        assert.equal(res.status, 409, `${path}: ${res.text}`);
+        assert.deepEqual(res.body.error, {
+          code: 'webhook_endpoint_disabled',
+          message: `Webhook endpoint ${id} is disabled${why}, so nothing would be delivered to it; switch it back on with PATCH /api/v1/webhooks/${id} { "enabled": true }`,
+        });
+      }
+    }
+    const missingEvent = await h.api.request('POST', `/api/v1/webhooks/${userOff}/redeliver`, { body: { event_id: 'evt_missing' } });
+    assert.equal(missingEvent.status, 404, 'an event that does not exist is still 404');
+    assert.equal(await testEvents(), testsBefore, 'no webhook.test event was written');
+    const attempts = await h.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', 'in', [userOff, heraldOff]).execute();
+    assert.deepEqual([attempts.length, received.filter((r) => r.path === '/switched-off' || r.path === '/gone').length], [0, 0]);
+
+    const doc = await h.api.request('GET', '/api/v1/openapi.json');
+    for (const path of ['/api/v1/webhooks/{id}/test', '/api/v1/webhooks/{id}/redeliver']) {
+      assert.match(doc.body.paths[path].post.responses['409'].description, /webhook_endpoint_disabled/, path);
+    }
   });
 });

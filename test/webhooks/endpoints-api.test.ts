@@ -73,6 +73,10 @@ describe('Webhook endpoints API', function () {
     await api.deps.db.updateTable('webhook_endpoints').set({ disabled_reason: 'the endpoint answered 410 Gone' }).where('id', '=', id).execute();
     const on = await api.request('PATCH', `/api/v1/webhooks/${id}`, { body: { enabled: true } });
     assert.deepEqual([on.body.data.enabled, on.body.data.disabled_reason], [true, null]);
+    const failingSince = new Date('2026-01-01T00:00:00Z');
+    await api.deps.db.updateTable('webhook_endpoints').set({ failing_since: failingSince }).where('id', '=', id).execute();
+    assert.equal((await api.request('PATCH', `/api/v1/webhooks/${id}`, { body: { enabled: true } })).status, 200);
+    assert.deepEqual((await sealedRow(id)).failing_since, failingSince, 'enabled: true to an endpoint that is on leaves its failing run alone');
     for (const body of [{}, { url: 'https://127.0.0.1/' }, { events: [] }, { secret: 'mine' }]) {
       const refused = await api.request('PATCH', `/api/v1/webhooks/${id}`, { body });
       assert.equal(refused.status, 400, JSON.stringify(body));
