@@ -7,11 +7,16 @@
  *   snapshot(h, postId)                     reads the post's comments from its platform through the real adapter and
  *                                           stores them as a refresh does (`upsertRefreshedComments`) → every stored row
  *   comment(h, postId, text)                the stored row with that text
+ *   insertPublishedPost(db, userId, account, platformPostId, text?)
+ *                                           a published post row written directly (a platform post the stand-in holds,
+ *                                           or one never read) → its id
  */
 import assert from 'node:assert/strict';
 import { loadPlatformContext } from '../../src/accounts/platform-context';
 import { upsertRefreshedComments } from '../../src/comments/repository';
+import type { Db } from '../../src/db';
 import type { CommentRow } from '../../src/db/tables/comments';
+import type { PlatformSlug } from '../../src/platforms/types';
 import { testConfig } from '../helpers/api';
 import { testSealedBox } from '../posts/fixtures';
 import type { PostsHarness } from '../posts/harness';
@@ -50,4 +55,12 @@ export async function comment(h: PostsHarness, postId: string, text: string): Pr
   const rows = await h.db.selectFrom('comments').selectAll().where('post_id', '=', postId).where('text', '=', text).execute();
   assert.equal(rows.length, 1, `one stored comment "${text}"`);
   return rows[0];
+}
+
+export async function insertPublishedPost(db: Db, userId: string, account: { id: string; platform: PlatformSlug }, platformPostId: string, text = 'published'): Promise<{ id: string }> {
+  return db
+    .insertInto('posts')
+    .values({ user_id: userId, account_id: account.id, platform: account.platform, text, status: 'published', platform_post_id: platformPostId, published_at: new Date() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
 }

@@ -4,7 +4,7 @@ import { replyAttemptId } from '../../src/comments/actions-reply';
 import { loadLimits, reserveQuota, usageFor, usageMonth } from '../../src/quota/quota';
 import { insertMastodonAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
-import { comment, commentsConfig, connectAccount, publish, snapshot } from './actions-fixtures';
+import { comment, commentsConfig, connectAccount, insertPublishedPost, publish, snapshot } from './actions-fixtures';
 
 describe('comment actions: reply', function () {
   this.timeout(180_000);
@@ -70,11 +70,7 @@ describe('comment actions: reply', function () {
     const li = await connectAccount(h, { platform: 'linkedin', access_token: linkedin.member.token, organization_id: String(linkedin.organization.id) });
     const mediaId = '17900000000000999';
     instagram.media.set(mediaId, { id: mediaId, kind: 'feed', caption: 'ig', timestamp: new Date().toISOString(), shortcode: 'Cxyz', containerId: 'c9', children: [] });
-    const igPost = await h.db
-      .insertInto('posts')
-      .values({ user_id: h.api.userId, account_id: ig.id, platform: 'instagram', text: 'ig', status: 'published', platform_post_id: mediaId, published_at: new Date() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const igPost = await insertPublishedPost(h.db, h.api.userId, { id: ig.id, platform: 'instagram' }, mediaId, 'ig');
 
     const cases: Array<[string, string, (platformPostId: string, text: string) => void]> = [
       ['bluesky', bsky.id, (id, text) => bluesky.reply(id, bluesky.addAccount({ handle: 'fan.bsky.test' }), text)],
@@ -106,11 +102,7 @@ describe('comment actions: reply', function () {
     const ig = await connectAccount(h, { platform: 'instagram', access_token: instagram.user.igToken });
     const mediaId = '17900000000000777';
     instagram.media.set(mediaId, { id: mediaId, kind: 'feed', caption: 'ig', timestamp: new Date().toISOString(), shortcode: 'Cabc', containerId: 'c7', children: [] });
-    const igPost = await h.db
-      .insertInto('posts')
-      .values({ user_id: h.api.userId, account_id: ig.id, platform: 'instagram', text: 'ig', status: 'published', platform_post_id: mediaId, published_at: new Date() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const igPost = await insertPublishedPost(h.db, h.api.userId, { id: ig.id, platform: 'instagram' }, mediaId, 'ig');
     const cases: Array<[string, string, (target: string, text: string) => { id: string }]> = [
       ['facebook', (await publish(h, fb.id, 'facebook post with a conversation')).id, (target, text) => facebook.addExternalComment(target, text)],
       ['instagram', igPost.id, (target, text) => instagram.addExternalComment(target, text)],

@@ -3,7 +3,7 @@ import type { AccountRow } from '../../src/db/tables/accounts';
 import { startApi } from '../helpers/api';
 import { insertAccount, insertMastodonAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
-import { comment, commentsConfig, connectAccount, publish, snapshot } from './actions-fixtures';
+import { comment, commentsConfig, connectAccount, insertPublishedPost, publish, snapshot } from './actions-fixtures';
 
 describe('comment actions: hide and delete', function () {
   this.timeout(180_000);
@@ -95,11 +95,7 @@ describe('comment actions: hide and delete', function () {
     const ig = h.standIns.instagram;
     const mediaId = '17900000000000123';
     ig.media.set(mediaId, { id: mediaId, kind: 'feed', caption: 'ig', timestamp: new Date().toISOString(), shortcode: 'Cabc', permalink: 'https://www.instagram.com/p/Cabc/', containerId: 'c1', children: [] });
-    const post = await h.db
-      .insertInto('posts')
-      .values({ user_id: h.api.userId, account_id: instagram.id, platform: 'instagram', text: 'ig', status: 'published', platform_post_id: mediaId, published_at: new Date() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const post = await insertPublishedPost(h.db, h.api.userId, { id: instagram.id, platform: 'instagram' }, mediaId, 'ig');
     const visitor = ig.addExternalComment(mediaId, 'nice pic');
     await snapshot(h, post.id);
     const c = await comment(h, post.id, 'nice pic');
@@ -232,11 +228,7 @@ describe('comment actions: hide and delete', function () {
     assert.equal((await hide(post.id, c.id, 'yes' as unknown as boolean)).status, 400);
 
     const telegram = await insertAccount(h.db, h.api.userId, { platform: 'telegram', platform_account_id: '-100123', username: '@chan', credentials: { bot_token: '1:a', chat_id: '@chan' } });
-    const tgPost = await h.db
-      .insertInto('posts')
-      .values({ user_id: h.api.userId, account_id: telegram.id, platform: 'telegram', text: 'tg', status: 'published', platform_post_id: '7', published_at: new Date() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const tgPost = await insertPublishedPost(h.db, h.api.userId, { id: telegram.id, platform: 'telegram' }, '7', 'tg');
     const tg = await remove(tgPost.id, c.id);
     assert.deepEqual([tg.status, tg.body.error.code], [501, 'comments_unsupported']);
 
@@ -250,20 +242,12 @@ describe('comment actions: hide and delete', function () {
     try {
       const user = { userId: defaults.userId };
       const fb = await insertAccount(h.db, user.userId, { platform: 'facebook', platform_account_id: 'p', username: 'p', kind: 'page', credentials: { page_id: '1', access_token: 't' } });
-      const fbPost = await h.db
-        .insertInto('posts')
-        .values({ user_id: user.userId, account_id: fb.id, platform: 'facebook', text: 'fb', status: 'published', platform_post_id: '1_2', published_at: new Date() })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const fbPost = await insertPublishedPost(h.db, user.userId, { id: fb.id, platform: 'facebook' }, '1_2', 'fb');
       const soon = await defaults.request('DELETE', path(fbPost.id, c.id));
       assert.deepEqual(soon.body, { error: { code: 'platform_coming_soon', message: 'Facebook comments are coming soon and not yet available.' } });
       assert.equal(soon.status, 501);
       const member = await insertAccount(h.db, user.userId, { platform: 'linkedin', platform_account_id: 'urn:li:person:m', username: 'm', kind: 'profile', credentials: { access_token: 't' } });
-      const memberPost = await h.db
-        .insertInto('posts')
-        .values({ user_id: user.userId, account_id: member.id, platform: 'linkedin', text: 'li', status: 'published', platform_post_id: 'urn:li:share:1', published_at: new Date() })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const memberPost = await insertPublishedPost(h.db, user.userId, { id: member.id, platform: 'linkedin' }, 'urn:li:share:1', 'li');
       const never = await defaults.request('POST', `${path(memberPost.id, c.id)}/reply`, { body: { text: 'hi' } });
       assert.deepEqual([never.status, never.body.error.code], [501, 'comments_unsupported'], 'a LinkedIn profile reads no comments: not "coming soon"');
     } finally {

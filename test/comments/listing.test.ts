@@ -4,7 +4,7 @@ import type { AccountRow } from '../../src/db/tables/accounts';
 import { startApi } from '../helpers/api';
 import { insertAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
-import { commentsConfig, connectAccount, publish } from './actions-fixtures';
+import { commentsConfig, connectAccount, insertPublishedPost, publish } from './actions-fixtures';
 
 /**
  * `GET /api/v1/posts/:id/comments` over HTTP against the stand-ins: query validation, ownership, unsupported and
@@ -202,11 +202,7 @@ describe('comment listing', function () {
     const ig = await connectAccount(h, { platform: 'instagram', access_token: instagram.user.igToken });
     const mediaId = '17900000000000777';
     instagram.media.set(mediaId, { id: mediaId, kind: 'feed', caption: 'ig', timestamp: new Date().toISOString(), shortcode: 'Clist', containerId: 'c7', children: [] });
-    const igPost = await h.db
-      .insertInto('posts')
-      .values({ user_id: h.api.userId, account_id: ig.id, platform: 'instagram', text: 'ig', status: 'published', platform_post_id: mediaId, published_at: new Date() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const igPost = await insertPublishedPost(h.db, h.api.userId, { id: ig.id, platform: 'instagram' }, mediaId, 'ig');
     instagram.addExternalComment(mediaId, 'instagram comment');
     const igList = await list(igPost.id, '?sync=true');
     assert.equal(igList.status, 200, igList.text);
@@ -216,11 +212,7 @@ describe('comment listing', function () {
 
   it('501 comments_unsupported for telegram and a linkedin profile; 501 platform_coming_soon under the default flags', async () => {
     const telegram = await insertAccount(h.db, h.api.userId, { platform: 'telegram', platform_account_id: '-100999', username: '@chan', credentials: { bot_token: '1:a', chat_id: '@chan' } });
-    const tgPost = await h.db
-      .insertInto('posts')
-      .values({ user_id: h.api.userId, account_id: telegram.id, platform: 'telegram', text: 'tg', status: 'published', platform_post_id: '7', published_at: new Date() })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const tgPost = await insertPublishedPost(h.db, h.api.userId, { id: telegram.id, platform: 'telegram' }, '7', 'tg');
     const tg = await list(tgPost.id);
     assert.deepEqual([tg.status, tg.body.error.code], [501, 'comments_unsupported']);
     const profile = await connectAccount(h, { platform: 'linkedin', access_token: h.standIns.linkedin.member.token });
@@ -231,20 +223,12 @@ describe('comment listing', function () {
     const defaults = await startApi({ deps: { adapters: h.standIns.adapters } });
     try {
       const fb = await insertAccount(h.db, defaults.userId, { platform: 'facebook', platform_account_id: 'p', username: 'p', kind: 'page', credentials: { page_id: '1', access_token: 't' } });
-      const fbPost = await h.db
-        .insertInto('posts')
-        .values({ user_id: defaults.userId, account_id: fb.id, platform: 'facebook', text: 'fb', status: 'published', platform_post_id: '1_2', published_at: new Date() })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const fbPost = await insertPublishedPost(h.db, defaults.userId, { id: fb.id, platform: 'facebook' }, '1_2', 'fb');
       const soon = await defaults.request('GET', `/api/v1/posts/${fbPost.id}/comments`);
       assert.deepEqual([soon.status, soon.body], [501, { error: { code: 'platform_coming_soon', message: 'Facebook comments are coming soon and not yet available.' } }]);
       // A LinkedIn profile reads no comments at all: not "coming soon" under the `linkedin:comments` flag.
       const member = await insertAccount(h.db, defaults.userId, { platform: 'linkedin', platform_account_id: 'urn:li:person:m', username: 'm', kind: 'profile', credentials: { access_token: 't' } });
-      const memberPost = await h.db
-        .insertInto('posts')
-        .values({ user_id: defaults.userId, account_id: member.id, platform: 'linkedin', text: 'li', status: 'published', platform_post_id: 'urn:li:share:1', published_at: new Date() })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const memberPost = await insertPublishedPost(h.db, defaults.userId, { id: member.id, platform: 'linkedin' }, 'urn:li:share:1', 'li');
       const never = await defaults.request('GET', `/api/v1/posts/${memberPost.id}/comments`);
       assert.deepEqual([never.status, never.body.error.code], [501, 'comments_unsupported']);
     } finally {
