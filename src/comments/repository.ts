@@ -162,65 +162,80 @@ export interface RefreshedComment {
  * Stores one page a refresh read. A comment already stored keeps its id (decisions.md "Comments"); its text, author
  * and counts follow the platform unless it is deleted (a deleted comment keeps its text exactly as last stored and is
  * never undeleted). `seenAt` marks it seen by this refresh. The comments this write inserts, other than the account's
- * own (Herald's replies and first comments are stored at once as own), are reported in the same transaction as one
- * `comment.received` event: a comment is inserted once, so it is never reported twice. Returns them.
+ * own (Herald's replies and first comments are stored at once as own), are stored `unreported`, for the refresh's
+ * `reportReceivedComments`: a comment is inserted once, so it is flagged once; an update leaves the flag as it is.
  */
 export async function upsertRefreshedComments(
   db: Executor,
-  post: { id: string; platform: PlatformSlug; user_id: string },
+  post: { id: string; platform: PlatformSlug },
   comments: readonly RefreshedComment[],
   seenAt: Date,
-): Promise<CommentRow[]> {
-  if (comments.length === 0) return [];
+): Promise<void> {
+  if (comments.length === 0) return;
   // One platform page may repeat a comment (live feeds shift under paging); a statement may touch a row only once.
   const unique = [...new Map(comments.map((c) => [c.platformCommentId, c])).values()];
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const keep = (column: string) => sql<any>`case when comments.deleted then comments.${sql.ref(column)} else excluded.${sql.ref(column)} end`;
-  return inTransaction(db, async (trx) => {
-    const stored = await trx
-      .insertInto('comments')
-      .values(
-        unique.map((c) => ({
-          post_id: post.id,
-          platform: post.platform,
-          platform_comment_id: c.platformCommentId,
-          platform_parent_id: c.platformParentId,
-          author_handle: c.author.handle,
-          author_display_name: c.author.displayName,
-          author_platform_id: c.author.platformId,
-          author_avatar_url: c.author.avatarUrl,
-          text: c.text,
-          created_at: c.createdAt,
-          likes: c.likes,
-          replies: c.replies,
-          own: c.own,
-          first_seen_at: seenAt,
-          last_seen_at: seenAt,
-          updated_at: seenAt,
-        })),
+  await db
+    .insertInto('comments')
+    .values(
+      unique.map((c) => ({
+        post_id: post.id,
+        platform: post.platform,
+        platform_comment_id: c.platformCommentId,
+        platform_parent_id: c.platformParentId,
+        author_handle: c.author.handle,
+        author_display_name: c.author.displayName,
+        author_platform_id: c.author.platformId,
+        author_avatar_url: c.author.avatarUrl,
+        text: c.text,
+        created_at: c.createdAt,
+        likes: c.likes,
+        replies: c.replies,
+        own: c.own,
+        unreported: !c.own,
+        first_seen_at: seenAt,
+        last_seen_at: seenAt,
+        updated_at: seenAt,
+      })),
+    )
+    .onConflict((oc) =>
+      oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({
+        text: keep('text'),
+        author_handle: keep('author_handle'),
+        author_display_name: keep('author_display_name'),
+        author_avatar_url: keep('author_avatar_url'),
+        likes: keep('likes'),
+        replies: keep('replies'),
+        own: sql`comments.own or excluded.own`,
+        last_seen_at: seenAt,
+        updated_at: seenAt,
+      }),
+    )
+    .execute();
+}
+
+/**
+ * Reports what the post's refreshes stored and no event reported yet (decisions.md "Events and webhooks": one
+ * `comment.received` per sync), newest first as the listing shows them, and clears their flag in the same
+ * transaction: a comment is reported once, and one that a refresh stored just before dying is reported by the next.
+ * A comment found to be the account's own since it was stored is not "received": its flag is cleared, unreported.
+ */
+export async function reportReceivedComments(db: Executor, post: { id: string; user_id: string }): Promise<void> {
+  await inTransaction(db, async (trx) => {
+    const received = await trx
+      .with('reported', (qb) =>
+        qb.updateTable('comments').set({ unreported: false }).where('post_id', '=', post.id).where('unreported', '=', true).returningAll(),
       )
-      .onConflict((oc) =>
-        oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({
-          text: keep('text'),
-          author_handle: keep('author_handle'),
-          author_display_name: keep('author_display_name'),
-          author_avatar_url: keep('author_avatar_url'),
-          likes: keep('likes'),
-          replies: keep('replies'),
-          own: sql`comments.own or excluded.own`,
-          last_seen_at: seenAt,
-          updated_at: seenAt,
-        }),
-      )
-      // xmax is 0 only on a row this statement inserted (an updated row carries this transaction's id).
-      .returningAll()
-      .returning(sql<boolean>`comments.xmax = 0`.as('inserted'))
+      .selectFrom('reported')
+      .selectAll()
+      .where('own', '=', false)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
       .execute();
-    const received = stored.filter(({ inserted, own }) => inserted && !own).map(({ inserted: _inserted, ...row }) => row);
     if (received.length > 0) {
       await recordEvents(trx, [{ userId: post.user_id, type: 'comment.received', data: { post_id: post.id, comments: received.map(toCommentView) }, request: null }]);
     }
-    return received;
   });
 }
 

@@ -24,6 +24,7 @@ import {
   findUnseenComments,
   markCommentsDeleted,
   removeCommentsOfOtherParts,
+  reportReceivedComments,
   storedCommentPlatformIds,
   threadPartPlatformIds,
   upsertRefreshedComments,
@@ -37,8 +38,9 @@ import { markAccountRefused } from './actions-failure';
 /**
  * One refresh of one post's stored comments (decisions.md "Comments"): the checks before anything is spent (account
  * connected, plan, sync allowance), the platform pages (each x page taking its replies from the x read allowance
- * first), the upserts, and, after a complete read, the platform-side deletions. Its outcome is written to the post's
- * sync state, which is what listings report. Called only by the post's sync workflow (one refresh at a time).
+ * first), the upserts, after a complete read the platform-side deletions, and the one `comment.received` event. Its
+ * outcome is written to the post's sync state, which is what listings report. Called only by the post's sync workflow
+ * (one refresh at a time).
  */
 
 export interface CommentSyncDeps {
@@ -76,6 +78,8 @@ export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: strin
   if (!isDue(row.platform, state, input.mode, now)) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
 
   await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now);
+  // Whatever the refresh's outcome, one event for what it stored; also what an earlier refresh stored and died before reporting.
+  await reportReceivedComments(deps.db, row);
   return { kind: 'checked', ran: true, nextBackgroundAt: nextBackgroundAt(row.platform, await loadSyncState(deps.db, row.id), now) };
 }
 

@@ -30,6 +30,8 @@ interface CommentsTable {
   /** Start of the last complete refresh that saw it; a complete refresh marks deleted what it did not see. */
   last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Stored by a refresh and not yet reported in a `comment.received` event (migration 0200). */
+  unreported: Generated<boolean>;
 }
 
 /** Per-post sync state: what `meta.sync` reports and what the sync workflow's windows and backoff read. */
