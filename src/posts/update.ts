@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { PostingAccount } from './creation-reads';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db';
 import type { NewPostRow, PostRow, PostUpdate, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { loadLimits, refundQuota, reserveQuota } from '../quota/quota';
@@ -68,8 +70,10 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
   if (early) throw new ApiError(early.code, early.message);
   // A draft thread is promoted whole (publishing-api.md "States and transitions" rule 3).
   if (row.thread_id !== null && row.status === 'draft' && checked.intent !== 'edit') return promoteDraftThread(rt, userId, row, body);
-  const redirected = await firstCommentOnLastPart(rt, userId, row, body);
-  if (redirected) return redirected;
+  if (row.thread_id !== null && body.first_comment !== undefined) {
+    const last = await lastPartId(rt.db, row.thread_id);
+    if (last !== row.id) return editWithThreadFirstComment(rt, userId, row, await findOwnPost(rt.db, userId, last), body);
+  }
 
   const planned = await planUpdate(rt, userId, row, body);
   try {
@@ -149,39 +153,53 @@ function contentOf(planned: PlannedUpdate, body: UpdatePostBody) {
  * scheduled post's content-dependent charges (first comment, x links) are replaced by what it now needs.
  */
 async function editInPlace(rt: PostsRuntime, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<void> {
+  await rt.db.transaction().execute((trx) => writeEdit(trx, userId, planned, body));
+}
+
+/** The writes of an edit in place, in the caller's transaction (a thread's first comment shares one with its part's edit). */
+async function writeEdit(trx: Transaction<Database>, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<void> {
   const { row, validation } = planned;
   const content = contentOf(planned, body);
-  await rt.db.transaction().execute(async (trx) => {
-    if (!(await editPost(trx, row.id, row.status, content))) {
-      throw new ApiError('post_not_editable', 'The post changed state while it was being edited (it may be publishing); read it again');
-    }
-    if (row.thread_id !== null && body.schedule_at !== undefined) {
-      await moveScheduledTime(trx, planned.unit, row.status, { scheduled_at: content.scheduled_at, timezone: content.timezone });
-    }
-    if (row.status === 'scheduled') {
-      // Editing is free, but the charges that depend on content follow it: a first comment counts as a post and
-      // x links are billed, so those reservations are replaced by what the edited post now needs.
-      await refundQuota(trx, [row.id], ['first_comment', 'x_link', 'x_link_first_comment']);
-      const charges = chargesOf(row.id, { scheduledAt: validation.scheduledAt, xLinkBilled: validation.xLinkBilled, body: validation.body }).filter(
-        (c) => c.kind !== 'post' && c.kind !== 'scheduled',
-      );
-      await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
-    }
-  });
+  if (!(await editPost(trx, row.id, row.status, content))) {
+    throw new ApiError('post_not_editable', 'The post changed state while it was being edited (it may be publishing); read it again');
+  }
+  if (row.thread_id !== null && body.schedule_at !== undefined) {
+    await moveScheduledTime(trx, planned.unit, row.status, { scheduled_at: content.scheduled_at, timezone: content.timezone });
+  }
+  if (row.status === 'scheduled') {
+    // Editing is free, but the charges that depend on content follow it: a first comment counts as a post and
+    // x links are billed, so those reservations are replaced by what the edited post now needs.
+    await refundQuota(trx, [row.id], ['first_comment', 'x_link', 'x_link_first_comment']);
+    const charges = chargesOf(row.id, { scheduledAt: validation.scheduledAt, xLinkBilled: validation.xLinkBilled, body: validation.body }).filter(
+      (c) => c.kind !== 'post' && c.kind !== 'scheduled',
+    );
+    await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
+  }
 }
 
 /** After an edit: replaced media copies go, the waiting workflow is told, and the post is answered as it now is. */
 async function afterEdit(rt: PostsRuntime, planned: PlannedUpdate, body: UpdatePostBody): Promise<UpdateOutcome> {
+  await settleEdit(rt, planned);
+  return editAnswer(rt, planned.row.id, {
+    warnings: planned.staysDraft ? planned.warnings : null,
+    moved: body.schedule_at !== undefined ? planned.unit : null,
+  });
+}
+
+/** A scheduled post edited: the copies of media it no longer uses go, and its waiting workflow is told. */
+async function settleEdit(rt: PostsRuntime, planned: PlannedUpdate): Promise<void> {
   const { row } = planned;
-  if (row.status === 'scheduled') {
-    if (planned.mediaChanged) await dropUnusedCopies(rt, row, planned.refs);
-    if (row.thread_id !== null) await signalThread(rt, row.thread_id);
-    else await signalPost(rt, row.id, planned.validation.rescheduled ? 'reschedule' : 'edit');
-  }
-  const view = await getPostView(rt.db, row.id);
-  const data: Record<string, unknown> = { ...view };
-  if (planned.staysDraft) data.warnings = planned.warnings;
-  if (body.schedule_at !== undefined) data.rescheduled_post_ids = [...planned.unit].sort();
+  if (row.status !== 'scheduled') return;
+  if (planned.mediaChanged) await dropUnusedCopies(rt, row, planned.refs);
+  if (row.thread_id !== null) await signalThread(rt, row.thread_id);
+  else await signalPost(rt, row.id, planned.validation.rescheduled ? 'reschedule' : 'edit');
+}
+
+/** The edited post as it now is: a draft with its `warnings`, a new time with every post it moved. */
+async function editAnswer(rt: PostsRuntime, postId: string, extra: { warnings: WarningEntry[] | null; moved: readonly string[] | null }): Promise<UpdateOutcome> {
+  const data: Record<string, unknown> = { ...(await getPostView(rt.db, postId)) };
+  if (extra.warnings) data.warnings = extra.warnings;
+  if (extra.moved) data.rescheduled_post_ids = [...extra.moved].sort();
   return { kind: 'updated', post: data };
 }
 
@@ -222,17 +240,41 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
 }
 
 /**
- * A thread's single first comment lives on its last part (it is published under it): sent on another part it is
- * applied there, then the rest of the request to the named part. Answers when nothing else was asked.
+ * A thread's single first comment lives on its last part (it is published under it), so one sent on another part
+ * changes the last part, and the rest of the request the named part. Either both apply or neither: each is planned
+ * (every rule, the media prepared) before anything is written, then both are written in one transaction. Answered as
+ * a PATCH of the named part is, a draft's `warnings` covering both parts.
  */
-async function firstCommentOnLastPart(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<UpdateOutcome | null> {
-  if (row.thread_id === null || body.first_comment === undefined) return null;
-  const last = await lastPartId(rt.db, row.thread_id);
-  if (last === row.id) return null;
+async function editWithThreadFirstComment(rt: PostsRuntime, userId: string, named: PostRow, last: PostRow, body: UpdatePostBody): Promise<UpdateOutcome> {
   const { first_comment, ...rest } = body;
-  await updatePost(rt, userId, last, { first_comment });
-  if (Object.values(rest).some((value) => value !== undefined)) return updatePost(rt, userId, row.id, rest);
-  return { kind: 'updated', post: { ...(await getPostView(rt.db, row.id)) } };
+  const comment = { first_comment };
+  const onLast = await planUpdate(rt, userId, last, comment);
+  // Only the first comment asked: the named part itself does not change.
+  const onNamed = Object.values(rest).some((value) => value !== undefined) ? await planUpdate(rt, userId, named, rest) : null;
+  try {
+    // A promotion of a draft thread took the whole request (`promoteDraftThread`); what is left edits in place.
+    if (onLast.promoting || onNamed?.promoting) throw new Error('a thread first comment is written by an edit in place, never by a promotion');
+    await rt.db.transaction().execute(async (trx) => {
+      // The last part first: its content holds the thread's time as it was, which a move of the named part then replaces.
+      await writeEdit(trx, userId, onLast, comment);
+      if (onNamed) await writeEdit(trx, userId, onNamed, rest);
+    });
+  } catch (err) {
+    await rt.mediaStore.deleteDownloadedCopies([...onLast.downloaded, ...(onNamed?.downloaded ?? [])]).catch(() => undefined);
+    throw err;
+  }
+  // Both parts are of one thread: one signal tells its workflow of both.
+  await settleEdit(rt, onNamed ?? onLast);
+  return editAnswer(rt, named.id, {
+    warnings: onLast.staysDraft ? distinctWarnings([...(onNamed?.warnings ?? []), ...onLast.warnings]) : null,
+    moved: rest.schedule_at !== undefined ? onLast.unit : null,
+  });
+}
+
+/** The warnings of two parts of one thread, each said once (both tell of the thread's remembered time that has passed). */
+function distinctWarnings(warnings: readonly WarningEntry[]): WarningEntry[] {
+  const keyOf = (w: WarningEntry) => JSON.stringify([w.account_id, w.code, w.message]);
+  return warnings.filter((w, i) => warnings.findIndex((other) => keyOf(other) === keyOf(w)) === i);
 }
 
 /** Media replaced on a scheduled post: the copies downloaded for the old list are no longer needed. */

@@ -118,4 +118,62 @@ describe('Threads: rescheduling and promotion as one unit', function () {
     const two = h.standIns.x.liveTweets().find((t) => t.text === 'fc two')!;
     assert.deepEqual(h.standIns.x.liveTweets().find((t) => t.text === 'fc comment')!.referenced_tweets, [{ type: 'replied_to', id: two.id }]);
   });
+
+  const reservations = () =>
+    h.db
+      .selectFrom('quota_reservations')
+      .select(['post_id', 'kind', 'state', 'overage'])
+      .where('user_id', '=', h.api.userId)
+      .orderBy('post_id')
+      .orderBy('kind')
+      .orderBy('state')
+      .execute();
+
+  it('a first comment sent on another part with a refused change changes nothing: 400, the last part and the quota as before', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'whole one' }, { text: 'whole two' }], first_comment: 'whole comment', schedule_at: inMinutes(500).toISOString() },
+    });
+    const { thread_id, posts } = res.body.data;
+    const [storedBefore, reservedBefore, usageBefore] = [await rows(thread_id), await reservations(), await usageFor(h.db, h.api.userId, h.now())];
+    const patched = await h.api.request('PATCH', `/api/v1/posts/${posts[0].id}`, { body: { first_comment: 'whole comment, edited', text: 'x'.repeat(281) } });
+    assert.equal(patched.status, 400, patched.text);
+    assert.equal(patched.body.error.code, 'bad_request');
+    assert.deepEqual(await rows(thread_id), storedBefore);
+    assert.deepEqual(await reservations(), reservedBefore);
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), usageBefore);
+  });
+
+  it('a first comment sent on another part with a valid change applies both, the first comment reserved once on the last part', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'both one' }, { text: 'both two' }], first_comment: 'both comment', schedule_at: inMinutes(600).toISOString() },
+    });
+    const { thread_id, posts } = res.body.data;
+    const usageBefore = await usageFor(h.db, h.api.userId, h.now());
+    const patched = await h.api.request('PATCH', `/api/v1/posts/${posts[0].id}`, { body: { first_comment: 'both comment, edited', text: 'both one, edited' } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual([patched.body.data.id, patched.body.data.text, patched.body.data.first_comment, patched.body.data.warnings], [posts[0].id, 'both one, edited', null, undefined]);
+    assert.deepEqual((await rows(thread_id)).map((r) => [r.text, r.first_comment_text, r.first_comment_status]), [
+      ['both one, edited', null, null],
+      ['both two', 'both comment, edited', 'pending'],
+    ]);
+    const held = (await reservations()).filter((r) => r.post_id === posts[1].id && r.kind === 'first_comment' && r.state === 'reserved');
+    assert.equal(held.length, 1);
+    assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts, usageBefore.posts);
+  });
+
+  it('a draft thread given only a first comment on another part answers that part with warnings, the first comment stored on the last part', async () => {
+    const draft = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'warn one' }, { text: 'warn two' }], draft: true } });
+    const { thread_id, posts } = draft.body.data;
+    const patched = await h.api.request('PATCH', `/api/v1/posts/${posts[0].id}`, { body: { first_comment: 'more at https://e.com' } });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual([patched.body.data.id, patched.body.data.status, patched.body.data.first_comment], [posts[0].id, 'draft', null]);
+    assert.deepEqual(
+      patched.body.data.warnings.map((w: any) => [w.account_id, w.code]),
+      [[x.id, 'x_link_post_billed']],
+      'the link of the first comment, as a PATCH of the last part warns',
+    );
+    assert.deepEqual((await rows(thread_id)).map((r) => r.first_comment_text), [null, 'more at https://e.com']);
+  });
 });
