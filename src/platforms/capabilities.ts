@@ -3,7 +3,9 @@ import type { PlatformSlug } from './types';
 /**
  * What each platform can do and the limits it sets, as data (publishing-api.md "Per-platform text limits",
  * "Media rules", "First comment rules", "Platform delete support", "Capabilities by platform", sync windows).
- * Validators, workflows and the comment service read this table; nothing else spells these numbers.
+ * Validators, workflows and the comment service read this table; nothing else spells these numbers. Where the
+ * contract gives no number (x's GIF on its own and video duration, alt text lengths), the platform's own limit from
+ * the protocol sheet is used, so that media the platform will refuse is refused at scheduling time (Media rule 5).
  */
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif';
@@ -17,6 +19,10 @@ export interface MediaRules {
   maxVideoBytes: number;
   /** Items allowed in `media_urls` (and any media spelling). */
   maxItems: number;
+  /** A GIF is posted on its own, never with other items (x: "4 photos or 1 GIF or 1 video"). */
+  gifAlone?: true;
+  /** Shortest and longest video the platform takes, in milliseconds; absent = no duration limit. */
+  videoDurationMs?: { min: number; max: number };
 }
 
 export interface CommentCapabilities {
@@ -36,6 +42,8 @@ interface PlatformCapabilities {
   media: MediaRules;
   mediaRequired: boolean;
   altText: boolean;
+  /** Longest alt text the platform takes, in code points; absent = no limit known. */
+  maxAltTextChars?: number;
   firstComment: boolean;
   /** Parts of a thread are published as a reply chain; otherwise as standalone posts (warning `thread_not_native`). */
   nativeThreads: boolean;
@@ -62,9 +70,19 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
   x: {
     maxChars: 280,
     maxCharsPremium: 25_000,
-    media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 5 * MB, maxImages: 4, videoFormats: ['mp4', 'mov'], maxVideoBytes: 512 * MB, maxItems: 4 },
+    media: {
+      imageFormats: ['jpeg', 'png', 'webp', 'gif'],
+      maxImageBytes: 5 * MB,
+      maxImages: 4,
+      videoFormats: ['mp4', 'mov'],
+      maxVideoBytes: 512 * MB,
+      maxItems: 4,
+      gifAlone: true,
+      videoDurationMs: { min: 500, max: 140_000 },
+    },
     mediaRequired: false,
     altText: true,
+    maxAltTextChars: 1_000,
     firstComment: true,
     nativeThreads: true,
     delete: true,
@@ -110,6 +128,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
     media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 8 * MB, maxImages: 4, videoFormats: ['mp4', 'mov'], maxVideoBytes: 40 * MB, maxItems: 4 },
     mediaRequired: false,
     altText: true,
+    maxAltTextChars: 1_500,
     firstComment: false,
     nativeThreads: true,
     delete: true,

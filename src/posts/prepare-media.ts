@@ -81,6 +81,7 @@ export async function prepareMedia(
                   width: record!.width,
                   height: record!.height,
                   kind: record!.kind,
+                  durationMs: record!.durationMs,
                 })),
               },
             ],

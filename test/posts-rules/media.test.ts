@@ -7,7 +7,8 @@ const urls = (...names: string[]) => ({ refs: names.map((n) => ({ url: `https://
 const bad = (message: string) => [{ code: 'bad_request', message }];
 const unsupported = (message: string) => [{ code: 'unsupported_media', message }];
 const image = (mimeType: string, size: number): MediaContent => ({ mimeType, size, kind: 'image' });
-const video = (mimeType: string, size: number): MediaContent => ({ mimeType, size, kind: 'video' });
+const video = (mimeType: string, size: number, durationMs?: number | null): MediaContent => ({ mimeType, size, kind: 'video', durationMs });
+const withAlt = (...alts: string[]) => ({ refs: alts.map((alt, i) => ({ url: `https://cdn.example.com/${i}.png`, alt })), spelling: 'media' as const });
 const content = (...contents: MediaContent[]) => ({ contents, spelling: 'media' as const });
 
 describe('posts rules: media before download', () => {
@@ -30,6 +31,26 @@ describe('posts rules: media before download', () => {
   it('a video is posted on its own', () => {
     assert.deepEqual(checkRequestedMedia('x', null, urls('a.png', 'clip.mp4')), unsupported('A video is always posted on its own; media_urls has 2 items including a video'));
     assert.deepEqual(checkRequestedMedia('mastodon', null, urls('a.mp4', 'b.mp4')), unsupported('A video is always posted on its own; media_urls has 2 items including a video'));
+  });
+
+  it('x posts a GIF on its own (4 photos or 1 GIF); other platforms take a GIF among images', () => {
+    assert.deepEqual(checkRequestedMedia('x', null, urls('a.png', 'b.gif')), unsupported('x posts a GIF on its own; media_urls has 2 items including a GIF'));
+    assert.deepEqual(checkRequestedMedia('x', null, urls('a.gif', 'b.gif')), unsupported('x posts a GIF on its own; media_urls has 2 items including a GIF'));
+    assert.deepEqual(checkRequestedMedia('x', null, urls('a.gif')), []);
+    assert.deepEqual(checkRequestedMedia('mastodon', null, urls('a.png', 'b.gif', 'c.gif')), []);
+    assert.deepEqual(checkRequestedMedia('bluesky', null, urls('a.gif', 'b.jpg')), []);
+  });
+
+  it('alt text up to the platform\'s limit in characters (x 1,000, mastodon 1,500); no limit where none is known', () => {
+    assert.deepEqual(checkRequestedMedia('x', null, withAlt('a'.repeat(1_000))), []);
+    assert.deepEqual(checkRequestedMedia('x', null, withAlt('a'.repeat(1_000), 'é'.repeat(1_001))), bad('media[1].alt is 1,001 characters; x takes alt text up to 1,000 characters'));
+    // Characters are code points: an emoji is one, not the two UTF-16 units it takes.
+    assert.deepEqual(checkRequestedMedia('x', null, withAlt('🐈'.repeat(1_000))), []);
+    assert.deepEqual(checkRequestedMedia('mastodon', null, withAlt('a'.repeat(1_500))), []);
+    assert.deepEqual(checkRequestedMedia('mastodon', null, withAlt('a'.repeat(1_501))), bad('media[0].alt is 1,501 characters; mastodon takes alt text up to 1,500 characters'));
+    assert.deepEqual(checkRequestedMedia('bluesky', null, withAlt('a'.repeat(5_000))), []);
+    assert.deepEqual(checkRequestedMedia('linkedin', null, withAlt('a'.repeat(5_000))), []);
+    assert.deepEqual(checkRequestedMedia('x', null, withAlt('a'.repeat(1_001)), 'posts[1].'), bad('posts[1].media[0].alt is 1,001 characters; x takes alt text up to 1,000 characters'));
   });
 
   it('URLs without a known extension and uploads wait for their bytes', () => {
@@ -83,6 +104,24 @@ describe('posts rules: media on real content', () => {
       checkMediaContent('x', null, content(image('image/png', 10), video('video/mp4', 10))),
       unsupported('A video is always posted on its own; media has 2 items including a video'),
     );
+  });
+
+  it('a GIF with images on x is refused after download too (the bytes decide, whatever the URL said)', () => {
+    assert.deepEqual(
+      checkMediaContent('x', null, content(image('image/png', 10), image('image/gif', 10))),
+      unsupported('x posts a GIF on its own; media has 2 items including a GIF'),
+    );
+    assert.deepEqual(checkMediaContent('x', null, content(image('image/gif', 10))), []);
+  });
+
+  it('x video from 0.5 to 140 s; a duration the file does not give is not checked; mastodon has no duration limit', () => {
+    assert.deepEqual(checkMediaContent('x', null, content(video('video/mp4', 10, 500))), []);
+    assert.deepEqual(checkMediaContent('x', null, content(video('video/mp4', 10, 140_000))), []);
+    assert.deepEqual(checkMediaContent('x', null, content(video('video/mp4', 10, 140_001))), unsupported('media[0] is a video of 140.1 s; x accepts videos of 0.5 to 140 s'));
+    assert.deepEqual(checkMediaContent('x', null, content(video('video/quicktime', 10, 499))), unsupported('media[0] is a video of 0.4 s; x accepts videos of 0.5 to 140 s'));
+    assert.deepEqual(checkMediaContent('x', null, content(video('video/mp4', 10, 600_000))), unsupported('media[0] is a video of 600 s; x accepts videos of 0.5 to 140 s'));
+    assert.deepEqual(checkMediaContent('x', null, content(video('video/mp4', 10, null))), []);
+    assert.deepEqual(checkMediaContent('mastodon', null, content(video('video/mp4', 10, 600_000))), []);
   });
 
   it('placements: instagram story video up to 100 MB, reel up to 300 MB', () => {

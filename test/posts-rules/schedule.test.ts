@@ -93,6 +93,18 @@ describe('posts rules: schedule_at and timezone', () => {
       assert.equal(instant({ scheduleAt: '2028-02-29T10:00:00Z' }), '2028-02-29T10:00:00.000Z');
     });
 
+    it('refuses offsets outside RFC 3339 (hours 00 to 23, minutes 00 to 59) and takes every offset inside', () => {
+      for (const s of ['2026-05-01T10:00+05:99', '2026-05-01T10:00+25:00', '2026-05-01T10:00-24:00', '2026-05-01T10:00:00+2500', '2026-05-01T10:00+05:60', '2026-05-01T10:00+99']) {
+        assert.deepEqual(refusal({ scheduleAt: s }), notReal(s));
+      }
+      assert.equal(instant({ scheduleAt: '2026-05-01T10:00+23:59' }), '2026-04-30T10:01:00.000Z');
+      assert.equal(instant({ scheduleAt: '2026-05-01T10:00-23:59' }), '2026-05-02T09:59:00.000Z');
+      assert.equal(instant({ scheduleAt: '2026-05-01T10:00+14:00' }), '2026-04-30T20:00:00.000Z');
+      assert.equal(instant({ scheduleAt: '2026-05-01T10:00:00+0545' }), '2026-05-01T04:15:00.000Z');
+      assert.equal(instant({ scheduleAt: '2026-05-01T10:00-12' }), '2026-05-01T22:00:00.000Z');
+      assert.equal(instant({ scheduleAt: '2026-05-01T10:00-00:00' }), '2026-05-01T10:00:00.000Z');
+    });
+
     it('refuses relative offsets', () => {
       for (const s of ['+30m', '+2h', 'now+1h', '-5 minutes', 'PT30M']) {
         assert.deepEqual(refusal({ scheduleAt: s }), bad(`schedule_at must be an ISO 8601 date and time; relative offsets like ${s} are not accepted`));

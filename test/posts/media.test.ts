@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AccountRow } from '../../src/db/tables/accounts';
-import { jpeg, png } from '../media/fixtures';
+import { gif, jpeg, movie, png } from '../media/fixtures';
 import { insertAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
@@ -33,6 +33,9 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       '/cat.png': { type: 'image/png', body: png(40, 30) },
       '/cat.jpg': { type: 'image/jpeg', body: jpeg(1080, 1080) },
       '/notes.txt': { type: 'image/png', body: Buffer.from('this is not an image at all') },
+      // No extension: only the bytes tell it is a GIF.
+      '/dancing': { type: 'application/octet-stream', body: gif(20, 20) },
+      '/long.mp4': { type: 'video/mp4', body: movie({ duration: 141_000 }) },
     });
   });
   after(async () => {
@@ -121,6 +124,39 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
     assert.equal(reelDraft.status, 200, reelDraft.text);
     assert.deepEqual(reelDraft.body.data.warnings, [
       { account_id: ig.id, platform: 'instagram', code: 'unsupported_media', message: 'media_ids[0] is an image; an instagram reel takes MP4 and MOV video' },
+    ]);
+  });
+
+  // X takes 4 photos or 1 GIF or 1 video, alt text up to 1,000 characters and video of 0.5 to 140 s: media it would
+  // refuse at publish is refused when the post is scheduled (Media rule 5), nothing written and nothing kept.
+  const scheduledFor = () => new Date(h.now().getTime() + 3_600_000).toISOString();
+  const refusedOnX = async (text: string, media: Record<string, unknown>) => {
+    await h.syncClock();
+    const kept = await mediaRows();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text, ...media, schedule_at: scheduledFor() } });
+    assert.equal((await h.db.selectFrom('posts').select('id').where('text', '=', text).execute()).length, 0);
+    assert.deepEqual(await mediaRows(), kept);
+    return [res.status, res.body];
+  };
+
+  it('x: a GIF with a photo is 400 unsupported_media, read from the bytes', async () => {
+    assert.deepEqual(await refusedOnX('a gif and a cat', { media_urls: [`${files.origin}/cat.png`, `${files.origin}/dancing`] }), [
+      400,
+      { error: { code: 'unsupported_media', message: 'x posts a GIF on its own; media_urls has 2 items including a GIF' } },
+    ]);
+  });
+
+  it('x: alt text over 1,000 characters is 400 bad_request naming the limit', async () => {
+    assert.deepEqual(await refusedOnX('a described cat', { media: [{ url: `${files.origin}/cat.png`, alt: 'a'.repeat(1_001) }] }), [
+      400,
+      { error: { code: 'bad_request', message: 'media[0].alt is 1,001 characters; x takes alt text up to 1,000 characters' } },
+    ]);
+  });
+
+  it('x: a video longer than 140 s is 400 unsupported_media', async () => {
+    assert.deepEqual(await refusedOnX('a long video', { media_urls: [`${files.origin}/long.mp4`] }), [
+      400,
+      { error: { code: 'unsupported_media', message: 'media_urls[0] is a video of 141 s; x accepts videos of 0.5 to 140 s' } },
     ]);
   });
 

@@ -10,9 +10,9 @@ import { formatCount, listWords, violation, type Violation } from './violation';
  * Media rules (publishing-api.md "Media rules", numbered): run on what the client sent, before download
  * (`checkRequestedMedia`: counts, spelling, kinds and formats guessed from URL extensions), and again on the real
  * bytes (`checkMediaContent`: content type and size read by the media layer). The placement decides the rules.
- * Codes: too many items and missing required media are `bad_request`; anything the platform cannot accept
- * (video where images only, a format it does not take, a file over its limit, a video with other items) is
- * `unsupported_media`.
+ * Codes: too many items, missing required media and alt text over the platform's limit are `bad_request`; anything
+ * the platform cannot accept (video where images only, a format it does not take, a file over its limit, a video or
+ * an x GIF with other items, a video too short or too long) is `unsupported_media`.
  */
 
 /** What the media layer learnt from the downloaded or uploaded bytes (`MediaFacts` of `src/media/sniff.ts` fits). */
@@ -22,12 +22,16 @@ export interface MediaContent {
   width?: number | null;
   height?: number | null;
   kind: 'image' | 'video';
+  /** Video only; null when the file does not give it. */
+  durationMs?: number | null;
 }
 
 interface Item {
   label: string;
   nature: MediaNature | null;
   size?: number;
+  durationMs?: number | null;
+  alt?: string;
 }
 
 type Rules = MediaRules & Partial<Pick<PlacementMediaRules, 'required' | 'videoRequired'>>;
@@ -81,11 +85,39 @@ function checkItems(platform: PlatformSlug, block: ConfigurationBlock | null, it
   if (items.length > 1 && items.some((item) => item.nature?.kind === 'video')) {
     return [violation('unsupported_media', `A video is always posted on its own; ${spelling} has ${items.length} items including a video`)];
   }
+  if (rules.gifAlone && items.length > 1 && items.some((item) => item.nature?.format === 'gif')) {
+    return [violation('unsupported_media', `${where} posts a GIF on its own; ${spelling} has ${items.length} items including a GIF`)];
+  }
   for (const item of items) {
     if (!item.nature || item.size === undefined) continue;
     const max = item.nature.kind === 'video' ? rules.maxVideoBytes : rules.maxImageBytes;
     if (item.size > max) {
       return [violation('unsupported_media', `${item.label} is ${item.nature.kind === 'image' ? 'an image' : 'a video'} of ${sizeOver(item.size, max)}; ${where} accepts ${item.nature.kind}s up to ${formatBytes(max)}`)];
+    }
+  }
+  const duration = rules.videoDurationMs;
+  for (const item of items) {
+    if (!duration || item.nature?.kind !== 'video' || item.durationMs == null) continue;
+    if (item.durationMs < duration.min || item.durationMs > duration.max) {
+      const length = seconds(item.durationMs, item.durationMs < duration.min ? Math.floor : Math.ceil);
+      return [violation('unsupported_media', `${item.label} is a video of ${length} s; ${where} accepts videos of ${seconds(duration.min)} to ${seconds(duration.max)} s`)];
+    }
+  }
+  return checkAltText(platform, items);
+}
+
+/** `0.5`, `140`, `140.1`: seconds in tenths, rounded away from the limit so that a video outside it never reads as inside. */
+function seconds(ms: number, round: (n: number) => number = Math.round): string {
+  return formatCount(round(ms / 100) / 10);
+}
+
+function checkAltText(platform: PlatformSlug, items: Item[]): Violation[] {
+  const max = capabilities[platform].maxAltTextChars;
+  if (max === undefined) return [];
+  for (const item of items) {
+    const length = item.alt === undefined ? 0 : [...item.alt].length;
+    if (length > max) {
+      return [violation('bad_request', `${item.label}.alt is ${formatCount(length)} characters; ${platform} takes alt text up to ${formatCount(max)} characters`)];
     }
   }
   return [];
@@ -107,7 +139,7 @@ export function checkRequestedMedia(
   prefix = '',
 ): Violation[] {
   const names = labels(media.spelling, media.refs.length, prefix);
-  const items = media.refs.map((ref, i): Item => ({ label: names[i], nature: 'url' in ref ? natureFromUrl(ref.url) : null }));
+  const items = media.refs.map((ref, i): Item => ({ label: names[i], nature: 'url' in ref ? natureFromUrl(ref.url) : null, alt: ref.alt }));
   return checkItems(platform, block, items, `${prefix}${media.spelling ?? 'media'}`);
 }
 
@@ -119,6 +151,6 @@ export function checkMediaContent(
   prefix = '',
 ): Violation[] {
   const names = labels(media.spelling, media.contents.length, prefix);
-  const items = media.contents.map((content, i): Item => ({ label: names[i], nature: natureFromContent(content), size: content.size }));
+  const items = media.contents.map((content, i): Item => ({ label: names[i], nature: natureFromContent(content), size: content.size, durationMs: content.durationMs }));
   return checkItems(platform, block, items, `${prefix}${media.spelling ?? 'media'}`);
 }

@@ -12,9 +12,12 @@ import { notice, violation, type Notice, type Violation } from './violation';
  *   (fall back) is the FIRST occurrence (the earlier instant, still on daylight time).
  * - A date and time are required; `T` or one space may separate them. Hour 24, day 30 of February, hour 25 and
  *   other moments that are not real are refused. Relative offsets (`+30m`, `PT30M`, `now+1h`) are refused.
+ * - An offset is what RFC 3339 spells (`time-numoffset`): hours 00 to 23, minutes 00 to 59. Luxon takes `+05:99` and
+ *   `+25:00` and moves the instant by them, so they are refused here as not real moments.
  */
 
 const offsetSuffix = /(?:[zZ]|[+-]\d{2}(?::?\d{2})?)$/;
+const numericOffset = /[+-](\d{2})(?::?(\d{2}))?$/;
 const relativeForm = /^(?:now\s*)?[+-]\s*\d+\s*[a-z]*$|^P(?:\d|T)/i;
 const dateTimeForm = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:[zZ]|[+-]\d{2}(?::?\d{2})?)?$/;
 const fixedOffsetZone = /^(?:(?:Etc\/)?(?:GMT|UTC|UT)\s*)?[+-]\s*\d/i;
@@ -66,6 +69,8 @@ export function parseScheduleAt(input: ScheduleInput): ScheduleParse {
   if (!calendar.isValid || wall.hour > 23) return refuse(`schedule_at ${raw} is not a real moment`);
 
   if (offsetSuffix.test(raw)) {
+    const offset = numericOffset.exec(raw);
+    if (offset && (Number(offset[1]) > 23 || Number(offset[2] ?? '0') > 59)) return refuse(`schedule_at ${raw} is not a real moment`);
     const withOffset = DateTime.fromISO(raw.replace(' ', 'T'), { setZone: true });
     if (!withOffset.isValid) return refuse(`schedule_at ${raw} is not a real moment`);
     return done(withOffset, null);
