@@ -1,6 +1,7 @@
 import { markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { InstantClaims } from '../src/posts/instant-claims';
+import { linkOf } from '../src/posts/post-link';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
@@ -66,13 +67,12 @@ export function createPostActivities(rt: PostsRuntime) {
       attempt: {
         ok: true,
         platformPostId: published.platformPostId,
-        url: published.url,
-        urlUnread: published.urlUnread,
+        ...linkOf(published),
         hasFirstComment: hasPendingFirstComment(row),
         hasMedia: mediaIdsOf(row).length > 0,
       },
       // The marked row goes with the outcome: its recording and event are then one statement (`recordPublishedAll`).
-      outcome: { platformPostId: published.platformPostId, url: published.url, urlUnread: published.urlUnread, publishedAt: now + (Date.now() - started), marked: row },
+      outcome: { platformPostId: published.platformPostId, ...linkOf(published), publishedAt: now + (Date.now() - started), marked: row },
     };
   }
 

@@ -5,7 +5,7 @@ import { refusalOf, type PublishFailureKind, type Refusal } from '../src/posts/p
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
-import { storedLinkOf } from '../src/posts/post-link';
+import { linkOf, storedLinkOf } from '../src/posts/post-link';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { platformName } from '../src/platforms/availability';
@@ -129,8 +129,9 @@ export function createThreadParts(rt: PostsRuntime) {
     const sent = await sendMarked(rt, row, ctx, request);
     // A thread does not wait for a credential being renewed: it is refused as any part is.
     if ('refusal' in sent) return { attempt: withoutCredentialWait(sent.refusal) };
-    const { platformPostId, url, urlUnread } = sent.published;
-    return { attempt: { ok: true, platformPostId, url, urlUnread }, sentNow: { postId, platformPostId, url, urlUnread, marked: row, version: row.row_version } };
+    const { platformPostId } = sent.published;
+    const link = linkOf(sent.published);
+    return { attempt: { ok: true, platformPostId, ...link }, sentNow: { postId, platformPostId, ...link, marked: row, version: row.row_version } };
   }
 
   /**
@@ -213,7 +214,7 @@ export function createThreadParts(rt: PostsRuntime) {
      */
     async sendAndRecord(threadId: string, parts: readonly ThreadPartRef[], publishedAt: () => number): Promise<Omit<ThreadStep, 'claim'>> {
       const { sent, unstored, sentNow } = await sendInOrder(threadId, parts);
-      const published = sent.flatMap((attempt, i) => (attempt?.ok ? [{ postId: parts[i]!.postId, platformPostId: attempt.platformPostId, url: attempt.url, urlUnread: attempt.urlUnread }] : []));
+      const published = sent.flatMap((attempt, i) => (attempt?.ok ? [{ postId: parts[i]!.postId, platformPostId: attempt.platformPostId, ...linkOf(attempt) }] : []));
       if (published.length < parts.length) {
         await storeLast(threadId, parts, unstored, sent);
         return { sent, recorded: false };

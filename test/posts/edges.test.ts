@@ -363,6 +363,18 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
       assert.equal(linkReads(published.platform_post_id), 3, 'publish, the failed ask, the ask answered');
     });
 
+    it("a thread part whose link could not be read is asked for by GET once; its other parts are not", async () => {
+      const threads = h.standIns.threads;
+      threads.state.permalinkFailures = 1; // the first part's read
+      const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: threadsAccount.id, posts: [{ text: 'part one, link later' }, { text: 'part two' }] } });
+      assert.equal(res.status, 201, res.text);
+      const [one, two] = res.body.data.posts as Array<{ id: string; platform_post_id: string; platform_post_url: string | null }>;
+      assert.deepEqual([one!.platform_post_url, two!.platform_post_url], [null, threads.permalinkOf(threads.posts.get(two!.platform_post_id)!)]);
+      for (const part of [one!, two!, one!, two!]) await h.api.request('GET', `/api/v1/posts/${part.id}`);
+      assert.deepEqual(await storedLink(one!.id), { platform_post_url: threads.permalinkOf(threads.posts.get(one!.platform_post_id)!), platform_post_url_unread: false });
+      assert.deepEqual([linkReads(one!.platform_post_id), linkReads(two!.platform_post_id)], [2, 1]);
+    });
+
     it('GET of an instagram story the platform gave no link makes no platform call', async () => {
       const ig = h.standIns.instagram;
       const mediaId = '17900000000000777';
