@@ -1,6 +1,7 @@
 import { markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { InstantClaims } from '../src/posts/instant-claims';
+import { linkOf } from '../src/posts/post-link';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
@@ -12,7 +13,7 @@ import type { PostsRuntime } from '../src/posts/runtime';
 import { holdUntilInstant } from './held';
 import { sendMarked } from './platform-attempt';
 import type { PostRow } from '../src/db/tables/posts';
-import type { PlatformContext } from '../src/platforms/types';
+import type { PlatformContext, PostLink } from '../src/platforms/types';
 import type { PostView } from '../src/posts/post-view';
 
 /**
@@ -30,7 +31,7 @@ export type ClaimResult =
 
 export type PublishAttempt =
   /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
-  | { ok: true; platformPostId: string; url: string | null; recorded: boolean; hasFirstComment: boolean; hasMedia: boolean }
+  | ({ ok: true; platformPostId: string; recorded: boolean; hasFirstComment: boolean; hasMedia: boolean } & PostLink)
   /** `awaitingCredential`: the account's credential ended and is being renewed (a scheduled post waits for it). */
   | (Refusal & { awaitingCredential?: boolean })
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
@@ -52,7 +53,7 @@ export function createPostActivities(rt: PostsRuntime) {
     postId: string,
     now: number,
     begun?: { row: attemptMarks.MarkedPost | undefined; ctx: PlatformContext | null },
-  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: { platformPostId: string; url: string | null; publishedAt: number; marked: attemptMarks.MarkedPost } }> {
+  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: Omit<attemptOutcomes.OutcomeToRecord, 'postId'> & { marked: attemptMarks.MarkedPost } }> {
     const started = Date.now();
     // The mark returns the account's credentials too (one statement, not a mark and a read).
     const row = begun ? begun.row : await attemptMarks.beginPublishAttempt(db, postId);
@@ -66,12 +67,12 @@ export function createPostActivities(rt: PostsRuntime) {
       attempt: {
         ok: true,
         platformPostId: published.platformPostId,
-        url: published.url,
+        ...linkOf(published),
         hasFirstComment: hasPendingFirstComment(row),
         hasMedia: mediaIdsOf(row).length > 0,
       },
       // The marked row goes with the outcome: its recording and event are then one statement (`recordPublishedAll`).
-      outcome: { platformPostId: published.platformPostId, url: published.url, publishedAt: now + (Date.now() - started), marked: row },
+      outcome: { platformPostId: published.platformPostId, ...linkOf(published), publishedAt: now + (Date.now() - started), marked: row },
     };
   }
 
@@ -235,7 +236,7 @@ export function createPostActivities(rt: PostsRuntime) {
     },
 
     /** The platform took it: `published`, quota spent. Idempotent (only a `publishing` row changes). */
-    async recordPublished(input: { postId: string; platformPostId: string; url: string | null; publishedAt: number }): Promise<void> {
+    async recordPublished(input: { postId: string; platformPostId: string; publishedAt: number } & PostLink): Promise<void> {
       await attemptOutcomes.recordPublished(db, input.postId, input);
     },
 

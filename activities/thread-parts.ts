@@ -5,11 +5,12 @@ import { refusalOf, type PublishFailureKind, type Refusal } from '../src/posts/p
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
+import { linkOf, storedLinkOf } from '../src/posts/post-link';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { platformName } from '../src/platforms/availability';
 import { capabilities, deleteSupported } from '../src/platforms/capabilities';
-import type { PlatformSlug } from '../src/platforms/types';
+import type { PlatformSlug, PostLink } from '../src/platforms/types';
 import { sendMarked } from './platform-attempt';
 
 /**
@@ -41,7 +42,7 @@ export type ThreadClaim =
     };
 
 export type PartAttempt =
-  | { ok: true; platformPostId: string; url: string | null }
+  | ({ ok: true; platformPostId: string } & PostLink)
   | { ok: false; kind: PublishFailureKind | 'not_publishing'; message: string; retryAfterSeconds: number | null };
 
 /** A reply chain's place: the previous part and the first (root). */
@@ -119,7 +120,7 @@ export function createThreadParts(rt: PostsRuntime) {
     if (!row) return { attempt: { ok: false, kind: 'not_publishing', message: 'The thread was cancelled while it published', retryAfterSeconds: null } };
     if (row.platform_post_id !== null) {
       await attemptOutcomes.clearPublishAttempt(db, row.id); // no call is out: the mark just made is closed again
-      return { attempt: { ok: true, platformPostId: row.platform_post_id, url: row.platform_post_url } };
+      return { attempt: { ok: true, platformPostId: row.platform_post_id, ...storedLinkOf(row) } };
     }
     const ctx = publishingContextOfClaimed(rt, row);
     if (!ctx) return { attempt: refusalOf(row.platform, 'account_inactive') };
@@ -128,8 +129,9 @@ export function createThreadParts(rt: PostsRuntime) {
     const sent = await sendMarked(rt, row, ctx, request);
     // A thread does not wait for a credential being renewed: it is refused as any part is.
     if ('refusal' in sent) return { attempt: withoutCredentialWait(sent.refusal) };
-    const { platformPostId, url } = sent.published;
-    return { attempt: { ok: true, platformPostId, url }, sentNow: { postId, platformPostId, url, marked: row, version: row.row_version } };
+    const { platformPostId } = sent.published;
+    const link = linkOf(sent.published);
+    return { attempt: { ok: true, platformPostId, ...link }, sentNow: { postId, platformPostId, ...link, marked: row, version: row.row_version } };
   }
 
   /**
@@ -212,7 +214,7 @@ export function createThreadParts(rt: PostsRuntime) {
      */
     async sendAndRecord(threadId: string, parts: readonly ThreadPartRef[], publishedAt: () => number): Promise<Omit<ThreadStep, 'claim'>> {
       const { sent, unstored, sentNow } = await sendInOrder(threadId, parts);
-      const published = sent.flatMap((attempt, i) => (attempt?.ok ? [{ postId: parts[i]!.postId, platformPostId: attempt.platformPostId, url: attempt.url }] : []));
+      const published = sent.flatMap((attempt, i) => (attempt?.ok ? [{ postId: parts[i]!.postId, platformPostId: attempt.platformPostId, ...linkOf(attempt) }] : []));
       if (published.length < parts.length) {
         await storeLast(threadId, parts, unstored, sent);
         return { sent, recorded: false };

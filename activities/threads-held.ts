@@ -1,3 +1,4 @@
+import { storedLinkOf } from '../src/posts/post-link';
 import { InstantClaims } from '../src/posts/instant-claims';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
@@ -34,7 +35,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
     if (status === 'scheduled') return { claim: rows[0]!.scheduled_at ? { kind: 'wait', until: rows[0]!.scheduled_at.getTime() } : null };
     const firstUnstored = rows.findIndex((r) => r.platform_post_id === null);
     const live = firstUnstored === -1 ? rows : rows.slice(0, firstUnstored);
-    const sent: Array<PartAttempt | null> = live.map((r) => ({ ok: true, platformPostId: r.platform_post_id!, url: r.platform_post_url }));
+    const sent: Array<PartAttempt | null> = live.map((r) => ({ ok: true, platformPostId: r.platform_post_id!, ...storedLinkOf(r) }));
     return { claim: publishClaimOf(rows), sent: firstUnstored === -1 ? sent : [...sent, null], recorded: status === 'published' };
   }
 

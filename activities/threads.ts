@@ -5,7 +5,7 @@ import { cancelScheduled } from '../src/posts/repository';
 import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
-import { isPlatformFailure } from '../src/platforms/types';
+import { isPlatformFailure, type PostLink } from '../src/platforms/types';
 import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim, type ThreadStep } from './thread-parts';
 
 export type { PartAttempt, ThreadClaim, ThreadStep } from './thread-parts';
@@ -95,7 +95,7 @@ export function createThreadActivities(rt: PostsRuntime) {
     },
 
     /** Every part went out: `published`, with their ids, and the thread's reservations spent (first comment aside). */
-    async recordThreadPublished(input: { threadId: string; parts: Array<{ postId: string; platformPostId: string; url: string | null }>; publishedAt: number }): Promise<void> {
+    async recordThreadPublished(input: { threadId: string; parts: Array<{ postId: string; platformPostId: string } & PostLink>; publishedAt: number }): Promise<void> {
       await threads.recordThreadPublished(db, input.parts.map((part) => ({ ...part, publishedAt: input.publishedAt })));
     },
 

@@ -30,6 +30,7 @@ import * as m0170 from './0170_post_removal_notifications';
 import * as m0180 from './0180_quota_reservations_compact';
 import * as m0190 from './0190_partial_unit_indexes';
 import * as m0200 from './0200_comments_unreported';
+import * as m0210 from './0210_post_url_unread';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -67,4 +68,5 @@ export const migrations: Record<string, Migration> = {
   '0180_quota_reservations_compact': m0180,
   '0190_partial_unit_indexes': m0190,
   '0200_comments_unreported': m0200,
+  '0210_post_url_unread': m0210,
 };

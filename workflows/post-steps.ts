@@ -51,7 +51,7 @@ export async function publishNow(postId: string, delaysMs: readonly number[], fi
 /** The platform took the post: record it if the attempt could not, then the first comment, then media cleanup. */
 export async function afterPublished(postId: string, attempt: Extract<PublishAttempt, { ok: true }>): Promise<PublishPostResult> {
   if (!attempt.recorded) {
-    await bookkeeping.recordPublished({ postId, platformPostId: attempt.platformPostId, url: attempt.url, publishedAt: Date.now() });
+    await bookkeeping.recordPublished({ postId, platformPostId: attempt.platformPostId, url: attempt.url, urlUnread: attempt.urlUnread, publishedAt: Date.now() });
   }
   const firstComment = attempt.hasFirstComment ? await platformCall.publishFirstComment({ postId }) : null;
   if (attempt.hasMedia) await bookkeeping.cleanupPostMedia({ postId });

@@ -91,6 +91,7 @@ interface PublishedPart {
   threadOrder: number;
   platformPostId: string;
   url: string | null;
+  urlUnread?: boolean;
 }
 
 type Failure = Extract<PartAttempt, { ok: false }> & { threadOrder: number };
@@ -229,7 +230,7 @@ async function publishParts(
       result = await call({ postId: part.postId, replyTo });
     }
     if (!result.ok) return { ok: false, published, failure: { ...result, threadOrder: part.threadOrder } };
-    published.push({ postId: part.postId, threadOrder: part.threadOrder, platformPostId: result.platformPostId, url: result.url });
+    published.push({ postId: part.postId, threadOrder: part.threadOrder, platformPostId: result.platformPostId, url: result.url, urlUnread: result.urlUnread });
   }
   return { ok: true, published };
 }

@@ -49,10 +49,19 @@ export interface PublishRequest {
   configuration?: Record<string, unknown>;
 }
 
-export interface PublishedPost {
+export interface PublishedPost extends PostLink {
   platformPostId: string;
+}
+
+/** A published post's link as its publish answer left it. */
+export interface PostLink {
   /** Public URL; null where the platform gives none (see publishing-api.md "platform_post_url shapes"). */
   url: string | null;
+  /**
+   * The link could not be read (its read failed), as opposed to a platform that gave none: a later
+   * `GET /api/v1/posts/{id}` asks once more (`resolveUrl`). Absent when the link was read, or is built.
+   */
+  urlUnread?: boolean;
 }
 
 export interface PlatformComment {

@@ -1,6 +1,8 @@
 import { sql, type QueryCreator } from 'kysely';
 import type { Database, Db } from '../db';
 import { idIsOneOf, oneOrManyIds, precompiled, type OneOrManyIds } from '../db/precompiled';
+import type { PostLink } from '../platforms/types';
+import { urlUnreadOf } from './post-link';
 
 /**
  * The worker's first writes of an attempt to publish: a due post's claim (`scheduled` → `publishing`) and the mark
@@ -83,10 +85,9 @@ export async function beginPublishAttempts(db: Db, postIds: readonly string[]) {
 }
 
 /** A thread part that went out, its platform id to store (`recordPartPublished`). */
-export interface PartPublished {
+export interface PartPublished extends PostLink {
   postId: string;
   platformPostId: string;
-  url: string | null;
 }
 
 /**
@@ -96,22 +97,32 @@ export interface PartPublished {
  * with `recordPartPublished`). Undefined when the next part is not `publishing`.
  */
 export async function beginPartAttemptAfter(db: Db, postId: string, previous: PartPublished & { markedVersion: string }) {
-  const stored = { storedPartId: previous.postId, storedPlatformPostId: previous.platformPostId, storedUrl: previous.url, storedSince: previous.markedVersion };
+  const stored = { ...storedPartOf(previous), storedSince: previous.markedVersion };
   return (await markAttemptsQuery.execute(db, { ...oneOrManyIds([postId]), ...stored }))[0];
 }
 
 /** One part of a thread went out: its platform id is stored at once (it stays `publishing`), so what is live is never only in memory; its attempt is closed. */
 export async function recordPartPublished(db: Db, part: PartPublished): Promise<void> {
-  await partStoredUpdate(db, { storedPartId: part.postId, storedPlatformPostId: part.platformPostId, storedUrl: part.url }).execute();
+  await partStoredUpdate(db, storedPartOf(part)).execute();
 }
 
 /** A part's store (`recordPartPublished`); with `storedSince`, only if its row is still that version. */
-type StoredPart = { storedPartId: string; storedPlatformPostId: string; storedUrl: string | null; storedSince?: string };
+type StoredPart = { storedPartId: string; storedPlatformPostId: string; storedUrl: string | null; storedUrlUnread: boolean; storedSince?: string };
+
+function storedPartOf(part: PartPublished): StoredPart {
+  return { storedPartId: part.postId, storedPlatformPostId: part.platformPostId, storedUrl: part.url, storedUrlUnread: urlUnreadOf(part) };
+}
 
 function partStoredUpdate(db: QueryCreator<Database>, part: StoredPart) {
   const update = db
     .updateTable('posts')
-    .set({ platform_post_id: part.storedPlatformPostId, platform_post_url: part.storedUrl, publish_attempt_started_at: null, updated_at: sql`now()` })
+    .set({
+      platform_post_id: part.storedPlatformPostId,
+      platform_post_url: part.storedUrl,
+      platform_post_url_unread: part.storedUrlUnread,
+      publish_attempt_started_at: null,
+      updated_at: sql`now()`,
+    })
     .where('id', '=', part.storedPartId)
     .where('status', '=', sql.lit('publishing'));
   return part.storedSince === undefined ? update : update.where(sql`xmin`, '=', sql`${part.storedSince}::xid`);

@@ -4,10 +4,12 @@ import { eventsInsertOf } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
 import type { Db } from '../db';
 import type { PostRow } from '../db/tables/posts';
+import type { PostLink } from '../platforms/types';
 import { namedStatements, rowsOf } from '../db/named-statements';
 import { refundQuota, spendReservedOf } from '../quota/quota';
 import type { MarkedPost } from './attempt-marks';
 import { recordPostEvents, recordPostEventsOf } from './post-events';
+import { urlUnreadOf } from './post-link';
 import type { PostView } from './post-view';
 import { toViewOf, type PostViewRow } from './view-queries';
 
@@ -31,9 +33,8 @@ export async function recordPublished(db: Db, postId: string, outcome: Published
   await recordPublishedAll(db, [{ postId, ...outcome }]);
 }
 
-interface PublishedOutcome {
+interface PublishedOutcome extends PostLink {
   platformPostId: string;
-  url: string | null;
   publishedAt: number;
 }
 
@@ -78,11 +79,12 @@ export type OutcomeToRecord = PublishedOutcome & { postId: string; marked?: Mark
 function publishedUpdateOf(outcomes: ReadonlyArray<OutcomeToRecord>) {
   return sql`
     update posts set status = 'published', platform_post_id = outcome.platform_post_id, platform_post_url = outcome.url,
-      published_at = outcome.published_at, error_message = null, updated_at = now()
+      platform_post_url_unread = outcome.url_unread, published_at = outcome.published_at, error_message = null, updated_at = now()
     from ${rowsOf('outcome', {
       id: { values: outcomes.map((o) => o.postId), type: 'uuid' },
       platform_post_id: { values: outcomes.map((o) => o.platformPostId), type: 'text' },
       url: { values: outcomes.map((o) => o.url), type: 'text' },
+      url_unread: { values: outcomes.map(urlUnreadOf), type: 'boolean' },
       published_at: { values: outcomes.map((o) => new Date(o.publishedAt).toISOString()), type: 'timestamptz' },
       row_version: { values: outcomes.map((o) => o.marked?.row_version ?? null), type: 'xid' },
       account_inactive_reason: { values: outcomes.map((o) => o.marked?.account_inactive_reason ?? null), type: 'text' },
@@ -116,6 +118,7 @@ export function publishedViewOf({ marked, ...outcome }: OutcomeToRecord & { mark
     status: 'published',
     platform_post_id: outcome.platformPostId,
     platform_post_url: outcome.url,
+    platform_post_url_unread: urlUnreadOf(outcome),
     published_at: new Date(outcome.publishedAt),
     error_message: null,
   });

@@ -26,11 +26,12 @@ const askedForUrl = new Set(['threads', 'instagram']);
 
 /**
  * `GET /api/v1/posts/:id`: hidden and deleted posts are readable. A published threads/instagram post whose link
- * could not be read at publish time asks the platform once more and stores the answer (a failure changes nothing).
+ * could not be read at publish time asks the platform once more and stores the answer, a link or none, after which no
+ * GET asks again; a failed ask changes nothing, so the next GET asks again. A link the platform gave none of is never asked for.
  */
 export async function getPost(rt: PostsRuntime, userId: string, postId: string): Promise<PostView> {
   const { row, view } = await findOwnPostView(rt.db, userId, postId);
-  if (row.status === 'published' && row.platform_post_url === null && row.platform_post_id && row.account_id && askedForUrl.has(row.platform)) {
+  if (row.status === 'published' && row.platform_post_url_unread && row.platform_post_id && row.account_id && askedForUrl.has(row.platform)) {
     await refreshUrl(rt, row).catch((err) => rt.logger.warn({ err, postId }, 'could not refresh a post link'));
     return getPostView(rt.db, row.id);
   }
@@ -41,8 +42,7 @@ async function refreshUrl(rt: PostsRuntime, row: PostRow): Promise<void> {
   const adapter = rt.adapters[row.platform];
   if (!adapter.resolveUrl || !row.account_id || !row.platform_post_id) return;
   const { ctx } = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
-  const url = await adapter.resolveUrl(ctx, row.platform_post_id);
-  if (url) await posts.storeResolvedUrl(rt.db, row.id, url);
+  await posts.storeResolvedUrl(rt.db, row.id, await adapter.resolveUrl(ctx, row.platform_post_id));
 }
 
 /**

@@ -82,9 +82,17 @@ export async function unmarkFailedPromotion(db: Db, draftIds: readonly string[])
     .execute();
 }
 
-/** A published post's link read later (threads, instagram); only a missing link is filled. */
-export async function storeResolvedUrl(db: Db, postId: string, url: string): Promise<void> {
-  await db.updateTable('posts').set({ platform_post_url: url }).where('id', '=', postId).where('platform_post_url', 'is', null).execute();
+/**
+ * A published post's link that could not be read at publish time, read later (threads, instagram): the answer (null
+ * when the platform gives none) is stored and the link is no longer unread, so it is not asked for again.
+ */
+export async function storeResolvedUrl(db: Db, postId: string, url: string | null): Promise<void> {
+  await db
+    .updateTable('posts')
+    .set({ platform_post_url: url, platform_post_url_unread: false })
+    .where('id', '=', postId)
+    .where('platform_post_url_unread', '=', true)
+    .execute();
 }
 
 /** What one request created together: its fan-out group, else its thread, else the post alone. */

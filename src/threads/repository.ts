@@ -6,6 +6,7 @@ import { currentRequestOrigin } from '../events/request-origin';
 import type { AccountRow } from '../db/tables/accounts';
 import { loadPostViews } from '../posts/view-queries';
 import { publishedViewOf, publishMarkedRows, type OutcomeToRecord } from '../posts/attempt-outcomes';
+import { urlUnreadOf } from '../posts/post-link';
 import type { MarkedPost } from '../posts/attempt-marks';
 import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
@@ -119,10 +120,10 @@ export async function recordThreadPublished(db: Db, parts: ReadonlyArray<Outcome
     const rest = parts.filter((part) => !recorded.has(part.postId));
     const { rows } = await sql<{ id: string; thread_id: string | null; user_id: string; request_origin: PostRow['request_origin'] }>`
       update posts set status = 'published', platform_post_id = part.platform_post_id, platform_post_url = part.url,
-        published_at = part.published_at, error_message = null, updated_at = now()
+        platform_post_url_unread = part.url_unread, published_at = part.published_at, error_message = null, updated_at = now()
       from unnest(${rest.map((p) => p.postId)}::uuid[], ${rest.map((p) => p.platformPostId)}::text[], ${rest.map((p) => p.url)}::text[],
-          ${rest.map((p) => new Date(p.publishedAt).toISOString())}::timestamptz[])
-        as part(id, platform_post_id, url, published_at)
+          ${rest.map(urlUnreadOf)}::boolean[], ${rest.map((p) => new Date(p.publishedAt).toISOString())}::timestamptz[])
+        as part(id, platform_post_id, url, url_unread, published_at)
       where posts.id = part.id and posts.status = 'publishing'
       returning posts.id, posts.thread_id, posts.user_id, posts.request_origin`.execute(trx);
     await spendQuota(trx, rows.map((r) => r.id), ['post', 'scheduled', 'x_link']);
@@ -165,7 +166,7 @@ export async function discardThread(db: Db, threadId: string, partIds: readonly 
 export async function requeueThread(db: Db, threadId: string): Promise<void> {
   await db
     .updateTable('posts')
-    .set({ status: 'scheduled', retry_count: sql`retry_count + 1`, platform_post_id: null, platform_post_url: null, publish_attempt_started_at: null, updated_at: sql`now()` })
+    .set({ status: 'scheduled', retry_count: sql`retry_count + 1`, platform_post_id: null, platform_post_url: null, platform_post_url_unread: false, publish_attempt_started_at: null, updated_at: sql`now()` })
     .where('thread_id', '=', threadId)
     .where('status', '=', 'publishing')
     .execute();

@@ -143,7 +143,7 @@ describe('instagram adapter against the content-publishing stand-in', () => {
   it('keeps a published post when its link is missing or unreadable, and resolveUrl asks again', async () => {
     ig.state.permalinkFailures = 1;
     const published = await adapter.publish(ctx, { postId: 'p8', text: 'No link yet', media: [image(1)] });
-    assert.equal(published.url, null);
+    assert.deepEqual(published, { platformPostId: published.platformPostId, url: null, urlUnread: true });
     assert.equal(ig.media.size, 1);
     assert.equal(await adapter.resolveUrl!(ctx, published.platformPostId), `https://www.instagram.com/p/${ig.media.get(published.platformPostId)!.shortcode}/`);
     ig.noPermalink.add(published.platformPostId);

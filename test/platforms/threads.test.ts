@@ -126,12 +126,16 @@ describe('threads adapter against the Threads API stand-in', () => {
     assert.equal(th.containers.size, 1);
   });
 
-  it('keeps a post whose permalink is not given, and resolveUrl asks again', async () => {
+  it('keeps a post whose permalink is not given or could not be read, tells the two apart, and resolveUrl asks again', async () => {
     th.state.withholdPermalinks = true;
     const published = await adapter.publish(ctx, { postId: 'p7', text: 'No link', media: [] });
-    assert.equal(published.url, null);
+    assert.deepEqual(published, { platformPostId: published.platformPostId, url: null }, 'none given: not unread');
     th.state.withholdPermalinks = false;
     assert.equal(await adapter.resolveUrl!(ctx, published.platformPostId), th.permalinkOf(th.posts.get(published.platformPostId)!));
+    th.state.permalinkFailures = 1;
+    const unread = await adapter.publish(ctx, { postId: 'p7b', text: 'Link unread', media: [] });
+    assert.deepEqual(unread, { platformPostId: unread.platformPostId, url: null, urlUnread: true });
+    assert.equal(await adapter.resolveUrl!(ctx, unread.platformPostId), th.permalinkOf(th.posts.get(unread.platformPostId)!));
   });
 
   it('does not duplicate a post whose publish answer was lost', async () => {

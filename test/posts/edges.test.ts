@@ -5,7 +5,7 @@ import { postsNeedingWorkflows } from '../../src/posts/reconcile-queries';
 import type { PostsRuntime } from '../../src/posts/runtime';
 import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
-import { insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
+import { insertAccount, insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retries, reconciliation', function () {
@@ -295,21 +295,103 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'landed before the crash').length, 1);
   });
 
-  it('GET asks threads once more for a link it could not read at publish time and stores it', async () => {
-    const threads = h.standIns.threads;
-    const account = await insertThreadsAccount(h.db, h.api.userId, threads);
-    threads.state.withholdPermalinks = true;
-    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'link later' } });
-    assert.equal(res.status, 201, res.text);
-    assert.equal(res.body.data.platform_post_url, null);
-    const listed = await h.api.request('GET', '/api/v1/posts?limit=100');
-    assert.equal(listed.body.data.find((p: any) => p.id === res.body.data.id).platform_post_url, null, 'listings never ask the platform');
-    threads.state.withholdPermalinks = false;
-    const got = await h.api.request('GET', `/api/v1/posts/${res.body.data.id}`);
-    const post = threads.posts.get(res.body.data.platform_post_id)!;
-    assert.equal(got.body.data.platform_post_url, threads.permalinkOf(post));
-    const stored = await h.db.selectFrom('posts').select('platform_post_url').where('id', '=', res.body.data.id).executeTakeFirstOrThrow();
-    assert.equal(stored.platform_post_url, threads.permalinkOf(post));
+  describe('threads and instagram links (publishing-api.md "platform_post_url shapes")', () => {
+    let threadsAccount: AccountRow;
+    let instagramAccount: AccountRow;
+    before(async () => {
+      threadsAccount = await insertThreadsAccount(h.db, h.api.userId, h.standIns.threads);
+      const ig = h.standIns.instagram.user;
+      instagramAccount = await insertAccount(h.db, h.api.userId, {
+        platform: 'instagram', platform_account_id: ig.igUserId, username: ig.username, via: 'instagram', credentials: { access_token: ig.igToken }, settings: { igUserId: ig.igUserId },
+      });
+    });
+    afterEach(() => Object.assign(h.standIns.threads.state, { withholdPermalinks: false, permalinkFailures: 0 }));
+
+    /** The link reads of a threads post so far (Herald reads nothing else of a published post here). */
+    const linkReads = (platformPostId: string) => h.standIns.threads.standIn.calls('GET', `/v1.0/${platformPostId}`).length;
+    const publishOnThreads = async (text: string) => {
+      const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: threadsAccount.id, text } });
+      assert.equal(res.status, 201, res.text);
+      return res.body.data as { id: string; platform_post_id: string; platform_post_url: string | null };
+    };
+    const storedLink = (postId: string) => h.db.selectFrom('posts').select(['platform_post_url', 'platform_post_url_unread']).where('id', '=', postId).executeTakeFirstOrThrow();
+
+    it('GET asks threads once more for a link it could not read at publish time, stores it, and asks no more', async () => {
+      const threads = h.standIns.threads;
+      threads.state.permalinkFailures = 1;
+      const published = await publishOnThreads('link later');
+      assert.equal(published.platform_post_url, null);
+      assert.equal(linkReads(published.platform_post_id), 1, 'the read at publish time, which failed');
+      const listed = await h.api.request('GET', '/api/v1/posts?limit=100');
+      assert.equal(listed.body.data.find((p: any) => p.id === published.id).platform_post_url, null, 'listings never ask the platform');
+      assert.equal(linkReads(published.platform_post_id), 1);
+      const got = await h.api.request('GET', `/api/v1/posts/${published.id}`);
+      const link = threads.permalinkOf(threads.posts.get(published.platform_post_id)!);
+      assert.equal(got.body.data.platform_post_url, link);
+      assert.deepEqual(await storedLink(published.id), { platform_post_url: link, platform_post_url_unread: false });
+      assert.equal(linkReads(published.platform_post_id), 2);
+      const again = await h.api.request('GET', `/api/v1/posts/${published.id}`);
+      assert.equal(again.body.data.platform_post_url, link);
+      assert.equal(linkReads(published.platform_post_id), 2, 'a link stored is not asked for again');
+    });
+
+    it('GET never asks threads for a link it answered it does not have, and stores "none" after the one ask', async () => {
+      const threads = h.standIns.threads;
+      threads.state.withholdPermalinks = true;
+      const none = await publishOnThreads('no link given');
+      assert.equal(none.platform_post_url, null);
+      for (let i = 0; i < 2; i++) assert.equal((await h.api.request('GET', `/api/v1/posts/${none.id}`)).body.data.platform_post_url, null);
+      assert.equal(linkReads(none.platform_post_id), 1, 'only the read at publish time');
+      // A read that failed, then answered with no link: that answer is stored too, and not asked for again.
+      threads.state.permalinkFailures = 1;
+      const unread = await publishOnThreads('no link, read later');
+      for (let i = 0; i < 2; i++) assert.equal((await h.api.request('GET', `/api/v1/posts/${unread.id}`)).body.data.platform_post_url, null);
+      assert.equal(linkReads(unread.platform_post_id), 2, 'the failed read, then one ask');
+      assert.deepEqual(await storedLink(unread.id), { platform_post_url: null, platform_post_url_unread: false });
+    });
+
+    it('a failed ask leaves the link to the next GET', async () => {
+      const threads = h.standIns.threads;
+      threads.state.permalinkFailures = 2;
+      const published = await publishOnThreads('asked twice');
+      const first = await h.api.request('GET', `/api/v1/posts/${published.id}`);
+      assert.deepEqual([first.status, first.body.data.platform_post_url], [200, null], 'a failed ask never fails the read');
+      assert.deepEqual(await storedLink(published.id), { platform_post_url: null, platform_post_url_unread: true });
+      const second = await h.api.request('GET', `/api/v1/posts/${published.id}`);
+      assert.equal(second.body.data.platform_post_url, threads.permalinkOf(threads.posts.get(published.platform_post_id)!));
+      await h.api.request('GET', `/api/v1/posts/${published.id}`);
+      assert.equal(linkReads(published.platform_post_id), 3, 'publish, the failed ask, the ask answered');
+    });
+
+    it("a thread part whose link could not be read is asked for by GET once; its other parts are not", async () => {
+      const threads = h.standIns.threads;
+      threads.state.permalinkFailures = 1; // the first part's read
+      const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: threadsAccount.id, posts: [{ text: 'part one, link later' }, { text: 'part two' }] } });
+      assert.equal(res.status, 201, res.text);
+      const [one, two] = res.body.data.posts as Array<{ id: string; platform_post_id: string; platform_post_url: string | null }>;
+      assert.deepEqual([one!.platform_post_url, two!.platform_post_url], [null, threads.permalinkOf(threads.posts.get(two!.platform_post_id)!)]);
+      for (const part of [one!, two!, one!, two!]) await h.api.request('GET', `/api/v1/posts/${part.id}`);
+      assert.deepEqual(await storedLink(one!.id), { platform_post_url: threads.permalinkOf(threads.posts.get(one!.platform_post_id)!), platform_post_url_unread: false });
+      assert.deepEqual([linkReads(one!.platform_post_id), linkReads(two!.platform_post_id)], [2, 1]);
+    });
+
+    it('GET of an instagram story the platform gave no link makes no platform call', async () => {
+      const ig = h.standIns.instagram;
+      const mediaId = '17900000000000777';
+      ig.media.set(mediaId, { id: mediaId, kind: 'story', timestamp: new Date().toISOString(), shortcode: 'Cstory', containerId: 'c-story', children: [] });
+      // As its publish recorded it: no link, and not unread (the platform answered without one).
+      const story = await h.db
+        .insertInto('posts')
+        .values({ user_id: h.api.userId, account_id: instagramAccount.id, platform: 'instagram', text: '', status: 'published', platform_post_id: mediaId, published_at: new Date(), configuration: JSON.stringify({ placement: 'story' }) })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const before = ig.standIn.requests.length;
+      for (let i = 0; i < 2; i++) {
+        const got = await h.api.request('GET', `/api/v1/posts/${story.id}`);
+        assert.deepEqual([got.status, got.body.data.platform_post_url], [200, null]);
+      }
+      assert.equal(ig.standIn.requests.length, before);
+    });
   });
 
   it('a post edited many times while it waits continues as new and still publishes once', async () => {

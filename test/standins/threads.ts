@@ -6,7 +6,7 @@
  */
 import { StandIn, StandInReply, type RecordedRequest } from './kit';
 import { graphInsightsAnswer, MetricsBook } from './metrics';
-import { cursorPage, graphError, graphErrors, nextGraphId, param, pick, requireToken } from './graph';
+import { cursorPage, fieldNames, graphError, graphErrors, nextGraphId, param, pick, requireToken } from './graph';
 import { graphTokenRenewal, TokenBook } from './tokens';
 
 interface ThreadsContainer { id: string; fields: Record<string, string>; status: 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED'; pollsLeft: number; errorMessage?: string }
@@ -22,7 +22,8 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
   const posts = new Map<string, ThreadsPost>();
   const quota = { posts: 0, postTotal: 250, replies: 0, replyTotal: 1000 };
   const failingUrls = new Map<string, string>();
-  const state = { processingPolls: opts.processingPolls ?? 0, withholdPermalinks: false };
+  // `withholdPermalinks`: posts answered without a link (as Threads may); `permalinkFailures`: the next reads of a link fail.
+  const state = { processingPolls: opts.processingPolls ?? 0, withholdPermalinks: false, permalinkFailures: 0 };
   let clock = () => new Date();
   const v = '/v1.0';
   // Long-lived tokens (protocols.md section 13): `user.token` as given never ends; tokens from `tokens` end and renew.
@@ -129,6 +130,10 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
     }
     const post = posts.get(req.params.id);
     if (!post) throw new StandInReply(graphErrors.unknownObject(req.params.id));
+    if (fieldNames(req.query.fields)?.includes('permalink') && state.permalinkFailures > 0) {
+      state.permalinkFailures -= 1;
+      return graphErrors.transient();
+    }
     return { json: pick(view(post), req.query.fields) };
   });
 

@@ -37,6 +37,8 @@ interface PostsTable {
   configuration: Json<Record<string, unknown> | null>;
   platform_post_id: string | null;
   platform_post_url: string | null;
+  /** Its link could not be read at publish time: the next GET asks the platform once more (migration 0200). */
+  platform_post_url_unread: Generated<boolean>;
   status: PostStatus;
   scheduled_at: Date | null;
   timezone: string | null;

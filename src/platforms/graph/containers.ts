@@ -1,4 +1,4 @@
-import { PlatformFailure } from '../types';
+import { PlatformFailure, type PostLink } from '../types';
 import type { GraphClient } from './client';
 import { graphPath } from './client';
 import { platformNames } from './errors';
@@ -96,4 +96,21 @@ export async function readPublishingQuota(client: GraphClient, userId: string, e
 export function assertQuotaLeft(platform: 'instagram' | 'threads', quota: PublishingQuota | null, what: string): void {
   if (!quota || quota.usage < quota.total) return;
   throw new PlatformFailure(platform, 'rate_limited', `${platformNames[platform]} allows ${quota.total} API-published ${what} per 24 hours and this account has reached that limit.`);
+}
+
+/** A published media's link; null where the platform gives none (a story may have none, copyright-flagged media has none). */
+export async function readPermalink(client: GraphClient, mediaId: string): Promise<string | null> {
+  const media = await client.get<{ permalink?: string }>(graphPath(mediaId), { fields: 'permalink' }, 'publish');
+  return media.permalink ?? null;
+}
+
+/**
+ * The link of media just published. A read that fails never fails the post: the link is then `urlUnread`, which a
+ * later `GET /api/v1/posts/{id}` asks for once more, unlike one the platform answered it does not have.
+ */
+export async function publishedLinkOf(client: GraphClient, mediaId: string): Promise<PostLink> {
+  return readPermalink(client, mediaId).then(
+    (url) => ({ url }),
+    () => ({ url: null, urlUnread: true }),
+  );
 }

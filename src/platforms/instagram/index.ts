@@ -1,5 +1,5 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
-import { assertQuotaLeft, defaultContainerPolling, publishContainer, readPublishingQuota, type ContainerFlow } from '../graph/containers';
+import { assertQuotaLeft, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
@@ -67,11 +67,6 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     return page.data.find((m) => withinLookupWindow(m.timestamp, now()) && (story || (m.caption ?? '') === req.text))?.id ?? null;
   }
 
-  async function permalinkOf(client: GraphClient, mediaId: string): Promise<string | null> {
-    const media = await client.get<{ permalink?: string }>(graphPath(mediaId), { fields: 'permalink' }, 'publish');
-    return media.permalink ?? null;
-  }
-
   async function drainReplies(client: GraphClient, comment: InstagramComment): Promise<InstagramComment[]> {
     const replies = [...(comment.replies?.data ?? [])];
     let cursor = comment.replies ? nextCursorOf(comment.replies as GraphPage<unknown>) : null;
@@ -111,9 +106,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       const flow = flowFor(conn.client, userId);
       const containerId = await buildContainer(flow, req, placementOf(req.configuration));
       const mediaId = await publishContainer(flow, containerId, () => findRecent(conn.client, userId, req));
-      // The link is the one Instagram gives; a missing or unreadable one never fails a published post.
-      const url = await permalinkOf(conn.client, mediaId).catch(() => null);
-      return { platformPostId: mediaId, url };
+      return { platformPostId: mediaId, ...(await publishedLinkOf(conn.client, mediaId)) };
     },
 
     async findPublished(ctx, req) {
@@ -121,7 +114,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       const userId = await userIdOf(conn);
       const id = await findRecent(conn.client, userId, req);
       if (!id) return null;
-      return { platformPostId: id, url: req.replyTo ? null : await permalinkOf(conn.client, id).catch(() => null) };
+      return { platformPostId: id, ...(req.replyTo ? { url: null } : await publishedLinkOf(conn.client, id)) };
     },
 
     async delete(ctx, platformPostId) {
@@ -133,7 +126,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     },
 
     async resolveUrl(ctx, platformPostId) {
-      return permalinkOf(connect(ctx).client, platformPostId);
+      return readPermalink(connect(ctx).client, platformPostId);
     },
 
     async listComments(ctx, platformPostId, cursor) {

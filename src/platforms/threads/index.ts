@@ -1,5 +1,5 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
-import { assertQuotaLeft, createContainer, defaultContainerPolling, publishContainer, readPublishingQuota, waitForContainer, type ContainerFlow } from '../graph/containers';
+import { assertQuotaLeft, createContainer, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, waitForContainer, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { GraphFailure, ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
@@ -59,11 +59,6 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     return page.data.find((p) => (p.text ?? '') === req.text && withinLookupWindow(p.timestamp, now()))?.id ?? null;
   }
 
-  async function permalinkOf(client: GraphClient, mediaId: string): Promise<string | null> {
-    const media = await client.get<{ permalink?: string }>(graphPath(mediaId), { fields: 'permalink' }, 'publish');
-    return media.permalink ?? null;
-  }
-
   async function publish(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost> {
     const { client, userId } = connect(ctx);
     const quota = req.replyTo
@@ -73,8 +68,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     const flow = flowFor(client, userId);
     const containerId = await buildContainer(flow, req);
     const mediaId = await publishContainer(flow, containerId, () => findRecent(client, userId, req));
-    // The link is the one Threads gives; a missing or unreadable one never fails a published post.
-    return { platformPostId: mediaId, url: await permalinkOf(client, mediaId).catch(() => null) };
+    return { platformPostId: mediaId, ...(await publishedLinkOf(client, mediaId)) };
   }
 
   return {
@@ -90,7 +84,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     async findPublished(ctx, req) {
       const { client, userId } = connect(ctx);
       const id = await findRecent(client, userId, req);
-      return id ? { platformPostId: id, url: await permalinkOf(client, id).catch(() => null) } : null;
+      return id ? { platformPostId: id, ...(await publishedLinkOf(client, id)) } : null;
     },
 
     async delete(ctx, platformPostId) {
@@ -101,7 +95,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     },
 
     async resolveUrl(ctx, platformPostId) {
-      return permalinkOf(connect(ctx).client, platformPostId);
+      return readPermalink(connect(ctx).client, platformPostId);
     },
 
     async listComments(ctx, platformPostId, cursor) {
