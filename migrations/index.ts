@@ -29,7 +29,7 @@ import * as m0160 from './0160_key_change_notifications';
 import * as m0170 from './0170_post_removal_notifications';
 import * as m0180 from './0180_quota_reservations_compact';
 import * as m0190 from './0190_partial_unit_indexes';
-import * as m0200 from './0200_post_next_attempt';
+import * as m0220 from './0220_post_next_attempt';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -66,5 +66,5 @@ export const migrations: Record<string, Migration> = {
   '0170_post_removal_notifications': m0170,
   '0180_quota_reservations_compact': m0180,
   '0190_partial_unit_indexes': m0190,
-  '0200_post_next_attempt': m0200,
+  '0220_post_next_attempt': m0220,
 };
