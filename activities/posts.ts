@@ -24,10 +24,24 @@ import type { PostView } from '../src/posts/post-view';
  * activity failure.
  */
 
+/**
+ * `retry`: the row's retry state (`RetryState`), which the workflow takes as its own; absent from a claim made up
+ * without a read of the row (a new post's first wait) and from claims made before the row kept it.
+ */
 export type ClaimResult =
   | { kind: 'gone' }
-  | { kind: 'wait'; until: number }
-  | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean };
+  | { kind: 'wait'; until: number; retry?: attemptOutcomes.RetryState }
+  | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean; retry?: attemptOutcomes.RetryState };
+
+/**
+ * A claim's input. `notBefore`: the earliest next attempt as a run that keeps it itself passes it (runs from before
+ * the row kept it, `next_attempt_at`); the row's own is always read.
+ */
+interface ClaimInput {
+  postId: string;
+  now: number;
+  notBefore?: number;
+}
 
 export type PublishAttempt =
   /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
@@ -108,7 +122,8 @@ export function createPostActivities(rt: PostsRuntime) {
   function claimSeenBy(row: PostRow | undefined): ClaimResult | null {
     if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
     if (row.status === 'publishing' || row.scheduled_at === null) return null;
-    return { kind: 'wait', until: row.scheduled_at.getTime() };
+    const retry = attemptOutcomes.retryStateOf(row);
+    return { kind: 'wait', until: Math.max(row.scheduled_at.getTime(), retry.notBefore), retry };
   }
 
   /** `publishWhenDue` at its instant: the exact-time claim, then the send and the record. */
@@ -126,7 +141,7 @@ export function createPostActivities(rt: PostsRuntime) {
       rt.logger.warn({ err, postId: input.postId }, 'claiming a held post failed; the workflow claims it again with retries');
       return { claim: null };
     }
-    const claim: ClaimResult = { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) };
+    const claim: ClaimResult = { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun), retry: attemptOutcomes.retryStateOf(begun) };
     // `published_at` from the instant the send began: `dueAt` in time-skipped tests, the worker's clock otherwise.
     return { claim, attempt: await sendAndRecord(input.postId, Math.max(input.dueAt, Date.now()), { row: begun, ctx: publishingContextOfClaimed(rt, begun) }) };
   }
@@ -134,18 +149,21 @@ export function createPostActivities(rt: PostsRuntime) {
   const activities = {
     /**
      * Decides the next step from the row: gone (deleted, cancelled, no row: the workflow ends), wait (until the
-     * scheduled time or the next retry), or publish (a scheduled post due now becomes `publishing` here).
+     * scheduled time or the next retry, both read from the row), or publish (a scheduled post due now becomes
+     * `publishing` here). Every answer but gone carries the row's retry state (`retry`).
      * `now` is the workflow's clock, so timers and this check agree (also under time skipping).
      */
-    async claimPost(input: { postId: string; now: number; notBefore: number }): Promise<ClaimResult> {
+    async claimPost(input: ClaimInput): Promise<ClaimResult> {
       const row = await findPost(db, input.postId);
       if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
       const hasFirstComment = hasPendingFirstComment(row);
-      const due = row.status === 'publishing' ? input.notBefore : Math.max(row.scheduled_at?.getTime() ?? 0, input.notBefore);
-      if (due > input.now) return { kind: 'wait', until: due };
-      if (row.status === 'publishing') return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment };
+      const retry = attemptOutcomes.retryStateOf(row);
+      const retryDue = Math.max(retry.notBefore, input.notBefore ?? 0);
+      const due = row.status === 'publishing' ? retryDue : Math.max(row.scheduled_at?.getTime() ?? 0, retryDue);
+      if (due > input.now) return { kind: 'wait', until: due, retry };
+      if (row.status === 'publishing') return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment, retry };
       if (!(await attemptMarks.claimScheduled(db, input.postId))) return { kind: 'gone' };
-      return { kind: 'publish', scheduled: true, hasFirstComment };
+      return { kind: 'publish', scheduled: true, hasFirstComment, retry };
     },
 
     /**
@@ -169,12 +187,12 @@ export function createPostActivities(rt: PostsRuntime) {
      * no read first (the account's credentials come back in it); only a row it did not take (not due, already
      * `publishing`, gone) is read by `claimPost`.
      */
-    async claimAndPublish(input: { postId: string; now: number; notBefore: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
+    async claimAndPublish(input: ClaimInput): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
       let claim: ClaimResult;
       let begun: attemptMarks.MarkedPost | undefined;
       try {
-        begun = input.notBefore <= input.now ? await attemptMarks.claimDueScheduled(db, input.postId, new Date(input.now)) : undefined;
-        claim = begun ? { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun) } : await activities.claimPost(input);
+        begun = (input.notBefore ?? 0) <= input.now ? await attemptMarks.claimDueScheduled(db, input.postId, new Date(input.now)) : undefined;
+        claim = begun ? { kind: 'publish', scheduled: true, hasFirstComment: hasPendingFirstComment(begun), retry: attemptOutcomes.retryStateOf(begun) } : await activities.claimPost(input);
       } catch (err) {
         rt.logger.warn({ err, postId: input.postId }, 'claiming a due post failed; the workflow claims it again with retries');
         return { claim: null };
@@ -242,18 +260,20 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /**
      * A failed attempt: `retry_count` goes up. Final: `failed` with the sentence, every reservation refunded.
-     * Otherwise the post waits for its retry as `requeue` (`scheduled` for a scheduled post, as the spec shows it).
+     * Otherwise the post waits for its retry as `requeue` (`scheduled` for a scheduled post, as the spec shows it)
+     * until `retryAt`, which the row keeps (`next_attempt_at`).
      */
-    async recordFailedAttempt(input: { postId: string; message: string; final: boolean; requeue: 'scheduled' | 'publishing' }): Promise<void> {
+    async recordFailedAttempt(input: { postId: string; message: string; final: boolean; requeue: 'scheduled' | 'publishing'; retryAt?: number }): Promise<void> {
       await attemptOutcomes.recordFailedAttempt(db, input.postId, input);
     },
 
     /**
      * A scheduled post whose account credential is being renewed waits for it as `scheduled`, its `retry_count`
-     * untouched (decisions.md "Keeping credentials alive": it waits rather than failing for a token Herald can renew).
+     * untouched (decisions.md "Keeping credentials alive": it waits rather than failing for a token Herald can renew),
+     * until `retryAt` (`next_attempt_at`), when it looks again.
      */
-    async awaitCredential(input: { postId: string }): Promise<void> {
-      await attemptOutcomes.requeueAwaitingCredential(db, input.postId);
+    async awaitCredential(input: { postId: string; retryAt?: number }): Promise<void> {
+      await attemptOutcomes.requeueAwaitingCredential(db, input.postId, input.retryAt);
     },
 
     /**

@@ -23,12 +23,14 @@ interface ThreadPartRef {
   threadOrder: number;
 }
 
+/** `retry`: the rows' retry state, as a post's claim carries it (`ClaimResult`); absent from claims made before it. */
 export type ThreadClaim =
   | { kind: 'gone' }
-  | { kind: 'wait'; until: number }
+  | { kind: 'wait'; until: number; retry?: attemptOutcomes.RetryState }
   | {
       kind: 'publish';
       scheduled: boolean;
+      retry?: attemptOutcomes.RetryState;
       platform: PlatformSlug;
       /** The platform's name for messages (`X`, `Bluesky`...). */
       platformName: string;
@@ -196,6 +198,7 @@ export function createThreadParts(rt: PostsRuntime) {
         firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
         rollbackSupported: rollbackSupportedFor(first),
         hasMedia: rows.some((r) => mediaIdsOf(r).length > 0),
+        retry: attemptOutcomes.retryStateOf(first),
       };
     },
 

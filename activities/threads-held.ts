@@ -1,4 +1,5 @@
 import { storedLinkOf } from '../src/posts/post-link';
+import { retryStateOf } from '../src/posts/attempt-outcomes';
 import { InstantClaims } from '../src/posts/instant-claims';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
@@ -23,16 +24,19 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
   );
 
   /**
-   * Where a held thread stands, from its rows (read only: a hold owns the claim). `scheduled`: wait for its time.
-   * `publishing`: claimed (by a hold); the parts whose platform ids are stored went out, and the next one's outcome
-   * is unknown unless every part is stored. `published` (by a hold the workflow lost track of): every part sent and
+   * Where a held thread stands, from its rows (read only: a hold owns the claim). `scheduled`: wait for its time (or,
+   * after a failed attempt, its retry's: `next_attempt_at`). `publishing`: claimed (by a hold); the parts whose
+   * platform ids are stored went out, and the next one's outcome is unknown unless every part is stored. `published` (by a hold the workflow lost track of): every part sent and
    * recorded, the first comment still the workflow's to send. Anything else: gone.
    */
   async function stepOf(threadId: string): Promise<ThreadStep> {
     const rows = await threads.loadThreadParts(db, threadId);
     const status = sharedStatus(rows);
     if (status !== 'scheduled' && status !== 'publishing' && status !== 'published') return { claim: { kind: 'gone' } };
-    if (status === 'scheduled') return { claim: rows[0]!.scheduled_at ? { kind: 'wait', until: rows[0]!.scheduled_at.getTime() } : null };
+    if (status === 'scheduled') {
+      const retry = retryStateOf(rows[0]!);
+      return { claim: rows[0]!.scheduled_at ? { kind: 'wait', until: Math.max(rows[0]!.scheduled_at.getTime(), retry.notBefore), retry } : null };
+    }
     const firstUnstored = rows.findIndex((r) => r.platform_post_id === null);
     const live = firstUnstored === -1 ? rows : rows.slice(0, firstUnstored);
     const sent: Array<PartAttempt | null> = live.map((r) => ({ ok: true, platformPostId: r.platform_post_id!, ...storedLinkOf(r) }));

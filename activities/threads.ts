@@ -1,4 +1,5 @@
 import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
+import { retryStateOf } from '../src/posts/attempt-outcomes';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf } from '../src/posts/publish-request';
 import { cancelScheduled } from '../src/posts/repository';
@@ -27,18 +28,20 @@ export function createThreadActivities(rt: PostsRuntime) {
 
   /**
    * Decides the next step from the rows: gone (deleted, cancelled, no rows), wait (the shared scheduled time or the
-   * next retry), or publish. A scheduled thread due now becomes `publishing` as a whole, under row locks, so a
+   * next retry, both read from the rows; `notBefore`: the wait of a run from before they kept it), or publish, with
+   * the rows' retry state (`retry`). A scheduled thread due now becomes `publishing` as a whole, under row locks, so a
    * concurrent DELETE either cancels all of it first or finds it publishing. The account is read after the commit:
    * a claim holds a connection for its transaction, and a read on another one inside it let threads due together
    * take the whole pool, each waiting for a connection another held (`test/threads/claim-pool.test.ts`).
    */
-  async function claimThread(input: { threadId: string; now: number; notBefore: number }): Promise<ThreadClaim> {
+  async function claimThread(input: { threadId: string; now: number; notBefore?: number }): Promise<ThreadClaim> {
     const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | threads.ThreadPartRow[]> => {
       const rows = await threads.loadThreadParts(trx, input.threadId, { lock: true });
       const status = sharedStatus(rows);
       if (status !== 'scheduled' && status !== 'publishing') return { kind: 'gone' };
-      const due = Math.max(status === 'scheduled' ? (rows[0]!.scheduled_at?.getTime() ?? 0) : 0, input.notBefore);
-      if (due > input.now) return { kind: 'wait', until: due };
+      const retry = retryStateOf(rows[0]!);
+      const due = Math.max(status === 'scheduled' ? (rows[0]!.scheduled_at?.getTime() ?? 0) : 0, retry.notBefore, input.notBefore ?? 0);
+      if (due > input.now) return { kind: 'wait', until: due, retry };
       if (status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
       return rows;
     });
@@ -111,9 +114,12 @@ export function createThreadActivities(rt: PostsRuntime) {
       for (const row of rows) await removeUnusedCopies(rt, mediaIdsOf(row), row.id);
     },
 
-    /** A scheduled thread whose attempt failed and was fully rolled back waits for its retry: `scheduled` again, retry_count + 1 on every part. */
-    async requeueThread(input: { threadId: string }): Promise<void> {
-      await threads.requeueThread(db, input.threadId);
+    /**
+     * A scheduled thread whose attempt failed and was fully rolled back waits for its retry: `scheduled` again,
+     * retry_count + 1 on every part, the retry's time (`retryAt`) in `next_attempt_at`.
+     */
+    async requeueThread(input: { threadId: string; retryAt?: number }): Promise<void> {
+      await threads.requeueThread(db, input.threadId, input.retryAt);
     },
 
     /**

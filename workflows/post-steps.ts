@@ -60,7 +60,8 @@ export async function afterPublished(postId: string, attempt: Extract<PublishAtt
 
 /**
  * The platform refused: either the post is finished (failed, or cancelled with its account) or it waits `retryInMs`
- * for another attempt, its `retry_count` already raised and its status `requeue`d.
+ * for another attempt, its `retry_count` already raised, its status `requeue`d and the wait's end in its row
+ * (`next_attempt_at`, which a workflow started again for it reads).
  */
 export async function afterRefusal(
   postId: string,
@@ -68,7 +69,7 @@ export async function afterRefusal(
   retry: { scheduled: boolean; delaysMs: readonly number[]; failures: number },
 ): Promise<{ done: PublishPostResult } | { retryInMs: number; uncounted?: true }> {
   if (attempt.awaitingCredential && retry.scheduled) {
-    await bookkeeping.awaitCredential({ postId });
+    await bookkeeping.awaitCredential({ postId, retryAt: Date.now() + CREDENTIAL_WAIT_MS });
     return { retryInMs: CREDENTIAL_WAIT_MS, uncounted: true };
   }
   if (attempt.kind === 'reauthorize') {
@@ -82,6 +83,6 @@ export async function afterRefusal(
     await bookkeeping.cleanupPostMedia({ postId });
     return { done: { outcome: 'failed' } };
   }
-  await bookkeeping.recordFailedAttempt({ postId, message: attempt.message, final: false, requeue: retry.scheduled ? 'scheduled' : 'publishing' });
+  await bookkeeping.recordFailedAttempt({ postId, message: attempt.message, final: false, requeue: retry.scheduled ? 'scheduled' : 'publishing', retryAt: Date.now() + wait });
   return { retryInMs: wait };
 }

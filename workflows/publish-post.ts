@@ -9,12 +9,19 @@ import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, ty
  *
  *   scheduled ── time reached ──▶ publishing ── platform took it ──▶ published ─▶ first comment ─▶ media cleaned up
  *       ▲                              │
- *       └── failed attempt, retry ─────┤ (retry_count + 1; 3 retries after 1, 5, 15 min or the platform's wait)
+ *       └── failed attempt, retry ─────┤ (retry_count + 1, next_attempt_at set; 3 retries after 1, 5, 15 min or the platform's wait)
  *                                      └── retries spent / not retryable ──▶ failed (quota refunded)
+ *
+ * "time reached": `scheduled_at` and, after a failed attempt, `next_attempt_at` have passed. A new `scheduled_at`
+ * written by the API clears `next_attempt_at` (a new time is a new plan); `retry_count` stays, and so do the retries
+ * it has spent (README "Posts").
  *
  * The row is the truth: every loop reads it (`claimPost`), so a reschedule, an edit or a cancellation made by the
  * API is seen at the next read, and signals only make that read happen now; the first wait, for the time the API
- * wrote (`scheduledAt`), reads nothing until then or a signal. An immediate post (`publishing` from
+ * wrote (`scheduledAt`), reads nothing until then or a signal. The retries are the row's too: each claim reports
+ * `retry_count` and `next_attempt_at` (`ClaimResult.retry`) and the workflow takes them as its count and its wait, so a
+ * run started again for the post (the reconciler, after the embedded Temporal forgot every run at a restart) neither
+ * sends before the wait is over nor gets its retries back. An immediate post (`publishing` from
  * the start) gets a couple of quick retries of transient failures while its request waits.
  * "time reached" is prepared ahead: the workflow wakes `dueLeadMs` before `scheduled_at` and hands the post to a held
  * `publishWhenDue` activity that claims and sends it at the instant (`holdUntilDue`; README "Scheduled bursts").
@@ -28,7 +35,10 @@ export interface PublishPostInput {
   scheduledRetryDelaysMs: number[];
   /** Quick retries of an immediate post's transient failure (ms), inside the API request. */
   immediateRetryDelaysMs: number[];
-  /** Carried over by continue-as-new: attempts already failed and the earliest next attempt (workflow time, ms). */
+  /**
+   * Carried over by continue-as-new: attempts already failed and the earliest next attempt (workflow time, ms). Runs
+   * with `retry-state-in-row` take both from their claims anyway.
+   */
   carried?: { failures: number; notBefore: number };
   /** History length after which a waiting workflow continues as new (default 2,000; tests make it small). */
   historyLimit?: number;
@@ -52,6 +62,12 @@ const HISTORY_LIMIT = 2_000;
 const CLAIM_AND_PUBLISH = 'claim-and-publish';
 /** Patch id: a scheduled post wakes `dueLeadMs` before its time and is held in the worker until it (`holdUntilDue`). */
 const PREPARE_BEFORE_DUE = 'prepare-before-due';
+/**
+ * Patch id: the retry count and wait are the row's (`retry_count`, `next_attempt_at`), taken from every claim, and a
+ * claim is passed no wait of the run's own (one kept across a reschedule would delay the new time). Runs recorded
+ * before it count and wait by themselves, as they did.
+ */
+const RETRY_STATE_IN_ROW = 'retry-state-in-row';
 
 /** What one claim-and-attempt step reports (`claimAndPublish`, `publishWhenDue`): no claim means claim again. */
 type Step = { claim: ClaimResult | null; attempt?: PublishAttempt };
@@ -69,8 +85,10 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
   setHandler(cancelPost, wake);
   const signals: WakeSignals = { woken: () => woken, consume: () => void (woken = false) };
 
+  const retryInRow = patched(RETRY_STATE_IN_ROW);
   let notBefore = input.carried?.notBefore ?? 0;
   let failures = input.carried?.failures ?? 0;
+  const claimInput = () => ({ postId: input.postId, now: Date.now(), ...(retryInRow ? {} : { notBefore }) });
   let held: Step | undefined;
   let created: Step | undefined = input.scheduledAt !== undefined && input.scheduledAt > Date.now() ? { claim: { kind: 'wait', until: input.scheduledAt } } : undefined;
   for (;;) {
@@ -82,10 +100,11 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
     const step: Step =
       held ??
       created ??
-      (patched(CLAIM_AND_PUBLISH) ? await platformCall.claimAndPublish({ postId: input.postId, now: Date.now(), notBefore }) : { claim: null });
+      (patched(CLAIM_AND_PUBLISH) ? await platformCall.claimAndPublish(claimInput()) : { claim: null });
     held = created = undefined;
-    const claim: ClaimResult = step.claim ?? (await bookkeeping.claimPost({ postId: input.postId, now: Date.now(), notBefore }));
+    const claim: ClaimResult = step.claim ?? (await bookkeeping.claimPost(claimInput()));
     if (claim.kind === 'gone') return { outcome: failures > 0 ? 'cancelled' : 'gone' };
+    if (retryInRow && claim.retry) ({ failures, notBefore } = claim.retry);
     if (claim.kind === 'wait') {
       // Waiting for its time (not for a retry's): prepared a lead ahead, so a burst's workflow tasks, dispatches and
       // replays spread over the lead and only claims, platform calls and records run at the instant.

@@ -13,8 +13,13 @@ import { local, queued, type Steps } from './thread-steps';
  *                                              │
  *                                              └── part k refused ──▶ compensation: parts k-1 … 1 deleted (LIFO)
  *                                                     immediate ──▶ rows removed, quota refunded, outcome reported to the request
- *                                                     scheduled ──▶ all removed: retry (retry_count + 1, 3 retries) then failed
+ *                                                     scheduled ──▶ all removed: retry (retry_count + 1, next_attempt_at set, 3 retries) then failed
  *                                                                   some still live: failed at once (a retry would publish them twice)
+ *
+ * The retries are the rows': each claim reports `retry_count` and `next_attempt_at` (`ThreadClaim.retry`), which the
+ * workflow takes as its count and wait, so a run started again for the thread (the reconciler, after the embedded
+ * Temporal forgot every run) neither sends before the wait is over nor gets its retries back; a new time written by
+ * the API clears the wait (README "Posts").
  *
  * "shared time reached" is prepared ahead, as for a post: the workflow wakes `dueLeadMs` before the time and hands the
  * thread to a held `publishThreadWhenDue` that claims it at the instant and sends its parts from there; the loop goes
@@ -85,6 +90,11 @@ const CLEANUP_ONLY_WITH_MEDIA = 'thread-cleanup-only-with-media';
  * other steps are local activities too. Runs recorded before it replay their queued claim, parts and record.
  */
 const IMMEDIATE_IN_WORKER = 'thread-immediate-in-worker';
+/**
+ * Patch id: the retry count and wait are the rows' (`retry_count`, `next_attempt_at`), taken from every claim, and a
+ * claim is passed no wait of the run's own. Runs recorded before it count and wait by themselves.
+ */
+const RETRY_STATE_IN_ROWS = 'thread-retry-state-in-rows';
 
 interface PublishedPart {
   postId: string;
@@ -104,6 +114,8 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
   const steps = immediate ? local : queued;
   const { bookkeeping } = steps;
 
+  // An immediate thread is never retried (a refusal discards it): its history needs no marker.
+  const retryInRows = !immediate && patched(RETRY_STATE_IN_ROWS);
   let notBefore = 0;
   let failures = 0;
   // What an activity that claims and sends by itself reported (a hold at the instant, an immediate thread's one activity).
@@ -117,8 +129,9 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     if (clearedBeforeRead && !created) woken = false;
     const step: ThreadStep = reported ?? created ?? { claim: null };
     reported = created = undefined;
-    const claim: ThreadClaim = step.claim ?? (await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), notBefore }));
+    const claim: ThreadClaim = step.claim ?? (await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), ...(retryInRows ? {} : { notBefore }) }));
     if (claim.kind === 'gone') return { outcome: 'gone' };
+    if (retryInRows && claim.retry) ({ failures, notBefore } = claim.retry);
     if (claim.kind === 'wait') {
       if (!clearedBeforeRead) woken = false;
       // Waiting for its time (not a retry's): prepared a lead ahead, so at the instant only claims and sends run.
@@ -159,7 +172,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       return failed(sentence);
     }
     failures += 1;
-    await bookkeeping.requeueThread({ threadId: input.threadId });
+    await bookkeeping.requeueThread({ threadId: input.threadId, retryAt: Date.now() + wait });
     notBefore = Date.now() + wait;
   }
 }

@@ -52,7 +52,8 @@ export function earlierAttemptOpen(mark: 'publish_attempt_started_at' | 'first_c
 
 /**
  * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
- * `scheduled` → `publishing` only when its `scheduled_at` has passed by `now` (the workflow's clock). It returns the
+ * `scheduled` → `publishing` only when its `scheduled_at`, and its retry's `next_attempt_at` after a failed attempt,
+ * have passed by `now` (the workflow's clock). It returns the
  * columns of the post's account that the send needs (`account_*`, null when the account row is gone), so the send
  * reads nothing more. Undefined when it is not `scheduled` or not yet due; the caller reads the row to tell which.
  */
@@ -158,7 +159,8 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
             .where('status', '=', sql.lit('scheduled'))
         : qb.updateTable('posts').set({ publish_attempt_started_at: sql`now()` }).where('status', '=', sql.lit('publishing'));
       update = update.where((eb) => idIsOneOf(eb.ref('id'), values));
-      if (values.dueBy !== undefined) update = update.where((eb) => eb.or([eb('scheduled_at', 'is', null), eb('scheduled_at', '<=', values.dueBy!)]));
+      // Due: its time and its retry's, where it has them, have passed (`dueBy` once: one parameter per value).
+      if (values.dueBy !== undefined) update = update.where(sql`coalesce(greatest(scheduled_at, next_attempt_at), '-infinity'::timestamptz)`, '<=', values.dueBy);
       if (values.scheduledAt !== undefined) update = update.where(sql`date_trunc('milliseconds', scheduled_at)`, '=', values.scheduledAt);
       return update.returningAll().returning([earlierAttemptOpen('publish_attempt_started_at'), rowVersion]);
     })

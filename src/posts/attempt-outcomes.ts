@@ -160,10 +160,26 @@ async function recordMarkedPublished(db: Db, outcomes: ReadonlyArray<OutcomeToRe
 }
 
 /**
- * A failed attempt of a `publishing` post: `retry_count` goes up. Final: `failed` with the sentence, its first comment
- * marked as not sent, every reservation refunded. Otherwise the post waits for its retry as `requeue`.
+ * Where a post (or a thread, by its first part) stands in its retries, as its row keeps them: the attempts that failed
+ * (`retry_count`) and the earliest next one (`next_attempt_at`, ms on the workflow's clock; 0 when none waits). A
+ * workflow takes it from its claims, so one started again after its run was lost neither sends before the wait is
+ * over nor gets its retries back.
  */
-export async function recordFailedAttempt(db: Db, postId: string, input: { message: string; final: boolean; requeue: 'scheduled' | 'publishing' }): Promise<void> {
+export interface RetryState {
+  failures: number;
+  notBefore: number;
+}
+
+export function retryStateOf(row: Pick<PostRow, 'retry_count' | 'next_attempt_at'>): RetryState {
+  return { failures: row.retry_count, notBefore: row.next_attempt_at?.getTime() ?? 0 };
+}
+
+/**
+ * A failed attempt of a `publishing` post: `retry_count` goes up. Final: `failed` with the sentence, its first comment
+ * marked as not sent, every reservation refunded. Otherwise the post waits for its retry as `requeue`, until `retryAt`
+ * (the workflow's clock; absent from runs older than the column, which keep it themselves).
+ */
+export async function recordFailedAttempt(db: Db, postId: string, input: { message: string; final: boolean; requeue: 'scheduled' | 'publishing'; retryAt?: number }): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const updated = await trx
       .updateTable('posts')
@@ -171,6 +187,7 @@ export async function recordFailedAttempt(db: Db, postId: string, input: { messa
         status: input.final ? 'failed' : input.requeue,
         error_message: input.final ? input.message : null,
         retry_count: sql`retry_count + 1`,
+        next_attempt_at: !input.final && input.retryAt !== undefined ? new Date(input.retryAt) : null,
         publish_attempt_started_at: null,
         first_comment_status: input.final ? sql`case when first_comment_text is null then null else 'failed' end` : sql`first_comment_status`,
         first_comment_error: input.final ? sql`case when first_comment_text is null then null else 'The post was not published, so its first comment was not sent' end` : sql`first_comment_error`,
@@ -202,11 +219,14 @@ export async function cancelClaimed(db: Db, postId: string, reason: AccountInact
   });
 }
 
-/** `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16). */
-export async function requeueAwaitingCredential(db: Db, postId: string): Promise<void> {
+/**
+ * `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16); it is
+ * looked at again at `retryAt` (absent from runs older than `next_attempt_at`).
+ */
+export async function requeueAwaitingCredential(db: Db, postId: string, retryAt?: number): Promise<void> {
   await db
     .updateTable('posts')
-    .set({ status: 'scheduled', publish_attempt_started_at: null, updated_at: sql`now()` })
+    .set({ status: 'scheduled', publish_attempt_started_at: null, next_attempt_at: retryAt === undefined ? null : new Date(retryAt), updated_at: sql`now()` })
     .where('id', '=', postId)
     .where('status', '=', 'publishing')
     .execute();

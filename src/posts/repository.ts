@@ -48,9 +48,12 @@ export async function editPost(trx: Trx, postId: string, expected: PostStatus, c
   return changed.numUpdatedRows > 0n;
 }
 
-/** A thread shares one time: its parts still `expected` move with the one edited. */
+/**
+ * A new time is a new plan: the posts still `expected` (the post, or every part of its thread, which share one time)
+ * move to it, and a failed attempt's retry no longer waits (`next_attempt_at`); `retry_count` stays (README "Posts").
+ */
 export async function moveScheduledTime(trx: Trx, postIds: readonly string[], expected: PostStatus, time: { scheduled_at: Date | null; timezone: string | null }): Promise<void> {
-  await trx.updateTable('posts').set({ ...time, updated_at: sql`now()` }).where('id', 'in', postIds).where('status', '=', expected).execute();
+  await trx.updateTable('posts').set({ ...time, next_attempt_at: null, updated_at: sql`now()` }).where('id', 'in', postIds).where('status', '=', expected).execute();
 }
 
 /** The draft points at the post it became; false when it is no longer an unpromoted draft. */

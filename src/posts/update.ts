@@ -149,8 +149,9 @@ function contentOf(planned: PlannedUpdate, body: UpdatePostBody) {
 }
 
 /**
- * A scheduled post or a draft changed in place, in one transaction: its thread's parts move with its time, and a
- * scheduled post's content-dependent charges (first comment, x links) are replaced by what it now needs.
+ * A scheduled post or a draft changed in place, in one transaction: a new time moves its thread's parts with it and
+ * ends a retry's wait (`moveScheduledTime`), and a scheduled post's content-dependent charges (first comment, x links)
+ * are replaced by what it now needs.
  */
 async function editInPlace(rt: PostsRuntime, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<void> {
   await rt.db.transaction().execute((trx) => writeEdit(trx, userId, planned, body));
@@ -163,7 +164,7 @@ async function writeEdit(trx: Transaction<Database>, userId: string, planned: Pl
   if (!(await editPost(trx, row.id, row.status, content))) {
     throw new ApiError('post_not_editable', 'The post changed state while it was being edited (it may be publishing); read it again');
   }
-  if (row.thread_id !== null && body.schedule_at !== undefined) {
+  if (body.schedule_at !== undefined) {
     await moveScheduledTime(trx, planned.unit, row.status, { scheduled_at: content.scheduled_at, timezone: content.timezone });
   }
   if (row.status === 'scheduled') {

@@ -162,11 +162,23 @@ export async function discardThread(db: Db, threadId: string, partIds: readonly 
   });
 }
 
-/** A scheduled thread fully rolled back waits for its retry: `publishing` → `scheduled`, retry_count + 1 on every part, no attempt open. */
-export async function requeueThread(db: Db, threadId: string): Promise<void> {
+/**
+ * A scheduled thread fully rolled back waits for its retry: `publishing` → `scheduled`, retry_count + 1 on every part,
+ * no attempt open, the retry not before `retryAt` (`next_attempt_at`; absent from runs older than the column).
+ */
+export async function requeueThread(db: Db, threadId: string, retryAt?: number): Promise<void> {
   await db
     .updateTable('posts')
-    .set({ status: 'scheduled', retry_count: sql`retry_count + 1`, platform_post_id: null, platform_post_url: null, platform_post_url_unread: false, publish_attempt_started_at: null, updated_at: sql`now()` })
+    .set({
+      status: 'scheduled',
+      retry_count: sql`retry_count + 1`,
+      next_attempt_at: retryAt === undefined ? null : new Date(retryAt),
+      platform_post_id: null,
+      platform_post_url: null,
+      platform_post_url_unread: false,
+      publish_attempt_started_at: null,
+      updated_at: sql`now()`,
+    })
     .where('thread_id', '=', threadId)
     .where('status', '=', 'publishing')
     .execute();

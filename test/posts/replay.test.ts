@@ -8,11 +8,13 @@ import { workflowBundle } from './harness';
 
 /**
  * Runs recorded by earlier versions of `publishPost` replay on the current code without a nondeterminism error: the
- * patches (`claim-and-publish`, `prepare-before-due`) send them down the path they took. Each history is a scheduled
- * post waiting on its timer, then published, recorded by `test/posts/histories/record.ts` from the workflows of:
+ * patches (`claim-and-publish`, `prepare-before-due`, `retry-state-in-row`) send them down the path they took. Each
+ * history is a scheduled post waiting on its timer, then published, recorded by `test/posts/histories/record.ts`
+ * (`record-retry.ts`: its first attempt refused, its retry published) from the workflows of:
  *   before-claim-and-publish.json    86b13c9^ (a separate claimPost, then publishToPlatform, at the instant)
  *   before-prepare-before-due.json   6090938 (claimAndPublish at the instant, woken by its timer at scheduled_at)
- * Both inputs carry `dueLeadMs`, as a run started by the current API and run by an older worker would. Read from
+ *   before-retry-state-in-row.json   fbdb91f (held to the instant, refused; the retry's wait and count its own)
+ * Every input carries `dueLeadMs`, as a run started by the current API and run by an older worker would. Read from
  * the repository (mocha runs from its root), not the build output.
  */
 describe('publishPost replays histories recorded before its patches (issue 15)', function () {
@@ -38,5 +40,11 @@ describe('publishPost replays histories recorded before its patches (issue 15)',
     assert.deepEqual(activityTypesOf(history), ['claimAndPublish', 'claimAndPublish']);
     assert.ok(!(history.events ?? []).some((e) => e.activityTaskScheduledEventAttributes), 'no regular activity in the old run');
     await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'before-prepare-before-due');
+  });
+
+  it('a run from before retry-state-in-row: refused at the instant, it waits and counts by itself, and its retry publishes', async () => {
+    const history = historyOf('before-retry-state-in-row.json');
+    assert.deepEqual(activityTypesOf(history), ['claimAndPublish', 'recordFailedAttempt', 'claimAndPublish', 'claimAndPublish']);
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, 'before-retry-state-in-row');
   });
 });

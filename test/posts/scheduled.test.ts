@@ -91,6 +91,45 @@ describe('Scheduled posts: durable timer, three retries, quota', function () {
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'second time lucky').length, 1);
   });
 
+  /** A post of its own account (no spacing clash with the suite's others) that has failed twice: its next try is due 5 minutes after the second (16 min). */
+  const failedTwice = async (text: string, failures: number) => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text, schedule_at: inMinutes(10).toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, serviceUnavailable, failures);
+    await h.env.sleep(11.5 * 60_000);
+    const id: string = res.body.data.id;
+    assert.equal((await row(id)).retry_count, 2);
+    return id;
+  };
+
+  it('rescheduled during a retry wait, it goes out at the new time, not the retry\'s, and keeps its retry_count', async () => {
+    const id = await failedTwice('moved while waiting', 2);
+    await h.syncClock();
+    const at = inMinutes(2);
+    const moved = await h.api.request('PATCH', `/api/v1/posts/${id}`, { body: { schedule_at: at.toISOString() } });
+    assert.equal(moved.status, 200, moved.text);
+    assert.deepEqual([moved.body.data.status, moved.body.data.scheduled_at, moved.body.data.retry_count, moved.body.data.error_message], ['scheduled', at.toISOString(), 2, null]);
+    assert.deepEqual(await h.settle(id), { outcome: 'published', firstComment: null });
+    const published = await row(id);
+    assert.ok(published.published_at!.getTime() >= at.getTime(), 'not before the new time');
+    assert.ok(published.published_at!.getTime() < at.getTime() + 60_000, 'at the new time, not when the retry was due (2.5 minutes later)');
+    assert.equal(published.retry_count, 2, 'the attempts made before stay counted');
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'moved while waiting').length, 1);
+  });
+
+  it('a rescheduled post that keeps failing has the retries it had left, not three more', async () => {
+    const id = await failedTwice('moved and still failing', 100);
+    await h.syncClock();
+    const moved = await h.api.request('PATCH', `/api/v1/posts/${id}`, { body: { schedule_at: inMinutes(2).toISOString() } });
+    assert.equal(moved.status, 200, moved.text);
+    await h.env.sleep(2.5 * 60_000);
+    assert.equal((await row(id)).retry_count, 3, 'attempted at the new time');
+    assert.deepEqual(await h.settle(id), { outcome: 'failed' });
+    assert.equal((await row(id)).retry_count, 4, 'the third retry was its last');
+  });
+
   it('DELETE of a scheduled post cancels it: deleted, quota returned, the workflow ends, nothing published', async () => {
     await h.syncClock();
     const before = await usageFor(h.db, h.api.userId, h.now());

@@ -89,6 +89,31 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     assert.equal(after.posts, before.posts);
   });
 
+  it('a thread waiting for a retry whose workflow is lost is not sent before the retry is due, and keeps its retry count', async () => {
+    await occupy('refused across a restart');
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'restart head' }, { text: 'refused across a restart' }], schedule_at: inMinutes(10).toISOString() },
+    });
+    assert.equal(res.status, 201, res.text);
+    const { thread_id } = res.body.data;
+    // Attempts at 10 min and 11 min (after the first retry's minute): the next is due 5 minutes after the second (16).
+    await h.env.sleep(11.5 * 60_000);
+    assert.deepEqual((await rows(thread_id)).map((r) => [r.status, r.retry_count]), [['scheduled', 2], ['scheduled', 2]]);
+
+    await h.env.client.workflow.getHandle(threadWorkflowId(thread_id)).terminate('lost, as after a restart of the embedded server');
+    const reconciled = await reconcilePosts(h.reconcilerRuntime(), { changedWithinMs: 5 * 60_000 });
+    assert.ok(reconciled.started.includes(threadWorkflowId(thread_id)));
+    await h.env.sleep('4 minutes');
+    assert.deepEqual((await rows(thread_id)).map((r) => r.retry_count), [2, 2], 'nothing sent before the retry is due');
+    await h.env.sleep('1 minute');
+    assert.deepEqual((await rows(thread_id)).map((r) => r.retry_count), [3, 3], 'the third attempt once it was due');
+
+    assert.equal(((await settle(thread_id)) as { outcome: string }).outcome, 'failed');
+    assert.deepEqual((await rows(thread_id)).map((r) => [r.status, r.retry_count]), [['failed', 4], ['failed', 4]]);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'restart head').length, 4, 'four attempts in all, across the restart');
+  });
+
   it('a rollback that leaves a part live fails the thread at once, with no retry, naming the live part', async () => {
     await occupy('refused after a live head');
     await h.syncClock();

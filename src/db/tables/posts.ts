@@ -34,10 +34,12 @@ interface PostsTable {
   first_comment_attempt_started_at: Date | null;
   /** A platform call began and has not reported back (migration 0050): look before sending again. */
   publish_attempt_started_at: Date | null;
+  /** A failed attempt's retry is not made before this (the workflow's clock); null when none waits (migration 0220). */
+  next_attempt_at: Date | null;
   configuration: Json<Record<string, unknown> | null>;
   platform_post_id: string | null;
   platform_post_url: string | null;
-  /** Its link could not be read at publish time: the next GET asks the platform once more (migration 0200). */
+  /** Its link could not be read at publish time: the next GET asks the platform once more (migration 0210). */
   platform_post_url_unread: Generated<boolean>;
   status: PostStatus;
   scheduled_at: Date | null;
