@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { createCredentialKeeper, credentialWorkflowId, reconcileCredentialWorkflows } from '../../src/accounts/credential-workflow-client';
 import { createLogger } from '../../src/logger';
 import { openCredentials } from '../../src/accounts/credentials';
+import { renewAccountCredential } from '../../src/accounts/credential-renewal';
+import { RenewalSetupFailure } from '../../src/platforms/renewal/token-endpoint';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createHttpClient } from '../../src/net/http';
 import { createGraphRenewer } from '../../src/platforms/graph/refresh';
@@ -314,6 +316,45 @@ describe('Credentials that stay alive', function () {
       'every renewal that reached the endpoint succeeded; a failed one spends nothing',
     );
     assert.equal(renewalsSince(from).length >= 1, true);
+    await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  it("a renewal refused for Herald's own app credentials keeps the account and its scheduled post, logs what to fix, and renews once fixed", async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, refreshToken } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const due = await schedule(row.id, 'due while the app credentials are wrong', start + 2 * HOUR + 2 * 60_000);
+    // X no longer takes the configured HERALD_X_CLIENT_SECRET: it answers every renewal 401 `unauthorized_client`.
+    h.standIns.x.oauth.app.clientSecret = 'rotated-secret';
+    try {
+      await keeper().credentialStored(row.id);
+      await h.env.sleep(2 * HOUR + 45 * 60_000);
+      const waiting = await post(due);
+      assert.deepEqual(
+        { status: waiting.status, retry_count: waiting.retry_count, error_message: waiting.error_message },
+        { status: 'scheduled', retry_count: 0, error_message: null },
+        'the post waits for the credential as for a transient failure',
+      );
+      const kept = await account(row.id);
+      assert.deepEqual({ active: kept.active, inactive_reason: kept.inactive_reason }, { active: true, inactive_reason: null }, 'never connection_lost');
+      const refused = renewalsSince(from).filter((r) => r.refreshToken === refreshToken);
+      assert.ok(refused.length >= 3 && refused.every((r) => r.outcome === 'bad_client'), JSON.stringify(refused));
+
+      const lines: string[] = [];
+      const logger = createLogger('error', { write: (line: string) => void lines.push(line) });
+      const renewer = createXRenewer({ http, origin: h.standIns.x.origin, app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } });
+      await assert.rejects(
+        renewAccountCredential({ db: h.db, sealedBox: testSealedBox, renewers: { x: renewer }, logger }, row.id, { now: await h.env.currentTimeMs() }),
+        RenewalSetupFailure,
+      );
+      assert.match(lines.join(''), /"level":"error".*check HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET/);
+    } finally {
+      h.standIns.x.oauth.app.clientSecret = 'conformance-secret';
+    }
+
+    assert.deepEqual(await h.settle(due), { outcome: 'published', firstComment: null });
+    assert.equal((await post(due)).retry_count, 0);
+    assert.equal((await credentialsOf(row.id)).refresh_token !== refreshToken, true, 'renewed with the refresh token it kept');
     await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
   });
 
