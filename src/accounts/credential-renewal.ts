@@ -118,3 +118,16 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
   if (outcome.kind === 'lost' && deps.lifecycle) await deps.lifecycle.accountDeactivated(accountId, 'connection_lost');
   return outcome;
 }
+
+/**
+ * A credential nothing can renew (x or linkedin without a refresh token, or without the app credentials) has reached
+ * its end: the account becomes `connection_lost` and its scheduled posts are cancelled with that reason, as when a
+ * renewal is refused (decisions.md "Keeping credentials alive"). Only if the stored credential has still ended by
+ * `now`: a reconnect since stored a new one, which is kept (`current`).
+ */
+export async function loseEndedCredential(deps: CredentialRenewalDeps, accountId: string, now: number): Promise<RenewalOutcome> {
+  const lost = await markConnectionLost(deps.db, accountId, deps.lifecycle, { credentialEndedBy: new Date(now) });
+  if (!lost) return { kind: 'current', expiresAt: null };
+  deps.logger.info({ accountId }, 'credential ended and nothing can renew it: connection lost');
+  return { kind: 'lost' };
+}
