@@ -1,18 +1,22 @@
 import { openCredentials } from '../src/accounts/credentials';
-import { renewAccountCredential, renewalDueAt, renewerOf, type CredentialRenewalDeps, type RenewalOutcome } from '../src/accounts/credential-renewal';
+import { loseEndedCredential, renewAccountCredential, renewalDueAt, renewerOf, type CredentialRenewalDeps, type RenewalOutcome } from '../src/accounts/credential-renewal';
 import { createPostsLifecycle } from '../src/posts/cancel';
 import type { PostsRuntime } from '../src/posts/runtime';
 
 /**
- * The activities of `workflows/keep-credential-alive.ts`: read when the account's credential is due, and renew it.
+ * The activities of `workflows/keep-credential-alive.ts`: read when the account's credential is due, and renew it (or,
+ * when nothing can renew it, lose the connection once it has ended).
  * The account row is the truth (a reconnect or an on-demand renewal moves the due time; the next read sees it).
  */
 
 export type CredentialPlan =
-  /** Nothing to keep alive: the account is gone, switched off, or its credential cannot be renewed. */
+  /** Nothing to keep alive: the account is gone, switched off, or its credential does not end. */
   | { kind: 'stop' }
+  /** Until the credential is due for renewal, or (nothing can renew it) until it ends. */
   | { kind: 'wait'; until: number }
-  | { kind: 'renew' };
+  | { kind: 'renew' }
+  /** It ended and nothing can renew it: the connection is lost. */
+  | { kind: 'lose' };
 
 export function createCredentialActivities(rt: PostsRuntime) {
   const deps: CredentialRenewalDeps = { db: rt.db, sealedBox: rt.sealedBox, renewers: rt.renewers, logger: rt.logger, lifecycle: createPostsLifecycle(rt) };
@@ -22,9 +26,14 @@ export function createCredentialActivities(rt: PostsRuntime) {
       const account = await rt.db.selectFrom('accounts').selectAll().where('id', '=', input.accountId).executeTakeFirst();
       if (!account || !account.active || account.credentials_sealed === null) return { kind: 'stop' };
       const renewer = renewerOf(rt.renewers, account, openCredentials(rt.sealedBox, account.user_id, account.credentials_sealed));
-      if (!renewer) return { kind: 'stop' };
-      const due = renewalDueAt(account, renewer);
-      return due > input.now ? { kind: 'wait', until: due } : { kind: 'renew' };
+      if (renewer) {
+        const due = renewalDueAt(account, renewer);
+        return due > input.now ? { kind: 'wait', until: due } : { kind: 'renew' };
+      }
+      // Nothing can renew it: it works until it ends, then the account is `connection_lost` (decisions.md).
+      const endsAt = account.credential_expires_at?.getTime();
+      if (endsAt === undefined) return { kind: 'stop' };
+      return endsAt > input.now ? { kind: 'wait', until: endsAt } : { kind: 'lose' };
     },
 
     /**
@@ -34,6 +43,14 @@ export function createCredentialActivities(rt: PostsRuntime) {
      */
     async renewCredential(input: { accountId: string; now: number }): Promise<RenewalOutcome> {
       return renewAccountCredential(deps, input.accountId, { now: input.now, onlyIfDue: true });
+    },
+
+    /**
+     * The credential nothing can renew has ended: `lost`, the account `connection_lost` and its scheduled posts
+     * cancelled; `current` when a reconnect stored a new credential meanwhile (the next read plans for that one).
+     */
+    async loseEndedCredential(input: { accountId: string; now: number }): Promise<RenewalOutcome> {
+      return loseEndedCredential(deps, input.accountId, input.now);
     },
   };
 }

@@ -11,6 +11,10 @@ import type { CredentialActivities, CredentialPlan } from '../activities/credent
  *        └──────────── continue as new ◀── renewed ◀── renew (transient faults retried with backoff) ◀┘
  *                                          refused ──▶ connection_lost, scheduled posts cancelled; ends
  *
+ * A credential nothing can renew (x or linkedin without a refresh token or without the app credentials) is read the
+ * same way: the run sleeps until it ends, then the account is `connection_lost` and its scheduled posts are cancelled
+ * (unless a reconnect stored a new credential meanwhile: the conditional write leaves that one, and the run reads on).
+ *
  * The row is the truth: a reconnect or an on-demand renewal (made by a publish that met an ended token) moves the due
  * time, and `credentialChanged` only makes the read happen now. Each renewal starts a fresh run, so the history of an
  * account renewed every 96 minutes for a year stays a handful of events.
@@ -53,6 +57,12 @@ export async function keepCredentialAlive(input: KeepCredentialAliveInput): Prom
     woken = false;
     const plan: CredentialPlan = await reading.planCredentialRenewal({ accountId: input.accountId, now: Date.now() });
     if (plan.kind === 'stop') return { outcome: 'stopped', renewals };
+    // Only a plan made by this version says `lose`, so no history of an earlier version reaches this branch.
+    if (plan.kind === 'lose') {
+      const lost = await reading.loseEndedCredential({ accountId: input.accountId, now: Date.now() });
+      if (lost.kind === 'lost') return { outcome: 'lost', renewals };
+      continue;
+    }
     if (plan.kind === 'wait') {
       await condition(() => woken, Math.max(1, plan.until - Date.now()));
       if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT)) {

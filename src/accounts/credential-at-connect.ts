@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import { platformName } from '../platforms/availability';
-import { credentialLifetimes } from '../platforms/renewal/lifetimes';
+import { appSettings, credentialLifetimes } from '../platforms/renewal/lifetimes';
 import type { RenewableAccount } from '../platforms/renewal/types';
 import type { AccountCredentials, PlatformSlug } from '../platforms/types';
 
@@ -16,8 +16,6 @@ export interface CredentialAtConnect {
   renewable: boolean;
   warning: { code: 'credential_not_renewable'; message: string } | null;
 }
-
-const appVariables = { x: 'HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET', linkedin: 'HERALD_LINKEDIN_CLIENT_ID and HERALD_LINKEDIN_CLIENT_SECRET' } as const;
 
 export function credentialAtConnect(
   apps: Config['credentialApps'],
@@ -36,6 +34,6 @@ export function credentialAtConnect(
   const lasts = lifetime.tokenLifetimeSeconds < 86_400 ? `${lifetime.tokenLifetimeSeconds / 3600} hours` : `${lifetime.tokenLifetimeSeconds / 86_400} days`;
   const message = !holdsWhatRenews
     ? `Connected without a refresh_token: ${name} access tokens last at most ${lasts}, after which this account will need reconnecting. Connect with a refresh_token to have Herald renew it.`
-    : `This Herald has no ${name} app credentials (${appVariables[lifetime.app!]}) to renew the token with, so this account will need reconnecting when its token ends (${name} access tokens last at most ${lasts}).`;
+    : `This Herald has no ${name} app credentials (${appSettings[lifetime.app!]}) to renew the token with, so this account will need reconnecting when its token ends (${name} access tokens last at most ${lasts}).`;
   return { expiresAt, renewable: false, warning: { code: 'credential_not_renewable', message } };
 }

@@ -4,6 +4,7 @@ import type { AccountRow } from '../db/tables/accounts';
 import type { Logger } from '../logger';
 import type { CredentialLifetime } from '../platforms/renewal/types';
 import type { CredentialRenewer, CredentialRenewers } from '../platforms/renewal/types';
+import { RenewalSetupFailure } from '../platforms/renewal/token-endpoint';
 import { PlatformFailure, type AccountCredentials } from '../platforms/types';
 import { openCredentials, sealCredentials } from './credentials';
 import { markConnectionLost, type AccountLifecycle } from './lifecycle';
@@ -69,8 +70,9 @@ interface RenewalRequest {
 }
 
 /**
- * Throws the renewer's transient `PlatformFailure` (`retryable`, `rate_limited`): nothing was stored, the old pair
- * stays, and the caller tries again later.
+ * Only a dead credential (`reauthorize`) loses the connection. Throws the renewer's transient `PlatformFailure`
+ * (`retryable`, `rate_limited`, and `RenewalSetupFailure`, a refusal of Herald's own app credentials or request):
+ * nothing was stored, the old pair stays, and the caller tries again later.
  */
 export async function renewAccountCredential(deps: CredentialRenewalDeps, accountId: string, request: RenewalRequest): Promise<RenewalOutcome> {
   const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome> => {
@@ -88,8 +90,13 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
       renewed = await renewer.renew(credentials);
     } catch (err) {
       if (!(err instanceof PlatformFailure)) throw err;
-      deps.logger.warn({ accountId, platform: account.platform, kind: err.kind, detail: err.detail }, 'credential renewal refused');
-      if (err.kind !== 'reauthorize' && err.kind !== 'permanent') throw err;
+      if (err instanceof RenewalSetupFailure) {
+        // Every account of the platform meets it until an operator acts: the user's credential is not to blame.
+        deps.logger.error({ accountId, platform: account.platform, fix: err.fix, detail: err.detail }, `credential renewal refused Herald itself: ${err.fix}`);
+      } else {
+        deps.logger.warn({ accountId, platform: account.platform, kind: err.kind, detail: err.detail }, 'credential renewal refused');
+      }
+      if (err.kind !== 'reauthorize') throw err;
       await markConnectionLost(trx, accountId);
       return { kind: 'lost' };
     }
@@ -110,4 +117,17 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
   });
   if (outcome.kind === 'lost' && deps.lifecycle) await deps.lifecycle.accountDeactivated(accountId, 'connection_lost');
   return outcome;
+}
+
+/**
+ * A credential nothing can renew (x or linkedin without a refresh token, or without the app credentials) has reached
+ * its end: the account becomes `connection_lost` and its scheduled posts are cancelled with that reason, as when a
+ * renewal is refused (decisions.md "Keeping credentials alive"). Only if the stored credential has still ended by
+ * `now`: a reconnect since stored a new one, which is kept (`current`).
+ */
+export async function loseEndedCredential(deps: CredentialRenewalDeps, accountId: string, now: number): Promise<RenewalOutcome> {
+  const lost = await markConnectionLost(deps.db, accountId, deps.lifecycle, { credentialEndedBy: new Date(now) });
+  if (!lost) return { kind: 'current', expiresAt: null };
+  deps.logger.info({ accountId }, 'credential ended and nothing can renew it: connection lost');
+  return { kind: 'lost' };
 }

@@ -6,7 +6,8 @@ import type { KeepCredentialAliveInput } from '../../workflows/keep-credential-a
 /**
  * How the API and the reconciler reach an account's credential workflow (`workflows/keep-credential-alive.ts`), id
  * `credential-<accountId>`: signal-with-start, so a running one re-reads the row now (a reconnect stored a new token)
- * and a missing one is started. An account whose credential cannot be renewed gets a workflow that ends at its first read.
+ * and a missing one is started. An account whose credential nothing can renew gets one that waits for its end and then
+ * loses the connection.
  */
 
 export const credentialWorkflowId = (accountId: string) => `credential-${accountId}`;

@@ -20,6 +20,14 @@ export interface AccountLifecycle {
 }
 
 /**
+ * The condition of a connection lost because the stored credential ended (nothing could renew it): its end has passed
+ * by `credentialEndedBy`. A reconnect since stored a new credential whose end is later, which the write leaves alone.
+ */
+interface LostWhen {
+  credentialEndedBy: Date;
+}
+
+/**
  * A platform stopped accepting the account's credential: the account becomes inactive with `connection_lost`.
  * Only an active account changes (a deactivated or disconnected one keeps the user's reason). Resolves true when it
  * changed the row. The credentials are kept (the user may reconnect the same platform account, which reuses the row).
@@ -30,14 +38,15 @@ export interface AccountLifecycle {
 export async function markConnectionLost(db: Transaction<Database>, accountId: string): Promise<boolean>;
 // The lifecycle's cancellation takes connections of the pool: inside a caller's transaction it would wait for a second
 // connection while holding one (threads due together once took a whole pool that way), so only the pool may pass one.
-export async function markConnectionLost(db: Db, accountId: string, lifecycle?: AccountLifecycle): Promise<boolean>;
-export async function markConnectionLost(db: Db | Transaction<Database>, accountId: string, lifecycle?: AccountLifecycle): Promise<boolean> {
+export async function markConnectionLost(db: Db, accountId: string, lifecycle?: AccountLifecycle, when?: LostWhen): Promise<boolean>;
+export async function markConnectionLost(db: Db | Transaction<Database>, accountId: string, lifecycle?: AccountLifecycle, when?: LostWhen): Promise<boolean> {
   const changed = await inTransaction(db, async (trx) => {
     const lost = await trx
       .updateTable('accounts')
       .set({ active: false, inactive_reason: 'connection_lost', updated_at: sql<Date>`now()` })
       .where('id', '=', accountId)
       .where('active', '=', true)
+      .$if(when !== undefined, (qb) => qb.where('credential_expires_at', '<=', when!.credentialEndedBy))
       .returningAll()
       .executeTakeFirst();
     if (lost) await recordEvents(trx, [{ userId: lost.user_id, type: 'account.connection_lost', data: toAccountView(lost) }]);

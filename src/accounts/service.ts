@@ -46,7 +46,7 @@ export interface AccountsDeps {
   logger: Logger;
   /** App credentials that renew expiring tokens (decisions.md "Keeping credentials alive"). */
   credentialApps: Config['credentialApps'];
-  /** Starts (or wakes) the account's credential workflow once a renewable credential is stored. */
+  /** Starts (or wakes) the account's credential workflow once a credential that ends is stored. */
   credentialKeeper?: CredentialKeeper;
   now?: () => Date;
 }
@@ -107,7 +107,8 @@ export async function connectAccount(
     return { account, created: true, credential };
   });
   const { account, created, credential } = connected;
-  if (credential.renewable) await keepCredentialAlive(deps, account.id);
+  // Renewable or not: one nothing can renew is lost by its workflow when it ends.
+  if (credential.expiresAt !== null) await keepCredentialAlive(deps, account.id);
   return { account, created, warnings: credential.warning ? [credential.warning] : [] };
 }
 

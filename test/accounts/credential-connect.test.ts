@@ -78,7 +78,7 @@ describe('Accounts: credentials that end', function () {
       },
     ]);
     assert.ok(endsInAbout(res.body.data.credential_expires_at, 2 * 3600));
-    assert.deepEqual(kept, [], 'no workflow for a credential nothing can renew');
+    assert.deepEqual(kept, [res.body.data.id], 'its workflow is asked for: it loses the connection when the token ends');
     assert.equal((await storedCredentials(res.body.data.id)).refresh_token, 'x-noapp-refresh', 'kept for when app credentials are configured');
   });
 
@@ -124,6 +124,7 @@ describe('Accounts: credentials that end', function () {
     assert.equal(other.body.warnings.length, 1);
     assert.match(other.body.warnings[0].message, /no LinkedIn app credentials \(HERALD_LINKEDIN_CLIENT_ID and HERALD_LINKEDIN_CLIENT_SECRET\)/);
     assert.ok(endsInAbout(other.body.data.credential_expires_at, 60 * 86_400));
+    assert.deepEqual(kept, [renewable.body.data.id, other.body.data.id], 'a credential nothing can renew has its workflow too');
 
     const empty = await withApps.request('POST', '/api/v1/accounts', { body: { platform: 'linkedin', access_token: member.token, refresh_token: '' } });
     assert.equal(empty.status, 400);

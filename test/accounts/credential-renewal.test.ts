@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createCredentialKeeper, credentialWorkflowId, reconcileCredentialWorkflows } from '../../src/accounts/credential-workflow-client';
 import { createLogger } from '../../src/logger';
-import { openCredentials } from '../../src/accounts/credentials';
+import { openCredentials, sealCredentials } from '../../src/accounts/credentials';
+import { loseEndedCredential, renewAccountCredential } from '../../src/accounts/credential-renewal';
+import { RenewalSetupFailure } from '../../src/platforms/renewal/token-endpoint';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createHttpClient } from '../../src/net/http';
 import { createGraphRenewer } from '../../src/platforms/graph/refresh';
@@ -165,7 +167,7 @@ describe('Credentials that stay alive', function () {
     await h.env.client.workflow.getHandle(credentialWorkflowId(threads.id)).terminate('test done');
   });
 
-  it('the reconciler at start gives every active account with an expiring credential its workflow; one nothing can renew ends', async () => {
+  it('the reconciler at start gives every active account with an expiring credential its workflow; one nothing can renew waits for its end', async () => {
     const from = h.standIns.x.oauth.renewals.length;
     const { row, refreshToken } = await renewableXAccount();
     await h.db.updateTable('accounts').set({ credential_issued_at: null }).where('id', '=', row.id).execute();
@@ -187,13 +189,83 @@ describe('Credentials that stay alive', function () {
         renewalsSince(from).filter((r) => r.refreshToken === refreshToken),
         [{ refreshToken, outcome: 'renewed' }],
       );
-      assert.deepEqual(await h.env.client.workflow.getHandle(credentialWorkflowId(noRefresh.id)).result(), { outcome: 'stopped', renewals: 0 });
+      assert.equal((await h.env.client.workflow.getHandle(credentialWorkflowId(noRefresh.id)).describe()).status.name, 'RUNNING');
+      assert.equal((await account(noRefresh.id)).active, true, 'its token has not ended');
     } finally {
       // The reconciler started one for every account of this shared database: the later tests renew only their own.
       for (const { id } of await h.db.selectFrom('accounts').select('id').execute()) {
         await h.env.client.workflow.getHandle(credentialWorkflowId(id)).terminate('test done').catch(() => undefined);
       }
     }
+  });
+
+  /** An x account connected with an OAuth 2.0 access token and no refresh token: nothing can renew it. */
+  async function xAccountWithoutRefreshToken(): Promise<{ row: AccountRow; user: ReturnType<PostsHarness['standIns']['x']['addUser']> }> {
+    const now = await h.env.currentTimeMs();
+    const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
+    const row = await insertAccount(h.db, h.api.userId, {
+      platform: 'x',
+      platform_account_id: user.id,
+      username: user.username,
+      credentials: { access_token: h.standIns.x.issueTokens(user, now).accessToken },
+      settings: { user_id: user.id, username: user.username },
+      credential_expires_at: new Date(now + 2 * HOUR),
+    });
+    return { row, user };
+  }
+
+  it('x without a refresh_token works until its token ends, then becomes connection_lost and its scheduled posts are cancelled', async () => {
+    const { row } = await xAccountWithoutRefreshToken();
+    const start = await h.env.currentTimeMs();
+    const later = await schedule(row.id, 'never sent: the token ended', start + 5 * HOUR);
+    await keeper().credentialStored(row.id);
+
+    await h.env.sleep(2 * HOUR - 5 * 60_000);
+    const before = await account(row.id);
+    assert.deepEqual({ active: before.active, inactive_reason: before.inactive_reason }, { active: true, inactive_reason: null }, 'works until its token ends');
+    assert.equal((await post(later)).status, 'scheduled');
+
+    const handle = h.env.client.workflow.getHandle(credentialWorkflowId(row.id));
+    assert.deepEqual(await handle.result(), { outcome: 'lost', renewals: 0 });
+    const lost = await account(row.id);
+    assert.deepEqual({ active: lost.active, inactive_reason: lost.inactive_reason }, { active: false, inactive_reason: 'connection_lost' });
+    const lostAfter = (await handle.describe()).closeTime!.getTime() - lost.credential_expires_at!.getTime();
+    assert.ok(lostAfter >= 0 && lostAfter < 60_000, `lost ${lostAfter / 1000} s after the token ended`);
+    const cancelled = await post(later);
+    assert.deepEqual({ status: cancelled.status, error_message: cancelled.error_message }, { status: 'deleted', error_message: 'connection_lost' });
+    const events = await h.db.selectFrom('events').select('data').where('user_id', '=', row.user_id).where('type', '=', 'account.connection_lost').execute();
+    assert.equal(events.filter((e) => (e.data as { id?: string }).id === row.id).length, 1, 'its account.connection_lost event is written');
+  });
+
+  it('a reconnect before the token ends replaces the credential: the end of the old one never loses the new one', async () => {
+    const { row, user } = await xAccountWithoutRefreshToken();
+    const oldEnd = row.credential_expires_at!.getTime();
+    await keeper().credentialStored(row.id);
+    await h.env.sleep(HOUR);
+
+    // Reconnected (again without a refresh token), as connect stores it: a new token, its end counted from now, and the workflow woken.
+    const reconnectedAt = await h.env.currentTimeMs();
+    const fresh = h.standIns.x.issueTokens(user, reconnectedAt);
+    await h.db
+      .updateTable('accounts')
+      .set({ credentials_sealed: sealCredentials(testSealedBox, row.user_id, { access_token: fresh.accessToken }), credential_expires_at: new Date(reconnectedAt + 2 * HOUR) })
+      .where('id', '=', row.id)
+      .execute();
+    await keeper().credentialStored(row.id);
+
+    // The write is conditional on the credential having ended: a plan made for the old credential cannot lose the new one.
+    const deps = { db: h.db, sealedBox: testSealedBox, renewers: {}, logger: createLogger('silent') };
+    assert.deepEqual(await loseEndedCredential(deps, row.id, oldEnd + 60_000), { kind: 'current', expiresAt: null });
+
+    await h.env.sleep(HOUR + 10 * 60_000);
+    assert.equal((await account(row.id)).active, true, 'past the old token\'s end, the new credential is kept');
+    assert.equal((await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).describe()).status.name, 'RUNNING');
+
+    const handle = h.env.client.workflow.getHandle(credentialWorkflowId(row.id));
+    assert.deepEqual(await handle.result(), { outcome: 'lost', renewals: 0 });
+    assert.equal((await account(row.id)).inactive_reason, 'connection_lost', 'the new token is lost at its own end');
+    const lostAfter = (await handle.describe()).closeTime!.getTime() - (reconnectedAt + 2 * HOUR);
+    assert.ok(lostAfter >= 0 && lostAfter < 60_000, `lost ${lostAfter / 1000} s after the new token ended`);
   });
 
   it('renews on demand when X answers that the token ended, and retries the publish once with the new token', async () => {
@@ -314,6 +386,45 @@ describe('Credentials that stay alive', function () {
       'every renewal that reached the endpoint succeeded; a failed one spends nothing',
     );
     assert.equal(renewalsSince(from).length >= 1, true);
+    await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  it("a renewal refused for Herald's own app credentials keeps the account and its scheduled post, logs what to fix, and renews once fixed", async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, refreshToken } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const due = await schedule(row.id, 'due while the app credentials are wrong', start + 2 * HOUR + 2 * 60_000);
+    // X no longer takes the configured HERALD_X_CLIENT_SECRET: it answers every renewal 401 `unauthorized_client`.
+    h.standIns.x.oauth.app.clientSecret = 'rotated-secret';
+    try {
+      await keeper().credentialStored(row.id);
+      await h.env.sleep(2 * HOUR + 45 * 60_000);
+      const waiting = await post(due);
+      assert.deepEqual(
+        { status: waiting.status, retry_count: waiting.retry_count, error_message: waiting.error_message },
+        { status: 'scheduled', retry_count: 0, error_message: null },
+        'the post waits for the credential as for a transient failure',
+      );
+      const kept = await account(row.id);
+      assert.deepEqual({ active: kept.active, inactive_reason: kept.inactive_reason }, { active: true, inactive_reason: null }, 'never connection_lost');
+      const refused = renewalsSince(from).filter((r) => r.refreshToken === refreshToken);
+      assert.ok(refused.length >= 3 && refused.every((r) => r.outcome === 'bad_client'), JSON.stringify(refused));
+
+      const lines: string[] = [];
+      const logger = createLogger('error', { write: (line: string) => void lines.push(line) });
+      const renewer = createXRenewer({ http, origin: h.standIns.x.origin, app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } });
+      await assert.rejects(
+        renewAccountCredential({ db: h.db, sealedBox: testSealedBox, renewers: { x: renewer }, logger }, row.id, { now: await h.env.currentTimeMs() }),
+        RenewalSetupFailure,
+      );
+      assert.match(lines.join(''), /"level":"error".*check HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET/);
+    } finally {
+      h.standIns.x.oauth.app.clientSecret = 'conformance-secret';
+    }
+
+    assert.deepEqual(await h.settle(due), { outcome: 'published', firstComment: null });
+    assert.equal((await post(due)).retry_count, 0);
+    assert.equal((await credentialsOf(row.id)).refresh_token !== refreshToken, true, 'renewed with the refresh token it kept');
     await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
   });
 

@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { createHttpClient } from '../../src/net/http';
 import { createGraphRenewer } from '../../src/platforms/graph/refresh';
 import { createLinkedInRenewer } from '../../src/platforms/linkedin/refresh';
+import { RenewalSetupFailure } from '../../src/platforms/renewal/token-endpoint';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext } from '../../src/platforms/types';
 import { createXRenewer } from '../../src/platforms/x/refresh';
 import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
+import { graphError, graphErrors } from '../standins/graph';
 
 /**
  * Each platform's token renewal (protocols.md section 13) against its stand-in: the call it makes, what a refusal and a
@@ -63,7 +65,7 @@ describe('Credential renewers against the stand-ins', function () {
       assert.deepEqual(platforms.x.oauth.renewals.at(-1), { refreshToken: pair.refreshToken, outcome: 'spent' });
     });
 
-    it('a public client sends client_id in the form; a wrong client is refused; a 503 is transient and spends nothing', async () => {
+    it('a public client sends client_id in the form; a wrong client is Herald\'s configuration, not a dead token; a 503 is transient and spends nothing', async () => {
       const user = platforms.x.addUser({ username: 'publicx' });
       const pair = platforms.x.issueTokens(user, Date.now());
       platforms.x.oauth.app.clientSecret = null;
@@ -74,10 +76,36 @@ describe('Credential renewers against the stand-ins', function () {
         const renewed = await publicClient.renew({ refresh_token: pair.refreshToken });
         assert.equal(platforms.x.standIn.calls('POST', '/2/oauth2/token').at(-1)!.form?.client_id, 'conformance-client');
         const wrong = createXRenewer({ http, origin: platforms.x.origin, app: { clientId: 'someone-else', clientSecret: null } });
-        assert.equal((await failureOf(() => wrong.renew({ refresh_token: renewed.refreshToken! }))).kind, 'reauthorize');
+        const refused = await failureOf(() => wrong.renew({ refresh_token: renewed.refreshToken! }));
+        assert.ok(refused instanceof RenewalSetupFailure, `${refused.kind}: ${refused.message}`);
+        assert.equal(refused.kind, 'retryable', 'retried like a transient fault: the account keeps its credential');
+        assert.equal(refused.fix, 'check HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET');
+        assert.deepEqual(platforms.x.oauth.renewals.at(-1), { refreshToken: renewed.refreshToken, outcome: 'bad_client' });
+        assert.equal(platforms.x.oauth.refresh.get(renewed.refreshToken!)?.spent, false, 'the refresh token is not spent');
       } finally {
         platforms.x.oauth.app.clientSecret = 'conformance-secret';
       }
+    });
+
+    it('RFC 6749 error codes as X answers them: invalid_grant and invalid_request are a dead refresh token, invalid_client is Herald\'s app', async () => {
+      const user = platforms.x.addUser({ username: 'codesx' });
+      const pair = platforms.x.issueTokens(user, Date.now());
+      const oauthError = (status: number, error: string, description: string) => ({ kind: 'reply' as const, response: { status, json: { error, error_description: description } } });
+
+      platforms.x.standIn.inject({ path: '/2/oauth2/token' }, oauthError(400, 'invalid_grant', 'Value passed for the token was invalid.'));
+      assert.equal((await failureOf(() => confidential().renew({ refresh_token: pair.refreshToken }))).kind, 'reauthorize');
+      platforms.x.standIn.inject({ path: '/2/oauth2/token' }, oauthError(400, 'invalid_client', 'Client authentication failed'));
+      const badClient = await failureOf(() => confidential().renew({ refresh_token: pair.refreshToken }));
+      assert.ok(badClient instanceof RenewalSetupFailure && badClient.kind === 'retryable', `${badClient.kind}: ${badClient.message}`);
+      platforms.x.standIn.inject({ path: '/2/oauth2/token' }, oauthError(401, 'unauthorized_client', 'Missing valid authorization header'));
+      assert.ok((await failureOf(() => confidential().renew({ refresh_token: pair.refreshToken }))) instanceof RenewalSetupFailure);
+      platforms.x.standIn.inject({ path: '/2/oauth2/token' }, oauthError(400, 'unsupported_grant_type', 'Value passed for the grant type was invalid.'));
+      const unsupported = await failureOf(() => confidential().renew({ refresh_token: pair.refreshToken }));
+      assert.ok(unsupported instanceof RenewalSetupFailure, 'a request Herald got wrong is not the user\'s dead token');
+      platforms.x.standIn.inject({ path: '/2/oauth2/token' }, { kind: 'reply', response: { status: 429, json: { title: 'Too Many Requests' } } });
+      assert.equal((await failureOf(() => confidential().renew({ refresh_token: pair.refreshToken }))).kind, 'rate_limited');
+      platforms.x.standIn.clearFaults();
+      await confidential().renew({ refresh_token: pair.refreshToken });
     });
 
     it('an ended token is a 401 the adapter classes reauthorize, which the renewer recognises; OAuth 1.0a accounts are not renewed', async () => {
@@ -121,7 +149,31 @@ describe('Credential renewers against the stand-ins', function () {
       assert.equal(threadsRenewer().isEndedTokenAnswer(failure), true);
       const refused = await failureOf(() => threadsRenewer().renew({ access_token: token }));
       assert.equal(refused.kind, 'reauthorize');
-      assert.equal(refused.clientMessage, "Threads refused to renew this account's access; reconnect the account.");
+      assert.equal(refused.clientMessage, "Threads refused to renew this account's access: Threads no longer accepts this connection; reconnect the account.");
+    });
+
+    it('threads and instagram: Graph throttling and transient codes come with HTTP 400 and are transient; only 190 is a dead token', async () => {
+      const token = platforms.threads.tokens.issue(Date.now(), 60 * DAY_S, Date.now() - 30 * DAY_S * 1000);
+      for (const code of [4, 17, 32, 613] as const) {
+        platforms.threads.standIn.inject({ path: '/refresh_access_token' }, { kind: 'reply', response: graphErrors.throttled(code) });
+        const throttled = await failureOf(() => threadsRenewer().renew({ access_token: token }));
+        assert.deepEqual([throttled.kind, throttled.detail?.status], ['rate_limited', 400], `code ${code}`);
+      }
+      for (const code of [1, 2]) {
+        platforms.threads.standIn.inject({ path: '/refresh_access_token' }, { kind: 'reply', response: graphError({ code, message: 'An unexpected error has occurred. Please retry your request later.' }) });
+        assert.equal((await failureOf(() => threadsRenewer().renew({ access_token: token }))).kind, 'retryable', `code ${code}`);
+      }
+      platforms.threads.standIn.inject({ path: '/refresh_access_token' }, { kind: 'reply', response: graphErrors.invalidParameter() });
+      assert.ok((await failureOf(() => threadsRenewer().renew({ access_token: token }))) instanceof RenewalSetupFailure, 'a parameter Herald got wrong is not a dead token');
+      platforms.threads.standIn.clearFaults();
+      assert.notEqual((await threadsRenewer().renew({ access_token: token })).accessToken, token, 'nothing was spent meanwhile');
+
+      const igToken = platforms.instagram.tokens.issue(Date.now(), 60 * DAY_S, Date.now() - 30 * DAY_S * 1000);
+      platforms.instagram.standIn.inject({ path: '/refresh_access_token' }, { kind: 'reply', response: graphErrors.throttled(613) });
+      assert.equal((await failureOf(() => instagramRenewer().renew({ access_token: igToken }))).kind, 'rate_limited');
+      platforms.instagram.tokens.expire(igToken);
+      platforms.instagram.standIn.clearFaults();
+      assert.equal((await failureOf(() => instagramRenewer().renew({ access_token: igToken }))).kind, 'reauthorize', '190/463');
     });
 
     it('instagram (Instagram Login) renews with ig_refresh_token; instagram via facebook is not renewed', async () => {
@@ -141,7 +193,7 @@ describe('Credential renewers against the stand-ins', function () {
   describe('linkedin', () => {
     const renewer = (secret = 'li-secret') => createLinkedInRenewer({ http, app: { clientId: 'li-client', clientSecret: secret, oauthUrl: platforms.linkedin.origin } });
 
-    it('renews with the refresh token and the app id and secret; the same refresh token comes back; refusals need a reconnect', async () => {
+    it('renews with the refresh token and the app id and secret; the same refresh token comes back; a refused token needs a reconnect, a refused app does not', async () => {
       platforms.linkedin.oauth.refreshTokens.add('li-refresh-ok');
       const renewed = await renewer().renew({ access_token: 'old', refresh_token: 'li-refresh-ok' });
       assert.equal(renewed.expiresInSeconds, 60 * DAY_S);
@@ -152,7 +204,9 @@ describe('Credential renewers against the stand-ins', function () {
       assert.equal((await adapter.verify(ctx({ access_token: renewed.accessToken }))).username, platforms.linkedin.member.name);
 
       assert.equal((await failureOf(() => renewer().renew({ refresh_token: 'li-refresh-revoked' }))).kind, 'reauthorize');
-      assert.equal((await failureOf(() => renewer('wrong').renew({ refresh_token: 'li-refresh-ok' }))).kind, 'reauthorize');
+      const wrongSecret = await failureOf(() => renewer('wrong').renew({ refresh_token: 'li-refresh-ok' }));
+      assert.ok(wrongSecret instanceof RenewalSetupFailure && wrongSecret.kind === 'retryable', `${wrongSecret.kind}: ${wrongSecret.message}`);
+      assert.equal(wrongSecret.fix, 'check HERALD_LINKEDIN_CLIENT_ID and HERALD_LINKEDIN_CLIENT_SECRET');
       platforms.linkedin.standIn.inject({ path: '/oauth/v2/accessToken' }, serviceUnavailable);
       assert.equal((await failureOf(() => renewer().renew({ refresh_token: 'li-refresh-ok' }))).kind, 'retryable');
     });

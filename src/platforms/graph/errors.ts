@@ -19,7 +19,7 @@ interface GraphError {
 }
 
 /** What the caller was doing; it only chooses the wording of the client message. */
-export type GraphAction = 'connect' | 'publish' | 'delete' | 'read' | 'reply' | 'hide' | 'delete_comment' | 'metrics';
+export type GraphAction = 'connect' | 'publish' | 'delete' | 'read' | 'reply' | 'hide' | 'delete_comment' | 'metrics' | 'renew';
 
 interface Row {
   kind: PlatformFailureKind;
@@ -83,6 +83,7 @@ const subject: Record<GraphAction, string> = {
   hide: 'refused to change the comment',
   delete_comment: 'refused to delete the comment',
   metrics: "refused to give the post's analytics",
+  renew: "refused to renew this account's access",
 };
 
 export const platformNames: Record<PlatformSlug, string> = {

@@ -1,5 +1,6 @@
 import type { HttpClient } from '../../net/http';
 import { callTokenEndpoint } from '../renewal/token-endpoint';
+import { classifyGraphResponse } from './errors';
 import { credentialLifetimes } from '../renewal/lifetimes';
 import type { CredentialRenewer } from '../renewal/types';
 import { PlatformFailure } from '../types';
@@ -8,7 +9,9 @@ import { PlatformFailure } from '../types';
  * Threads and Instagram (Instagram Login) long-lived tokens live 60 days and renew themselves: `GET
  * /refresh_access_token?grant_type=<th|ig>_refresh_token&access_token=<token>` on the unversioned origin, no app
  * secret (protocols.md section 13). The configured API URL carries a version segment (`/v1.0`, `/v25.0`), dropped here.
- * Instagram connected through Facebook Login runs on Facebook tokens, which nothing renews.
+ * Instagram connected through Facebook Login runs on Facebook tokens, which nothing renews. A refusal is classified as
+ * any Graph answer is: HTTP 400 also carries throttling (codes 4, 17, 32, 613) and transient faults (1, 2); 190 is a
+ * dead token.
  */
 export function createGraphRenewer(deps: { http: HttpClient; platform: 'threads' | 'instagram'; apiUrl: string }): CredentialRenewer {
   const origin = deps.apiUrl.replace(/\/+$/, '').replace(/\/v\d+(\.\d+)?$/, '');
@@ -27,7 +30,7 @@ export function createGraphRenewer(deps: { http: HttpClient; platform: 'threads'
         method: 'GET',
         url: `${origin}/refresh_access_token`,
         query: { grant_type: grantType, access_token: token },
-      });
+      }, (res) => classifyGraphResponse(deps.platform, res, 'renew'));
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { HttpClient } from '../../net/http';
-import { callTokenEndpoint } from '../renewal/token-endpoint';
+import { callTokenEndpoint, oauthRefusal } from '../renewal/token-endpoint';
 import { credentialLifetimes } from '../renewal/lifetimes';
 import type { CredentialRenewer } from '../renewal/types';
 import { PlatformFailure } from '../types';
@@ -10,6 +10,7 @@ import { PlatformFailure } from '../types';
  * form (protocols.md section 13). The same refresh token usually comes back; a new one replaces it when it does not.
  */
 export function createLinkedInRenewer(deps: { http: HttpClient; app: { clientId: string; clientSecret: string; oauthUrl: string } | null }): CredentialRenewer {
+  const refusal = oauthRefusal('linkedin', 'linkedin');
   return {
     platform: 'linkedin',
     ...credentialLifetimes.linkedin!,
@@ -24,7 +25,7 @@ export function createLinkedInRenewer(deps: { http: HttpClient; app: { clientId:
         method: 'POST',
         url: app.oauthUrl.replace(/\/+$/, '') + '/oauth/v2/accessToken',
         form: { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: app.clientId, client_secret: app.clientSecret },
-      });
+      }, refusal);
     },
   };
 }

@@ -16,3 +16,6 @@ export const credentialLifetimes: Partial<Record<PlatformSlug, CredentialLifetim
   // Instagram through Facebook Login runs on Facebook tokens, which nothing renews.
   instagram: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, app: null, applies: (account) => account.via === 'instagram' },
 };
+
+/** The settings that hold each app's credentials (config.ts reads them), for the messages that ask an operator to set or fix them. */
+export const appSettings = { x: 'HERALD_X_CLIENT_ID and HERALD_X_CLIENT_SECRET', linkedin: 'HERALD_LINKEDIN_CLIENT_ID and HERALD_LINKEDIN_CLIENT_SECRET' } as const;

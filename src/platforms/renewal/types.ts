@@ -27,7 +27,8 @@ export interface CredentialRenewer extends CredentialLifetime {
   isEndedTokenAnswer(failure: PlatformFailure): boolean;
   /**
    * Throws `PlatformFailure`: `reauthorize` when the platform refuses the renewal for good (revoked, spent or expired
-   * refresh token), `retryable` or `rate_limited` for a transient fault.
+   * refresh token), `retryable` or `rate_limited` for a transient fault, `RenewalSetupFailure` (also `retryable`) when
+   * it refuses Herald's app credentials or request (`token-endpoint.ts`).
    */
   renew(credentials: AccountCredentials): Promise<RenewedCredential>;
 }

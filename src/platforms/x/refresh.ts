@@ -1,5 +1,5 @@
 import type { HttpClient } from '../../net/http';
-import { basicAuth, callTokenEndpoint } from '../renewal/token-endpoint';
+import { basicAuth, callTokenEndpoint, oauthRefusal } from '../renewal/token-endpoint';
 import { credentialLifetimes } from '../renewal/lifetimes';
 import type { CredentialRenewer } from '../renewal/types';
 import { PlatformFailure } from '../types';
@@ -12,6 +12,7 @@ import { X_DEFAULT_ORIGIN } from './client';
  */
 export function createXRenewer(deps: { http: HttpClient; origin?: string; app: { clientId: string; clientSecret: string | null } | null }): CredentialRenewer {
   const url = (deps.origin ?? X_DEFAULT_ORIGIN).replace(/\/+$/, '') + '/2/oauth2/token';
+  const refusal = oauthRefusal('x', 'x');
   return {
     platform: 'x',
     ...credentialLifetimes.x!,
@@ -26,7 +27,7 @@ export function createXRenewer(deps: { http: HttpClient; origin?: string; app: {
       const headers: Record<string, string> = {};
       if (app.clientSecret) headers.authorization = basicAuth(app.clientId, app.clientSecret);
       else form.client_id = app.clientId;
-      return callTokenEndpoint(deps.http, 'x', { method: 'POST', url, headers, form });
+      return callTokenEndpoint(deps.http, 'x', { method: 'POST', url, headers, form }, refusal);
     },
   };
 }
