@@ -171,16 +171,7 @@ describe('Credentials that stay alive', function () {
     const from = h.standIns.x.oauth.renewals.length;
     const { row, refreshToken } = await renewableXAccount();
     await h.db.updateTable('accounts').set({ credential_issued_at: null }).where('id', '=', row.id).execute();
-    const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
-    const now = await h.env.currentTimeMs();
-    const noRefresh = await insertAccount(h.db, h.api.userId, {
-      platform: 'x',
-      platform_account_id: user.id,
-      username: user.username,
-      credentials: { access_token: h.standIns.x.issueTokens(user, now).accessToken },
-      settings: { user_id: user.id, username: user.username },
-      credential_expires_at: new Date(now + 2 * HOUR),
-    });
+    const { row: noRefresh } = await xAccountWithoutRefreshToken();
     try {
       const result = await reconcileCredentialWorkflows(h.db, keeper(), createLogger('silent'));
       assert.ok(result.started >= 2 && result.checked === result.started, JSON.stringify(result));
