@@ -12,13 +12,14 @@ export function holdsScope(granted: ScopeList, needed: Scope): boolean {
   return granted === null || granted.includes(needed);
 }
 
+/** `fullAccess`: full access was asked for; `missing`: the requested scopes the key lacks, in catalogue order. */
+export type GrantRefusal = { fullAccess: boolean; missing: Scope[] };
+
 /**
  * Why a key holding `granted` may not create a key with `requested` (null = full access), or null when it may
  * (publishing-api.md "Authentication" 4). Full access is more than every scope listed, as it also holds scopes added
- * later, so only a full-access key grants it; `missing` names the requested scopes the key lacks, in catalogue order.
+ * later, so only a full-access key grants it.
  */
-export type GrantRefusal = { fullAccess: boolean; missing: Scope[] };
-
 export function grantRefusal(granted: ScopeList, requested: ScopeList): GrantRefusal | null {
   if (granted === null) return null;
   const wanted = requested ?? scopes;
