@@ -25,7 +25,7 @@ export async function postsNeedingWorkflows(db: Db, scope: ReconcileScope, keep:
 
 /** `postsNeedingWorkflows(db, 'all')` with their times and retry counts (`herald posts stuck`). */
 export async function postsNeedingWorkflowsInDetail(db: Db) {
-  const query = postsNeedingWorkflowsQuery(db, 'all').select(['id', 'thread_id', 'group_id', 'workflow_id', 'status', 'scheduled_at', 'updated_at', 'retry_count']);
+  const query = postsNeedingWorkflowsQuery(db, 'all').select(['id', 'thread_id', 'group_id', 'workflow_id', 'status', 'scheduled_at', 'updated_at', 'retry_count', 'next_attempt_at']);
   return readThroughCursor(db, query, () => true);
 }
 

@@ -140,7 +140,8 @@ interface StuckPost {
  * `herald posts stuck`: posts whose database state and workflow state disagree. With a Temporal client, every
  * `scheduled`/`publishing` post whose workflow is missing or closed. Without one (the embedded server of a running
  * service is not reachable from outside), the posts that show it from the database alone: overdue by more than
- * `graceMs` without a failed attempt, or publishing for longer than that.
+ * `graceMs` (their time, or after a failed attempt their retry's `next_attempt_at`, passed without an attempt), or
+ * publishing for longer than that.
  */
 export async function findStuckPosts(db: Db, client: Client | null, now = new Date(), graceMs = 5 * 60_000): Promise<StuckPost[]> {
   const rows = await postsNeedingWorkflowsInDetail(db);
@@ -152,9 +153,11 @@ export async function findStuckPosts(db: Db, client: Client | null, now = new Da
       if (state !== 'running') out.push({ ...base, workflow: state, reason: `the post is ${row.status} but its workflow is ${state}` });
       continue;
     }
-    const overdue = row.status === 'scheduled' && row.retry_count === 0 && row.scheduled_at !== null && now.getTime() - row.scheduled_at.getTime() > graceMs;
+    // Due: its time, and after a failed attempt its retry's (`next_attempt_at`, in the row since migration 0220).
+    const due = row.scheduled_at && Math.max(row.scheduled_at.getTime(), row.next_attempt_at?.getTime() ?? 0);
+    const overdue = row.status === 'scheduled' && due !== null && now.getTime() - due > graceMs;
     const longPublishing = row.status === 'publishing' && now.getTime() - row.updated_at.getTime() > graceMs;
-    if (overdue) out.push({ ...base, workflow: 'unknown', reason: 'scheduled time passed without an attempt' });
+    if (overdue) out.push({ ...base, workflow: 'unknown', reason: row.retry_count === 0 ? 'scheduled time passed without an attempt' : "a retry's time passed without an attempt" });
     else if (longPublishing) out.push({ ...base, workflow: 'unknown', reason: 'publishing for longer than expected' });
   }
   return out;

@@ -118,6 +118,33 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     assert.deepEqual(await h.settle(orphan.id), { outcome: 'gone' });
   });
 
+  it('herald posts stuck without a Temporal client: a post past its time, or past its retry\'s time, with no attempt; not one whose retry still waits', async () => {
+    const now = new Date('2031-03-01T12:00:00Z');
+    const ago = (minutes: number) => new Date(now.getTime() - minutes * 60_000);
+    const rows = await h.db
+      .insertInto('posts')
+      .values([
+        { text: 'never tried', scheduled_at: ago(10), retry_count: 0, next_attempt_at: null },
+        { text: 'retry waits', scheduled_at: ago(30), retry_count: 2, next_attempt_at: ago(-1) },
+        { text: 'retry overdue', scheduled_at: ago(30), retry_count: 1, next_attempt_at: ago(10) },
+      ].map((row) => ({ ...row, user_id: h.api.userId, account_id: x.id, platform: 'x' as const, status: 'scheduled' as const })))
+      .returning(['id', 'text'])
+      .execute();
+    try {
+      const stuck = await findStuckPosts(h.db, null, now);
+      const textOf = new Map(rows.map((r) => [r.id, r.text]));
+      assert.deepEqual(
+        stuck.filter((p) => textOf.has(p.id)).map((p) => [textOf.get(p.id), p.reason]).sort(),
+        [
+          ['never tried', 'scheduled time passed without an attempt'],
+          ['retry overdue', "a retry's time passed without an attempt"],
+        ],
+      );
+    } finally {
+      await h.db.deleteFrom('posts').where('id', 'in', rows.map((r) => r.id)).execute();
+    }
+  });
+
   it('the periodic reconcile skips a scheduled post whose workflow this process started moments ago, not one it did not start', async () => {
     await h.syncClock();
     const [started, orphan] = await h.db
