@@ -3,7 +3,7 @@ import type { PostLink } from '../platforms/types';
 
 /**
  * A published post's link as its row keeps it: `platform_post_url`, and `platform_post_url_unread` when the link
- * could not be read at publish time (migration 0200; a later GET asks once more, `getPost`).
+ * could not be read at publish time (migration 0210; a later GET asks once more, `getPost`).
  */
 
 /** What `platform_post_url_unread` stores for a link: set only where there is no link to store. */
