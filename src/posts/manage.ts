@@ -21,17 +21,15 @@ export interface PostDeletion {
   cancelled_ids?: string[];
 }
 
-/** Platforms whose link Herald cannot build and must ask for (publishing-api.md "platform_post_url shapes"). */
-const askedForUrl = new Set(['threads', 'instagram']);
-
 /**
- * `GET /api/v1/posts/:id`: hidden and deleted posts are readable. A published threads/instagram post whose link
- * could not be read at publish time asks the platform once more and stores the answer, a link or none, after which no
- * GET asks again; a failed ask changes nothing, so the next GET asks again. A link the platform gave none of is never asked for.
+ * `GET /api/v1/posts/:id`: hidden and deleted posts are readable. A published post whose link could not be read at
+ * publish time (`platform_post_url_unread`: only threads and instagram, whose links Herald cannot build, say so)
+ * asks the platform once more and stores the answer, a link or none, after which no GET asks again; a failed ask
+ * changes nothing, so the next GET asks again. A link the platform gave none of is never asked for.
  */
 export async function getPost(rt: PostsRuntime, userId: string, postId: string): Promise<PostView> {
   const { row, view } = await findOwnPostView(rt.db, userId, postId);
-  if (row.status === 'published' && row.platform_post_url_unread && row.platform_post_id && row.account_id && askedForUrl.has(row.platform)) {
+  if (row.status === 'published' && row.platform_post_url_unread && row.platform_post_id && row.account_id) {
     await refreshUrl(rt, row).catch((err) => rt.logger.warn({ err, postId }, 'could not refresh a post link'));
     return getPostView(rt.db, row.id);
   }
