@@ -30,7 +30,7 @@ export class ThreadPartComments {
       if (this.parts.has(comment.platformCommentId)) this.reject(comment.platformCommentId);
       else if (parent === this.part || this.accepted.has(parent)) this.accept(comment, taken);
       else if (this.parts.has(parent) || this.rejected.has(parent)) this.reject(comment.platformCommentId);
-      else this.waiting.set(parent, [...(this.waiting.get(parent) ?? []), comment]);
+      else this.waitFor(parent, comment);
     }
     return taken;
   }
@@ -43,6 +43,12 @@ export class ThreadPartComments {
   /** Platform ids the listing returned that belong elsewhere (another part, or under one). */
   elsewhere(): string[] {
     return [...this.rejected];
+  }
+
+  private waitFor(parent: string, comment: PlatformComment): void {
+    const siblings = this.waiting.get(parent);
+    if (siblings) siblings.push(comment);
+    else this.waiting.set(parent, [comment]);
   }
 
   private accept(comment: PlatformComment, taken: PlatformComment[]): void {
