@@ -221,12 +221,13 @@ export async function cancelClaimed(db: Db, postId: string, reason: AccountInact
 
 /**
  * `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16); it is
- * looked at again at `retryAt` (absent from runs older than `next_attempt_at`).
+ * looked at again at `retryAt` (absent from runs older than `next_attempt_at`, which keep the wait themselves: the
+ * row says "now", never null, so the post does not take a slot of the spacing rule again, migration 0230).
  */
 export async function requeueAwaitingCredential(db: Db, postId: string, retryAt?: number): Promise<void> {
   await db
     .updateTable('posts')
-    .set({ status: 'scheduled', publish_attempt_started_at: null, next_attempt_at: retryAt === undefined ? null : new Date(retryAt), updated_at: sql`now()` })
+    .set({ status: 'scheduled', publish_attempt_started_at: null, next_attempt_at: retryAt === undefined ? sql`now()` : new Date(retryAt), updated_at: sql`now()` })
     .where('id', '=', postId)
     .where('status', '=', 'publishing')
     .execute();

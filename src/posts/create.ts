@@ -12,6 +12,7 @@ import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { startAndAwait } from './await-settled';
 import { insertPosts, postsInsertOf } from './repository';
+import { againOnSpacingClash } from './spacing-guard';
 import { scheduledTimesNear } from './view-queries';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow, type StartedPost } from './workflow-client';
 
@@ -25,8 +26,9 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   if (structure) throw new ApiError(structure.code, structure.message);
   const fanOut = body.account_ids !== undefined;
   // Validated against the accounts and limits this process read last, if it has them (`fromLastRead`), and written.
-  const { rows, accounts, draft, immediate, groupId, workflowId, warnings } = await fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) =>
-    validateAndWrite(rt, body, fanOut, read),
+  // A clash with a post scheduled at the same moment is judged again from a new read (`againOnSpacingClash`).
+  const { rows, accounts, draft, immediate, groupId, workflowId, warnings } = await againOnSpacingClash(() =>
+    fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) => validateAndWrite(rt, body, fanOut, read)),
   );
 
   const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));

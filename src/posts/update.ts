@@ -11,6 +11,7 @@ import { removeUnusedCopies } from './media-cleanup';
 import { prepareMedia } from './prepare-media';
 import { findOwnPost, getPostView } from './read';
 import { editPost, insertPosts, markPromoted, moveScheduledTime, unmarkFailedPromotion } from './repository';
+import { againOnSpacingClash } from './spacing-guard';
 import { scheduledTimesNear } from './view-queries';
 import { publishOutcome } from './respond';
 import type { UpdateOutcome } from './outcomes';
@@ -70,6 +71,12 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
   if (early) throw new ApiError(early.code, early.message);
   // A draft thread is promoted whole (publishing-api.md "States and transitions" rule 3).
   if (row.thread_id !== null && row.status === 'draft' && checked.intent !== 'edit') return promoteDraftThread(rt, userId, row, body);
+  // A new time that clashes with a post scheduled at the same moment is judged again from a new read.
+  return againOnSpacingClash(() => editOrPromote(rt, userId, row, body));
+}
+
+/** The change planned against every rule, then written: in place, or as the post a promoted draft becomes. */
+async function editOrPromote(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<UpdateOutcome> {
   if (row.thread_id !== null && body.first_comment !== undefined) {
     const last = await lastPartId(rt.db, row.thread_id);
     if (last !== row.id) return editWithThreadFirstComment(rt, userId, row, await findOwnPost(rt.db, userId, last), body);

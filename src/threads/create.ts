@@ -13,6 +13,7 @@ import { checkAccountSelection } from '../posts/rules/structure';
 import type { PostsRuntime } from '../posts/runtime';
 import { startAndAwait } from '../posts/await-settled';
 import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf } from '../posts/repository';
+import { againOnSpacingClash } from '../posts/spacing-guard';
 import { scheduledTimesNear } from '../posts/view-queries';
 import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
 import { startThreadWorkflow } from './workflow-client';
@@ -33,8 +34,9 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   if (selection) throw new ApiError(selection.code, selection.message);
   const fanOut = body.account_ids !== undefined;
   // Validated against the accounts and limits this process read last, if it has them (`fromLastRead`), and written.
-  const { threads, draft, groupId, warnings } = await fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) =>
-    validateAndWrite(rt, body, fanOut, read, promotion),
+  // A clash with a post scheduled at the same moment is judged again from a new read (`againOnSpacingClash`).
+  const { threads, draft, groupId, warnings } = await againOnSpacingClash(() =>
+    fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) => validateAndWrite(rt, body, fanOut, read, promotion)),
   );
   const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id) }));
   const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, threads.map(({ threadId, rows }) => ({ threadId, rows })));
