@@ -10,8 +10,8 @@ import { sql, type Kysely } from 'kysely';
  * - Half-open ranges `[t, t + 5 min)` overlap exactly when two times are less than 5 minutes apart: exactly 5 minutes
  *   is allowed, as the rule says. The time is taken as UTC wall time because `timestamptz + interval` is not
  *   immutable (an index cannot use it); 5 minutes are the same in every zone.
- * - The parts of one thread share one time: they are one unit (`coalesce(thread_id, id) <>`), as the rule leaves a
- *   post's own thread out.
+ * - The parts of one thread share one time: its first part holds the slot for all of them (the rule leaves a post's
+ *   own thread out), so a thread is one entry and no part clashes with another.
  * - Only a post waiting for the time a client gave it holds its slot here: never attempted (`retry_count = 0`) and
  *   not waiting for a retry or a credential (`next_attempt_at is null`). A post goes back to `scheduled` after a
  *   failed attempt or to wait for its account's renewal, at a time already past; a post scheduled meanwhile near that
@@ -25,15 +25,15 @@ export async function up(db: Kysely<any>): Promise<void> {
   try {
     await sql`alter table posts add constraint posts_scheduled_spacing exclude using gist (
         account_id with =,
-        (coalesce(thread_id, id)) with <>,
         tsrange(scheduled_at at time zone 'UTC', (scheduled_at at time zone 'UTC') + interval '5 minutes') with &&
-      ) where (status = 'scheduled' and retry_count = 0 and next_attempt_at is null and scheduled_at is not null)`.execute(db);
+      ) where (status = 'scheduled' and retry_count = 0 and next_attempt_at is null and scheduled_at is not null
+        and (thread_id is null or thread_order = 1))`.execute(db);
   } catch (err) {
     const detail = (err as { detail?: string }).detail;
     if ((err as { code?: string }).code !== '23P01') throw err;
     throw new Error(
       `Migration 0230: two scheduled posts of one account are less than 5 minutes apart (${detail ?? 'no detail'}; the key is ` +
-        `account, thread or post id, time). Reschedule or delete one of them and start Herald again.`,
+        `the account and the time). Reschedule or delete one of them and start Herald again.`,
     );
   }
 }

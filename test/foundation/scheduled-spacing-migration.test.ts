@@ -29,11 +29,11 @@ describe('migration 0230_scheduled_spacing: the spacing rule held by the databas
       `insert into accounts (user_id, platform, platform_account_id, username, credentials_sealed) values ($1, 'x', $2, 'h', 'sealed') returning id`,
       [userId, randomUUID()],
     )).rows[0]!.id;
-  const insert = (accountId: string, scheduledAt: string, extra: { status?: string; thread_id?: string; retry_count?: number; next_attempt_at?: string } = {}) =>
+  const insert = (accountId: string, scheduledAt: string, extra: { status?: string; thread_id?: string; thread_order?: number; retry_count?: number; next_attempt_at?: string } = {}) =>
     pool.query(
       `insert into posts (user_id, account_id, platform, text, status, scheduled_at, thread_id, thread_order, retry_count, next_attempt_at)
        values ($1, $2, 'x', 'spacing', $3, $4, $5, $6, $7, $8)`,
-      [userId, accountId, extra.status ?? 'scheduled', scheduledAt, extra.thread_id ?? null, extra.thread_id ? 1 : null, extra.retry_count ?? 0, extra.next_attempt_at ?? null],
+      [userId, accountId, extra.status ?? 'scheduled', scheduledAt, extra.thread_id ?? null, extra.thread_id ? (extra.thread_order ?? 1) : null, extra.retry_count ?? 0, extra.next_attempt_at ?? null],
     );
   const clash = /posts_scheduled_spacing/;
 
@@ -53,9 +53,11 @@ describe('migration 0230_scheduled_spacing: the spacing rule held by the databas
     await insert(await newAccount(), at(0));
     const threadId = randomUUID();
     const other = await newAccount();
-    await insert(other, at(0), { thread_id: threadId });
-    await insert(other, at(0), { thread_id: threadId });
-    await assert.rejects(insert(other, at(60_000), { thread_id: randomUUID() }), clash, 'another thread is another unit');
+    await insert(other, at(0), { thread_id: threadId, thread_order: 1 });
+    await insert(other, at(0), { thread_id: threadId, thread_order: 2 });
+    await insert(other, at(0), { thread_id: threadId, thread_order: 3 });
+    await assert.rejects(insert(other, at(60_000), { thread_id: randomUUID() }), clash, 'another thread clashes by its first part');
+    await assert.rejects(insert(other, at(60_000)), clash, 'a post clashes with a thread');
     // Back to `scheduled` after a failed attempt or to wait for a renewal: a workflow's write, never refused.
     await insert(account, at(60_000), { retry_count: 1 });
     await insert(account, at(60_000), { next_attempt_at: at(120_000) });
