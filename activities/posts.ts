@@ -1,3 +1,4 @@
+import { renewalOverdueMessage } from '../src/accounts/credential-keeping-adapters';
 import { markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { InstantClaims } from '../src/posts/instant-claims';
@@ -50,6 +51,9 @@ export type PublishAttempt =
   | (Refusal & { awaitingCredential?: boolean })
   /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
   | { ok: false; kind: 'not_publishing' };
+
+/** A scheduled post's wait for its account's renewal: on, or over with the sentence its attempts now fail with. */
+export type CredentialWait = { waiting: true } | { waiting: false; message: string };
 
 /** Held posts of one instant claimed per statement (`InstantClaims`). */
 const HELD_CLAIMS_PER_STATEMENT = 100;
@@ -270,10 +274,13 @@ export function createPostActivities(rt: PostsRuntime) {
     /**
      * A scheduled post whose account credential is being renewed waits for it as `scheduled`, its `retry_count`
      * untouched (decisions.md "Keeping credentials alive": it waits rather than failing for a token Herald can renew),
-     * until `retryAt` (`next_attempt_at`), when it looks again.
+     * until `retryAt` (`next_attempt_at`), when it looks again; for an hour past its time at most (`now`, the
+     * workflow's clock). After that, `waiting: false` and the sentence its failed attempts carry.
      */
-    async awaitCredential(input: { postId: string; retryAt?: number }): Promise<void> {
-      await attemptOutcomes.requeueAwaitingCredential(db, input.postId, input.retryAt);
+    async awaitCredential(input: { postId: string; retryAt?: number; now?: number }): Promise<CredentialWait> {
+      if (await attemptOutcomes.requeueAwaitingCredential(db, input.postId, input)) return { waiting: true };
+      const row = await findPost(db, input.postId);
+      return { waiting: false, message: renewalOverdueMessage(row?.platform ?? '') };
     },
 
     /**

@@ -1,6 +1,6 @@
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
-import type { PostActivities, PublishAttempt } from '../activities/posts';
+import type { CredentialWait, PostActivities, PublishAttempt } from '../activities/posts';
 import { retryWait } from './retry-wait';
 
 /**
@@ -69,8 +69,10 @@ export async function afterRefusal(
   retry: { scheduled: boolean; delaysMs: readonly number[]; failures: number },
 ): Promise<{ done: PublishPostResult } | { retryInMs: number; uncounted?: true }> {
   if (attempt.awaitingCredential && retry.scheduled) {
-    await bookkeeping.awaitCredential({ postId, retryAt: Date.now() + CREDENTIAL_WAIT_MS });
-    return { retryInMs: CREDENTIAL_WAIT_MS, uncounted: true };
+    const wait: CredentialWait | undefined = await bookkeeping.awaitCredential({ postId, now: Date.now(), retryAt: Date.now() + CREDENTIAL_WAIT_MS });
+    // Histories recorded before the wait had a limit answer nothing: they wait on.
+    if (wait === undefined || wait.waiting) return { retryInMs: CREDENTIAL_WAIT_MS, uncounted: true };
+    attempt = { ...attempt, awaitingCredential: false, message: wait.message };
   }
   if (attempt.kind === 'reauthorize') {
     await bookkeeping.handleConnectionLost({ postId, scheduled: retry.scheduled, message: attempt.message });

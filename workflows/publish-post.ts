@@ -12,6 +12,10 @@ import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, ty
  *       └── failed attempt, retry ─────┤ (retry_count + 1, next_attempt_at set; 3 retries after 1, 5, 15 min or the platform's wait)
  *                                      └── retries spent / not retryable ──▶ failed (quota refunded)
  *
+ * An attempt that meets the account's credential ended and its renewal failing puts the post back to `scheduled`
+ * without spending a retry and looks again every 2 minutes (decisions.md: it waits for the renewal), for an hour past
+ * its time; then such attempts are failed ones, with a sentence saying the renewal failed (`CredentialWait`).
+ *
  * "time reached": `scheduled_at` and, after a failed attempt, `next_attempt_at` have passed. A new `scheduled_at`
  * written by the API clears `next_attempt_at` (a new time is a new plan); `retry_count` stays, and so do the retries
  * it has spent (README "Posts").

@@ -220,15 +220,27 @@ export async function cancelClaimed(db: Db, postId: string, reason: AccountInact
 }
 
 /**
+ * How long past its time a scheduled post waits for its account's credential to be renewed without spending a retry
+ * (README "Credentials"): a renewal failing that long (the token endpoint down, Herald's app credentials wrong) is
+ * not about to come back, and the user learns why the post did not go out rather than finding it waiting.
+ */
+export const CREDENTIAL_WAIT_LIMIT_MS = 60 * 60_000;
+
+/**
  * `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16); it is
  * looked at again at `retryAt` (absent from runs older than `next_attempt_at`, which keep the wait themselves: the
- * row says "now", never null, so the post does not take a slot of the spacing rule again, migration 0230).
+ * row says "now", never null, so the post does not take a slot of the spacing rule again, migration 0230). Only
+ * while the post's time is less than `CREDENTIAL_WAIT_LIMIT_MS` before `now` (the workflow's clock; absent from runs
+ * older than the limit): false when the wait is over, the row unchanged, its refusal then a failed attempt.
  */
-export async function requeueAwaitingCredential(db: Db, postId: string, retryAt?: number): Promise<void> {
-  await db
+export async function requeueAwaitingCredential(db: Db, postId: string, options: { retryAt?: number; now?: number } = {}): Promise<boolean> {
+  const { retryAt, now } = options;
+  let requeue = db
     .updateTable('posts')
     .set({ status: 'scheduled', publish_attempt_started_at: null, next_attempt_at: retryAt === undefined ? sql`now()` : new Date(retryAt), updated_at: sql`now()` })
     .where('id', '=', postId)
-    .where('status', '=', 'publishing')
-    .execute();
+    .where('status', '=', 'publishing');
+  if (now !== undefined) requeue = requeue.where('scheduled_at', '>', new Date(now - CREDENTIAL_WAIT_LIMIT_MS));
+  const { numUpdatedRows } = await requeue.executeTakeFirst();
+  return numUpdatedRows > 0n;
 }

@@ -380,6 +380,37 @@ describe('Credentials that stay alive', function () {
     await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
   });
 
+  it('a post waits for a failing renewal an hour past its time, then its attempts count and it fails saying the renewal failed', async () => {
+    const { row } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const dueAt = start + 2 * HOUR + 2 * 60_000;
+    const due = await schedule(row.id, 'due while the token endpoint stays down', dueAt);
+    const reservedBefore = await h.db.selectFrom('quota_reservations').select(['kind', 'state']).where('post_id', '=', due).orderBy('kind').execute();
+    assert.deepEqual(reservedBefore.map((r) => r.state), ['reserved', 'reserved']);
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/oauth2/token' }, serviceUnavailable, 100_000);
+    await keeper().credentialStored(row.id);
+
+    await h.env.sleep(dueAt - start + 55 * 60_000);
+    const stillWaiting = await post(due);
+    assert.deepEqual({ status: stillWaiting.status, retry_count: stillWaiting.retry_count }, { status: 'scheduled', retry_count: 0 }, '55 minutes past its time it still waits');
+
+    await h.env.sleep(10 * 60_000);
+    const counting = await post(due);
+    assert.equal(counting.status, 'scheduled');
+    assert.ok(counting.retry_count >= 1, `past the hour its attempts are failed ones (retry_count ${counting.retry_count})`);
+
+    assert.deepEqual(await h.settle(due), { outcome: 'failed' });
+    const failed = await post(due);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.retry_count, 4, 'the attempt past the hour and three retries');
+    assert.equal(failed.error_message, "X access for this account ended and Herald could not renew it for an hour past the post's time; reconnect the account if this goes on.");
+    const refunded = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', due).execute();
+    assert.ok(refunded.every((r) => r.state === 'refunded'), JSON.stringify(refunded));
+    assert.equal((await account(row.id)).active, true, 'the account stays: the renewal may still come back');
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'due while the token endpoint stays down').length, 0);
+    await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
   it("a renewal refused for Herald's own app credentials keeps the account and its scheduled post, logs what to fix, and renews once fixed", async () => {
     const from = h.standIns.x.oauth.renewals.length;
     const { row, refreshToken } = await renewableXAccount();

@@ -75,7 +75,7 @@ describe('migration 0230_scheduled_spacing: the spacing rule held by the databas
     );
     await insert(account, at(60_000));
     await insert(account, at(-spacing));
-    await requeueAwaitingCredential(database.db, rows[0]!.id, base + 120_000);
+    await requeueAwaitingCredential(database.db, rows[0]!.id, { retryAt: base + 120_000 });
     // A run older than `next_attempt_at` gives no time.
     await requeueAwaitingCredential(database.db, rows[1]!.id);
     const statuses = await pool.query<{ status: string }>(`select status from posts where id = any($1)`, [rows.map((r) => r.id)]);
