@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
+import { SCHEDULE_SPACING_MINUTES } from '../../src/platforms/capabilities';
 import { findStuckPosts, reconcilePosts, startReconciler } from '../../src/posts/reconcile';
 import { postsNeedingWorkflows } from '../../src/posts/reconcile-queries';
 import type { PostsRuntime } from '../../src/posts/runtime';
@@ -21,6 +22,8 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
   afterEach(() => h.standIns.x.standIn.clearFaults());
 
   const inMinutes = (minutes: number) => new Date(h.now().getTime() + minutes * 60_000);
+  /** The `i`-th of several waiting posts of one account written here: each its own slot (migration 0230). */
+  const spaced = (minutes: number, i: number) => inMinutes(minutes + i * SCHEDULE_SPACING_MINUTES);
   /** A periodic look's scope: what changed in the last `minutes` (by the database's clock), and the overdue. */
   const lastMinutes = (minutes: number) => ({ changedWithinMs: minutes * 60_000 });
   const tweetCreates = () => h.standIns.x.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets').length;
@@ -149,7 +152,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     await h.syncClock();
     const [started, orphan] = await h.db
       .insertInto('posts')
-      .values(['started here', 'never started'].map((text) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text, status: 'scheduled' as const, scheduled_at: inMinutes(700) })))
+      .values(['started here', 'never started'].map((text, i) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text, status: 'scheduled' as const, scheduled_at: spaced(700, i) })))
       .returning('id')
       .execute();
     try {
@@ -174,7 +177,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     // More rows than one page of the cursor (500), as a burst of scheduling leaves them.
     const burst = await h.db
       .insertInto('posts')
-      .values(Array.from({ length: 1_201 }, (_, i) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text: `burst ${i}`, status: 'scheduled' as const, scheduled_at: inMinutes(900 + i) })))
+      .values(Array.from({ length: 1_201 }, (_, i) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text: `burst ${i}`, status: 'scheduled' as const, scheduled_at: spaced(900, i) })))
       .returning(['id', 'scheduled_at'])
       .execute();
     const ours = new Set(burst.map((row) => row.id));
@@ -209,8 +212,8 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     const rows = await h.db
       .insertInto('posts')
       .values([
-        { text: 'created long ago', created_at: longAgo, updated_at: longAgo, scheduled_at: inMinutes(800) },
-        { text: 'created now', scheduled_at: inMinutes(800) },
+        { text: 'created long ago', created_at: longAgo, updated_at: longAgo, scheduled_at: spaced(800, 0) },
+        { text: 'created now', scheduled_at: spaced(800, 1) },
         { text: 'overdue', created_at: longAgo, updated_at: longAgo, scheduled_at: new Date(Date.now() - 2 * 60_000) },
       ].map((row) => ({ ...row, user_id: h.api.userId, account_id: x.id, platform: 'x' as const, status: 'scheduled' as const })))
       .returning(['id', 'text'])
@@ -284,7 +287,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
   it('a reconciler stopped during its first run starts nothing more, and its stop resolves once that run has ended', async () => {
     const orphans = await h.db
       .insertInto('posts')
-      .values(Array.from({ length: 5 }, (_, i) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text: `orphan at stop ${i}`, status: 'scheduled' as const, scheduled_at: inMinutes(600) })))
+      .values(Array.from({ length: 5 }, (_, i) => ({ user_id: h.api.userId, account_id: x.id, platform: 'x' as const, text: `orphan at stop ${i}`, status: 'scheduled' as const, scheduled_at: spaced(600, i) })))
       .returning('id')
       .execute();
     try {
