@@ -5,7 +5,7 @@ import { platformName } from '../platforms/availability';
 import { isPlatformFailure } from '../platforms/types';
 import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
 import { cancelPosts } from './cancel';
-import { findOwnPost, findOwnPostView, getPostView } from './read';
+import { findOwnPost, findOwnPostView, getPostView, postNotFound } from './read';
 import * as posts from './repository';
 import { platformRefusal, type PlatformRefusal } from './outcomes';
 import type { PostView } from './post-view';
@@ -113,10 +113,12 @@ async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<Platfor
 
 /**
  * `POST /api/v1/posts/:id/hide|unhide`: the post and everything created with it by one request (its fan-out group,
- * its thread) change together; nothing reaches a platform, nothing is charged.
+ * its thread) change together; nothing reaches a platform, nothing is charged. A promoted draft is gone, as for GET:
+ * 404 by its id, and not among the posts of its unit.
  */
 export async function setHidden(rt: PostsRuntime, userId: string, postId: string, hidden: boolean): Promise<{ id: string; hidden: boolean; hidden_ids: string[] }> {
   const row = await findOwnPost(rt.db, userId, postId);
+  if (row.promoted_to_id !== null) throw postNotFound(postId);
   const changed = await posts.setHidden(rt.db, userId, posts.unitOf(row), hidden);
   return { id: row.id, hidden, hidden_ids: changed.sort() };
 }

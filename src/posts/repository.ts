@@ -105,9 +105,14 @@ export function unitOf(row: Pick<PostRow, 'id' | 'group_id' | 'thread_id'>): Pos
   return row.group_id ? { groupId: row.group_id } : row.thread_id ? { threadId: row.thread_id } : { postId: row.id };
 }
 
-/** Hides or shows the user's posts of one unit; returns their ids. */
+/** Hides or shows the user's posts of one unit (promoted drafts are gone: left as they are); returns their ids. */
 export async function setHidden(db: Db, userId: string, unit: PostUnit, hidden: boolean): Promise<string[]> {
-  const update = db.updateTable('posts').set({ hidden, updated_at: sql`now()` }).where('user_id', '=', userId).where((eb) => inUnit(eb, unit));
+  const update = db
+    .updateTable('posts')
+    .set({ hidden, updated_at: sql`now()` })
+    .where('user_id', '=', userId)
+    .where((eb) => inUnit(eb, unit))
+    .where('promoted_to_id', 'is', null);
   return (await update.returning('id').execute()).map((r) => r.id);
 }
 

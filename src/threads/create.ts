@@ -27,6 +27,8 @@ import { startThreadWorkflow } from './workflow-client';
 interface ThreadPromotion {
   /** The draft parts, in `thread_order`: each new part carries its draft's id, and the drafts are marked promoted in the same transaction. */
   draftIds: readonly string[];
+  /** The drafts' fan-out, which the thread they become stays in (`group_id`), as a promoted post does. */
+  groupId: string | null;
 }
 
 export async function createThreads(rt: PostsRuntime, userId: string, body: CreateThreadBody, promotion?: ThreadPromotion): Promise<ThreadCreateOutcome> {
@@ -53,7 +55,7 @@ async function validateAndWrite(rt: PostsRuntime, body: CreateThreadBody, fanOut
   const draft = validation.mode === 'draft';
   const media = await preparePartsMedia(rt, { userId, fanOut, mode: validation.mode, plans: validation.accounts });
 
-  const groupId = fanOut ? randomUUID() : null;
+  const groupId = fanOut ? randomUUID() : (promotion?.groupId ?? null);
   const threads = validation.accounts.map((plan) => {
     const threadId = randomUUID();
     const rows = plan.body.parts.map((part, index) => ({

@@ -35,7 +35,7 @@ export async function promoteDraftThread(rt: PostsRuntime, userId: string, named
   const draftIds = drafts.map((d) => d.id);
   let created: ThreadCreateOutcome;
   try {
-    created = await createThreads(rt, userId, thread, { draftIds });
+    created = await createThreads(rt, userId, thread, { draftIds, groupId: named.group_id });
   } catch (err) {
     await unmarkFailedPromotion(rt.db, draftIds);
     throw err;

@@ -117,4 +117,26 @@ describe('Threads: drafts, fan-out, listing by group, hiding as one unit', funct
     assert.match(res.body.error.message, new RegExp(`^Account ${x.id}: posts\\[1\\]\\.`));
     assert.equal((await h.db.selectFrom('posts').select('id').where('text', '=', 'ok').execute()).length, 0);
   });
+  it('a fan-out draft thread promoted on one account stays in its group; the promoted drafts are gone from hide as from GET', async () => {
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_ids: [x.id, mastodon.id], posts: [{ text: 'grouped one' }, { text: 'grouped two' }], draft: true } });
+    assert.equal(res.status, 201, res.text);
+    const { group_id, results } = res.body.data;
+    const [xDrafts, mastodonDrafts] = results.map((r: any) => r.posts.map((p: any) => p.id));
+
+    await h.syncClock();
+    const promoted = await h.api.request('PATCH', `/api/v1/posts/${xDrafts[0]}`, { body: { schedule_at: new Date(h.now().getTime() + 3 * 60 * 60_000).toISOString() } });
+    assert.equal(promoted.status, 200, promoted.text);
+    assert.equal(promoted.body.data.group_id, group_id, 'the thread a draft of the fan-out became is in the fan-out');
+    const newParts: string[] = promoted.body.data.rescheduled_post_ids;
+
+    const listed = await h.api.request('GET', `/api/v1/posts?group_id=${group_id}`);
+    assert.deepEqual(listed.body.data.map((p: any) => p.id).sort(), [...newParts, ...mastodonDrafts].sort());
+
+    const gone = await h.api.request('POST', `/api/v1/posts/${xDrafts[0]}/hide`);
+    assert.equal(gone.status, 404, gone.text);
+    const hidden = await h.api.request('POST', `/api/v1/posts/${newParts[0]}/hide`);
+    assert.deepEqual(hidden.body, { data: { id: newParts[0], hidden: true, hidden_ids: [...newParts, ...mastodonDrafts].sort() } });
+    const stillShown = await h.db.selectFrom('posts').select('hidden').where('id', 'in', xDrafts).execute();
+    assert.deepEqual(stillShown.map((r) => r.hidden), [false, false], 'the promoted drafts are left as they were');
+  });
 });
