@@ -108,5 +108,8 @@ describe('posts rules: request schemas and the zod error mapping', () => {
     for (const id of ['CreatePostBody', 'UpdatePostBody', 'CreateThreadBody', 'Post', 'UpdatedPost', 'FanOutResult', 'Warning', 'ThreadRollback', 'ThreadFanOutResult']) {
       assert.ok(schemas[id], `${id} missing from ${Object.keys(schemas).join(', ')}`);
     }
+    // What a PATCH answers besides the post (publishing-api.md "Post object"), so a generated client keeps them.
+    const updatedFields = JSON.stringify(schemas.UpdatedPost);
+    for (const field of ['rescheduled_post_ids', 'promoted_from_draft_ids', 'promoted_from_draft_id']) assert.ok(updatedFields.includes(field), `UpdatedPost lacks ${field}`);
   });
 });

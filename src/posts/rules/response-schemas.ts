@@ -11,9 +11,10 @@ import { PostSchema } from '../post-view';
 /** The post object, its first comment and the warning entry live in `../post-view.ts` (with the row mapping). */
 export { FirstCommentSchema, PostSchema, WarningSchema } from '../post-view';
 
-/** The update response: the post plus every post that moved when `schedule_at` was given. */
+/** The update response: the post plus every post that moved when `schedule_at` was given, and a promoted thread's drafts. */
 export const UpdatedPostSchema = PostSchema.extend({
   rescheduled_post_ids: z.array(z.string()).optional().describe('When schedule_at was given: every post that moved'),
+  promoted_from_draft_ids: z.array(z.string()).optional().describe('On a promoted draft thread: every draft part, in thread_order'),
 }).meta({ id: 'UpdatedPost' });
 
 const ResultErrorSchema = z.object({ code: z.string(), message: z.string() }).catchall(z.unknown());
