@@ -1,5 +1,6 @@
 import { ownAuthor } from '../comments/actions-target';
 import type { OwnCommentInput } from '../comments/repository';
+import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { isPlatformFailure } from '../platforms/types';
@@ -86,8 +87,14 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   if (row.first_comment_status === 'posted') throw new ApiError('first_comment_not_retryable', 'The first comment is already posted');
   if (row.first_comment_status !== 'failed') throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
 
+  // Only an account that can post sends it (publishing-api.md: 404 for an account "not found or not active"), and
+  // nothing is reserved for one that cannot.
+  const account = row.account_id === null ? undefined : await accountOfPost(rt.db, row.account_id);
+  if (!account || !account.active) {
+    throw new ApiError('not_found', account ? `Account ${account.id} is not active; reconnect it or switch it on to retry the first comment` : 'The account of this post was disconnected; its first comment can no longer be sent');
+  }
   const limits = await loadLimits(rt.db, userId);
-  const links = row.account_id ? await linkCharge(rt, row.account_id, limits, row.first_comment_text) : [];
+  const links = linkCharge(account, limits, row.first_comment_text);
   await rt.db.transaction().execute(async (trx) => {
     if (!(await firstComments.reopenFirstComment(trx, row.id))) throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
     const charges: Charge[] = [{ postId: row.id, kind: 'first_comment' }, ...links.map(() => ({ postId: row.id, kind: 'x_link_first_comment' as const }))];
@@ -98,9 +105,7 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   return { kind: 'posted', post: await getPostView(rt.db, row.id) };
 }
 
-async function linkCharge(rt: PostsRuntime, accountId: string, limits: Awaited<ReturnType<typeof loadLimits>>, text: string): Promise<string[]> {
-  const account = await accountOfPost(rt.db, accountId);
-  if (!account) return [];
+function linkCharge(account: AccountRow, limits: Awaited<ReturnType<typeof loadLimits>>, text: string): string[] {
   const outcome = xLinkOutcome(account, limits, [{ field: 'first_comment', text }]);
   if (outcome.violations[0]) throw new ApiError(outcome.violations[0].code, outcome.violations[0].message);
   return outcome.billed;

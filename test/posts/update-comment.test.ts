@@ -171,6 +171,24 @@ describe('PATCH, first comments and account lifecycle', function () {
     assert.deepEqual(none.body, { error: { code: 'first_comment_not_found', message: 'This post has no first comment to retry' } });
   });
 
+  it('a first comment retried on an account switched off is 404 not_found: nothing reserved, nothing sent, still failed', async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'said before on this account' } });
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'a post of its own', first_comment: 'said before on this account' } });
+    assert.equal(res.body.data.first_comment.status, 'failed', res.text);
+    const off = await h.api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: false } });
+    assert.equal(off.status, 200, off.text);
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const sent = h.standIns.x.tweets().length;
+
+    const retried = await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/first-comment`);
+    assert.equal(retried.status, 404, retried.text);
+    assert.deepEqual(retried.body.error, { code: 'not_found', message: `Account ${account.id} is not active; reconnect it or switch it on to retry the first comment` });
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+    assert.equal(h.standIns.x.tweets().length, sent);
+    assert.equal((await row(res.body.data.id)).first_comment_status, 'failed');
+  });
+
   it('deactivating an account cancels its scheduled posts with account_deactivated and returns their quota', async () => {
     await h.syncClock();
     const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
