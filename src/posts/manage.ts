@@ -3,7 +3,7 @@ import { ApiError } from '../errors';
 import { deleteSupported } from '../platforms/capabilities';
 import { platformName } from '../platforms/availability';
 import { isPlatformFailure } from '../platforms/types';
-import { AccountNotConnectedError, loadPlatformContext } from './accounts-port';
+import { AccountNotConnectedError, accountOfPost, loadPlatformContext } from './accounts-port';
 import { cancelPosts } from './cancel';
 import { findOwnPost, findOwnPostView, getPostView, postNotFound } from './read';
 import * as posts from './repository';
@@ -84,24 +84,19 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
 /** Null once the platform deleted it (or no longer had it); the refusal otherwise. */
 async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<PlatformRefusal | null> {
   const name = platformName(row.platform);
-  const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
   let context;
   try {
     if (row.account_id === null) throw new AccountNotConnectedError('', 'disconnected');
     context = await loadPlatformContext(rt.db, rt.sealedBox, row.account_id);
   } catch (err) {
     if (!(err instanceof AccountNotConnectedError)) throw err;
+    // A post that no connection could delete is told so (501) rather than sent to reconnect for it; the account's
+    // row, kept after a disconnect, says how it was connected.
+    const account = row.account_id === null ? undefined : await accountOfPost(rt.db, row.account_id);
+    throwIfDeleteUnsupported(row, account?.via ?? undefined);
     return platformRefusal(`The ${name} account that published this post is disconnected; reconnect it to delete the post on ${name}`);
   }
-  if (!deleteSupported(row.platform, { via: context.account.via ?? undefined, placement })) {
-    const why =
-      row.platform === 'instagram'
-        ? 'Instagram accounts connected with via: instagram cannot delete posts through the API; connect the account via facebook to delete'
-        : placement === 'story'
-          ? `${name} stories cannot be deleted through the API; they disappear after 24 hours`
-          : `${name} does not allow deleting this post through the API`;
-    throw new ApiError('delete_unsupported', `${why}. Nothing was changed.`);
-  }
+  throwIfDeleteUnsupported(row, context.account.via ?? undefined);
   try {
     await rt.adapters[row.platform].delete(context.ctx, row.platform_post_id!, row.published_at ?? undefined);
     return null;
@@ -109,6 +104,20 @@ async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<Platfor
     if (!isPlatformFailure(err)) throw err;
     return err.kind === 'gone' ? null : platformRefusal(err.clientMessage);
   }
+}
+
+/** 501 `delete_unsupported` for a post its platform lets no API delete (by the account's connection or the placement). */
+function throwIfDeleteUnsupported(row: PostRow, via: string | undefined): void {
+  const name = platformName(row.platform);
+  const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
+  if (deleteSupported(row.platform, { via, placement })) return;
+  const why =
+    row.platform === 'instagram'
+      ? 'Instagram accounts connected with via: instagram cannot delete posts through the API; connect the account via facebook to delete'
+      : placement === 'story'
+        ? `${name} stories cannot be deleted through the API; they disappear after 24 hours`
+        : `${name} does not allow deleting this post through the API`;
+  throw new ApiError('delete_unsupported', `${why}. Nothing was changed.`);
 }
 
 /**

@@ -136,6 +136,12 @@ describe('Fan-out, DELETE, hide and unhide', function () {
       },
     });
     assert.equal((await h.api.request('GET', `/api/v1/posts/${post.id}`)).body.data.status, 'published');
+
+    // Disconnected, it is still told the truth: no connection could delete it (not "reconnect it to delete").
+    const disconnected = await h.api.request('DELETE', `/api/v1/accounts/${ig.id}`);
+    assert.equal(disconnected.status, 200, disconnected.text);
+    const again = await h.api.request('DELETE', `/api/v1/posts/${post.id}`);
+    assert.deepEqual([again.status, again.body], [501, res.body]);
   });
 
   it('hide and unhide a fan-out group as one unit; nothing reaches a platform', async () => {
