@@ -120,6 +120,19 @@ describe('PATCH, first comments and account lifecycle', function () {
     assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
   });
 
+  it('a draft\'s warnings are the answer of a save: GET has none, PATCH {draft: true} answers them again and changes nothing', async () => {
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'see https://example.net', draft: true } });
+    assert.equal(draft.status, 201, draft.text);
+    const codes = (res: { body: { data: { warnings?: Array<{ code: string }> } } }) => res.body.data.warnings?.map((w) => w.code);
+    assert.deepEqual(codes(draft), ['x_link_posts_require_paid_plan']);
+    const read = await h.api.request('GET', `/api/v1/posts/${draft.body.data.id}`);
+    assert.equal('warnings' in read.body.data, false);
+    const saved = await h.api.request('PATCH', `/api/v1/posts/${draft.body.data.id}`, { body: { draft: true } });
+    assert.equal(saved.status, 200, saved.text);
+    assert.deepEqual(codes(saved), ['x_link_posts_require_paid_plan']);
+    assert.deepEqual([saved.body.data.status, saved.body.data.text], ['draft', 'see https://example.net']);
+  });
+
   it('promotes a draft with schedule_at into a scheduled post', async () => {
     await h.syncClock();
     const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'for later', draft: true } });
