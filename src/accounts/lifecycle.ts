@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
-import type { AccountRow, InactiveReason } from '../db/tables/accounts';
+import type { AccountRow } from '../db/tables/accounts';
 import { inTransaction } from '../db/in-transaction';
 import { recordEvents } from '../events/outbox';
 import { toAccountView } from './view';
@@ -57,17 +57,17 @@ export async function markConnectionLost(db: Db | Transaction<Database>, account
 }
 
 /**
- * The user switched the account off (PATCH `active: false`). Only an active account changes, and a credential state it
- * carries is kept: an account that needs re-authorizing stays `reauthorization_required` (now inactive), and a
+ * The user switched the account off (PATCH `active: false`): `deactivated`, the reason its cancelled posts carry
+ * (publishing-api.md: the account's `inactive_reason` states the same). Only an active account changes: a
  * `connection_lost` one, already off, is left as it is, so that switching it on again still asks for a reconnect
- * (publishing-api.md "Authentication" 6) instead of forgetting the dead credential. Otherwise the reason is
- * `deactivated`. Resolves the changed row, or undefined when nothing changed.
+ * instead of forgetting the dead credential. One that needed re-authorizing for comments (it still posts) becomes
+ * `deactivated` like any other and can be switched on again; the platform's next comment refusal says so again.
+ * Resolves the changed row, or undefined when nothing changed.
  */
 export async function markDeactivated(trx: Transaction<Database>, accountId: string): Promise<AccountRow | undefined> {
   return trx
     .updateTable('accounts')
-    // An active account's only possible reason is `reauthorization_required`.
-    .set((eb) => ({ active: false, inactive_reason: eb.fn.coalesce('inactive_reason', eb.val<InactiveReason>('deactivated')), updated_at: sql<Date>`now()` }))
+    .set({ active: false, inactive_reason: 'deactivated', updated_at: sql<Date>`now()` })
     .where('id', '=', accountId)
     .where('active', '=', true)
     .returningAll()

@@ -191,9 +191,13 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
     const changes: AccountUpdate = {};
     if (request.timezone !== undefined) changes.timezone = request.timezone;
     if (request.active === true && !current.active) {
-      if (current.inactive_reason !== 'deactivated') throw reconnectFirst(current);
-      await assertFreeSlot(trx, user);
-      Object.assign(changes, { active: true, inactive_reason: null });
+      if (current.inactive_reason === 'connection_lost') throw reconnectFirst(current);
+      // Switched off before 2026-11-28, an account that needed re-authorizing kept that reason (and its slot).
+      if (current.inactive_reason === 'reauthorization_required') Object.assign(changes, { active: true });
+      else {
+        await assertFreeSlot(trx, user);
+        Object.assign(changes, { active: true, inactive_reason: null });
+      }
     }
     const updated = Object.keys(changes).length > 0 ? await updateAccountRow(trx, current.id, changes) : current;
     return request.active === false ? ((await markDeactivated(trx, current.id)) ?? updated) : updated;
@@ -209,12 +213,7 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
 
 /** PATCH `active: true` on an account whose credential the platform refuses, or that needs re-authorizing. */
 function reconnectFirst(account: AccountRow): ApiError {
-  const name = platformName(account.platform);
-  const state =
-    account.inactive_reason === 'reauthorization_required'
-      ? `${name} needs this account's connection re-authorized`
-      : `${name} no longer accepts this account's credentials`;
-  return new ApiError('bad_request', `${state}; reconnect it with POST /api/v1/accounts`);
+  return new ApiError('bad_request', `${platformName(account.platform)} no longer accepts this account's credentials; reconnect it with POST /api/v1/accounts`);
 }
 
 /**

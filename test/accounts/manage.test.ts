@@ -166,23 +166,26 @@ describe('accounts: list, get, patch, disconnect', function () {
     assert.equal(row.inactive_reason, 'connection_lost');
   });
 
-  it('PATCH active false on a reauthorization_required account switches it off keeping the reason; active true asks for a reconnect', async () => {
+  it('PATCH active false on a reauthorization_required account (it still posts) is deactivated like any other; active true switches it on again', async () => {
     const account = await connectX();
     assert.equal(await markReauthorizationRequired((await testDatabase()).db, account.id), true);
 
     const off = await api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: false } });
     assert.equal(off.status, 200);
-    assert.deepEqual(off.body, { data: { ...account, active: false, inactive_reason: 'reauthorization_required' } });
+    assert.deepEqual(off.body, { data: { ...account, active: false, inactive_reason: 'deactivated' } }, 'the account says what its cancelled posts say');
     assert.deepEqual(recorder.calls, [[account.id, 'account_deactivated']]);
 
     const on = await api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: true } });
-    assert.equal(on.status, 400);
-    assert.deepEqual(on.body, {
-      error: { code: 'bad_request', message: "X needs this account's connection re-authorized; reconnect it with POST /api/v1/accounts" },
-    });
-    const row = await rowOf(account.id);
-    assert.equal(row.active, false);
-    assert.equal(row.inactive_reason, 'reauthorization_required');
+    assert.equal(on.status, 200, on.text);
+    assert.deepEqual(on.body, { data: { ...account, active: true, inactive_reason: null } });
+  });
+
+  it('an account switched off needing re-authorization before 2026-11-28 (it kept that reason) switches on again, keeping it', async () => {
+    const account = await connectX();
+    await (await testDatabase()).db.updateTable('accounts').set({ active: false, inactive_reason: 'reauthorization_required' }).where('id', '=', account.id).execute();
+    const on = await api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: true } });
+    assert.equal(on.status, 200, on.text);
+    assert.deepEqual(on.body, { data: { ...account, active: true, inactive_reason: 'reauthorization_required' } });
   });
 
   it('markConnectionLost leaves a deactivated account as the user left it', async () => {
