@@ -122,9 +122,9 @@ describe('posts rules: schedule_at and timezone', () => {
   });
 
   describe('timezone', () => {
-    it('accepts IANA names, refuses fixed offsets and unknown names', () => {
-      for (const tz of ['Europe/Berlin', 'America/New_York', 'UTC', 'Asia/Kolkata']) assert.equal(checkTimezone(tz), null);
-      for (const tz of ['+02:00', 'UTC+2', 'GMT-05:00', 'Etc/GMT+5', '-0500']) {
+    it('accepts IANA names (the database\'s fixed Etc/GMT zones too), refuses offsets and unknown names', () => {
+      for (const tz of ['Europe/Berlin', 'America/New_York', 'UTC', 'Asia/Kolkata', 'Etc/GMT+5', 'Etc/GMT-14', 'GMT+0']) assert.equal(checkTimezone(tz), null);
+      for (const tz of ['+02:00', 'UTC+2', 'GMT-05:00', 'Etc/GMT+15', '-0500']) {
         assert.deepEqual(checkTimezone(tz), bad(`timezone must be an IANA time zone name such as Europe/Berlin; a fixed offset (${tz}) is not accepted`));
       }
       assert.deepEqual(checkTimezone('Berlin'), bad('timezone Berlin is not an IANA time zone name (for example Europe/Berlin or America/New_York)'));

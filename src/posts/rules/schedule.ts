@@ -22,9 +22,13 @@ const relativeForm = /^(?:now\s*)?[+-]\s*\d+\s*[a-z]*$|^P(?:\d|T)/i;
 const dateTimeForm = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?(?:[zZ]|[+-]\d{2}(?::?\d{2})?)?$/;
 const fixedOffsetZone = /^(?:(?:Etc\/)?(?:GMT|UTC|UT)\s*)?[+-]\s*\d/i;
 
-/** `timezone` must name an IANA zone (`Europe/Berlin`, `UTC`); fixed offsets like `+02:00`, `UTC+2`, `Etc/GMT-2` are refused. */
+/**
+ * `timezone` must name an IANA zone (`Europe/Berlin`, `UTC`, and the database's own fixed zones such as `Etc/GMT-2`);
+ * an offset written as one (`+02:00`, `UTC+2`, `GMT-05:00`) is refused as such, even where `Intl` would take it.
+ */
 export function checkTimezone(timezone: string): Violation | null {
-  if (fixedOffsetZone.test(timezone.trim())) {
+  const name = timezone.trim();
+  if (/^[+-]/.test(name) || (fixedOffsetZone.test(name) && !IANAZone.isValidZone(name))) {
     return violation('bad_request', `timezone must be an IANA time zone name such as Europe/Berlin; a fixed offset (${timezone}) is not accepted`);
   }
   if (!IANAZone.isValidZone(timezone)) {
