@@ -310,6 +310,11 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
     it('facebook refuses a token for another Page', async () => {
       await expectRefusal({ platform: 'facebook', page_id: platforms.facebook.page.id, access_token: 'wrong-page-token' }, /Facebook/);
     });
+    it("facebook refuses a Page admin's user token, which reads the Page but cannot publish to it", async () => {
+      const { page, admin } = platforms.facebook;
+      const res = await expectRefusal({ platform: 'facebook', page_id: page.id, access_token: admin.token }, /Facebook/);
+      assert.equal(res.body.error.message, `Facebook says this access_token is not the Page token of page ${page.id}; connect with that Page's own access token.`);
+    });
     it('instagram refuses an expired token', async () => {
       await expectRefusal({ platform: 'instagram', access_token: 'expired' }, /Instagram/);
     });

@@ -23,14 +23,14 @@ describe('facebook adapter against the Graph stand-in', () => {
     await fb.stop();
   });
 
-  it('verifies the Page through its node', async () => {
+  it('verifies the Page through /me with its own token (protocols.md section 5)', async () => {
     const identity = await adapter.verify(ctx);
     assert.deepEqual(identity, {
       platformAccountId: fb.page.id, username: 'heraldtestpage', displayName: 'Herald Test Page',
       profileUrl: 'https://www.facebook.com/heraldtestpage', kind: 'page', settings: { pageId: fb.page.id },
     });
     const [call] = fb.standIn.calls('GET');
-    assert.equal(call.path, `/v25.0/${fb.page.id}`);
+    assert.equal(call.path, '/v25.0/me');
     assert.deepEqual(call.query, { fields: 'id,name,username,link', access_token: fb.page.token });
   });
 

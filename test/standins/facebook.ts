@@ -16,7 +16,7 @@ interface FacebookCommentRecord {
 
 const FACEBOOK_VERSION = 'v25.0';
 
-export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: string; pageName?: string } = {}) {
+export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: string; pageName?: string; userToken?: string } = {}) {
   const standIn = new StandIn('facebook');
   const page = { id: opts.pageId ?? '104857600000001', name: opts.pageName ?? 'Herald Test Page', username: 'heraldtestpage', token: opts.pageToken ?? 'page-token-1' };
   const photos = new Map<string, FacebookPhoto>();
@@ -25,6 +25,9 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
   let clock = () => new Date();
   const v = `/${FACEBOOK_VERSION}`;
   const auth = (req: RecordedRequest) => requireToken(req, (t) => t === page.token);
+  // A Page admin's user token: it reads the Page's public fields by id, and `/me` is the person, not the Page.
+  const admin = { id: '100000000000042', name: 'Page Admin', token: opts.userToken ?? 'user-token-1' };
+  const readAuth = (req: RecordedRequest) => requireToken(req, (t) => t === page.token || t === admin.token);
   // Permissions the Page token was granted; comment moderation (reply, hide, delete) needs pages_manage_engagement.
   const permissions = new Set(['pages_manage_posts', 'pages_read_engagement', 'pages_manage_engagement', 'pages_read_user_engagement', 'pages_show_list']);
   const requireEngagement = () => {
@@ -79,10 +82,17 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
     });
   });
 
+  const pageFields = () => ({ id: page.id, name: page.name, username: page.username, link: `https://www.facebook.com/${page.username}` });
+  standIn.on('GET', `${v}/me`, (req) => {
+    const token = readAuth(req);
+    return { json: pick(token === page.token ? pageFields() : { id: admin.id, name: admin.name }, req.query.fields) };
+  });
+
   standIn.on('GET', `${v}/:id`, (req) => {
-    auth(req);
     const id = req.params.id;
-    if (id === page.id) return { json: pick({ id: page.id, name: page.name, username: page.username, link: `https://www.facebook.com/${page.username}` }, req.query.fields) };
+    if (id === page.id) readAuth(req);
+    else auth(req);
+    if (id === page.id) return { json: pick(pageFields(), req.query.fields) };
     const post = posts.get(id);
     if (post) return { json: pick({ id: post.id, message: post.message, created_time: post.created_time, permalink_url: `https://www.facebook.com/${post.id}`, ...countsOf(post) }, req.query.fields) };
     const comment = comments.get(id);
@@ -199,6 +209,7 @@ export async function startFacebookStandIn(opts: { pageId?: string; pageToken?: 
     standIn,
     origin: `${origin}${v}`,
     page,
+    admin,
     photos,
     posts,
     comments,

@@ -67,7 +67,13 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
 
     async verify(ctx) {
       const { client, pageId } = connect(ctx);
-      return identityOf(await client.get<FacebookPage>(graphPath(pageId), { fields: PAGE_FIELDS }, 'connect'));
+      // `/me` answers the Page only for that Page's own token (protocols.md section 5): a user token, or another
+      // Page's, may read the Page's public fields by its id yet cannot publish to it.
+      const me = await client.get<FacebookPage>(graphPath('me'), { fields: PAGE_FIELDS }, 'connect');
+      if (me.id !== pageId) {
+        throw new PlatformFailure('facebook', 'reauthorize', `Facebook says this access_token is not the Page token of page ${pageId}; connect with that Page's own access token.`);
+      }
+      return identityOf(me);
     },
 
     async publish(ctx, req) {
