@@ -125,9 +125,9 @@ export function createPostActivities(rt: PostsRuntime) {
   /** What a hold that did not get its claim reports (see `publishWhenDue`). */
   function claimSeenBy(row: PostRow | undefined): ClaimResult | null {
     if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
-    if (row.status === 'publishing' || row.scheduled_at === null) return null;
-    const retry = attemptOutcomes.retryStateOf(row);
-    return { kind: 'wait', until: Math.max(row.scheduled_at.getTime(), retry.notBefore), retry };
+    const until = attemptOutcomes.waitingUntil(row);
+    if (row.status === 'publishing' || until === null) return null;
+    return { kind: 'wait', until, retry: attemptOutcomes.retryStateOf(row) };
   }
 
   /** `publishWhenDue` at its instant: the exact-time claim, then the send and the record. */

@@ -1,5 +1,5 @@
 import { storedLinkOf } from '../src/posts/post-link';
-import { retryStateOf } from '../src/posts/attempt-outcomes';
+import { retryStateOf, waitingUntil } from '../src/posts/attempt-outcomes';
 import { InstantClaims } from '../src/posts/instant-claims';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
@@ -34,8 +34,8 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
     const status = sharedStatus(rows);
     if (status !== 'scheduled' && status !== 'publishing' && status !== 'published') return { claim: { kind: 'gone' } };
     if (status === 'scheduled') {
-      const retry = retryStateOf(rows[0]!);
-      return { claim: rows[0]!.scheduled_at ? { kind: 'wait', until: Math.max(rows[0]!.scheduled_at.getTime(), retry.notBefore), retry } : null };
+      const until = waitingUntil(rows[0]!);
+      return { claim: until === null ? null : { kind: 'wait', until, retry: retryStateOf(rows[0]!) } };
     }
     const firstUnstored = rows.findIndex((r) => r.platform_post_id === null);
     const live = firstUnstored === -1 ? rows : rows.slice(0, firstUnstored);

@@ -175,6 +175,14 @@ export function retryStateOf(row: Pick<PostRow, 'retry_count' | 'next_attempt_at
 }
 
 /**
+ * When a waiting (`scheduled`) row is due, ms: its time and, after a failed attempt, its retry's (`next_attempt_at`);
+ * null without a time. The claim's statement says the same in SQL (`markAttemptsQuery`'s `dueBy`).
+ */
+export function waitingUntil(row: Pick<PostRow, 'scheduled_at' | 'next_attempt_at'>): number | null {
+  return row.scheduled_at === null ? null : Math.max(row.scheduled_at.getTime(), row.next_attempt_at?.getTime() ?? 0);
+}
+
+/**
  * A failed attempt of a `publishing` post: `retry_count` goes up. Final: `failed` with the sentence, its first comment
  * marked as not sent, every reservation refunded. Otherwise the post waits for its retry as `requeue`, until `retryAt`
  * (the workflow's clock; absent from runs older than the column, which keep it themselves).

@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../db';
+import { waitingUntil } from './attempt-outcomes';
 import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, type ReconcileScope } from './reconcile-queries';
 import type { PostsRuntime } from './runtime';
 import { postWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
@@ -153,8 +154,7 @@ export async function findStuckPosts(db: Db, client: Client | null, now = new Da
       if (state !== 'running') out.push({ ...base, workflow: state, reason: `the post is ${row.status} but its workflow is ${state}` });
       continue;
     }
-    // Due: its time, and after a failed attempt its retry's (`next_attempt_at`, in the row since migration 0220).
-    const due = row.scheduled_at && Math.max(row.scheduled_at.getTime(), row.next_attempt_at?.getTime() ?? 0);
+    const due = waitingUntil(row);
     const overdue = row.status === 'scheduled' && due !== null && now.getTime() - due > graceMs;
     const longPublishing = row.status === 'publishing' && now.getTime() - row.updated_at.getTime() > graceMs;
     if (overdue) out.push({ ...base, workflow: 'unknown', reason: row.retry_count === 0 ? 'scheduled time passed without an attempt' : "a retry's time passed without an attempt" });
