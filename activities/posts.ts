@@ -1,4 +1,3 @@
-import { renewalOverdueMessage } from '../src/accounts/credential-keeping-adapters';
 import { markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { InstantClaims } from '../src/posts/instant-claims';
@@ -280,7 +279,7 @@ export function createPostActivities(rt: PostsRuntime) {
     async awaitCredential(input: { postId: string; retryAt?: number; now?: number }): Promise<CredentialWait> {
       if (await attemptOutcomes.requeueAwaitingCredential(db, input.postId, input)) return { waiting: true };
       const row = await findPost(db, input.postId);
-      return { waiting: false, message: renewalOverdueMessage(row?.platform ?? '') };
+      return { waiting: false, message: attemptOutcomes.renewalOverdueMessage(row?.platform ?? '') };
     },
 
     /**

@@ -31,18 +31,13 @@ const DEFAULT_PATIENCE_MS = [1_000, 3_000];
 /**
  * The credential ended and its renewal keeps failing transiently: nothing was sent. A scheduled post waits for the
  * credential (its retries are not spent on this, up to `CREDENTIAL_WAIT_LIMIT_MS` past its time, then with
- * `renewalOverdueMessage`); an immediate one treats it as any transient fault.
+ * `renewalOverdueMessage`, both in `src/posts/attempt-outcomes.ts`); an immediate one treats it as any transient fault.
  */
 export class CredentialRenewalPending extends PlatformFailure {
   constructor(platform: PlatformSlug, detail?: { status?: number; body?: string }) {
     super(platform, 'retryable', `${platformName(platform)} access for this account is being renewed; Herald tries again.`, undefined, detail);
     this.name = 'CredentialRenewalPending';
   }
-}
-
-/** A scheduled post's refusal once it waited for its account's renewal as long as it may: what failed and what to do. */
-export function renewalOverdueMessage(platform: string): string {
-  return `${platformName(platform)} access for this account ended and Herald could not renew it for an hour past the post's time; reconnect the account if this goes on.`;
 }
 
 export function keepingCredentialsAlive(adapters: PlatformAdapters, deps: CredentialKeepingDeps): PlatformAdapters {

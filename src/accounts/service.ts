@@ -211,7 +211,7 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
   return account;
 }
 
-/** PATCH `active: true` on an account whose credential the platform refuses, or that needs re-authorizing. */
+/** PATCH `active: true` on an account whose credential the platform refuses (`connection_lost`). */
 function reconnectFirst(account: AccountRow): ApiError {
   return new ApiError('bad_request', `${platformName(account.platform)} no longer accepts this account's credentials; reconnect it with POST /api/v1/accounts`);
 }

@@ -4,6 +4,7 @@ import { eventsInsertOf } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
 import type { Db } from '../db';
 import type { PostRow } from '../db/tables/posts';
+import { platformName } from '../platforms/availability';
 import type { PostLink } from '../platforms/types';
 import { namedStatements, rowsOf } from '../db/named-statements';
 import { refundQuota, spendReservedOf } from '../quota/quota';
@@ -233,6 +234,11 @@ export async function cancelClaimed(db: Db, postId: string, reason: AccountInact
  * not about to come back, and the user learns why the post did not go out rather than finding it waiting.
  */
 export const CREDENTIAL_WAIT_LIMIT_MS = 60 * 60_000;
+
+/** A scheduled post's refusal once it waited `CREDENTIAL_WAIT_LIMIT_MS` (the hour it names) for its account's renewal. */
+export function renewalOverdueMessage(platform: string): string {
+  return `${platformName(platform)} access for this account ended and Herald could not renew it for an hour past the post's time; reconnect the account if this goes on.`;
+}
 
 /**
  * `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16); it is
