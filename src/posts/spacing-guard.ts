@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import { SCHEDULE_SPACING_MINUTES } from '../platforms/capabilities';
+import { spacingClashViolation } from './rules/schedule';
 
 /**
  * The spacing rule (`checkScheduleSpacing`) judges the account's scheduled times read before the write. Two requests
@@ -20,10 +20,8 @@ export async function againOnSpacingClash<T>(validateAndWrite: () => Promise<T>,
     } catch (err) {
       if (!isSpacingClash(err)) throw err;
       if (attempt >= attempts) {
-        throw new ApiError(
-          'bad_request',
-          `schedule_at is within ${SCHEDULE_SPACING_MINUTES} minutes of another post scheduled on the same account at the same moment; scheduled posts on one account must be at least ${SCHEDULE_SPACING_MINUTES} minutes apart`,
-        );
+        const refusal = spacingClashViolation();
+        throw new ApiError(refusal.code, refusal.message);
       }
     }
   }

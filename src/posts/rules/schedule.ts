@@ -125,6 +125,8 @@ export function scheduleInPastNotice(instant: Date, now: Date): Notice | null {
   );
 }
 
+const spacingRule = `scheduled posts on one account must be at least ${SCHEDULE_SPACING_MINUTES} minutes apart`;
+
 /**
  * Scheduled posts of one account must be at least 5 minutes apart. `others`: the account's other scheduled times
  * (the caller leaves out the posts being rescheduled together, such as the parts of the same thread).
@@ -135,8 +137,13 @@ export function checkScheduleSpacing(instant: Date, others: readonly Date[]): Vi
   if (clash === undefined) return null;
   return violation(
     'bad_request',
-    `schedule_at ${instant.toISOString()} is within ${SCHEDULE_SPACING_MINUTES} minutes of another scheduled post on this account (${clash.toISOString()}); scheduled posts on one account must be at least ${SCHEDULE_SPACING_MINUTES} minutes apart`,
+    `schedule_at ${instant.toISOString()} is within ${SCHEDULE_SPACING_MINUTES} minutes of another scheduled post on this account (${clash.toISOString()}); ${spacingRule}`,
   );
+}
+
+/** The same rule's refusal when only the database saw the clash, with a post written at the same moment (`againOnSpacingClash`). */
+export function spacingClashViolation(): Violation {
+  return violation('bad_request', `schedule_at is within ${SCHEDULE_SPACING_MINUTES} minutes of another post scheduled on the same account at the same moment; ${spacingRule}`);
 }
 
 /** The instants strictly between which another scheduled post of the account breaks `instant`'s spacing. */
