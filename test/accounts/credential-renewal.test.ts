@@ -88,6 +88,16 @@ describe('Credentials that stay alive', function () {
     }
   }
 
+  /** The post waits for its account's credential as `scheduled`, no retry spent and no message. */
+  async function expectWaitingForCredential(postId: string, why: string): Promise<void> {
+    const waiting = await post(postId);
+    assert.deepEqual(
+      { status: waiting.status, retry_count: waiting.retry_count, error_message: waiting.error_message },
+      { status: 'scheduled', retry_count: 0, error_message: null },
+      why,
+    );
+  }
+
   async function schedule(accountId: string, text: string, at: number): Promise<string> {
     await h.syncClock();
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: accountId, text, schedule_at: new Date(at).toISOString() } });
@@ -354,12 +364,7 @@ describe('Credentials that stay alive', function () {
     // The renewal at 96 minutes and its retries fail; the token ends at 120; the post falls due at 122 and is still
     // waiting past 143, when three spent retries (1, 5 and 15 minutes) would have failed it.
     await h.env.sleep(2 * HOUR + 45 * 60_000);
-    const waiting = await post(due);
-    assert.deepEqual(
-      { status: waiting.status, retry_count: waiting.retry_count, error_message: waiting.error_message },
-      { status: 'scheduled', retry_count: 0, error_message: null },
-      'the post waits for the credential without spending its retries',
-    );
+    await expectWaitingForCredential(due, 'the post waits for the credential without spending its retries');
     const tries = h.standIns.x.standIn.calls('POST', '/2/tweets').filter((c) => c.json?.text === 'due while the token endpoint is down').length;
     assert.ok(tries >= 2, `the post looked again while waiting (${tries} refused creates)`);
     assert.equal((await account(row.id)).active, true, 'a transient failure never loses the connection');
@@ -391,8 +396,7 @@ describe('Credentials that stay alive', function () {
     await keeper().credentialStored(row.id);
 
     await h.env.sleep(dueAt - start + 55 * 60_000);
-    const stillWaiting = await post(due);
-    assert.deepEqual({ status: stillWaiting.status, retry_count: stillWaiting.retry_count }, { status: 'scheduled', retry_count: 0 }, '55 minutes past its time it still waits');
+    await expectWaitingForCredential(due, '55 minutes past its time it still waits');
 
     await h.env.sleep(10 * 60_000);
     const counting = await post(due);
@@ -421,12 +425,7 @@ describe('Credentials that stay alive', function () {
     try {
       await keeper().credentialStored(row.id);
       await h.env.sleep(2 * HOUR + 45 * 60_000);
-      const waiting = await post(due);
-      assert.deepEqual(
-        { status: waiting.status, retry_count: waiting.retry_count, error_message: waiting.error_message },
-        { status: 'scheduled', retry_count: 0, error_message: null },
-        'the post waits for the credential as for a transient failure',
-      );
+      await expectWaitingForCredential(due, 'the post waits for the credential as for a transient failure');
       const kept = await account(row.id);
       assert.deepEqual({ active: kept.active, inactive_reason: kept.inactive_reason }, { active: true, inactive_reason: null }, 'never connection_lost');
       const refused = renewalsSince(from).filter((r) => r.refreshToken === refreshToken);
