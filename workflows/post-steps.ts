@@ -69,10 +69,10 @@ export async function afterRefusal(
   retry: { scheduled: boolean; delaysMs: readonly number[]; failures: number },
 ): Promise<{ done: PublishPostResult } | { retryInMs: number; uncounted?: true }> {
   if (attempt.awaitingCredential && retry.scheduled) {
-    const wait: CredentialWait | undefined = await bookkeeping.awaitCredential({ postId, now: Date.now(), retryAt: Date.now() + CREDENTIAL_WAIT_MS });
+    const credentialWait: CredentialWait | undefined = await bookkeeping.awaitCredential({ postId, now: Date.now(), retryAt: Date.now() + CREDENTIAL_WAIT_MS });
     // Histories recorded before the wait had a limit answer nothing: they wait on.
-    if (wait === undefined || wait.waiting) return { retryInMs: CREDENTIAL_WAIT_MS, uncounted: true };
-    attempt = { ...attempt, awaitingCredential: false, message: wait.message };
+    if (credentialWait === undefined || credentialWait.waiting) return { retryInMs: CREDENTIAL_WAIT_MS, uncounted: true };
+    attempt = { ...attempt, awaitingCredential: false, message: credentialWait.message };
   }
   if (attempt.kind === 'reauthorize') {
     await bookkeeping.handleConnectionLost({ postId, scheduled: retry.scheduled, message: attempt.message });

@@ -42,7 +42,8 @@ export async function callTokenEndpoint(
     }
   }
   const failure = refusal(res);
-  if (failure instanceof RenewalSetupFailure || failure.kind === 'reauthorize' || failure.kind === 'retryable' || failure.kind === 'rate_limited') throw failure;
+  // A `RenewalSetupFailure` is `retryable` too.
+  if (failure.kind === 'reauthorize' || failure.kind === 'retryable' || failure.kind === 'rate_limited') throw failure;
   throw new RenewalSetupFailure(platform, 'an answer Herald does not take for a dead credential (protocols.md section 13)', detailOf(res));
 }
 
