@@ -1,7 +1,7 @@
 import type { PostRow } from '../src/db/tables/posts';
 import { publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment } from '../src/posts/first-comment';
-import { refusalOf, type PublishFailureKind, type Refusal } from '../src/posts/publish-outcome';
+import { refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
@@ -43,9 +43,10 @@ export type ThreadClaim =
       hasMedia?: boolean;
     };
 
+/** `awaitingCredential`: the account's credential ended and is being renewed (a scheduled thread waits for it). */
 export type PartAttempt =
   | ({ ok: true; platformPostId: string } & PostLink)
-  | { ok: false; kind: PublishFailureKind | 'not_publishing'; message: string; retryAfterSeconds: number | null };
+  | { ok: false; kind: PublishFailureKind | 'not_publishing'; message: string; retryAfterSeconds: number | null; awaitingCredential?: boolean };
 
 /** A reply chain's place: the previous part and the first (root). */
 export type ReplyTo = { platformPostId: string; rootPlatformPostId: string } | null;
@@ -70,10 +71,6 @@ const SENDS_IN_ONE_ACTIVITY_FOR_MS = 60_000;
 export function sharedStatus(rows: readonly PostRow[]): PostRow['status'] | null {
   const status = rows[0]?.status;
   return status !== undefined && rows.every((r) => r.status === status) ? status : null;
-}
-
-function withoutCredentialWait({ awaitingCredential: _, ...refusal }: Refusal & { awaitingCredential?: boolean }): Refusal {
-  return refusal;
 }
 
 /** A part sent by this activity: the row its mark returned, and the row's version as this activity last wrote it. */
@@ -129,8 +126,7 @@ export function createThreadParts(rt: PostsRuntime) {
     const request = await publishRequestFor(rt, row);
     if (replyTo && capabilities[row.platform].nativeThreads) request.replyTo = replyTo;
     const sent = await sendMarked(rt, row, ctx, request);
-    // A thread does not wait for a credential being renewed: it is refused as any part is.
-    if ('refusal' in sent) return { attempt: withoutCredentialWait(sent.refusal) };
+    if ('refusal' in sent) return { attempt: sent.refusal };
     const { platformPostId } = sent.published;
     const link = linkOf(sent.published);
     return { attempt: { ok: true, platformPostId, ...link }, sentNow: { postId, platformPostId, ...link, marked: row, version: row.row_version } };

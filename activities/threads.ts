@@ -1,5 +1,5 @@
 import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
-import { retryStateOf } from '../src/posts/attempt-outcomes';
+import { renewalOverdueMessage, retryStateOf } from '../src/posts/attempt-outcomes';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf } from '../src/posts/publish-request';
 import { cancelScheduled } from '../src/posts/repository';
@@ -7,6 +7,7 @@ import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { isPlatformFailure, type PostLink } from '../src/platforms/types';
+import type { CredentialWait } from './posts';
 import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim, type ThreadStep } from './thread-parts';
 
 export type { PartAttempt, ThreadClaim, ThreadStep } from './thread-parts';
@@ -120,6 +121,17 @@ export function createThreadActivities(rt: PostsRuntime) {
      */
     async requeueThread(input: { threadId: string; retryAt?: number }): Promise<void> {
       await threads.requeueThread(db, input.threadId, input.retryAt);
+    },
+
+    /**
+     * A scheduled thread, fully rolled back, whose account's credential ended and is being renewed: `scheduled`
+     * again without spending a retry, looked at again at `retryAt`, for up to `CREDENTIAL_WAIT_LIMIT_MS` past its
+     * time; then not waiting, with the sentence its failed attempts carry.
+     */
+    async awaitThreadCredential(input: { threadId: string; retryAt: number; now: number }): Promise<CredentialWait> {
+      if (await threads.requeueThreadAwaitingCredential(db, input.threadId, input)) return { waiting: true };
+      const [row] = await threads.loadThreadParts(db, input.threadId);
+      return { waiting: false, message: renewalOverdueMessage(row?.platform ?? '', 'thread') };
     },
 
     /**

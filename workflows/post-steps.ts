@@ -1,7 +1,7 @@
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { CredentialWait, PostActivities, PublishAttempt } from '../activities/posts';
-import { retryWait } from './retry-wait';
+import { CREDENTIAL_WAIT_MS, retryWait } from './retry-wait';
 
 /**
  * The steps one post's publication is made of, shared by `publishPost` (one post) and `publishGroup` (an immediate
@@ -27,9 +27,6 @@ export const bookkeeping = proxyLocalActivities<PostActivities>({
 });
 
 type Refusal = Extract<PublishAttempt, { ok: false; message: string }>;
-
-/** How often a scheduled post waiting for its account's credential to be renewed looks again (not a spent retry). */
-const CREDENTIAL_WAIT_MS = 2 * 60_000;
 
 /**
  * An immediate post, its request waiting: published now, or refused for good, with quick retries of transient faults

@@ -2,7 +2,7 @@ import { condition, defineSignal, log, patched, setHandler, sleep } from '@tempo
 // Only the activity types: workflow code never loads activity code.
 import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadStep } from '../activities/threads';
 import { heldCall, whileHeld, type WakeSignals } from './held';
-import { retryWait } from './retry-wait';
+import { CREDENTIAL_WAIT_MS, retryWait } from './retry-wait';
 import { local, queued, type Steps } from './thread-steps';
 
 /**
@@ -15,6 +15,8 @@ import { local, queued, type Steps } from './thread-steps';
  *                                                     immediate ──▶ rows removed, quota refunded, outcome reported to the request
  *                                                     scheduled ──▶ all removed: retry (retry_count + 1, next_attempt_at set, 3 retries) then failed
  *                                                                   some still live: failed at once (a retry would publish them twice)
+ *                                                                   all removed, the account's credential being renewed: scheduled again,
+ *                                                                   no retry spent, looked at every 2 minutes for an hour past its time
  *
  * The retries are the rows': each claim reports `retry_count` and `next_attempt_at` (`ThreadClaim.retry`), which the
  * workflow takes as its count and wait, so a run started again for the thread (the reconciler, after the embedded
@@ -158,14 +160,24 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       message,
       rollback,
     });
-    const sentence = failureMessage(claim, attempt.failure, rollback);
-    if (attempt.failure.kind === 'reauthorize') await bookkeeping.handleThreadConnectionLost({ threadId: input.threadId });
+    let failure = attempt.failure;
+    if (failure.awaitingCredential && claim.scheduled && !live) {
+      // Nothing of it is live: it waits for the renewal as a post does, for an hour past its time (`CredentialWait`).
+      const credentialWait = await bookkeeping.awaitThreadCredential({ threadId: input.threadId, now: Date.now(), retryAt: Date.now() + CREDENTIAL_WAIT_MS });
+      if (credentialWait.waiting) {
+        notBefore = Date.now() + CREDENTIAL_WAIT_MS;
+        continue;
+      }
+      failure = { ...failure, awaitingCredential: false, message: credentialWait.message };
+    }
+    const sentence = failureMessage(claim, failure, rollback);
+    if (failure.kind === 'reauthorize') await bookkeeping.handleThreadConnectionLost({ threadId: input.threadId });
 
     if (!claim.scheduled) {
       await bookkeeping.discardThread({ threadId: input.threadId, message: sentence, rollback });
       return failed(sentence);
     }
-    const wait = live ? null : retryWait(attempt.failure, input.scheduledRetryDelaysMs, failures, true);
+    const wait = live ? null : retryWait(failure, input.scheduledRetryDelaysMs, failures, true);
     if (wait === null) {
       await bookkeeping.failThread({ threadId: input.threadId, message: sentence, rollback });
       await cleanUpMedia(steps, input.threadId, claim);

@@ -10,6 +10,9 @@ interface RefusalForRetry {
   retryAfterSeconds?: number | null;
 }
 
+/** How often a scheduled post or thread waiting for its account's credential to be renewed looks again (not a spent retry). */
+export const CREDENTIAL_WAIT_MS = 2 * 60_000;
+
 const neverRetried: ReadonlySet<string> = new Set(['unknown_outcome', 'account_inactive', 'reauthorize', 'gone', 'not_publishing']);
 
 /** `failures`: the attempts that failed before this one (so `delays[failures]` is this retry's delay). */

@@ -31,7 +31,8 @@ const DEFAULT_PATIENCE_MS = [1_000, 3_000];
 /**
  * The credential ended and its renewal keeps failing transiently: nothing was sent. A scheduled post waits for the
  * credential (its retries are not spent on this, up to `CREDENTIAL_WAIT_LIMIT_MS` past its time, then with
- * `renewalOverdueMessage`, both in `src/posts/attempt-outcomes.ts`); an immediate one treats it as any transient fault.
+ * `renewalOverdueMessage`, both in `src/posts/attempt-outcomes.ts`), and so does a scheduled thread; an immediate one
+ * treats it as any transient fault.
  */
 export class CredentialRenewalPending extends PlatformFailure {
   constructor(platform: PlatformSlug, detail?: { status?: number; body?: string }) {

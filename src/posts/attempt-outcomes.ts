@@ -235,9 +235,9 @@ export async function cancelClaimed(db: Db, postId: string, reason: AccountInact
  */
 export const CREDENTIAL_WAIT_LIMIT_MS = 60 * 60_000;
 
-/** A scheduled post's refusal once it waited `CREDENTIAL_WAIT_LIMIT_MS` (the hour it names) for its account's renewal. */
-export function renewalOverdueMessage(platform: string): string {
-  return `${platformName(platform)} access for this account ended and Herald could not renew it for an hour past the post's time; reconnect the account if this goes on.`;
+/** A scheduled post's (or thread's) refusal once it waited `CREDENTIAL_WAIT_LIMIT_MS` (the hour it names) for its account's renewal. */
+export function renewalOverdueMessage(platform: string, what: 'post' | 'thread' = 'post'): string {
+  return `${platformName(platform)} access for this account ended and Herald could not renew it for an hour past the ${what}'s time; reconnect the account if this goes on.`;
 }
 
 /**

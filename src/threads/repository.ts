@@ -5,7 +5,7 @@ import { eventsInsertOf, recordEvents } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
 import type { AccountRow } from '../db/tables/accounts';
 import { loadPostViews } from '../posts/view-queries';
-import { publishedViewOf, publishMarkedRows, type OutcomeToRecord } from '../posts/attempt-outcomes';
+import { CREDENTIAL_WAIT_LIMIT_MS, publishedViewOf, publishMarkedRows, type OutcomeToRecord } from '../posts/attempt-outcomes';
 import { urlUnreadOf } from '../posts/post-link';
 import type { MarkedPost } from '../posts/attempt-marks';
 import type { PostView } from '../posts/post-view';
@@ -163,15 +163,14 @@ export async function discardThread(db: Db, threadId: string, partIds: readonly 
 }
 
 /**
- * A scheduled thread fully rolled back waits for its retry: `publishing` → `scheduled`, retry_count + 1 on every part,
- * no attempt open, the retry not before `retryAt` (`next_attempt_at`; absent from runs older than the column).
+ * A scheduled thread's `publishing` parts back to `scheduled`, none of them live (any sent part was rolled back), no
+ * attempt open, not looked at again before `retryAt` (`next_attempt_at`; absent from runs older than the column).
  */
-export async function requeueThread(db: Db, threadId: string, retryAt?: number): Promise<void> {
-  await db
+function requeueParts(db: Db, threadId: string, retryAt: number | undefined) {
+  return db
     .updateTable('posts')
     .set({
       status: 'scheduled',
-      retry_count: sql`retry_count + 1`,
       next_attempt_at: retryAt === undefined ? null : new Date(retryAt),
       platform_post_id: null,
       platform_post_url: null,
@@ -180,8 +179,25 @@ export async function requeueThread(db: Db, threadId: string, retryAt?: number):
       updated_at: sql`now()`,
     })
     .where('thread_id', '=', threadId)
-    .where('status', '=', 'publishing')
-    .execute();
+    .where('status', '=', 'publishing');
+}
+
+/** A scheduled thread fully rolled back waits for its retry (`requeueParts`), retry_count + 1 on every part. */
+export async function requeueThread(db: Db, threadId: string, retryAt?: number): Promise<void> {
+  await requeueParts(db, threadId, retryAt).set({ retry_count: sql`retry_count + 1` }).execute();
+}
+
+/**
+ * A scheduled thread that met its account's credential ended and being renewed, fully rolled back, waits for the
+ * renewal (`requeueParts`) without spending a retry, as a post does (`requeueAwaitingCredential`): only while the
+ * thread's time is less than `CREDENTIAL_WAIT_LIMIT_MS` before `now` (the workflow's clock). False when the wait is
+ * over, the rows unchanged: the refusal is then a failed attempt.
+ */
+export async function requeueThreadAwaitingCredential(db: Db, threadId: string, options: { retryAt: number; now: number }): Promise<boolean> {
+  const { numUpdatedRows } = await requeueParts(db, threadId, options.retryAt)
+    .where('scheduled_at', '>', new Date(options.now - CREDENTIAL_WAIT_LIMIT_MS))
+    .executeTakeFirst();
+  return numUpdatedRows > 0n;
 }
 
 /**

@@ -12,6 +12,7 @@ import { createXRenewer } from '../../src/platforms/x/refresh';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { silenceSdkLogs } from '../helpers/temporal';
+import { threadWorkflowId } from '../../src/threads/workflow-client';
 
 /**
  * decisions.md "Keeping credentials alive", on x (two-hour tokens, single-use refresh tokens): the credential workflow
@@ -412,6 +413,66 @@ describe('Credentials that stay alive', function () {
     assert.ok(refunded.every((r) => r.state === 'refunded'), JSON.stringify(refunded));
     assert.equal((await account(row.id)).active, true, 'the account stays: the renewal may still come back');
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'due while the token endpoint stays down').length, 0);
+    await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  /** A thread of two parts on the account at `at`: its id and its parts' ids in order. */
+  async function scheduleThread(accountId: string, texts: [string, string], at: number): Promise<{ threadId: string; partIds: string[] }> {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: accountId, posts: texts.map((text) => ({ text })), schedule_at: new Date(at).toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    return { threadId: res.body.data.thread_id, partIds: res.body.data.posts.map((p: { id: string }) => p.id) };
+  }
+  const threadOutcome = (threadId: string) => h.env.client.workflow.getHandle(threadWorkflowId(threadId)).result();
+
+  it('a scheduled thread waits for a failing renewal as a post does, spending no retry, and publishes once the token is back', async () => {
+    const { row } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const texts: [string, string] = ['thread due while the token endpoint is down', 'its second part'];
+    const { threadId, partIds } = await scheduleThread(row.id, texts, start + 2 * HOUR + 2 * 60_000);
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/oauth2/token' }, serviceUnavailable, 10_000);
+    await keeper().credentialStored(row.id);
+
+    // Due at 122 minutes; past 143 three spent retries (1, 5 and 15 minutes) would have failed it.
+    await h.env.sleep(2 * HOUR + 45 * 60_000);
+    for (const partId of partIds) await expectWaitingForCredential(partId, 'every part waits for the credential without spending a retry');
+    const tries = h.standIns.x.standIn.calls('POST', '/2/tweets').filter((c) => c.json?.text === texts[0]).length;
+    assert.ok(tries >= 2, `the thread looked again while waiting (${tries} refused creates of its first part)`);
+
+    h.standIns.x.standIn.clearFaults();
+    assert.deepEqual(await threadOutcome(threadId), { outcome: 'published', firstComment: null });
+    const parts = await Promise.all(partIds.map(post));
+    assert.deepEqual(parts.map((p) => [p.status, p.retry_count]), [['published', 0], ['published', 0]]);
+    for (const text of texts) assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 1, text);
+    await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  it('a scheduled thread waits an hour past its time for a failing renewal, then its attempts count and it fails saying why', async () => {
+    const { row } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const dueAt = start + 2 * HOUR + 2 * 60_000;
+    const texts: [string, string] = ['thread due while the token endpoint stays down', 'its second part, never sent'];
+    const { threadId, partIds } = await scheduleThread(row.id, texts, dueAt);
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/oauth2/token' }, serviceUnavailable, 100_000);
+    await keeper().credentialStored(row.id);
+
+    await h.env.sleep(dueAt - start + 55 * 60_000);
+    for (const partId of partIds) await expectWaitingForCredential(partId, '55 minutes past its time it still waits');
+
+    const outcome = (await threadOutcome(threadId)) as { outcome: string; message: string };
+    const message =
+      "X access for this account ended and Herald could not renew it for an hour past the thread's time; reconnect the account if this goes on (part 1 of 2). Nothing was published.";
+    assert.deepEqual({ outcome: outcome.outcome, message: outcome.message }, { outcome: 'failed', message });
+    const parts = await Promise.all(partIds.map(post));
+    assert.deepEqual(
+      parts.map((p) => [p.status, p.retry_count, p.error_message]),
+      partIds.map(() => ['failed', 4, message]),
+      'the attempt past the hour and three retries',
+    );
+    const refunded = await h.db.selectFrom('quota_reservations').select('state').where('post_id', 'in', partIds).execute();
+    assert.ok(refunded.length > 0 && refunded.every((r) => r.state === 'refunded'), JSON.stringify(refunded));
+    assert.equal((await account(row.id)).active, true, 'the account stays: the renewal may still come back');
+    assert.equal(h.standIns.x.tweets().filter((t) => texts.includes(t.text)).length, 0);
     await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
   });
 
