@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { PostingAccount } from './creation-reads';
 import type { Transaction } from 'kysely';
 import type { Database } from '../db';
+import type { ReservationKind } from '../db/tables/quota';
 import type { NewPostRow, PostRow, PostUpdate, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
-import { loadLimits, refundQuota, reserveQuota } from '../quota/quota';
+import { loadLimits, replaceCharges, reserveQuota } from '../quota/quota';
 import { loadPublishableAccountsAndLimits } from './accounts-port';
 import { chargesOf, runWorkflows } from './create';
 import { removeUnusedCopies } from './media-cleanup';
@@ -164,6 +165,9 @@ async function editInPlace(rt: PostsRuntime, userId: string, planned: PlannedUpd
   await rt.db.transaction().execute((trx) => writeEdit(trx, userId, planned, body));
 }
 
+/** The charges that depend on a post's content (what it says, not that it exists or when): an edit replaces them. */
+const contentChargeKinds: readonly ReservationKind[] = ['first_comment', 'x_link', 'x_link_first_comment'];
+
 /** The writes of an edit in place, in the caller's transaction (a thread's first comment shares one with its part's edit). */
 async function writeEdit(trx: Transaction<Database>, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<void> {
   const { row, validation } = planned;
@@ -176,12 +180,11 @@ async function writeEdit(trx: Transaction<Database>, userId: string, planned: Pl
   }
   if (row.status === 'scheduled') {
     // Editing is free, but the charges that depend on content follow it: a first comment counts as a post and
-    // x links are billed, so those reservations are replaced by what the edited post now needs.
-    await refundQuota(trx, [row.id], ['first_comment', 'x_link', 'x_link_first_comment']);
-    const charges = chargesOf(row.id, { scheduledAt: validation.scheduledAt, xLinkBilled: validation.xLinkBilled, body: validation.body }).filter(
-      (c) => c.kind !== 'post' && c.kind !== 'scheduled',
+    // x links are billed, so those reservations become what the edited post now needs.
+    const charges = chargesOf(row.id, { scheduledAt: validation.scheduledAt, xLinkBilled: validation.xLinkBilled, body: validation.body }).filter((c) =>
+      contentChargeKinds.includes(c.kind),
     );
-    await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
+    await replaceCharges(trx, row.id, contentChargeKinds, { userId, limits: planned.limits, now: planned.now, charges });
   }
 }
 

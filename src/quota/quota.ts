@@ -225,6 +225,21 @@ export async function refundQuota(db: Db | Transaction<Database>, postIds: reado
   return inTransaction(db, run);
 }
 
+/**
+ * A scheduled post edited: the charges of `kinds` it holds become `needed` (charges of those kinds only). A charge
+ * it still needs stays where it was booked (an edit in a later month moves nothing into that month: editing costs no
+ * quota); one it no longer needs is refunded; one it newly needs is reserved in the month of `input.now`, as a
+ * create's would be, and can be refused (429) like one.
+ */
+export async function replaceCharges(trx: Transaction<Database>, postId: string, kinds: readonly ReservationKind[], input: QuotaInput): Promise<void> {
+  const held = await trx.selectFrom('quota_reservations').select('kind').where('post_id', '=', postId).where('state', '=', 'reserved').where('kind', 'in', kinds).execute();
+  const heldKinds = new Set(held.map((r) => r.kind));
+  const neededKinds = new Set(input.charges.map((c) => c.kind));
+  const dropped = [...heldKinds].filter((kind) => !neededKinds.has(kind));
+  if (dropped.length > 0) await refundQuota(trx, [postId], dropped);
+  await reserveQuota(trx, { ...input, charges: input.charges.filter((c) => !heldKinds.has(c.kind)) });
+}
+
 /** The platform took it: the reservations of `postIds` (all kinds, or only `kinds`) are spent for good. */
 export async function spendQuota(db: Db | Transaction<Database>, postIds: readonly string[], kinds?: readonly ReservationKind[]): Promise<void> {
   if (postIds.length === 0) return;

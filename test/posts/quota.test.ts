@@ -79,6 +79,35 @@ describe('Monthly post quota', function () {
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'two of us').length, 0);
   });
 
+  it('editing a scheduled post booked last month charges this month nothing, even when this month is full', async () => {
+    await h.syncClock();
+    const user = await userWithUsage('free', 0);
+    const at = new Date(h.now().getTime() + 3 * 3_600_000).toISOString();
+    const res = await h.api.request('POST', '/api/v1/posts', { key: user.apiKey, body: { account_id: user.account.id, text: 'booked last month', first_comment: 'its comment', schedule_at: at } });
+    assert.equal(res.status, 201, res.text);
+    // As if created last month: its reservations and their counts there, this month's quota used up since.
+    const thisMonth = usageMonth(h.now());
+    const lastMonth = '2000-01';
+    await h.db.updateTable('quota_reservations').set({ month: lastMonth }).where('post_id', '=', res.body.data.id).execute();
+    await h.db.updateTable('usage_months').set({ month: lastMonth }).where('user_id', '=', user.userId).where('month', '=', thisMonth).execute();
+    await h.db.insertInto('usage_months').values({ user_id: user.userId, month: thisMonth, posts: 30 }).execute();
+
+    const edited = await h.api.request('PATCH', `/api/v1/posts/${res.body.data.id}`, { key: user.apiKey, body: { text: 'edited this month', first_comment: 'its comment, edited' } });
+    assert.equal(edited.status, 200, edited.text);
+    assert.equal((await usageFor(h.db, user.userId, h.now())).posts, 30, 'nothing booked this month');
+    assert.equal((await usageFor(h.db, user.userId, new Date('2000-01-15T00:00:00Z'))).posts, 2, 'the post and its comment stay booked last month');
+    const reserved = await h.db.selectFrom('quota_reservations').select(['kind', 'month', 'state']).where('post_id', '=', res.body.data.id).orderBy('kind').execute();
+    assert.deepEqual(reserved.map((r) => [r.kind, r.month, r.state]), [['first_comment', lastMonth, 'reserved'], ['post', lastMonth, 'reserved'], ['scheduled', lastMonth, 'reserved']]);
+
+    // A first comment it did not have is a new charge: this month's, refused when this month is full.
+    const withoutComment = await h.api.request('PATCH', `/api/v1/posts/${res.body.data.id}`, { key: user.apiKey, body: { first_comment: '' } });
+    assert.equal(withoutComment.status, 200, withoutComment.text);
+    assert.equal((await usageFor(h.db, user.userId, new Date('2000-01-15T00:00:00Z'))).posts, 1, 'the removed comment is refunded where it was booked');
+    const again = await h.api.request('PATCH', `/api/v1/posts/${res.body.data.id}`, { key: user.apiKey, body: { first_comment: 'back again' } });
+    assert.equal(again.status, 429, again.text);
+    assert.equal(again.body.error.code, 'usage_limit_exceeded');
+  });
+
   it('adding a first comment to a scheduled post reserves it; removing it returns it', async () => {
     await h.syncClock();
     const user = await userWithUsage('free', 0);
