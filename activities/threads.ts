@@ -138,7 +138,7 @@ export function createThreadActivities(rt: PostsRuntime) {
      * A scheduled thread that will not be retried: every part `failed` with the sentence, retry_count + 1, every
      * reservation refunded; the first comment is marked as not sent.
      */
-    async failThread(input: { threadId: string; message: string; rollback?: unknown }): Promise<void> {
+    async failThread(input: { threadId: string; message: string; rollback?: { still_live: Array<{ platform_post_id: string }> } }): Promise<void> {
       await threads.failThread(db, input.threadId, input.message, input.rollback ?? null);
     },
 

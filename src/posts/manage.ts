@@ -69,9 +69,13 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
     }
     case 'publishing':
       throw new ApiError('post_not_editable', 'The post is publishing right now; delete it once it has published');
-    case 'failed':
+    case 'failed': {
+      // A part of a failed thread that its rollback could not delete is still live (its id kept): deleted there first.
+      const refused = row.platform_post_id === null ? null : await deleteOnPlatform(rt, row);
+      if (refused) return refused;
       await posts.markDeleted(rt.db, row.id, 'failed');
       return done();
+    }
     case 'published': {
       const refused = await deleteOnPlatform(rt, row);
       if (refused) return refused;

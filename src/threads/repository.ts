@@ -200,17 +200,28 @@ export async function requeueThreadAwaitingCredential(db: Db, threadId: string, 
   return numUpdatedRows > 0n;
 }
 
+/** What `failThread` reads of the workflow's rollback report (`error.thread_rollback`): the parts still live. */
+type RollbackReport = { still_live?: ReadonlyArray<{ platform_post_id: string }> } | null;
+
 /**
  * A scheduled thread that will not be retried: every part `publishing` → `failed` with the sentence, retry_count + 1,
- * every reservation refunded; the first comment is marked as not sent.
+ * every reservation refunded; the first comment is marked as not sent. A part keeps its platform id and link only
+ * while it is still live (the rollback's `still_live`): those of parts deleted again would name posts that no longer
+ * exist. Without a report (a caller that has none) every stored id stays.
  */
-export async function failThread(db: Db, threadId: string, message: string, rollback: unknown = null): Promise<void> {
+export async function failThread(db: Db, threadId: string, message: string, rollback: RollbackReport = null): Promise<void> {
+  const liveIds = rollback?.still_live?.map((part) => part.platform_post_id);
+  const whileLive = <T>(column: 'platform_post_id' | 'platform_post_url' | 'platform_post_url_unread', otherwise: T) =>
+    liveIds === undefined ? sql<T>`${sql.ref(column)}` : sql<T>`case when platform_post_id = any(${liveIds}::text[]) then ${sql.ref(column)} else ${otherwise} end`;
   await db.transaction().execute(async (trx) => {
     const failed = await trx
       .updateTable('posts')
       .set({
         status: 'failed',
         error_message: message,
+        platform_post_id: whileLive<string | null>('platform_post_id', null),
+        platform_post_url: whileLive<string | null>('platform_post_url', null),
+        platform_post_url_unread: whileLive('platform_post_url_unread', false),
         retry_count: sql`retry_count + 1`,
         publish_attempt_started_at: null,
         first_comment_status: sql`case when first_comment_text is null then null else 'failed' end`,

@@ -79,7 +79,11 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     assert.equal(result.outcome, 'failed');
     assert.equal(result.code, 'upstream_error');
     const failed = await rows(thread_id);
-    assert.deepEqual(failed.map((r) => [r.status, r.retry_count]), [['failed', 4], ['failed', 4]]);
+    assert.deepEqual(
+      failed.map((r) => [r.status, r.retry_count, r.platform_post_id, r.platform_post_url]),
+      [['failed', 4, null, null], ['failed', 4, null, null]],
+      'the head deleted again names no post',
+    );
     assert.equal(failed[0]!.error_message, result.message);
     assert.match(result.message, /^X .*\(part 2 of 2\)\. The 1 published part was deleted again\.$/);
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'retry head').length, 4, 'four attempts');
@@ -141,6 +145,22 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     assert.deepEqual(failed.map((r) => [r.status, r.retry_count]), [['failed', 1], ['failed', 1]]);
     assert.match(failed[0]!.error_message!, /\(part 2 of 2\)\. Part 1 is still live and could not be deleted; delete it on the platform before sending the thread again\.$/);
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'stuck head').length, 1, 'no retry');
+    const liveUrl = `https://x.com/${x.username}/status/${head.id}`;
+    assert.deepEqual(failed.map((r) => [r.platform_post_id, r.platform_post_url]), [[head.id, liveUrl], [null, null]], 'only the live part names its post');
+
+    // DELETE of the live part deletes it on the platform first, as a published post's; a refusal leaves it failed.
+    const headId = failed[0]!.id;
+    h.standIns.x.standIn.inject(
+      { method: 'DELETE', path: /^\/2\/tweets\// },
+      { kind: 'reply', response: { status: 403, headers: { 'content-type': 'application/json' }, json: { title: 'Forbidden', detail: 'You are not allowed to delete this Post.', type: 'about:blank', status: 403 } } },
+    );
+    const refused = await h.api.request('DELETE', `/api/v1/posts/${headId}`);
+    assert.equal(refused.status, 502, refused.text);
+    assert.equal((await rows(res.body.data.thread_id))[0]!.status, 'failed');
+    const deleted = await h.api.request('DELETE', `/api/v1/posts/${headId}`);
+    assert.equal(deleted.status, 200, deleted.text);
+    assert.equal(liveWithText('stuck head').length, 0, 'gone from the platform');
+    assert.equal((await rows(res.body.data.thread_id))[0]!.status, 'deleted');
   });
 
   it('DELETE of any part cancels the whole scheduled thread (cancelled_ids), quota returned, nothing published', async () => {
