@@ -61,23 +61,46 @@ export async function recordFirstCommentOutcome(
   outcome: { ok: true; comment: OwnCommentInput; marked?: MarkedFirstComment } | { ok: false; message: string },
 ): Promise<void> {
   if (outcome.ok && outcome.marked && (await recordMarkedFirstCommentPosted(db, outcome.comment, outcome.marked))) return;
+  if (!outcome.ok) {
+    await failPendingFirstComment(db, postId, outcome.message);
+    return;
+  }
   await db.transaction().execute(async (trx) => {
     // The posted comment is stored with the post's comments in the same transaction (`own: true`).
-    const stored = outcome.ok ? await insertOwnComment(trx, outcome.comment) : null;
+    const stored = await insertOwnComment(trx, outcome.comment);
     const settled = await trx
       .updateTable('posts')
-      .set(
-        outcome.ok
-          ? { first_comment_status: 'posted', first_comment_platform_id: outcome.comment.platformCommentId, first_comment_comment_id: stored!.id, first_comment_error: null, updated_at: sql`now()` }
-          : { first_comment_status: 'failed', first_comment_error: outcome.message, updated_at: sql`now()` },
-      )
+      .set({ first_comment_status: 'posted', first_comment_platform_id: outcome.comment.platformCommentId, first_comment_comment_id: stored.id, first_comment_error: null, updated_at: sql`now()` })
       .where('id', '=', postId)
       .where('first_comment_status', '=', 'pending')
       .returning('id')
       .execute();
-    if (outcome.ok) await spendQuota(trx, [postId], firstCommentCharges);
-    else await refundQuota(trx, [postId], firstCommentCharges);
-    await recordPostEvents(trx, outcome.ok ? 'first_comment.posted' : 'first_comment.failed', settled.map((r) => r.id));
+    await spendQuota(trx, [postId], firstCommentCharges);
+    await recordPostEvents(trx, 'first_comment.posted', settled.map((r) => r.id));
+  });
+}
+
+/**
+ * `pending` → `failed` with the sentence, its charges refunded and its `first_comment.failed` event written. With
+ * `staleForMs`, only a comment whose attempt began (or, never begun, whose retry was claimed) longer ago than that by
+ * the database's clock: an attempt nobody will finish, its process gone mid-call or before it called. False when the
+ * comment was not such a `pending` one (still in flight, or settled).
+ */
+export async function failPendingFirstComment(db: Db, postId: string, message: string, options: { staleForMs?: number } = {}): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    let fail = trx
+      .updateTable('posts')
+      .set({ first_comment_status: 'failed', first_comment_error: message, updated_at: sql`now()` })
+      .where('id', '=', postId)
+      .where('first_comment_status', '=', 'pending');
+    if (options.staleForMs !== undefined) {
+      fail = fail.where(sql<boolean>`coalesce(first_comment_attempt_started_at, updated_at) < now() - make_interval(secs => ${options.staleForMs / 1000})`);
+    }
+    const settled = await fail.returning('id').execute();
+    if (settled.length === 0) return false;
+    await refundQuota(trx, [postId], firstCommentCharges);
+    await recordPostEvents(trx, 'first_comment.failed', settled.map((r) => r.id));
+    return true;
   });
 }
 

@@ -85,7 +85,7 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   if (row.first_comment_text === null) throw new ApiError('first_comment_not_found', 'This post has no first comment to retry');
   if (row.status !== 'published') throw new ApiError('first_comment_not_retryable', `The post is ${row.status}; a first comment can be retried only once the post is published`);
   if (row.first_comment_status === 'posted') throw new ApiError('first_comment_not_retryable', 'The first comment is already posted');
-  if (row.first_comment_status !== 'failed') throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
+  if (row.first_comment_status === 'pending') return settleAbandonedAttempt(rt, row);
 
   // Only an account that can post sends it (publishing-api.md: 404 for an account "not found or not active"), and
   // nothing is reserved for one that cannot.
@@ -102,7 +102,31 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   });
   const outcome = await sendFirstComment(rt, row.id);
   if (outcome.status === 'failed') return { kind: 'comment_refused', rateLimited: outcome.kind === 'rate_limited', message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds };
+  if (outcome.status === 'skipped') {
+    // The post stopped being published (deleted) between the claim and the send: nothing was sent, nothing is kept.
+    await firstComments.failPendingFirstComment(rt.db, row.id, 'The post is no longer published, so its first comment was not sent');
+    throw new ApiError('first_comment_not_retryable', 'The post is no longer published; a first comment can be retried only on a published post');
+  }
   return { kind: 'posted', post: await getPostView(rt.db, row.id) };
+}
+
+/**
+ * How long a `pending` first comment's attempt may go unanswered before it is taken as abandoned: longer than the
+ * workflow's first-comment activity may run (10 minutes), so no call can still be out.
+ */
+const ABANDONED_AFTER_MS = 15 * 60_000;
+
+/**
+ * A retry of a `pending` first comment: an attempt is in flight (409), unless it began so long ago that nobody will
+ * finish it (its process died mid-call or before calling). Then it is `failed` as unconfirmed, its quota returned,
+ * and answered as the platform's refusal would be: it may have been posted, so it is not sent again unasked.
+ */
+async function settleAbandonedAttempt(rt: PostsRuntime, row: PostRow): Promise<FirstCommentRetry> {
+  const unconfirmed = refusalOf(row.platform, 'unknown_outcome', '', null, 'first comment');
+  if (await firstComments.failPendingFirstComment(rt.db, row.id, unconfirmed.message, { staleForMs: ABANDONED_AFTER_MS })) {
+    return { kind: 'comment_refused', rateLimited: false, message: unconfirmed.message, retryAfterSeconds: null };
+  }
+  throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
 }
 
 function linkCharge(account: AccountRow, limits: Awaited<ReturnType<typeof loadLimits>>, text: string): string[] {

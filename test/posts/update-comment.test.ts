@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
-import { usageFor } from '../../src/quota/quota';
+import { sql } from 'kysely';
+import type { PoolClient } from 'pg';
+import { beginFirstCommentAttempt, reopenFirstComment } from '../../src/posts/first-comment-repository';
+import { loadLimits, reserveQuota, usageFor } from '../../src/quota/quota';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
@@ -182,6 +185,73 @@ describe('PATCH, first comments and account lifecycle', function () {
     assert.deepEqual(posted.body, { error: { code: 'first_comment_not_retryable', message: 'The first comment is already posted' } });
     const none = await h.api.request('POST', `/api/v1/posts/${first.body.data.id}/first-comment`);
     assert.deepEqual(none.body, { error: { code: 'first_comment_not_found', message: 'This post has no first comment to retry' } });
+  });
+
+  /** A published post whose first comment failed (X refused it as a duplicate): its id, and the post that was duplicated. */
+  async function postWithFailedComment(words: string): Promise<{ id: string; duplicated: string }> {
+    const first = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: words } });
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: `under ${words}`, first_comment: words } });
+    assert.equal(res.body.data.first_comment.status, 'failed', res.text);
+    return { id: res.body.data.id, duplicated: first.body.data.id };
+  }
+
+  it('a retried first comment whose process died is in flight for 15 minutes, then failed as unconfirmed with its quota returned', async () => {
+    const { id, duplicated } = await postWithFailedComment('abandoned retry words');
+    await h.api.request('DELETE', `/api/v1/posts/${duplicated}`);
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    // What a retry leaves when its process dies after marking its call: claimed, reserved, marked, never settled.
+    await h.db.transaction().execute(async (trx) => {
+      assert.equal(await reopenFirstComment(trx, id), true);
+      await reserveQuota(trx, { userId: h.api.userId, limits: await loadLimits(h.db, h.api.userId), now: h.now(), charges: [{ postId: id, kind: 'first_comment' }] });
+    });
+    assert.ok(await beginFirstCommentAttempt(h.db, id));
+    assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts, before.posts + 1);
+
+    const inFlight = await h.api.request('POST', `/api/v1/posts/${id}/first-comment`);
+    assert.deepEqual([inFlight.status, inFlight.body.error.code], [409, 'first_comment_not_retryable']);
+
+    await h.db.updateTable('posts').set({ first_comment_attempt_started_at: sql<Date>`now() - interval '16 minutes'` }).where('id', '=', id).execute();
+    const settled = await h.api.request('POST', `/api/v1/posts/${id}/first-comment`);
+    assert.equal(settled.status, 502, settled.text);
+    const unconfirmed = 'X did not confirm whether the first comment was published; check the account before sending it again.';
+    assert.deepEqual(settled.body.error, { code: 'first_comment_failed', message: unconfirmed });
+    assert.deepEqual([(await row(id)).first_comment_status, (await row(id)).first_comment_error], ['failed', unconfirmed]);
+    assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts, before.posts, 'its quota returned');
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'abandoned retry words').length, 1, 'only the duplicated post: nothing sent unasked');
+
+    const retried = await h.api.request('POST', `/api/v1/posts/${id}/first-comment`);
+    assert.equal(retried.status, 200, retried.text);
+    assert.equal(retried.body.data.first_comment.status, 'posted');
+  });
+
+  it('a first comment retried while its post is deleted is not sent: 409, failed, its quota returned', async () => {
+    const { id, duplicated } = await postWithFailedComment('deleted under the retry');
+    await h.api.request('DELETE', `/api/v1/posts/${duplicated}`);
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const sent = h.standIns.x.tweets().length;
+    // The retry reads the post published, then waits for the row a DELETE holds, which commits the post deleted.
+    const holder: PoolClient = await h.api.deps.pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from posts where id = $1 for update', [id]);
+      const answer = h.api.request('POST', `/api/v1/posts/${id}/first-comment`);
+      for (let waited = 0; ; waited += 20) {
+        const { rows } = await h.api.deps.pool.query<{ n: string }>(`select count(*) as n from pg_stat_activity where wait_event_type = 'Lock'`);
+        if (Number(rows[0]!.n) >= 1) break;
+        assert.ok(waited < 20_000, 'the retry waits for the row');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await holder.query(`update posts set status = 'deleted' where id = $1`, [id]);
+      await holder.query('commit');
+      const res = await answer;
+      assert.equal(res.status, 409, res.text);
+      assert.equal(res.body.error.code, 'first_comment_not_retryable');
+    } finally {
+      holder.release();
+    }
+    assert.deepEqual([(await row(id)).first_comment_status, (await row(id)).first_comment_error], ['failed', 'The post is no longer published, so its first comment was not sent']);
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+    assert.equal(h.standIns.x.tweets().length, sent);
   });
 
   it('a first comment retried on an account switched off is 404 not_found: nothing reserved, nothing sent, still failed', async () => {
