@@ -29,7 +29,8 @@ export async function promoteDraftThread(rt: PostsRuntime, userId: string, named
     ...(firstComment ? { first_comment: firstComment } : {}),
     ...(configuration && Object.keys(configuration).length ? { configuration } : {}),
     ...(body.schedule_at !== undefined ? { schedule_at: body.schedule_at } : {}),
-    ...((body.timezone ?? named.timezone) ? { timezone: body.timezone ?? named.timezone! } : {}),
+    // As a draft post's PATCH: a local time is read in the request's timezone or the account's, never the draft's.
+    ...(body.timezone !== undefined ? { timezone: body.timezone } : {}),
   } as CreateThreadBody;
 
   const draftIds = drafts.map((d) => d.id);

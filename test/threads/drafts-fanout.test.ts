@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { DateTime } from 'luxon';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageFor } from '../../src/quota/quota';
 import { insertAccount, insertMastodonAccount, insertXAccount } from '../posts/fixtures';
@@ -45,6 +46,24 @@ describe('Threads: drafts, fan-out, listing by group, hiding as one unit', funct
     const ids = res.body.data.posts.map((p: any) => p.id);
     const del = await h.api.request('DELETE', `/api/v1/posts/${ids[0]}`);
     assert.deepEqual(del.body, { data: { id: ids[0], deleted: true, deleted_ids: [...ids].sort() } });
+  });
+
+  it('a draft thread promoted with a local schedule_at reads it as a draft post does: the request\'s timezone or the account\'s, not the draft\'s', async () => {
+    await h.syncClock();
+    const local = new Date(h.now().getTime() + 48 * 3_600_000).toISOString().slice(0, 16); // no offset
+    const thread = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'tokyo one' }, { text: 'tokyo two' }], timezone: 'Asia/Tokyo', draft: true } });
+    const post = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'tokyo alone', timezone: 'Asia/Tokyo', draft: true } });
+    assert.equal(thread.status, 201, thread.text);
+    assert.equal(post.status, 201, post.text);
+
+    const postAnswer = await h.api.request('PATCH', `/api/v1/posts/${post.body.data.id}`, { body: { schedule_at: local } });
+    const threadAnswer = await h.api.request('PATCH', `/api/v1/posts/${thread.body.data.posts[0].id}`, { body: { schedule_at: local } });
+    assert.equal(postAnswer.status, 400, postAnswer.text);
+    assert.deepEqual([threadAnswer.status, threadAnswer.body], [400, postAnswer.body], 'the account has no timezone and the request names none');
+
+    const berlin = await h.api.request('PATCH', `/api/v1/posts/${thread.body.data.posts[0].id}`, { body: { schedule_at: local, timezone: 'Europe/Berlin' } });
+    assert.equal(berlin.status, 200, berlin.text);
+    assert.equal(berlin.body.data.scheduled_at, DateTime.fromISO(local, { zone: 'Europe/Berlin' }).toUTC().toISO({ suppressMilliseconds: false }));
   });
 
   it('fan-out: 201 with one result per account, each with thread_id and posts instead of post; GET ?group_id= lists every part', async () => {
