@@ -28,6 +28,19 @@ export function createThreadActivities(rt: PostsRuntime) {
   const { publishClaimOf, sendPart, sendAndRecord } = createThreadParts(rt);
 
   /**
+   * The platform refused the account's credential while publishing the thread: as for a post, the account becomes
+   * `connection_lost` and its scheduled posts and threads are cancelled with that reason. The thread itself fails
+   * (or, immediate, is discarded) as any refused thread does when its rollback left parts live or nobody scheduled
+   * it; otherwise it is cancelled first (`cancelThreadForLostConnection`).
+   */
+  async function handleThreadConnectionLost(input: { threadId: string }): Promise<void> {
+    const accountId = await threads.threadAccountId(db, input.threadId);
+    if (!accountId) return;
+    await markConnectionLost(db, accountId);
+    await cancelScheduled(db, { accountId, reason: 'connection_lost' });
+  }
+
+  /**
    * Decides the next step from the rows: gone (deleted, cancelled, no rows), wait (the shared scheduled time or the
    * next retry, both read from the rows; `notBefore`: the wait of a run from before they kept it), or publish, with
    * the rows' retry state (`retry`). A scheduled thread due now becomes `publishing` as a whole, under row locks, so a
@@ -143,16 +156,16 @@ export function createThreadActivities(rt: PostsRuntime) {
     },
 
     /**
-     * The platform refused the account's credential while publishing the thread: as for a post, the account becomes
-     * `connection_lost` and its scheduled posts and threads are cancelled with that reason. The thread itself fails
-     * (or is discarded) as any refused thread does, since its rollback may have left parts live.
+     * The platform refused the account's credential while a scheduled thread published and nothing of it is live: the
+     * thread is cancelled as the account's other scheduled posts are (`deleted`, `connection_lost`, quota returned),
+     * then the account is marked and those posts cancelled (`handleThreadConnectionLost`).
      */
-    async handleThreadConnectionLost(input: { threadId: string }): Promise<void> {
-      const accountId = await threads.threadAccountId(db, input.threadId);
-      if (!accountId) return;
-      await markConnectionLost(db, accountId);
-      await cancelScheduled(db, { accountId, reason: 'connection_lost' });
+    async cancelThreadForLostConnection(input: { threadId: string }): Promise<void> {
+      await threads.cancelClaimedThread(db, input.threadId, 'connection_lost');
+      await handleThreadConnectionLost(input);
     },
+
+    handleThreadConnectionLost,
 
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them. */
     async cleanupThreadMedia(input: { threadId: string }): Promise<number> {

@@ -17,6 +17,8 @@ import { local, queued, type Steps } from './thread-steps';
  *                                                                   some still live: failed at once (a retry would publish them twice)
  *                                                                   all removed, the account's credential being renewed: scheduled again,
  *                                                                   no retry spent, looked at every 2 minutes for an hour past its time
+ *                                                                   all removed, the credential refused: deleted (connection_lost), as
+ *                                                                   the account's other scheduled posts
  *
  * The retries are the rows': each claim reports `retry_count` and `next_attempt_at` (`ThreadClaim.retry`), which the
  * workflow takes as its count and wait, so a run started again for the thread (the reconciler, after the embedded
@@ -66,7 +68,8 @@ interface ThreadRollbackReport {
 export type PublishThreadResult =
   | { outcome: 'published'; firstComment: 'posted' | 'failed' | 'skipped' | null }
   | { outcome: 'failed'; code: 'upstream_error' | 'thread_rollback_incomplete'; message: string; rollback: ThreadRollbackReport }
-  | { outcome: 'gone' };
+  | { outcome: 'gone' }
+  | { outcome: 'cancelled' };
 
 /** The rows changed (rescheduled, edited, cancelled): read them again now rather than at the timer. */
 const threadChanged = defineSignal('threadChanged');
@@ -97,6 +100,12 @@ const IMMEDIATE_IN_WORKER = 'thread-immediate-in-worker';
  * claim is passed no wait of the run's own. Runs recorded before it count and wait by themselves.
  */
 const RETRY_STATE_IN_ROWS = 'thread-retry-state-in-rows';
+
+/**
+ * Patch id: a scheduled thread whose account's credential the platform refused, nothing of it live, is cancelled
+ * (`deleted`, `connection_lost`) as a scheduled post is, not failed. Runs recorded before it fail it.
+ */
+const CANCELLED_ON_LOST_CONNECTION = 'thread-cancelled-on-lost-connection';
 
 interface PublishedPart {
   postId: string;
@@ -169,6 +178,11 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
         continue;
       }
       failure = { ...failure, awaitingCredential: false, message: credentialWait.message };
+    }
+    if (failure.kind === 'reauthorize' && claim.scheduled && !live && patched(CANCELLED_ON_LOST_CONNECTION)) {
+      await bookkeeping.cancelThreadForLostConnection({ threadId: input.threadId });
+      await cleanUpMedia(steps, input.threadId, claim);
+      return { outcome: 'cancelled' };
     }
     const sentence = failureMessage(claim, failure, rollback);
     if (failure.kind === 'reauthorize') await bookkeeping.handleThreadConnectionLost({ threadId: input.threadId });

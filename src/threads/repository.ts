@@ -10,6 +10,8 @@ import { urlUnreadOf } from '../posts/post-link';
 import type { MarkedPost } from '../posts/attempt-marks';
 import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
+import { recordPostEvents } from '../posts/post-events';
+import type { AccountInactiveReason } from '../accounts/lifecycle';
 
 /**
  * The thread transitions of the `posts` table (one row per part, `thread_id` + `thread_order`), as free functions
@@ -198,6 +200,27 @@ export async function requeueThreadAwaitingCredential(db: Db, threadId: string, 
     .where('scheduled_at', '>', new Date(options.now - CREDENTIAL_WAIT_LIMIT_MS))
     .executeTakeFirst();
   return numUpdatedRows > 0n;
+}
+
+/**
+ * A claimed scheduled thread, nothing of it live, whose account's credential the platform refused: every part
+ * `publishing` → `deleted` with the reason, as a claimed post (`cancelClaimed`) and the account's scheduled posts are
+ * (publishing-api.md "Post status": a scheduled post whose credential is lost), its reservations returned, a
+ * `post.cancelled` event for each part. Parts rolled back name no platform post.
+ */
+export async function cancelClaimedThread(db: Db, threadId: string, reason: AccountInactiveReason): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const cancelled = await trx
+      .updateTable('posts')
+      .set({ status: 'deleted', error_message: reason, platform_post_id: null, platform_post_url: null, platform_post_url_unread: false, publish_attempt_started_at: null, updated_at: sql`now()` })
+      .where('thread_id', '=', threadId)
+      .where('status', '=', 'publishing')
+      .returning('id')
+      .execute();
+    const ids = cancelled.map((r) => r.id);
+    await refundQuota(trx, ids);
+    await recordPostEvents(trx, 'post.cancelled', ids);
+  });
 }
 
 /** What `failThread` reads of the workflow's rollback report (`error.thread_rollback`): the parts still live. */

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageFor } from '../../src/quota/quota';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
@@ -161,6 +162,37 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     assert.equal(deleted.status, 200, deleted.text);
     assert.equal(liveWithText('stuck head').length, 0, 'gone from the platform');
     assert.equal((await rows(res.body.data.thread_id))[0]!.status, 'deleted');
+  });
+
+  it('a credential X refuses when a scheduled thread goes out cancels it as a scheduled post: deleted, connection_lost, quota returned', async () => {
+    await h.syncClock();
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: account.id, posts: [{ text: 'refused head' }, { text: 'refused tail' }], schedule_at: inMinutes(20).toISOString() },
+    });
+    assert.equal(res.status, 201, res.text);
+    const later = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'later on that account', schedule_at: inMinutes(300).toISOString() } });
+    assert.equal(later.status, 201, later.text);
+    // The head goes out, the tail meets the refusal: the head is deleted again, so nothing of the thread is live.
+    const tweets = { method: 'POST', path: '/2/tweets' };
+    h.standIns.x.standIn.inject(tweets, { kind: 'delay', ms: 0 }, 1);
+    h.standIns.x.standIn.inject(tweets, {
+      kind: 'reply',
+      response: { status: 401, headers: { 'content-type': 'application/json' }, json: { title: 'Unauthorized', detail: 'Unauthorized', type: 'about:blank', status: 401 } },
+    });
+    assert.deepEqual(await settle(res.body.data.thread_id), { outcome: 'cancelled' });
+    const parts = await rows(res.body.data.thread_id);
+    assert.deepEqual(
+      parts.map((r) => [r.status, r.error_message, r.platform_post_id, r.retry_count]),
+      [['deleted', 'connection_lost', null, 0], ['deleted', 'connection_lost', null, 0]],
+    );
+    assert.equal(liveWithText('refused head').length, 0);
+    const laterRow = await h.db.selectFrom('posts').select(['status', 'error_message']).where('id', '=', later.body.data.id).executeTakeFirstOrThrow();
+    assert.deepEqual(laterRow, { status: 'deleted', error_message: 'connection_lost' });
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+    const cancelledEvents = await h.db.selectFrom('events').select('type').where('type', '=', 'post.cancelled').where(sql<boolean>`data->>'id' = any(${parts.map((p) => p.id)}::text[])`).execute();
+    assert.equal(cancelledEvents.length, 2, 'a post.cancelled event for each part');
   });
 
   it('DELETE of any part cancels the whole scheduled thread (cancelled_ids), quota returned, nothing published', async () => {
