@@ -84,9 +84,11 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
     if (key === null) {
       result = await run();
     } else {
+      // A route that takes no body accepts none and `{}` alike (`noBody`): the two are one request to the key too.
+      const fingerprinted = route.body ? req.body : undefined;
       const outcome = await runIdempotent(
         deps.db,
-        { userId: auth.userId, key, method: req.method, path: `${req.baseUrl}${req.path}`, body: req.body },
+        { userId: auth.userId, key, method: req.method, path: `${req.baseUrl}${req.path}`, body: fingerprinted },
         run,
         deps.idempotency,
       );

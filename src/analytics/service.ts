@@ -7,7 +7,7 @@ import type { PostRow } from '../db/tables/posts';
 import type { Logger } from '../logger';
 import type { PlatformAdapters } from '../platforms/registry';
 import { isPlatformFailure, type PlatformFailure, type PlatformSlug, type PostMetrics } from '../platforms/types';
-import { findOwnPost } from '../posts/read';
+import { findOwnLivePost } from '../posts/read';
 import { natureFromUrl } from '../posts/rules/media-formats';
 import { claimRefresh, findSnapshot, releaseClaim, storeSnapshot } from './repository';
 
@@ -56,7 +56,7 @@ export type AnalyticsResult =
   | { kind: 'concurrent_read_failed'; platform: PlatformSlug };
 
 export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, postId: string, options: { refresh: boolean }): Promise<AnalyticsResult> {
-  const post = await findOwnPost(deps.db, userId, postId);
+  const post = await findOwnLivePost(deps.db, userId, postId);
   if (post.status !== 'published' || !post.platform_post_id) return { kind: 'not_published', status: post.status };
   if (!deps.adapters[post.platform].readMetrics) return { kind: 'no_platform_analytics', platform: post.platform };
   const published = { ...post, platform_post_id: post.platform_post_id };

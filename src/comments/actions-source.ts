@@ -3,6 +3,7 @@ import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow } from '../db/tables/posts';
 import { isUuid } from '../db/uuid';
+import { isOwnLivePost } from '../posts/view-queries';
 
 /**
  * What a comment action (reply, hide, delete) reads before its comment, in one statement as a listing does
@@ -21,7 +22,7 @@ const accountPrefix = 'account__';
 
 /**
  * The user's post and its account (absent when the post has none, or it is not the user's), or undefined when the
- * post is absent, another user's, or the id is not a UUID.
+ * post is absent, another user's, a promoted draft, or the id is not a UUID.
  */
 export async function loadCommentablePostRows(db: Db, userId: string, postId: string): Promise<{ post: PostRow; account: AccountRow | undefined } | undefined> {
   if (!isUuid(postId)) return undefined;
@@ -30,8 +31,7 @@ export async function loadCommentablePostRows(db: Db, userId: string, postId: st
     .leftJoin('accounts', (join) => join.onRef('accounts.id', '=', 'posts.account_id').on('accounts.user_id', '=', userId))
     .selectAll('posts')
     .select(accountColumns.map((column) => sql.ref(`accounts.${column}`).as(`${accountPrefix}${column}`)))
-    .where('posts.id', '=', postId)
-    .where('posts.user_id', '=', userId)
+    .where(isOwnLivePost(postId, userId))
     .executeTakeFirst();
   if (!row) return undefined;
   const post: Record<string, unknown> = {};

@@ -31,6 +31,14 @@ export interface CommentTarget {
 }
 
 
+/** The user's post and its account, and the comment asked for (absent when the post has no comment of that id). */
+interface CommentRows {
+  post: PostRow;
+  account: AccountRow | undefined;
+  commentId: string;
+  comment: CommentRow | undefined;
+}
+
 export async function loadCommentTarget(
   rt: Pick<PostsRuntime, 'db' | 'config' | 'sealedBox'>,
   userId: string,
@@ -38,9 +46,25 @@ export async function loadCommentTarget(
   commentId: string,
   action: CommentAction,
 ): Promise<CommentTarget> {
-  const { post, account, caps } = await loadCommentablePost(rt, userId, postId);
-  const comment = isUuid(commentId) ? await findCommentForUser(rt.db, userId, post.id, commentId) : undefined;
-  if (!comment || post.platform_post_id === null) throw new ApiError('not_found', `Comment ${commentId} was not found on post ${post.id}`);
+  return checkCommentTarget(rt, await loadCommentRows(rt, userId, postId, commentId), action);
+}
+
+/**
+ * What the checks read: 404 for another user's post before the comment is read. A repeated delete answers from these
+ * alone (publishing-api.md: "the same 200"), whatever became of the connection or the flags since.
+ */
+export async function loadCommentRows(rt: Pick<PostsRuntime, 'db'>, userId: string, postId: string, commentId: string): Promise<CommentRows> {
+  const found = await loadCommentablePostRows(rt.db, userId, postId);
+  if (!found) throw postNotFound(postId);
+  const comment = isUuid(commentId) ? await findCommentForUser(rt.db, userId, found.post.id, commentId) : undefined;
+  return { ...found, commentId, comment };
+}
+
+/** The checks after the post's ownership, in the order listed above. */
+export function checkCommentTarget(rt: Pick<PostsRuntime, 'config' | 'sealedBox'>, rows: CommentRows, action: CommentAction): CommentTarget {
+  const { post, account, comment } = rows;
+  const caps = commentCapabilitiesOrRefuse(post.platform, account, rt.config.comingSoon);
+  if (!comment || post.platform_post_id === null) throw new ApiError('not_found', `Comment ${rows.commentId} was not found on post ${post.id}`);
   requireCapability(post.platform, caps, action, comment);
 
   const name = platformName(post.platform);
@@ -57,23 +81,6 @@ export async function loadCommentTarget(
     throw new ApiError('not_found', `Account ${account.id} is not active; activate it to reply from it.`);
   }
   return { post: { ...post, platform_post_id: post.platform_post_id }, comment, account, ctx };
-}
-
-/**
- * The user's post whose comments a route reads or acts on: 404 for another user's, 501 `comments_unsupported` where
- * the post can read no comments (telegram, LinkedIn member profiles), 501 `platform_coming_soon` under a
- * `platform:comments` flag. Returns its account row (absent when the post has none) and the account's comment capabilities.
- */
-async function loadCommentablePost(
-  rt: Pick<PostsRuntime, 'db' | 'config'>,
-  userId: string,
-  postId: string,
-): Promise<{ post: PostRow; account: AccountRow | undefined; caps: CommentCapabilities }> {
-  const found = await loadCommentablePostRows(rt.db, userId, postId);
-  if (!found) throw postNotFound(postId);
-  const { post, account } = found;
-  const caps = commentCapabilitiesOrRefuse(post.platform, account, rt.config.comingSoon);
-  return { post, account, caps };
 }
 
 /** `postingWorks`: the account is still active (a withheld comment permission leaves posting alone unless it was switched off). */

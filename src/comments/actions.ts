@@ -4,7 +4,7 @@ import { platformName } from '../platforms/availability';
 import { isPlatformFailure } from '../platforms/types';
 import type { PostsRuntime } from '../posts/runtime';
 import { commentActionRefusal } from './actions-failure';
-import { loadCommentTarget, type CommentAction, type CommentTarget } from './actions-target';
+import { checkCommentTarget, loadCommentRows, loadCommentTarget, type CommentAction, type CommentTarget } from './actions-target';
 import { toCommentView, type CommentView } from './listing-view';
 import { markCommentHidden, markCommentsDeleted } from './repository';
 
@@ -31,16 +31,17 @@ export async function setCommentHidden(rt: CommentActionsRuntime, userId: string
 
 /**
  * Deletes the comment on the platform, then records it (and, per platform, its replies) deleted; a comment whose
- * reply it was counts as unanswered again. Deleting it again answers the same without calling the platform.
+ * reply it was counts as unanswered again. Deleting it again answers the same before any other check (a connection
+ * lost or a `platform:comments` flag since) and without calling the platform.
  */
 export async function deleteComment(rt: CommentActionsRuntime, userId: string, postId: string, commentId: string): Promise<{ id: string; deleted: true }> {
-  const target = await loadCommentTarget(rt, userId, postId, commentId, 'delete');
-  if (!target.comment.deleted) {
-    const adapter = rt.adapters[target.post.platform];
-    // Adapters resolve when the platform says the comment is already gone: gone is what was asked for.
-    await onPlatform(rt, target, 'delete', () => adapter.deleteComment!(target.ctx, target.comment.platform_comment_id));
-    await markCommentsDeleted(rt.db, target.post.id, target.post.platform, [target.comment.id]);
-  }
+  const rows = await loadCommentRows(rt, userId, postId, commentId);
+  if (rows.comment?.deleted) return { id: rows.comment.id, deleted: true };
+  const target = checkCommentTarget(rt, rows, 'delete');
+  const adapter = rt.adapters[target.post.platform];
+  // Adapters resolve when the platform says the comment is already gone: gone is what was asked for.
+  await onPlatform(rt, target, 'delete', () => adapter.deleteComment!(target.ctx, target.comment.platform_comment_id));
+  await markCommentsDeleted(rt.db, target.post.id, target.post.platform, [target.comment.id]);
   return { id: target.comment.id, deleted: true };
 }
 

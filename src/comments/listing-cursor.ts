@@ -7,7 +7,6 @@ import { isUuid } from '../db/uuid';
  * not decode to a position in this post's listing is 400 `bad_request`.
  */
 
-
 export function encodeCursor(postId: string, last: { created_at: Date; id: string }): string {
   return Buffer.from(JSON.stringify({ p: postId, t: last.created_at.toISOString(), i: last.id })).toString('base64url');
 }
@@ -21,8 +20,19 @@ export function decodeCursor(cursor: string, postId: string): { createdAt: strin
   }
   const v = value as { p?: unknown; t?: unknown; i?: unknown } | undefined;
   const valid =
-    typeof v === 'object' && v !== null && typeof v.p === 'string' && typeof v.t === 'string' && typeof v.i === 'string' && isUuid(v.i) && !Number.isNaN(Date.parse(v.t));
+    typeof v === 'object' && v !== null && typeof v.p === 'string' && typeof v.t === 'string' && typeof v.i === 'string' && isUuid(v.i) && isWrittenTime(v.t);
   if (!valid) throw new ApiError('bad_request', 'cursor: not a cursor from this listing; pass meta.next_cursor of the previous page as it is');
   if (v.p !== postId) throw new ApiError('bad_request', 'cursor: belongs to the comments of another post');
   return { createdAt: v.t as string, id: v.i as string };
+}
+
+// The listing casts the time to timestamptz, so only what encodeCursor writes passes: toISOString's form with a year
+// of four digits from 1 (PostgreSQL's range). Date.parse alone took "1", "March 7" or "+275760-09-13", which the cast
+// refused with a 500.
+const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const EARLIEST_TIME = Date.parse('0001-01-01T00:00:00.000Z');
+
+function isWrittenTime(t: string): boolean {
+  const ms = Date.parse(t);
+  return WRITTEN_TIME.test(t) && ms >= EARLIEST_TIME && new Date(ms).toISOString() === t;
 }

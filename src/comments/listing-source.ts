@@ -4,6 +4,7 @@ import type { CommentSyncStateRow } from '../db/tables/comments';
 import type { PostRow } from '../db/tables/posts';
 import type { User } from '../db/tables/users';
 import { isUuid } from '../db/uuid';
+import { isOwnLivePost } from '../posts/view-queries';
 
 /**
  * What a comment listing needs before its page, in one statement (issue 10): the user's post, its account with the
@@ -21,7 +22,7 @@ interface ListingSource {
   syncState?: CommentSyncStateRow;
 }
 
-/** The user's post with its account, plan and sync state, or undefined (absent, another user's, or not a UUID). */
+/** The user's post with its account, plan and sync state, or undefined (absent, another user's, not a UUID, or a promoted draft). */
 export async function loadListingSource(db: Db, userId: string, postId: string): Promise<ListingSource | undefined> {
   if (!isUuid(postId)) return undefined;
   const row = await db
@@ -50,8 +51,7 @@ export async function loadListingSource(db: Db, userId: string, postId: string):
       'comment_sync_states.created_at as sync__created_at',
       'comment_sync_states.updated_at as sync__updated_at',
     ])
-    .where('posts.id', '=', postId)
-    .where('posts.user_id', '=', userId)
+    .where(isOwnLivePost(postId, userId))
     .executeTakeFirst();
   if (!row) return undefined;
   const {

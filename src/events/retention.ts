@@ -5,10 +5,16 @@ import type { Logger } from '../logger';
 /** Events and delivery attempts are kept 30 days (decisions.md "Events and webhooks"). */
 const retentionDays = 30;
 
+/**
+ * What is older has expired. The cleanup removes it hourly; reads leave it out meanwhile (`repository.ts`), so an
+ * expired event is 404 from the moment it expires, not from the next cleanup that succeeds.
+ */
+export const expiredBefore = sql<Date>`now() - make_interval(days => ${retentionDays})`;
+
 /** Removes what is older than 30 days; returns how many events went (their attempts go with them). */
 export async function removeExpiredEvents(db: Db): Promise<number> {
-  await db.deleteFrom('webhook_deliveries').where('attempted_at', '<', sql<Date>`now() - make_interval(days => ${retentionDays})`).execute();
-  const removed = await db.deleteFrom('events').where('created_at', '<', sql<Date>`now() - make_interval(days => ${retentionDays})`).executeTakeFirst();
+  await db.deleteFrom('webhook_deliveries').where('attempted_at', '<', expiredBefore).execute();
+  const removed = await db.deleteFrom('events').where('created_at', '<', expiredBefore).executeTakeFirst();
   return Number(removed.numDeletedRows);
 }
 

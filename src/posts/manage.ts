@@ -5,7 +5,7 @@ import { platformName } from '../platforms/availability';
 import { isPlatformFailure } from '../platforms/types';
 import { AccountNotConnectedError, accountOfPost, loadPlatformContext } from './accounts-port';
 import { cancelPosts } from './cancel';
-import { findOwnPost, findOwnPostView, getPostView, postNotFound } from './read';
+import { findOwnLivePost, findOwnPost, findOwnPostView, getPostView } from './read';
 import * as posts from './repository';
 import { platformRefusal, type PlatformRefusal } from './outcomes';
 import type { PostView } from './post-view';
@@ -130,8 +130,7 @@ function throwIfDeleteUnsupported(row: PostRow, via: string | undefined): void {
  * 404 by its id, and not among the posts of its unit.
  */
 export async function setHidden(rt: PostsRuntime, userId: string, postId: string, hidden: boolean): Promise<{ id: string; hidden: boolean; hidden_ids: string[] }> {
-  const row = await findOwnPost(rt.db, userId, postId);
-  if (row.promoted_to_id !== null) throw postNotFound(postId);
+  const row = await findOwnLivePost(rt.db, userId, postId);
   const changed = await posts.setHidden(rt.db, userId, posts.unitOf(row), hidden);
   return { id: row.id, hidden, hidden_ids: changed.sort() };
 }

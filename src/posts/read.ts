@@ -11,6 +11,13 @@ export async function findOwnPost(db: Db, userId: string, postId: string): Promi
   return row;
 }
 
+/** The user's post row as `GET /posts/:id` finds it, or 404 `not_found` as `findOwnPost` (a promoted draft too: it is gone). */
+export async function findOwnLivePost(db: Db, userId: string, postId: string): Promise<PostRow> {
+  const row = await postQueries.findOwnLivePost(db, userId, postId);
+  if (!row) throw postNotFound(postId);
+  return row;
+}
+
 /** The user's post row and its view, read in one statement, or 404 `not_found` as `findOwnPost` (a promoted draft too: it is gone). */
 export async function findOwnPostView(db: Db, userId: string, postId: string): Promise<{ row: PostRow; view: PostView }> {
   const found = await postQueries.findOwnPostView(db, userId, postId);

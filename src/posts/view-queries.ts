@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { expressionBuilder, sql, type Expression, type SqlBool, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow, PostStatus } from '../db/tables/posts';
@@ -27,10 +27,26 @@ export async function findPost(db: DbOrTrx, postId: string): Promise<PostRow | u
   return (await postByIdQuery.execute(db, { postId }))[0];
 }
 
-/** The user's post row; undefined when absent, another user's, or not a UUID. */
+/** The user's post row; undefined when absent, another user's, or not a UUID. A promoted draft is found: an edit or a delete of it answers 409. */
 export async function findOwnPost(db: Db, userId: string, postId: string): Promise<PostRow | undefined> {
   if (!isUuid(postId)) return undefined;
   return db.selectFrom('posts').selectAll().where('id', '=', postId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+// A promoted draft is gone (publishing-api.md "Post status"): the post it became is read under its own id. Every read
+// that shows posts or acts on one by its id, but is not an edit of the draft (409), leaves it out through these two.
+const notPromotedDraft: Expression<SqlBool> = expressionBuilder<Database, 'posts'>()('posts.promoted_to_id', 'is', null);
+
+/** The user's post under this id as the API reads it: a promoted draft is not one. */
+export function isOwnLivePost(postId: string, userId: string): Expression<SqlBool> {
+  const eb = expressionBuilder<Database, 'posts'>();
+  return eb.and([eb('posts.id', '=', postId), eb('posts.user_id', '=', userId), notPromotedDraft]);
+}
+
+/** The user's post row as `GET /posts/:id` finds it; undefined when absent, another user's, not a UUID, or a promoted draft. */
+export async function findOwnLivePost(db: Db, userId: string, postId: string): Promise<PostRow | undefined> {
+  if (!isUuid(postId)) return undefined;
+  return db.selectFrom('posts').selectAll().where(isOwnLivePost(postId, userId)).executeTakeFirst();
 }
 
 export async function statusOf(db: Db, postId: string): Promise<PostStatus | undefined> {
@@ -53,10 +69,8 @@ export function toViewOf(row: PostViewRow): PostView {
 }
 
 // The two statements of the read path (GET /posts/:id, GET /posts), compiled once (src/db/precompiled.ts). A promoted
-// draft is gone from both (publishing-api.md "Post status"): the post it became is read under its own id.
-const ownPostViewQuery = precompiled((db, { postId, userId }: { postId: string; userId: string }) =>
-  viewQuery(db).where('posts.id', '=', postId).where('posts.user_id', '=', userId).where('posts.promoted_to_id', 'is', null),
-);
+// draft is gone from both.
+const ownPostViewQuery = precompiled((db, { postId, userId }: { postId: string; userId: string }) => viewQuery(db).where(isOwnLivePost(postId, userId)));
 
 const withHidden = 'with hidden';
 type ListingValues = { userId: string; status?: PostStatus; account_id?: string; group_id?: string; limit: number; offset: number };
@@ -66,7 +80,7 @@ const listingQuery = precompiled((db, values: ListingValues, variant) => {
   // the listing is read off its index in order, or a group's (at most 25 posts) sorted, whoever lists; a visible page
   // made it a sort of all the user's rows in a generic plan (16 ms for 20,000 drafts). An account is seen: whether its
   // index or the user's is cheaper depends on how many posts the account holds.
-  let query = viewQuery(db).where('posts.user_id', '=', unseenByPlanner(values.userId, 'uuid')).where('posts.promoted_to_id', 'is', null);
+  let query = viewQuery(db).where('posts.user_id', '=', unseenByPlanner(values.userId, 'uuid')).where(notPromotedDraft);
   // The constants are literals, so that the statement's generic plan can use the partial index of the default
   // listing (migration 0085), whose predicate they are.
   if (values.status !== undefined) query = query.where('posts.status', '=', unseenByPlanner(values.status, 'text'));

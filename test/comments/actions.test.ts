@@ -254,4 +254,44 @@ describe('comment actions: hide and delete', function () {
       await defaults.close();
     }
   });
+
+  it('deleting a deleted comment again is the same 200 before any other check: a lost connection, a coming-soon flag; still 404 for another user', async () => {
+    const storeDeleted = async (userId: string) => {
+      const account = await insertAccount(h.db, userId, { platform: 'facebook', platform_account_id: 'page', username: 'page', kind: 'page', credentials: { page_id: '1', access_token: 't' } });
+      const post = await insertPublishedPost(h.db, userId, { id: account.id, platform: 'facebook' }, '1_2', 'fb');
+      const deleted = await h.db
+        .insertInto('comments')
+        .values({
+          post_id: post.id, platform: 'facebook', platform_comment_id: '1_2_3', platform_parent_id: null, author_handle: 'fan',
+          author_display_name: 'Fan', author_platform_id: '42', author_avatar_url: null, text: 'gone already', created_at: new Date(), deleted: true,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { account, post, comment: deleted };
+    };
+    const { account, post, comment: gone } = await storeDeleted(h.api.userId);
+    const same = [200, { data: { id: gone.id, deleted: true } }];
+    for (const inactive_reason of ['connection_lost', 'reauthorization_required'] as const) {
+      await h.db.updateTable('accounts').set({ active: false, inactive_reason }).where('id', '=', account.id).execute();
+      const again = await remove(post.id, gone.id);
+      assert.deepEqual([again.status, again.body], same, inactive_reason);
+    }
+    assert.equal((await h.api.request('DELETE', `/api/v1/accounts/${account.id}`)).status, 200);
+    const disconnected = await remove(post.id, gone.id);
+    assert.deepEqual([disconnected.status, disconnected.body], same, 'disconnected');
+    const other = await h.api.newUser('starter');
+    const foreign = await h.api.request('DELETE', path(post.id, gone.id), { key: other.apiKey });
+    assert.deepEqual([foreign.status, foreign.body.error.code], [404, 'not_found']);
+    assert.equal((await remove(post.id, '00000000-0000-4000-8000-000000000000')).status, 404);
+
+    // Under the default HERALD_COMING_SOON flags, where Facebook's comments are coming soon.
+    const defaults = await startApi({ deps: { adapters: h.standIns.adapters } });
+    try {
+      const flagged = await storeDeleted(defaults.userId);
+      const again = await defaults.request('DELETE', path(flagged.post.id, flagged.comment.id));
+      assert.deepEqual([again.status, again.body], [200, { data: { id: flagged.comment.id, deleted: true } }]);
+    } finally {
+      await defaults.close();
+    }
+  });
 });

@@ -105,6 +105,20 @@ describe('comment listing', function () {
     assert.deepEqual([crossed.status, crossed.body.error.message], [400, 'cursor: belongs to the comments of another post']);
   });
 
+  it('a tampered cursor is 400 bad_request, never 500: only the time the listing writes into one is read', async () => {
+    const post = await publish(h, x.id, 'tampered cursors');
+    await store(post.id, 'older', new Date('2026-03-01T12:00:00Z'));
+    await store(post.id, 'newer', new Date('2026-03-01T12:00:10Z'));
+    const cursorAt = (t: string) => Buffer.from(JSON.stringify({ p: post.id, t, i: randomUUID() })).toString('base64url');
+    // Each is a time Date.parse takes; none is how the listing writes one, or PostgreSQL would refuse it.
+    for (const t of ['1', 'March 7', '+275760-09-13T00:00:00.000Z', '0000-06-01T00:00:00.000Z', '2026-03-01T12:00:05Z', '2026-02-30T00:00:00.000Z']) {
+      const res = await list(post.id, `?sync=false&cursor=${cursorAt(t)}`);
+      assert.deepEqual([res.status, res.body.error?.code], [400, 'bad_request'], `${t}: ${res.text}`);
+    }
+    const written = await list(post.id, `?sync=false&cursor=${cursorAt('2026-03-01T12:00:05.000Z')}`);
+    assert.deepEqual([written.status, texts(written)], [200, ['older']]);
+  });
+
   it('filters: hidden and deleted only when asked, replies of one comment by parent_id, since, default page of 25', async () => {
     const post = await publish(h, x.id, 'filtered post');
     const t0 = Date.parse('2026-04-01T00:00:00Z');

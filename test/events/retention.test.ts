@@ -41,4 +41,21 @@ describe('Event retention', function () {
     assert.deepEqual(attempts, [{ event_id: recent.id, delivered: true }]);
     assert.equal((await api.request('GET', `/api/v1/events/${old.id}`)).status, 404);
   });
+
+  it('an expired event is neither listed nor shown before the cleanup removes it', async () => {
+    const user = await api.newUser();
+    const [expired, kept] = await api.deps.db.transaction().execute((trx) =>
+      recordEvents(trx, [
+        { userId: user.userId, type: 'post.published', data: { id: 'expired' }, request: null },
+        { userId: user.userId, type: 'post.published', data: { id: 'kept' }, request: null },
+      ]),
+    );
+    await api.deps.pool.query(`update events set created_at = now() - interval '30 days 1 minute' where id = $1`, [expired.id]);
+    await api.deps.pool.query(`update events set created_at = now() - interval '29 days 23 hours' where id = $1`, [kept.id]);
+    const listed = await api.request('GET', '/api/v1/events', { key: user.apiKey });
+    assert.deepEqual(listed.body.data.map((e: { id: string }) => e.id), [kept.id]);
+    const shown = await api.request('GET', `/api/v1/events/${expired.id}`, { key: user.apiKey });
+    assert.deepEqual([shown.status, shown.body.error?.code], [404, 'not_found']);
+    assert.equal((await api.request('GET', `/api/v1/events/${kept.id}`, { key: user.apiKey })).status, 200);
+  });
 });

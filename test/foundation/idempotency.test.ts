@@ -248,6 +248,18 @@ describe('Idempotency-Key', () => {
     assert.equal(executions, 1);
   });
 
+  it('on a bodiless route, no body and {} are the same request (either may come first)', async () => {
+    const first = await post(a, 'k-retry-empty', undefined, '/api/v1/test/things/p2/retry');
+    const second = await post(b, 'k-retry-empty', {}, '/api/v1/test/things/p2/retry');
+    assert.equal(second.status, 200, second.text);
+    assert.equal(second.headers.get('idempotent-replay'), 'true');
+    assert.deepEqual(second.body, first.body);
+    const third = await post(a, 'k-empty-first', {}, '/api/v1/test/things/p3/retry');
+    const fourth = await post(b, 'k-empty-first', undefined, '/api/v1/test/things/p3/retry');
+    assert.deepEqual([fourth.status, fourth.headers.get('idempotent-replay'), fourth.body], [200, 'true', third.body]);
+    assert.equal(executions, 2);
+  });
+
   it('runs without a key as a plain request', async () => {
     await post(a, null, { text: 'x' });
     await post(a, null, { text: 'x' });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { sql } from 'kysely';
@@ -80,9 +81,19 @@ describe('PATCH, first comments and account lifecycle', function () {
     const again = await h.api.request('PATCH', `/api/v1/posts/${draftId}`, { body: { publish: true } });
     assert.deepEqual(again.body, { error: { code: 'post_not_editable', message: 'The draft was already promoted; edit the post it became' } });
     // The promoted draft is gone (publishing-api.md "Post status"): read under its id it is absent, as in listings.
+    const gone = [404, { error: { code: 'not_found', message: `Post ${draftId} was not found` } }];
     const read = await h.api.request('GET', `/api/v1/posts/${draftId}`);
-    assert.deepEqual([read.status, read.body], [404, { error: { code: 'not_found', message: `Post ${draftId} was not found` } }]);
+    assert.deepEqual([read.status, read.body], gone);
     assert.equal((await h.api.request('GET', `/api/v1/posts/${promoted.body.data.id}`)).body.data.promoted_from_draft_id, draftId);
+    // Its comments and analytics are gone with it (they answered 200 "not published yet" and 400 "is draft").
+    for (const [method, path, body] of [
+      ['GET', `/api/v1/posts/${draftId}/comments`, undefined],
+      ['POST', `/api/v1/posts/${draftId}/comments/${randomUUID()}/hide`, { hidden: true }],
+      ['GET', `/api/v1/analytics/posts/${draftId}`, undefined],
+    ] as const) {
+      const answer = await h.api.request(method, path, { body });
+      assert.deepEqual([answer.status, answer.body], gone, `${method} ${path}`);
+    }
   });
 
   it('a promotion the platform refuses answers 502, keeps the failed post with its quota refunded, and leaves the draft a draft', async () => {
