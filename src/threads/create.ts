@@ -40,7 +40,7 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   const { threads, draft, groupId, warnings } = await againOnSpacingClash(() =>
     fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) => validateAndWrite(rt, body, fanOut, read, promotion)),
   );
-  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, account: plan.account, postIds: rows.map((r) => r.id) }));
+  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, userId, account: plan.account, postIds: rows.map((r) => r.id) }));
   const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, threads.map(({ threadId, rows }) => ({ threadId, rows })));
   return threadOutcome(rt, { created, outcomes, fanOut, groupId, draft, warnings });
 }

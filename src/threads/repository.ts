@@ -74,6 +74,25 @@ async function recordThreadEvent(
   await recordEvents(trx, [{ userId: part.user_id, type, data, request: currentRequestOrigin() ?? part.request_origin }]);
 }
 
+/**
+ * The sentence and rollback report of a thread that failed, as its `thread.failed` event recorded them (the latest),
+ * for an answer that could not read the workflow's result; null when it recorded none.
+ */
+export async function recordedThreadFailure(db: Db, userId: string, threadId: string): Promise<{ message: string | null; rollback: unknown } | null> {
+  const event = await db
+    .selectFrom('events')
+    .select('data')
+    .where('user_id', '=', userId)
+    .where('type', '=', 'thread.failed')
+    .where(sql<boolean>`data->>'thread_id' = ${threadId}`)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!event) return null;
+  const data = event.data as { posts?: Array<{ error_message?: string | null }>; thread_rollback?: unknown };
+  return { message: data.posts?.find((p) => p.error_message)?.error_message ?? null, rollback: data.thread_rollback ?? null };
+}
+
 /** A scheduled thread that is due: every part `scheduled` → `publishing` (the caller holds the parts' locks). */
 export async function claimScheduledThread(trx: Trx, threadId: string): Promise<void> {
   await trx.updateTable('posts').set({ status: 'publishing', request_origin: null, updated_at: sql`now()` }).where('thread_id', '=', threadId).where('status', '=', 'scheduled').execute();

@@ -6,9 +6,11 @@ import { loadPostViews } from '../posts/view-queries';
 import type { WarningEntry } from '../posts/rules';
 import type { PostsRuntime } from '../posts/runtime';
 import type { PublishThreadResult } from '../../workflows/publish-thread';
+import { recordedThreadFailure } from './repository';
 
 export interface CreatedThread {
   threadId: string;
+  userId: string;
   account: Pick<AccountRow, 'id' | 'platform'>;
   postIds: string[];
 }
@@ -47,14 +49,16 @@ export async function threadOutcome(
   input: { created: readonly CreatedThread[]; outcomes: ReadonlyMap<string, ThreadOutcome>; fanOut: boolean; groupId: string | null; draft: boolean; warnings: readonly WarningEntry[] },
 ): Promise<ThreadCreateOutcome> {
   const views = await loadPostViews(rt.db, input.created.flatMap((t) => t.postIds));
-  const results = input.created.map((thread) => {
-    const posts = views
-      .filter((v) => v.thread_id === thread.threadId)
-      .map((v): PostView => (input.draft ? { ...v, warnings: input.warnings.filter((w) => w.account_id === thread.account.id) } : v));
-    const outcome = input.outcomes.get(thread.threadId);
-    const failure = outcome ? refusalOfThread(outcome) : posts.length === 0 ? lostOutcome(thread) : failedRows(posts);
-    return { thread, posts, failure };
-  });
+  const results = await Promise.all(
+    input.created.map(async (thread) => {
+      const posts = views
+        .filter((v) => v.thread_id === thread.threadId)
+        .map((v): PostView => (input.draft ? { ...v, warnings: input.warnings.filter((w) => w.account_id === thread.account.id) } : v));
+      const outcome = input.outcomes.get(thread.threadId);
+      const failure = outcome ? refusalOfThread(outcome) : posts.length === 0 ? await lostOutcome(rt, thread) : failedRows(posts);
+      return { thread, posts, failure };
+    }),
+  );
 
   if (!input.fanOut) {
     const { thread, posts, failure } = results[0]!;
@@ -77,9 +81,16 @@ export async function threadOutcome(
   return { kind: 'fan_out', groupId: input.groupId, results: shaped };
 }
 
-/** Rows gone without a readable workflow result: the thread failed and was removed; its details were not recorded. */
-function lostOutcome(thread: CreatedThread): PlatformRefusal {
-  return platformRefusal(`${platformName(thread.account.platform)} did not take the thread; nothing of it was kept`);
+/**
+ * Rows gone without a readable workflow result: the thread failed and was discarded. Its `thread.failed` event says
+ * how (the sentence, and `thread_rollback`, whose `still_live` makes it `thread_rollback_incomplete`); without one,
+ * only that nothing was kept.
+ */
+async function lostOutcome(rt: Pick<PostsRuntime, 'db'>, thread: CreatedThread): Promise<PlatformRefusal> {
+  const recorded = await recordedThreadFailure(rt.db, thread.userId, thread.threadId);
+  const rollback = recorded?.rollback as ThreadOutcome['rollback'] | null | undefined;
+  if (!recorded?.message || !rollback) return platformRefusal(`${platformName(thread.account.platform)} did not take the thread; nothing of it was kept`);
+  return refusalOfThread({ outcome: 'failed', code: rollback.still_live.length > 0 ? 'thread_rollback_incomplete' : 'upstream_error', message: recorded.message, rollback });
 }
 
 /** A thread whose rows say it failed (only when the workflow result could not be read). */

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { threadOutcome } from '../../src/threads/respond';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageFor } from '../../src/quota/quota';
 import { insertAccount, insertXAccount } from '../posts/fixtures';
@@ -194,6 +196,11 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
     assert.deepEqual(h.standIns.x.liveTweets().filter((t) => texts.includes(t.text)).map((t) => t.id), [t3!.id]);
     assert.deepEqual(await threadRows(texts), []);
     assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), before);
+
+    // Answered without the workflow's result (its read failed), from the thread.failed event: the same error.
+    const event = await h.db.selectFrom('events').select(sql<string>`data->>'thread_id'`.as('thread_id')).where('user_id', '=', h.api.userId).where('type', '=', 'thread.failed').orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+    const fromEvent = await threadOutcome({ db: h.db }, { created: [{ threadId: event.thread_id, userId: h.api.userId, account: x, postIds: [] }], outcomes: new Map(), fanOut: false, groupId: null, draft: false, warnings: [] });
+    assert.deepEqual(fromEvent, { kind: 'platform_refused', code: res.body.error.code, message: res.body.error.message, details: { thread_rollback: res.body.error.thread_rollback } });
   });
 
   it('a credential X refuses mid-thread marks the account connection_lost and cancels its scheduled posts', async () => {
