@@ -258,10 +258,12 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
  */
 async function editWithThreadFirstComment(rt: PostsRuntime, userId: string, named: PostRow, last: PostRow, body: UpdatePostBody): Promise<UpdateOutcome> {
   const { first_comment, ...rest } = body;
-  const comment = { first_comment };
+  // Only the first comment asked (a timezone alone changes nothing): the named part itself does not change, and the
+  // timezone is checked with the comment, as a PATCH of the last part checks it.
+  const namedChanges = Object.entries(rest).some(([field, value]) => value !== undefined && field !== 'timezone');
+  const comment = namedChanges ? { first_comment } : { first_comment, timezone: rest.timezone };
   const onLast = await planUpdate(rt, userId, last, comment);
-  // Only the first comment asked: the named part itself does not change.
-  const onNamed = Object.values(rest).some((value) => value !== undefined) ? await planUpdate(rt, userId, named, rest) : null;
+  const onNamed = namedChanges ? await planUpdate(rt, userId, named, rest) : null;
   try {
     // A promotion of a draft thread took the whole request (`promoteDraftThread`); what is left edits in place.
     if (onLast.promoting || onNamed?.promoting) throw new Error('a thread first comment is written by an edit in place, never by a promotion');

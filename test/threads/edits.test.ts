@@ -163,6 +163,23 @@ describe('Threads: rescheduling and promotion as one unit', function () {
     assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts, usageBefore.posts);
   });
 
+  it('a first comment with a timezone and nothing else, sent on another part, is answered as on the last part', async () => {
+    await h.syncClock();
+    const res = await h.api.request('POST', '/api/v1/threads', {
+      body: { account_id: x.id, posts: [{ text: 'zone one' }, { text: 'zone two' }], schedule_at: inMinutes(700).toISOString() },
+    });
+    const { thread_id, posts } = res.body.data;
+    const body = { first_comment: 'zone comment', timezone: 'Europe/Berlin' };
+    const onLast = await h.api.request('PATCH', `/api/v1/posts/${posts[1].id}`, { body });
+    assert.equal(onLast.status, 200, onLast.text);
+    const onFirst = await h.api.request('PATCH', `/api/v1/posts/${posts[0].id}`, { body: { ...body, first_comment: 'zone comment, again' } });
+    assert.equal(onFirst.status, 200, onFirst.text);
+    assert.deepEqual((await rows(thread_id)).map((r) => r.first_comment_text), [null, 'zone comment, again']);
+    const badZone = await h.api.request('PATCH', `/api/v1/posts/${posts[0].id}`, { body: { first_comment: 'zone comment', timezone: 'Mars/Olympus' } });
+    const badOnLast = await h.api.request('PATCH', `/api/v1/posts/${posts[1].id}`, { body: { first_comment: 'zone comment', timezone: 'Mars/Olympus' } });
+    assert.deepEqual([badZone.status, badZone.body], [400, badOnLast.body], 'the timezone is still checked, as on the last part');
+  });
+
   it('a draft thread given only a first comment on another part answers that part with warnings, the first comment stored on the last part', async () => {
     const draft = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'warn one' }, { text: 'warn two' }], draft: true } });
     const { thread_id, posts } = draft.body.data;
