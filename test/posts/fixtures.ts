@@ -81,3 +81,13 @@ export async function insertTelegramAccount(db: Db, userId: string, telegram: Te
   });
   return { account, chat };
 }
+
+/** X's answers a test injects into the stand-in (`inject`), as X words them (RFC 7807 problem bodies). */
+const xProblem = (status: number, title: string, detail: string) =>
+  ({ kind: 'reply', response: { status, headers: { 'content-type': 'application/json' }, json: { title, detail, type: 'about:blank', status } } }) as const;
+export const xAnswers = {
+  /** The token is refused (expired or revoked): the credential is dead. */
+  unauthorized: xProblem(401, 'Unauthorized', 'Unauthorized'),
+  /** A delete X will not do. */
+  deleteRefused: xProblem(403, 'Forbidden', 'You are not allowed to delete this Post.'),
+};

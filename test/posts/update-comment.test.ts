@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { PoolClient } from 'pg';
 import { beginFirstCommentAttempt, reopenFirstComment } from '../../src/posts/first-comment-repository';
 import { loadLimits, reserveQuota, usageFor } from '../../src/quota/quota';
-import { insertXAccount } from './fixtures';
+import { insertXAccount, xAnswers } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 describe('PATCH, first comments and account lifecycle', function () {
@@ -305,7 +305,7 @@ describe('PATCH, first comments and account lifecycle', function () {
     const later = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'later one', schedule_at: inMinutes(300).toISOString() } });
     h.standIns.x.standIn.inject(
       { method: 'POST', path: '/2/tweets' },
-      { kind: 'reply', response: { status: 401, headers: { 'content-type': 'application/json' }, json: { title: 'Unauthorized', detail: 'Unauthorized', type: 'about:blank', status: 401 } } },
+      xAnswers.unauthorized,
       1,
     );
     assert.deepEqual(await h.settle(due.body.data.id), { outcome: 'cancelled' });

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { threadOutcome } from '../../src/threads/respond';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageFor } from '../../src/quota/quota';
-import { insertAccount, insertXAccount } from '../posts/fixtures';
+import { insertAccount, insertXAccount, xAnswers } from '../posts/fixtures';
 import { activitiesOf, startPostsHarness, type PostsHarness } from '../posts/harness';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
 
@@ -173,7 +173,7 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
     // Rollback deletes part 3 first: X refuses that one delete, parts 2 and 1 go.
     h.standIns.x.standIn.inject(
       { method: 'DELETE', path: /^\/2\/tweets\// },
-      { kind: 'reply', response: { status: 403, headers: { 'content-type': 'application/json' }, json: { title: 'Forbidden', detail: 'You are not allowed to delete this Post.', type: 'about:blank', status: 403 } } },
+      xAnswers.deleteRefused,
     );
     const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: texts.map((text) => ({ text })) } });
     assert.equal(res.status, 502, res.text);
@@ -211,10 +211,7 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
     assert.equal(scheduled.status, 201, scheduled.text);
     const tweets = { method: 'POST', path: '/2/tweets' };
     h.standIns.x.standIn.inject(tweets, { kind: 'delay', ms: 0 }, 1);
-    h.standIns.x.standIn.inject(tweets, {
-      kind: 'reply',
-      response: { status: 401, headers: { 'content-type': 'application/json' }, json: { title: 'Unauthorized', detail: 'Unauthorized', type: 'about:blank', status: 401 } },
-    });
+    h.standIns.x.standIn.inject(tweets, xAnswers.unauthorized);
     const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: account.id, posts: [{ text: 'cred one' }, { text: 'cred two' }] } });
     assert.equal(res.status, 502, res.text);
     const state = await h.db.selectFrom('accounts').select(['active', 'inactive_reason']).where('id', '=', account.id).executeTakeFirstOrThrow();

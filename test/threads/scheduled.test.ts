@@ -9,8 +9,7 @@ import { createPostsRuntime } from '../../src/posts/runtime';
 import { postWorkflowId } from '../../src/posts/workflow-client';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
 import { testConfig } from '../helpers/api';
-import { testSealedBox } from '../posts/fixtures';
-import { insertXAccount } from '../posts/fixtures';
+import { insertXAccount, testSealedBox, xAnswers } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 
 /** Scheduled threads: one shared time on a durable timer, three retries on every part, or failure at once when parts stayed live. */
@@ -128,7 +127,7 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     assert.equal(res.status, 201, res.text);
     h.standIns.x.standIn.inject(
       { method: 'DELETE', path: /^\/2\/tweets\// },
-      { kind: 'reply', response: { status: 403, headers: { 'content-type': 'application/json' }, json: { title: 'Forbidden', detail: 'You are not allowed to delete this Post.', type: 'about:blank', status: 403 } } },
+      xAnswers.deleteRefused,
     );
     const result = (await settle(res.body.data.thread_id)) as any;
     const [head] = liveWithText('stuck head');
@@ -153,7 +152,7 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     const headId = failed[0]!.id;
     h.standIns.x.standIn.inject(
       { method: 'DELETE', path: /^\/2\/tweets\// },
-      { kind: 'reply', response: { status: 403, headers: { 'content-type': 'application/json' }, json: { title: 'Forbidden', detail: 'You are not allowed to delete this Post.', type: 'about:blank', status: 403 } } },
+      xAnswers.deleteRefused,
     );
     const refused = await h.api.request('DELETE', `/api/v1/posts/${headId}`);
     assert.equal(refused.status, 502, refused.text);
@@ -177,10 +176,7 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
     // The head goes out, the tail meets the refusal: the head is deleted again, so nothing of the thread is live.
     const tweets = { method: 'POST', path: '/2/tweets' };
     h.standIns.x.standIn.inject(tweets, { kind: 'delay', ms: 0 }, 1);
-    h.standIns.x.standIn.inject(tweets, {
-      kind: 'reply',
-      response: { status: 401, headers: { 'content-type': 'application/json' }, json: { title: 'Unauthorized', detail: 'Unauthorized', type: 'about:blank', status: 401 } },
-    });
+    h.standIns.x.standIn.inject(tweets, xAnswers.unauthorized);
     assert.deepEqual(await settle(res.body.data.thread_id), { outcome: 'cancelled' });
     const parts = await rows(res.body.data.thread_id);
     assert.deepEqual(
