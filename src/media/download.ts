@@ -15,6 +15,8 @@ interface DownloadOptions {
   http: HttpClient;
   /** Defaults to the largest file any platform accepts. */
   maxBytes?: number;
+  /** Whose limit `maxBytes` is, for the refusal ("the largest file Mastodon accepts"); Herald's own by default. */
+  maxBytesOf?: string;
   /** For the whole redirect chain. */
   timeoutMs?: number;
   maxRedirects?: number;
@@ -45,7 +47,7 @@ export async function downloadMedia(url: string, options: DownloadOptions): Prom
   }
 
   for (let hop = 0; ; hop++) {
-    const response = await fetchHop(url, current, hop, { http: options.http, maxBytes, deadline, timeoutMs });
+    const response = await fetchHop(url, current, hop, { http: options.http, maxBytes, maxBytesOf: options.maxBytesOf ?? 'the most Herald accepts', deadline, timeoutMs });
     if (REDIRECT_STATUSES.has(response.status)) {
       const location = response.headers.get('location');
       if (!location) throw urlRefused(url, 'http_status', `answered HTTP ${response.status} without a Location`);
@@ -67,7 +69,7 @@ async function fetchHop(
   original: string,
   target: URL,
   hop: number,
-  ctx: { http: HttpClient; maxBytes: number; deadline: number; timeoutMs: number },
+  ctx: { http: HttpClient; maxBytes: number; maxBytesOf: string; deadline: number; timeoutMs: number },
 ): Promise<HttpResponse> {
   const remaining = ctx.deadline - Date.now();
   if (remaining <= 0) throw timedOut(original, ctx.timeoutMs);
@@ -81,7 +83,7 @@ async function fetchHop(
     });
   } catch (err) {
     if (err instanceof ResponseTooLargeError) {
-      throw mediaUnsupported(`Media is too large: it exceeds ${formatBytes(ctx.maxBytes)}, the most Herald accepts`, 'too_large', original);
+      throw mediaUnsupported(`Media is too large: it exceeds ${formatBytes(ctx.maxBytes)}, ${ctx.maxBytesOf}`, 'too_large', original);
     }
     if (err instanceof TransportError && err.blocked) throw urlRefused(original, 'blocked_url', `is not allowed${via}: ${err.message}`);
     if (err instanceof TransportError && (err.message === 'request timed out' || Date.now() >= ctx.deadline)) throw timedOut(original, ctx.timeoutMs);

@@ -14,11 +14,13 @@ interface IngestDeps {
   http: HttpClient;
   allowInsecureUrls: boolean;
   maxBytes?: number;
+  /** Whose limit `maxBytes` is (`downloadMedia`). */
+  maxBytesOf?: string;
   timeoutMs?: number;
 }
 
 export async function ingestMediaUrl(deps: IngestDeps, input: { userId: string; url: string; origin: MediaOrigin }): Promise<MediaRecord> {
   checkMediaUrl(input.url, { allowInsecure: deps.allowInsecureUrls });
-  const { bytes, facts } = await downloadMedia(input.url, { http: deps.http, maxBytes: deps.maxBytes, timeoutMs: deps.timeoutMs });
+  const { bytes, facts } = await downloadMedia(input.url, { http: deps.http, maxBytes: deps.maxBytes, maxBytesOf: deps.maxBytesOf, timeoutMs: deps.timeoutMs });
   return deps.store.store({ userId: input.userId, bytes, facts, origin: input.origin, sourceUrl: input.url });
 }

@@ -1,4 +1,5 @@
-import { capabilities } from '../platforms/capabilities';
+import { capabilities, placementMedia } from '../platforms/capabilities';
+import type { PlatformSlug } from '../platforms/types';
 import { formatBytes, mediaUnsupported } from './errors';
 import type { MediaFacts } from './sniff';
 
@@ -7,6 +8,13 @@ import type { MediaFacts } from './sniff';
  * platform, so it is refused before it is stored. Each platform's own, smaller limit is checked by the post rules.
  */
 const rules = Object.values(capabilities).map((c) => c.media);
+
+/** The largest file a platform takes, image or video, in any placement (an instagram reel's video, 300 MB). */
+export function largestFileOf(platform: PlatformSlug): number {
+  const placements = [capabilities[platform].media, ...Object.values(placementMedia[platform] ?? {})];
+  return Math.max(...placements.flatMap((rules) => [rules.maxImageBytes, rules.maxVideoBytes]));
+}
+
 export const mediaLimits = {
   maxImageBytes: Math.max(...rules.map((r) => r.maxImageBytes)),
   maxVideoBytes: Math.max(...rules.map((r) => r.maxVideoBytes)),

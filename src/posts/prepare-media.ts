@@ -1,6 +1,8 @@
 import type { StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { ingestMediaUrl, type MediaRecord } from '../media';
+import { largestFileOf } from '../media/limits';
+import { platformName } from '../platforms/availability';
 import { accountPrefix, isUploadRef, validateMediaContents, type MediaRef, type MediaSpelling, type RuleAccount, type RuleMode, type ConfigurationBlock } from './rules';
 import type { WarningEntry } from './rules';
 import type { PostsRuntime } from './runtime';
@@ -27,16 +29,51 @@ export interface PreparedMedia {
   warnings: WarningEntry[];
 }
 
+/**
+ * How many of a request's URLs download at once: each holds its bytes in memory until stored, and a request may name
+ * 250 (10 for each of 25 accounts), up to 512 MiB each.
+ */
+const DOWNLOADS_AT_ONCE = 4;
+
+/** A file bigger than every account of the request takes is refused while it downloads, not after. */
+function downloadCapOf(entries: readonly MediaPlanEntry[]): { maxBytes: number; maxBytesOf: string } {
+  const platforms = [...new Set(entries.map((entry) => entry.account.platform))];
+  const maxBytes = Math.max(...platforms.map(largestFileOf));
+  const names = platforms.map(platformName);
+  const who = names.length === 1 ? `${names[0]} accepts` : `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} accept`;
+  return { maxBytes, maxBytesOf: `the largest file ${who}` };
+}
+
+/** Runs at most `count` of the calls given to it at once; the others wait their turn, in order. */
+function slots(count: number): <T>(call: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async (call) => {
+    // A call that ends hands its slot to the next waiting one, so a call arriving meanwhile cannot take it too.
+    if (running < count) running += 1;
+    else await new Promise<void>((turn) => waiting.push(turn));
+    try {
+      return await call();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else running -= 1;
+    }
+  };
+}
+
 export async function prepareMedia(
   rt: PostsRuntime,
   input: { userId: string; entries: readonly MediaPlanEntry[]; mode: RuleMode; fanOut: boolean },
 ): Promise<PreparedMedia> {
   const downloads = new Map<string, Promise<MediaRecord>>();
   const downloaded: string[] = [];
+  const deps = { store: rt.mediaStore, http: rt.http, allowInsecureUrls: rt.config.allowInsecureUrls, ...downloadCapOf(input.entries) };
+  const oneAtATime = slots(DOWNLOADS_AT_ONCE);
   const ingest = (url: string) => {
     let pending = downloads.get(url);
     if (!pending) {
-      pending = ingestMediaUrl({ store: rt.mediaStore, http: rt.http, allowInsecureUrls: rt.config.allowInsecureUrls }, { userId: input.userId, url, origin: 'url' });
+      pending = oneAtATime(() => ingestMediaUrl(deps, { userId: input.userId, url, origin: 'url' }));
       pending.then((record) => downloaded.push(record.id)).catch(() => undefined);
       downloads.set(url, pending);
     }

@@ -6,9 +6,21 @@ import { gif, jpeg, movie, png } from '../media/fixtures';
 import { insertAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
-/** A tiny origin serving fixed files, as a client's media host. */
+/**
+ * A tiny origin serving fixed files, as a client's media host. `/slow/<n>.jpg` answers a JPEG after 150 ms, counting
+ * how many such answers are in flight at once (`peakSlow`).
+ */
 async function startFileServer(files: Record<string, { type: string; body: Buffer }>) {
+  const slow = { inFlight: 0, peak: 0 };
   const server = http.createServer((req, res) => {
+    if (req.url?.startsWith('/slow/')) {
+      slow.peak = Math.max(slow.peak, ++slow.inFlight);
+      const body = jpeg(1080, 1080 + Number(req.url.slice(6, -4)));
+      return void setTimeout(() => {
+        slow.inFlight -= 1;
+        res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(body.length) }).end(body);
+      }, 150);
+    }
     const file = files[req.url ?? ''];
     if (!file) {
       res.writeHead(404).end();
@@ -17,7 +29,11 @@ async function startFileServer(files: Record<string, { type: string; body: Buffe
     res.writeHead(200, { 'content-type': file.type, 'content-length': String(file.body.length) }).end(file.body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    peakSlow: () => slow.peak,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 describe('Posts with media: URLs, upload ids, entries with alt', function () {
@@ -36,6 +52,7 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       // No extension: only the bytes tell it is a GIF.
       '/dancing': { type: 'application/octet-stream', body: gif(20, 20) },
       '/long.mp4': { type: 'video/mp4', body: movie({ duration: 141_000 }) },
+      '/big.png': { type: 'image/png', body: Buffer.alloc(1_200_000, 1) },
     });
   });
   after(async () => {
@@ -158,6 +175,27 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       400,
       { error: { code: 'unsupported_media', message: 'media_urls[0] is a video of 141 s; x accepts videos of 0.5 to 140 s' } },
     ]);
+  });
+
+  it('a URL bigger than every account of the request takes is refused while it downloads, naming whose limit', async () => {
+    const bluesky = await insertAccount(h.db, h.api.userId, { platform: 'bluesky', platform_account_id: 'did:plc:big', username: 'big.bsky.social', credentials: { access_token: 't' } });
+    const stored = (await mediaRows()).length;
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: bluesky.id, text: 'too big for bluesky', media_urls: [`${files.origin}/big.png`] } });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(res.body.error.code, 'unsupported_media');
+    assert.match(res.body.error.message, /^Media is too large: it exceeds .+, the largest file Bluesky accepts/);
+    assert.equal((await mediaRows()).length, stored, 'nothing stored');
+  });
+
+  it('a request downloads at most 4 of its URLs at once', async () => {
+    await h.syncClock();
+    const ig = await insertAccount(h.db, h.api.userId, { platform: 'instagram', platform_account_id: 'ig-ten', username: 'igten', via: 'instagram', credentials: { access_token: 't' } });
+    const urls = Array.from({ length: 10 }, (_, i) => `${files.origin}/slow/${i}.jpg`);
+    const at = new Date(h.now().getTime() + 3_600_000).toISOString();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: ig.id, text: 'ten at most four at a time', media_urls: urls, schedule_at: at } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(files.peakSlow(), 4, 'four at once, never more');
+    await h.api.request('DELETE', `/api/v1/posts/${res.body.data.id}`);
   });
 
   it('two media spellings are 400 bad_request', async () => {

@@ -24,6 +24,11 @@ describe('Outbound HTTP client', () => {
         res.writeHead(200, { 'content-length': '5000' });
         return void res.end('x'.repeat(5000));
       }
+      if (req.url === '/json-array-50mb') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        // [0,0,...,0]: 26,214,399 zeros, 52,428,799 bytes.
+        return void res.end(Buffer.concat([Buffer.from('[0'), Buffer.alloc(2 * (25 * 1024 * 1024 - 2), ',0'), Buffer.from(']')]));
+      }
       if (req.url === '/big-streamed') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         return void res.end('y'.repeat(5000));
@@ -68,6 +73,19 @@ describe('Outbound HTTP client', () => {
       assert.equal(err.phase, 'unknown');
       assert.equal(err.message, 'request timed out');
     }
+  });
+
+  it('an answer read as bytes is never decoded: 50 MB of JSON holds its bytes, not a string and a parsed array', async function () {
+    this.timeout(30_000);
+    const gc = (globalThis as { gc?: () => void }).gc;
+    const heapBefore = (gc?.(), process.memoryUsage().heapUsed);
+    const res = await client.request({ url: `${origin}/json-array-50mb`, maxBytes: 60 * 1024 * 1024, timeoutMs: 20_000 });
+    const heapGrowth = process.memoryUsage().heapUsed - heapBefore;
+    assert.equal(res.bytes.length, 50 * 1024 * 1024 - 1);
+    // Decoded, the text alone is 50 MB of heap and the array of 26 million zeros about 200 MB more.
+    assert.ok(heapGrowth < 25 * 1024 * 1024, `heap grew ${(heapGrowth / 1024 / 1024).toFixed(1)} MB for an answer read as bytes`);
+    assert.equal(res.text.length, 50 * 1024 * 1024 - 1, 'the text is there when read');
+    assert.equal((res.json as number[]).length, 26_214_399);
   });
 
   it('an answer over the cap fails, declared or counted while reading', async () => {
