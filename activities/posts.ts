@@ -7,7 +7,7 @@ import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
-import { cancelScheduled } from '../src/posts/repository';
+import { cancelScheduledPosts } from '../src/posts/cancel-scheduled';
 import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { holdUntilInstant } from './held';
@@ -294,7 +294,7 @@ export function createPostActivities(rt: PostsRuntime) {
       else await attemptOutcomes.recordFailedAttempt(db, input.postId, { message: input.message, final: true, requeue: 'publishing' });
       if (row.account_id === null) return;
       await markConnectionLost(db, row.account_id);
-      await cancelScheduled(db, { accountId: row.account_id, reason: 'connection_lost' });
+      await cancelScheduledPosts(rt, { accountId: row.account_id, reason: 'connection_lost' });
     },
 
     /** The first comment under the published post; a failure never touches the post. Quota: spent or refunded. */

@@ -2,7 +2,7 @@ import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } fro
 import { renewalOverdueMessage, retryStateOf } from '../src/posts/attempt-outcomes';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf } from '../src/posts/publish-request';
-import { cancelScheduled } from '../src/posts/repository';
+import { cancelScheduledPosts } from '../src/posts/cancel-scheduled';
 import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
@@ -37,7 +37,7 @@ export function createThreadActivities(rt: PostsRuntime) {
     const accountId = await threads.threadAccountId(db, input.threadId);
     if (!accountId) return;
     await markConnectionLost(db, accountId);
-    await cancelScheduled(db, { accountId, reason: 'connection_lost' });
+    await cancelScheduledPosts(rt, { accountId, reason: 'connection_lost' });
   }
 
   /**

@@ -1,17 +1,11 @@
 import type { AccountInactiveReason } from '../accounts/lifecycle';
-import { cancelScheduled } from './repository';
+import { cancelScheduledPosts, type CancelTarget } from './cancel-scheduled';
 import type { PostsRuntime } from './runtime';
 import { signalPost } from './workflow-client';
 
-/**
- * Cancels scheduled posts (`cancelScheduled`: `deleted` with the reason, quota refunded), then wakes their workflows
- * so they end now. Returns the ids cancelled (none when repeated: idempotent).
- */
-export async function cancelPosts(
-  rt: Pick<PostsRuntime, 'db' | 'temporal' | 'logger'>,
-  target: { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason | null },
-): Promise<string[]> {
-  const ids = await cancelScheduled(rt.db, target);
+/** `cancelScheduledPosts`, then their workflows are woken so they end now. */
+export async function cancelPosts(rt: Pick<PostsRuntime, 'db' | 'mediaStore' | 'temporal' | 'logger'>, target: CancelTarget): Promise<string[]> {
+  const ids = await cancelScheduledPosts(rt, target);
   await Promise.all(ids.map((id) => signalPost(rt as PostsRuntime, id, 'cancel', target.reason)));
   return ids;
 }
@@ -21,7 +15,7 @@ export async function cancelPosts(
  * whose credential the platform refuses has its scheduled posts cancelled with the matching reason, quota returned.
  * Idempotent.
  */
-export function createPostsLifecycle(rt: Pick<PostsRuntime, 'db' | 'temporal' | 'logger'>) {
+export function createPostsLifecycle(rt: Pick<PostsRuntime, 'db' | 'mediaStore' | 'temporal' | 'logger'>) {
   return {
     async accountDeactivated(accountId: string, reason: AccountInactiveReason): Promise<void> {
       await cancelPosts(rt, { accountId, reason });

@@ -3,10 +3,7 @@ import { DEFAULT_MEDIA_URL_TTL_MS, toMediaItems } from '../media';
 import type { PublishRequest } from '../platforms/types';
 import type { PostsRuntime } from './runtime';
 
-/** The stored media ids a post publishes (downloaded copies of its URLs and uploads), in order. */
-export function mediaIdsOf(row: Pick<PostRow, 'media'>): string[] {
-  return (row.media ?? []).map((item) => item.media_id).filter((id): id is string => typeof id === 'string');
-}
+export { mediaIdsOf } from './media-cleanup';
 
 /**
  * What the adapter receives for a post, read at publish time (an edit made while it waited is what goes out): its

@@ -12,7 +12,7 @@ import type { AccountLifecycle } from '../accounts/lifecycle';
 import { keepingCredentialsAlive } from '../accounts/credential-keeping-adapters';
 import { createCredentialRenewers } from '../platforms/renewal/registry';
 import type { CredentialRenewers } from '../platforms/renewal/types';
-import { cancelScheduled } from './repository';
+import { cancelScheduledPosts } from './cancel-scheduled';
 import type { PostChangeFeed } from './change-feed';
 import { CreationReads } from './creation-reads';
 import { InstantGate } from './instant-gate';
@@ -73,9 +73,9 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
   const adapters =
     overrides.adapters ?? createPlatformAdapters({ http, platformUrls: config.platformUrls, allowInsecureUrls: config.allowInsecureUrls });
   // A renewal refused during any platform call (a publish, a delete, a comment) loses the connection: the account's
-  // scheduled posts are cancelled with `connection_lost` then and there, whoever made the call. Database only, as the
-  // activities do it (no workflow client here, so no import loop): the cancelled posts' workflows end at their next read.
-  const lifecycle: AccountLifecycle = { accountDeactivated: (accountId, reason) => cancelScheduled(base.db, { accountId, reason }).then(() => undefined) };
+  // scheduled posts are cancelled with `connection_lost` then and there, whoever made the call, their downloaded media
+  // copies removed. No workflow is signalled, as the activities do it: the cancelled posts' workflows end at their next read.
+  const lifecycle: AccountLifecycle = { accountDeactivated: (accountId, reason) => cancelScheduledPosts(runtime, { accountId, reason }).then(() => undefined) };
   const runtime: PostsRuntime = {
     ...base,
     temporal: overrides.temporal ?? base.temporal,

@@ -19,6 +19,7 @@ import type { Config } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import type { PlanName } from '../../src/plans';
 import { createPostsLifecycle } from '../../src/posts/cancel';
+import { createMediaStore } from '../../src/media/store';
 import { startPostChangeFeed } from '../../src/posts/change-feed';
 import { startDatabaseNotifications } from '../../src/db/notifications';
 import { createPostsRuntime, type PostsRuntime, type PostsRuntimeOverrides } from '../../src/posts/runtime';
@@ -95,7 +96,7 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
       adapters: standIns.adapters,
       sealedBox: testSealedBox,
       posts,
-      accountLifecycle: createPostsLifecycle({ db: database.db, temporal: apiClient, logger }),
+      accountLifecycle: createPostsLifecycle({ db: database.db, mediaStore: createMediaStore(database.db as never), temporal: apiClient, logger }),
     },
   });
   return {

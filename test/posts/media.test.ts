@@ -177,6 +177,29 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
     ]);
   });
 
+  it('the copies downloaded for a scheduled post go when it is deleted or its account switched off', async () => {
+    await h.syncClock();
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const at = (hours: number) => new Date(h.now().getTime() + hours * 3_600_000).toISOString();
+    const create = async (text: string, hours: number) => {
+      const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text, media_urls: [`${files.origin}/cat.png`], schedule_at: at(hours) } });
+      assert.equal(res.status, 201, res.text);
+      const row = await h.db.selectFrom('posts').select('media').where('id', '=', res.body.data.id).executeTakeFirstOrThrow();
+      return { id: res.body.data.id as string, mediaId: row.media![0]!.media_id! };
+    };
+    const stored = async (mediaId: string) => (await mediaRows()).some((m) => m.id === mediaId);
+    const deleted = await create('deleted before its time', 5);
+    const switchedOff = await create('its account switched off', 10);
+    assert.equal(await stored(deleted.mediaId), true);
+
+    assert.equal((await h.api.request('DELETE', `/api/v1/posts/${deleted.id}`)).status, 200);
+    assert.equal(await stored(deleted.mediaId), false, 'gone with the post it was downloaded for');
+    assert.equal(await stored(switchedOff.mediaId), true, 'another post\'s copy stays');
+
+    assert.equal((await h.api.request('PATCH', `/api/v1/accounts/${account.id}`, { body: { active: false } })).status, 200);
+    assert.equal(await stored(switchedOff.mediaId), false, 'gone with the account\'s cancelled posts');
+  });
+
   it('a URL bigger than every account of the request takes is refused while it downloads, naming whose limit', async () => {
     const bluesky = await insertAccount(h.db, h.api.userId, { platform: 'bluesky', platform_account_id: 'did:plc:big', username: 'big.bsky.social', credentials: { access_token: 't' } });
     const stored = (await mediaRows()).length;
