@@ -8,7 +8,7 @@ import { ApiError } from '../errors';
 import { limitColumns, limitsOf } from '../quota/quota';
 import { requireAvailablePlatform } from '../platforms/availability';
 import type { PlatformContext } from '../platforms/types';
-import { isStaleRead, postingAccountColumns, type CreationRead, type PostingAccount, type VersionedRead } from './creation-reads';
+import { isStaleRead, postingAccountColumns, sameRows, type CreationRead, type PostingAccount, type VersionedRead } from './creation-reads';
 import type { MarkedPost } from './attempt-marks';
 import { accountPrefix } from './rules';
 import type { PostsRuntime } from './runtime';
@@ -74,21 +74,27 @@ async function readAccountsAndLimits(rt: PostsRuntime, userId: string, ids: read
 /**
  * `validateAndWrite` (a post's or a thread's create, up to and including its write) from this process's last read of
  * the accounts named and the user's limits when it has one, with no read before the write; made again from a fresh
- * read when that write found a row changed since (`unchangedSince`), or when that read refused the request.
+ * read when that write found a row changed since (`unchangedSince`), or when that read refused the request and a
+ * fresh read finds the rows changed (a refusal from current rows stands, its media not downloaded again).
  * `validateAndWrite` must write with `guardOf(read)` and nothing before a refusal it throws.
  */
 export async function fromLastRead<T>(rt: PostsRuntime, userId: string, accountIds: readonly string[], validateAndWrite: (read: CreationRead) => Promise<T>): Promise<T> {
   const cached = rt.creationReads?.get(userId, accountIds);
+  let refusal: ApiError | undefined;
   if (cached) {
     try {
       return await validateAndWrite(cached);
     } catch (err) {
       if (!(err instanceof ApiError) && !isStaleRead(err)) throw err;
+      if (err instanceof ApiError) refusal = err;
       rt.creationReads!.forget(userId);
     }
   }
   const read = await readAccountsAndLimits(rt, userId, accountIds);
   rt.creationReads?.remember(read);
+  // A refusal made from rows that have not changed stands: made again it would say the same, after downloading the
+  // request's media URLs a second time.
+  if (refusal && sameRows(cached!, read)) throw refusal;
   return validateAndWrite({ ...read, cached: false });
 }
 

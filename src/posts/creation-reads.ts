@@ -32,6 +32,12 @@ export interface VersionedRead {
   accounts: ReadonlyArray<{ row: PostingAccount; version: string }>;
 }
 
+/** Whether two reads saw the same rows: the user's and each account's, at the same versions. */
+export function sameRows(a: VersionedRead, b: VersionedRead): boolean {
+  const versions = (read: VersionedRead) => JSON.stringify([read.userVersion, read.accounts.map((account) => [account.row.id, account.version]).sort()]);
+  return versions(a) === versions(b);
+}
+
 /** A read of the accounts a create names, and whether it came from this process's cache. */
 export interface CreationRead extends VersionedRead {
   cached: boolean;

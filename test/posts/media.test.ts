@@ -12,7 +12,9 @@ import { startPostsHarness, type PostsHarness } from './harness';
  */
 async function startFileServer(files: Record<string, { type: string; body: Buffer }>) {
   const slow = { inFlight: 0, peak: 0 };
+  const hits = new Map<string, number>();
   const server = http.createServer((req, res) => {
+    hits.set(req.url ?? '', (hits.get(req.url ?? '') ?? 0) + 1);
     if (req.url?.startsWith('/slow/')) {
       slow.peak = Math.max(slow.peak, ++slow.inFlight);
       const body = jpeg(1080, 1080 + Number(req.url.slice(6, -4)));
@@ -32,6 +34,7 @@ async function startFileServer(files: Record<string, { type: string; body: Buffe
   return {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     peakSlow: () => slow.peak,
+    hitsOf: (path: string) => hits.get(path) ?? 0,
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }
@@ -72,6 +75,16 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
     // The answer comes once the platform answered; the cleanup is the workflow's last step.
     await h.settle(res.body.data.id);
     assert.deepEqual(await mediaRows(), []);
+  });
+
+  it('a media refusal is made once: the URL is not downloaded again from a fresh read of unchanged accounts', async () => {
+    // A create first, so the next one starts from this process's kept read of the account.
+    const warm = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'warms the kept read' } });
+    assert.equal(warm.status, 201, warm.text);
+    const before = files.hitsOf('/notes.txt');
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'refused once', media_urls: [`${files.origin}/notes.txt`] } });
+    assert.equal(res.status, 400, res.text);
+    assert.equal(files.hitsOf('/notes.txt') - before, 1, 'downloaded once');
   });
 
   it('an unusable file is refused with 400 unsupported_media before anything is written', async () => {
