@@ -15,12 +15,16 @@ export class BlockedAddressError extends Error {
   }
 }
 
+/** IANA's global unicast block: an IPv6 address outside it (`::7f00:1`, IPv4-compatible, is "unicast" to ipaddr) is not public. */
+const globalUnicast = ipaddr.parseCIDR('2000::/3');
+
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   }
+  if (parsed.kind() === 'ipv6' && !(parsed as ipaddr.IPv6).match(globalUnicast)) return false;
   return parsed.range() === 'unicast';
 }
 

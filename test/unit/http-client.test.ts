@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { assertFetchableUrl, BlockedAddressError, isPublicAddress } from '../../src/net/address-guard';
 import { createHttpClient, ResponseTooLargeError, TransportError, type HttpClient } from '../../src/net/http';
 
 describe('Outbound HTTP client', () => {
@@ -105,6 +106,19 @@ describe('Outbound HTTP client', () => {
     }
     const whole = await client.request({ url: `${origin}/ok`, overCap: 'truncate' });
     assert.deepEqual(whole.json, { ok: true });
+  });
+
+  it('only public unicast addresses are public, in every spelling', () => {
+    const notPublic = [
+      ...['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '255.255.255.255', '224.0.0.1'],
+      ...['::1', '::', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::7f00:1', '::127.0.0.1', 'fc00::1', 'fd12::1', 'fe80::1', '64:ff9b::a00:1'],
+      ...['2002:a00:1::1', '2001::1', '2001:db8::1', 'ff02::1', '100::1', 'not an address'],
+    ];
+    const isPublic = ['8.8.8.8', '1.1.1.1', '::ffff:8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4001::1'];
+    assert.deepEqual(notPublic.filter(isPublicAddress), [], 'none of these is public');
+    assert.deepEqual(isPublic.filter((a) => !isPublicAddress(a)), [], 'all of these are public');
+    const refused = ['https://[::7f00:1]/x', 'file:///etc/passwd', 'data:text/plain,hi', 'gopher://example.com/', 'https://user:pw@example.com/', 'https://localhost/', 'http://example.com/'];
+    for (const url of refused) assert.throws(() => assertFetchableUrl(url, false), BlockedAddressError, url);
   });
 
   it('a refused connection surely did not send; a private address is refused outside development', async () => {
