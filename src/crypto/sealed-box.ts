@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
  */
 
 const VERSION = 'v1';
+const TAG_BYTES = 16;
 
 export interface SealedBox {
   seal(plaintext: string, context: string): string;
@@ -27,9 +28,12 @@ export function createSealedBox(key: Buffer): SealedBox {
     open(sealed, context) {
       const [version, nonce, ciphertext, tag] = sealed.split('.');
       if (version !== VERSION || !nonce || ciphertext === undefined || !tag) throw new Error('not a sealed box');
-      const decipher = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'));
+      const authTag = Buffer.from(tag, 'base64url');
+      // A full 16-byte tag only: GCM verifies a shortened one too, and each byte less halves a forger's work.
+      if (authTag.length !== TAG_BYTES) throw new Error('not a sealed box');
+      const decipher = crypto.createDecipheriv('aes-256-gcm', key, Buffer.from(nonce, 'base64url'), { authTagLength: TAG_BYTES });
       decipher.setAAD(Buffer.from(context, 'utf8'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      decipher.setAuthTag(authTag);
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
     },
   };

@@ -25,6 +25,14 @@ describe('sealed box (credentials at rest)', () => {
     assert.throws(() => box.open('not-a-box', 'user-1'), /not a sealed box/);
   });
 
+  it('refuses a box whose tag was shortened, which GCM would verify', () => {
+    const parts = box.seal('secret', 'user-1').split('.');
+    for (const bytes of [4, 8, 12, 15]) {
+      const shortened = [...parts.slice(0, 3), Buffer.from(parts[3]!, 'base64url').subarray(0, bytes).toString('base64url')].join('.');
+      assert.throws(() => box.open(shortened, 'user-1'), /not a sealed box/, `a ${bytes}-byte tag`);
+    }
+  });
+
   it('accepts keys as hex or base64 and refuses other lengths', () => {
     assert.equal(parseEncryptionKey('ab'.repeat(32)).length, 32);
     assert.throws(() => parseEncryptionKey('abc'), /32 bytes/);
