@@ -87,6 +87,15 @@ describe('Credential renewers against the stand-ins', function () {
       }
     });
 
+    it('an answer without an access_token is transient, and what is kept of it for the log names no token', async () => {
+      const user = platforms.x.addUser({ username: 'oddanswer' });
+      const pair = platforms.x.issueTokens(user, Date.now());
+      platforms.x.standIn.inject({ path: '/2/oauth2/token' }, { kind: 'reply', response: { status: 200, json: { token_type: 'bearer', refresh_token: 'rotated-secret-value', scope: 'tweet.write' } } });
+      const odd = await failureOf(() => confidential().renew({ refresh_token: pair.refreshToken }));
+      assert.equal(odd.kind, 'retryable');
+      assert.equal(odd.detail?.body, JSON.stringify({ token_type: '[redacted]', refresh_token: '[redacted]', scope: 'tweet.write' }));
+    });
+
     it('RFC 6749 error codes as X answers them: invalid_grant and invalid_request are a dead refresh token, invalid_client is Herald\'s app', async () => {
       const user = platforms.x.addUser({ username: 'codesx' });
       const pair = platforms.x.issueTokens(user, Date.now());

@@ -88,6 +88,13 @@ export function oauthRefusal(platform: PlatformSlug, app: keyof typeof appSettin
   };
 }
 
-const detailOf = (res: HttpResponse) => ({ status: res.status, body: res.text.slice(0, 500) });
+/**
+ * What is logged of a token endpoint's answer: its status and body, every member named like a token or a secret
+ * blanked (a 2xx answer without an `access_token` may still carry a rotated `refresh_token`).
+ */
+function detailOf(res: HttpResponse): { status: number; body: string } {
+  const body = res.json !== null && typeof res.json === 'object' ? JSON.stringify(res.json, (key, value) => (/token|secret/i.test(key) ? '[redacted]' : value)) : res.text;
+  return { status: res.status, body: body.slice(0, 500) };
+}
 
 export const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${encodeURIComponent(user)}:${encodeURIComponent(password)}`).toString('base64')}`;
