@@ -169,7 +169,8 @@ async function claim(db: Db, request: IdempotentRequest, fingerprint: string, op
           response_status: null,
           response_body: null,
           response_headers: null,
-          created_at: eb.ref('excluded.created_at'),
+          // A key past its window starts a new one; a takeover of a dead claim keeps the window of the key's first use.
+          created_at: sql<Date>`case when ${eb.ref('idempotency_keys.created_at')} < ${windowStart} then ${eb.ref('excluded.created_at')} else ${eb.ref('idempotency_keys.created_at')} end`,
         }))
         .where((eb) =>
           eb.or([

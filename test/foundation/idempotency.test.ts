@@ -231,13 +231,15 @@ describe('Idempotency-Key', () => {
     await post(a, 'k-dead', { text: 'x' });
     await a.deps.db
       .updateTable('idempotency_keys')
-      .set({ state: 'in_progress', locked_until: new Date(Date.now() - 1000), response_status: null })
+      .set({ state: 'in_progress', locked_until: new Date(Date.now() - 1000), response_status: null, created_at: new Date(Date.now() - 10 * 3_600_000) })
       .where('key', '=', 'k-dead')
       .execute();
     const res = await post(b, 'k-dead', { text: 'x' });
     assert.equal(res.status, 201);
     assert.equal(res.headers.get('idempotent-replay'), null);
     assert.equal(executions, 2);
+    const kept = await a.deps.db.selectFrom('idempotency_keys').select('created_at').where('key', '=', 'k-dead').executeTakeFirstOrThrow();
+    assert.ok(Date.now() - kept.created_at.getTime() > 9 * 3_600_000, 'the 24 h window still counts from the first use');
   });
 
   it('works on a bodiless route (same key and path replays)', async () => {
