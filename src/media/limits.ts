@@ -12,7 +12,7 @@ const rules = Object.values(capabilities).map((c) => c.media);
 /** The largest file a platform takes, image or video, in any placement (an instagram reel's video, 300 MB). */
 export function largestFileOf(platform: PlatformSlug): number {
   const placements = [capabilities[platform].media, ...Object.values(placementMedia[platform] ?? {})];
-  return Math.max(...placements.flatMap((rules) => [rules.maxImageBytes, rules.maxVideoBytes]));
+  return Math.max(...placements.flatMap((placement) => [placement.maxImageBytes, placement.maxVideoBytes]));
 }
 
 export const mediaLimits = {

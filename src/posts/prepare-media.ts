@@ -68,12 +68,14 @@ export async function prepareMedia(
 ): Promise<PreparedMedia> {
   const downloads = new Map<string, Promise<MediaRecord>>();
   const downloaded: string[] = [];
-  const deps = { store: rt.mediaStore, http: rt.http, allowInsecureUrls: rt.config.allowInsecureUrls, ...downloadCapOf(input.entries) };
-  const oneAtATime = slots(DOWNLOADS_AT_ONCE);
+  // Made at the first URL: most creates carry none, and every create comes through here.
+  let deps: Parameters<typeof ingestMediaUrl>[0] | undefined;
+  const depsOf = () => (deps ??= { store: rt.mediaStore, http: rt.http, allowInsecureUrls: rt.config.allowInsecureUrls, ...downloadCapOf(input.entries) });
+  const inTurn = slots(DOWNLOADS_AT_ONCE);
   const ingest = (url: string) => {
     let pending = downloads.get(url);
     if (!pending) {
-      pending = oneAtATime(() => ingestMediaUrl(deps, { userId: input.userId, url, origin: 'url' }));
+      pending = inTurn(() => ingestMediaUrl(depsOf(), { userId: input.userId, url, origin: 'url' }));
       pending.then((record) => downloaded.push(record.id)).catch(() => undefined);
       downloads.set(url, pending);
     }
