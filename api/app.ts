@@ -45,7 +45,7 @@ export function createApp(deps: AppDeps, routes: readonly AnyRoute[] = apiRoutes
   // The media upload parses its own body (multipart or JSON); built on first use (it needs the encryption key).
   const mediaRouter = lazy(() => {
     const rt = postsRuntimeOf(deps);
-    return createMediaRouter({ store: rt.mediaStore, http: rt.http, allowInsecureUrls: deps.config.allowInsecureUrls, userIdOf: (req) => requestAuth(req).userId });
+    return createMediaRouter({ store: rt.mediaStore, http: rt.http, allowInsecureUrls: deps.config.allowInsecureUrls, callerOf: requestAuth });
   });
   v1.use('/media', requireScope('posts:write'), (req, res, next) => mediaRouter()(req, res, next));
   v1.use(unknownRoute);

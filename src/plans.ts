@@ -23,6 +23,8 @@ interface Plan {
   /** 0 = not included. */
   xCommentReadsPerMonth: number | null;
   xLinkPosts: XLinkPostPolicy;
+  /** Bytes of uploads (`POST /api/v1/media`) a user may keep at once; downloaded copies of media URLs do not count. */
+  mediaStorageBytes: number;
 }
 
 /** What Herald bills paid plans for an X link post, in US cents (X charges the operator 20 cents for one). */
@@ -39,6 +41,7 @@ export const plans: Readonly<Record<PlanName, Plan>> = {
     commentSyncsPerMonth: 200,
     xCommentReadsPerMonth: 0,
     xLinkPosts: 'refused',
+    mediaStorageBytes: 2_000_000_000,
   },
   agent: {
     name: 'agent',
@@ -50,6 +53,7 @@ export const plans: Readonly<Record<PlanName, Plan>> = {
     commentSyncsPerMonth: 1_000,
     xCommentReadsPerMonth: 500,
     xLinkPosts: 'billed',
+    mediaStorageBytes: 10_000_000_000,
   },
   starter: {
     name: 'starter',
@@ -61,6 +65,7 @@ export const plans: Readonly<Record<PlanName, Plan>> = {
     commentSyncsPerMonth: 5_000,
     xCommentReadsPerMonth: 2_000,
     xLinkPosts: 'billed',
+    mediaStorageBytes: 25_000_000_000,
   },
   pro: {
     name: 'pro',
@@ -72,6 +77,7 @@ export const plans: Readonly<Record<PlanName, Plan>> = {
     commentSyncsPerMonth: 25_000,
     xCommentReadsPerMonth: 10_000,
     xLinkPosts: 'billed',
+    mediaStorageBytes: 100_000_000_000,
   },
   scale: {
     name: 'scale',
@@ -83,6 +89,7 @@ export const plans: Readonly<Record<PlanName, Plan>> = {
     commentSyncsPerMonth: null,
     xCommentReadsPerMonth: null,
     xLinkPosts: 'billed',
+    mediaStorageBytes: 500_000_000_000,
   },
   enterprise: {
     name: 'enterprise',
@@ -94,6 +101,7 @@ export const plans: Readonly<Record<PlanName, Plan>> = {
     commentSyncsPerMonth: Infinity,
     xCommentReadsPerMonth: Infinity,
     xLinkPosts: 'billed',
+    mediaStorageBytes: Infinity,
   },
 };
 
@@ -135,4 +143,9 @@ export function effectiveLimits(planName: PlanName, custom: CustomQuotas): Effec
     xCommentReadsPerMonth: pick(plan.xCommentReadsPerMonth, custom.x_comment_read_quota),
     xLinkPosts: plan.xLinkPosts,
   };
+}
+
+/** How messages name a plan: "the Free plan" ("your plan" for a name the table does not know). */
+export function planLabel(planName: PlanName): string {
+  return plans[planName] ? `the ${planName[0]!.toUpperCase()}${planName.slice(1)} plan` : 'your plan';
 }

@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 import { sql } from 'kysely';
 import type { Db } from '../db';
 import { inTransaction } from '../db/in-transaction';
-import type { PlanName } from '../plans';
+import { planLabel, type PlanName } from '../plans';
 import { platformName } from '../platforms/availability';
 import type { PlatformSlug } from '../platforms/types';
 import { usageMonth } from '../quota/quota';
@@ -23,10 +23,6 @@ export interface AllowanceLimits {
 /** Accounts connected with the user's own X API credentials pay X themselves: their reads are not counted. */
 export function countsXReads(platform: PlatformSlug, ownCredentials: boolean): boolean {
   return platform === 'x' && !ownCredentials;
-}
-
-function planLabel(planName: PlanName): string {
-  return `the ${planName[0]!.toUpperCase()}${planName.slice(1)} plan`;
 }
 
 function resetsOn(now: Date): string {

@@ -3,7 +3,8 @@ import { ApiError, type ErrorCode } from '../errors';
 /**
  * Why Herald refused a piece of media. The posts layer and the upload route need no mapping of their own: every
  * refusal is an `ApiError` with the contract's code (`bad_request` for a URL that cannot be fetched,
- * `unsupported_media` for bytes no platform takes, `media_not_found`, `media_storage_failed`), and `reason` says
+ * `unsupported_media` for bytes no platform takes, `media_not_found`, `media_storage_failed`, `usage_limit_exceeded`
+ * for uploads over the plan's storage), and `reason` says
  * which case it was for logs and for draft warnings.
  */
 type MediaRefusalReason =
@@ -16,7 +17,8 @@ type MediaRefusalReason =
   | 'too_large'
   | 'undecodable'
   | 'not_found'
-  | 'storage_failed';
+  | 'storage_failed'
+  | 'storage_full';
 
 class MediaError extends ApiError {
   constructor(
@@ -56,8 +58,24 @@ export function mediaStorageFailed(): MediaError {
   return new MediaError('media_storage_failed', 'The media was downloaded but could not be stored; nothing was published or charged. Try again.', 'storage_failed');
 }
 
+/**
+ * An upload the plan's storage has no room for: 429 `usage_limit_exceeded` (the contract's code for a plan's limit
+ * reached; no Retry-After, as nothing frees itself). `size` is null when refused before the file arrived.
+ */
+export function mediaStorageFull(storage: { planLabel: string; limitBytes: number; usedBytes: number }, size: number | null): MediaError {
+  const left = Math.max(0, storage.limitBytes - storage.usedBytes);
+  const file = size === null ? 'no room is left for another file' : `this file (${formatBytes(size)}) does not fit in the ${formatBytes(left)} left`;
+  return new MediaError(
+    'usage_limit_exceeded',
+    `Media storage full: your uploads take ${formatBytes(storage.usedBytes)} of ${storage.planLabel}'s ${formatBytes(storage.limitBytes)}, and ${file}. ` +
+      'Delete uploads you no longer need (GET /api/v1/media lists them; DELETE /api/v1/media/:id removes one). Nothing was stored.',
+    'storage_full',
+  );
+}
+
 /** Human sizes for messages: "5 MB", "977 KB" (decimal units, as the media rules table writes them). */
 export function formatBytes(bytes: number): string {
+  if (bytes >= 1_000_000_000) return `${+(bytes / 1_000_000_000).toFixed(1)} GB`;
   if (bytes >= 1_000_000) return `${+(bytes / 1_000_000).toFixed(1)} MB`;
   if (bytes >= 1_000) return `${+(bytes / 1_000).toFixed(1)} KB`;
   return `${bytes} bytes`;

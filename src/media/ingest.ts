@@ -1,5 +1,6 @@
 import type { MediaOrigin } from '../db/tables/media';
 import type { HttpClient } from '../net/http';
+import type { PlanName } from '../plans';
 import { downloadMedia } from './download';
 import { checkMediaUrl } from './media-url';
 import type { MediaRecord, MediaStore } from './store';
@@ -19,8 +20,8 @@ interface IngestDeps {
   timeoutMs?: number;
 }
 
-export async function ingestMediaUrl(deps: IngestDeps, input: { userId: string; url: string; origin: MediaOrigin }): Promise<MediaRecord> {
+export async function ingestMediaUrl(deps: IngestDeps, input: { userId: string; url: string; origin: MediaOrigin; plan?: PlanName }): Promise<MediaRecord> {
   checkMediaUrl(input.url, { allowInsecure: deps.allowInsecureUrls });
   const { bytes, facts } = await downloadMedia(input.url, { http: deps.http, maxBytes: deps.maxBytes, maxBytesOf: deps.maxBytesOf, timeoutMs: deps.timeoutMs });
-  return deps.store.store({ userId: input.userId, bytes, facts, origin: input.origin, sourceUrl: input.url });
+  return deps.store.store({ userId: input.userId, bytes, facts, origin: input.origin, sourceUrl: input.url, plan: input.plan });
 }

@@ -2,16 +2,20 @@ import express, { type Request, Router } from 'express';
 import { z } from 'zod';
 import { ApiError } from '../errors';
 import type { HttpClient } from '../net/http';
+import type { PlanName } from '../plans';
 import { mediaLimits, requireWithinLimits } from './limits';
 import { ingestMediaUrl } from './ingest';
 import { receiveMultipartFile } from './multipart';
 import { requireDecodable } from './sniff';
+import { requireStorageLeft } from './storage';
 import { type MediaRecord, type MediaStore, toMediaApiShape } from './store';
 
 /**
  * `POST /api/v1/media` (decisions.md "Media"): multipart `file` or JSON `{ "url": ... }` → 201
  * `{ data: { id, mime_type, size, width, height, duration_ms, created_at } }`, type and size read from the bytes.
- * Mount behind authentication with scope `posts:write`; `userIdOf` reads the authenticated user from the request.
+ * Mount behind authentication with scope `posts:write`; `callerOf` reads the authenticated user and plan from the
+ * request. The file must fit in the plan's media storage (`storage.ts`). Listing and deleting uploads are ordinary
+ * routes (`api/routes/media.ts`).
  */
 
 interface MediaRouterDeps {
@@ -19,7 +23,7 @@ interface MediaRouterDeps {
   /** The guarded client (allowInsecure from HERALD_ALLOW_INSECURE_URLS). */
   http: HttpClient;
   allowInsecureUrls: boolean;
-  userIdOf(req: Request): string;
+  callerOf(req: Request): { userId: string; plan: PlanName };
   /** Defaults to the largest file any platform takes. */
   maxBytes?: number;
   downloadTimeoutMs?: number;
@@ -48,17 +52,18 @@ export function createMediaRouter(deps: MediaRouterDeps): Router {
   const router = Router();
 
   router.post('/', async (req, res) => {
-    const userId = deps.userIdOf(req);
+    const { userId, plan } = deps.callerOf(req);
     const type = (req.headers['content-type'] ?? '').toLowerCase();
     let record: MediaRecord;
     try {
+      requireStorageLeft(await deps.store.storageOf(userId, plan), plan);
       if (type.startsWith('multipart/form-data')) {
         const { bytes } = await receiveMultipartFile(req, maxBytes, deps.uploadTimeoutMs);
-        record = await deps.store.store({ userId, bytes, facts: requireWithinLimits(requireDecodable(bytes)), origin: 'upload' });
+        record = await deps.store.store({ userId, bytes, facts: requireWithinLimits(requireDecodable(bytes)), origin: 'upload', plan });
       } else if (type.startsWith('application/json')) {
         const { url } = await readUrlBody(req);
         const ingest = { store: deps.store, http: deps.http, allowInsecureUrls: deps.allowInsecureUrls, maxBytes, timeoutMs: deps.downloadTimeoutMs };
-        record = await ingestMediaUrl(ingest, { userId, url, origin: 'upload' });
+        record = await ingestMediaUrl(ingest, { userId, url, origin: 'upload', plan });
       } else {
         throw new ApiError('bad_request', 'Send the media as multipart/form-data with a part "file", or as JSON { "url": "https://..." }');
       }

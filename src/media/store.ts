@@ -2,8 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { MediaOrigin, MediaRow, MediaTables } from '../db/tables/media';
 import { isUuid } from '../db/uuid';
+import { ApiError } from '../errors';
+import type { PlanName } from '../plans';
 import { mediaNotFound, mediaStorageFailed } from './errors';
 import type { MediaFacts } from './sniff';
+import { type MediaStorage, requireRoomFor, storageOf } from './storage';
 
 /**
  * Media kept in PostgreSQL, shared by every API process and the worker. A row describes the file; its bytes are in
@@ -49,12 +52,20 @@ interface StoreMediaInput {
   facts: MediaFacts;
   origin: MediaOrigin;
   sourceUrl?: string | null;
+  /** An upload's owner's plan: the file must fit in its media storage (`storage.ts`), or nothing is stored. */
+  plan?: PlanName;
 }
 
 export interface MediaStore {
   store(input: StoreMediaInput): Promise<MediaRecord>;
   /** The record without its bytes, or 404 `media_not_found`. */
   describeForUser(userId: string, id: string): Promise<MediaRecord>;
+  /** An upload the user keeps (what a client may name in a post), or 404 `media_not_found`. */
+  describeUpload(userId: string, id: string): Promise<MediaRecord>;
+  /** How much of the plan's media storage the user's uploads take. */
+  storageOf(userId: string, plan: PlanName): Promise<MediaStorage>;
+  /** The uploads the user keeps, newest first. */
+  listUploads(userId: string, page: { limit: number; offset: number }): Promise<MediaRecord[]>;
   /** The record and its bytes, or 404 `media_not_found`. */
   loadForUser(userId: string, id: string): Promise<StoredMedia>;
   /** By id alone, for the worker and the signed public route; null when absent. */
@@ -80,7 +91,7 @@ export function createMediaStore(db: Kysely<MediaTables>, options: { chunkBytes?
   async function findById(id: string): Promise<MediaRecord | null> {
     if (!isMediaId(id)) return null;
     const row = await db.selectFrom('media').selectAll().where('id', '=', id).executeTakeFirst();
-    return row ? toRecord(row) : null;
+    return row ? toMediaRecord(row) : null;
   }
 
   async function describeForUser(userId: string, id: string): Promise<MediaRecord> {
@@ -102,6 +113,28 @@ export function createMediaStore(db: Kysely<MediaTables>, options: { chunkBytes?
     findById,
     describeForUser,
     readChunks,
+
+    async describeUpload(userId, id) {
+      const record = await describeForUser(userId, id);
+      if (record.origin !== 'upload') throw mediaNotFound(id);
+      return record;
+    },
+
+    storageOf: (userId, plan) => storageOf(db, userId, plan),
+
+    async listUploads(userId, page) {
+      const rows = await db
+        .selectFrom('media')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('origin', '=', 'upload')
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(page.limit)
+        .offset(page.offset)
+        .execute();
+      return rows.map(toMediaRecord);
+    },
 
     async store(input) {
       const { bytes, facts } = input;
@@ -131,10 +164,12 @@ export function createMediaStore(db: Kysely<MediaTables>, options: { chunkBytes?
             const batch = chunks.slice(first, first + CHUNKS_PER_INSERT).map((data, i) => ({ media_id: inserted.id, seq: first + i, data }));
             await trx.insertInto('media_chunks').values(batch).execute();
           }
+          if (input.plan !== undefined) await requireRoomFor(trx, input.userId, input.plan, bytes.length);
           return inserted;
         });
-        return toRecord(row);
+        return toMediaRecord(row);
       } catch (err) {
+        if (err instanceof ApiError) throw err;
         throw Object.assign(mediaStorageFailed(), { cause: err });
       }
     },
@@ -178,7 +213,7 @@ export function toMediaApiShape(record: MediaRecord): MediaApiShape {
   };
 }
 
-function toRecord(row: MediaRow): MediaRecord {
+export function toMediaRecord(row: MediaRow): MediaRecord {
   return {
     id: row.id,
     userId: row.user_id,

@@ -90,7 +90,7 @@ export async function prepareMedia(
             entry.media.map(async (ref): Promise<{ ref: StoredMediaRef; record: MediaRecord | null }> => {
               const alt = ref.alt === undefined ? {} : { alt: ref.alt };
               if (isUploadRef(ref)) {
-                const record = await rt.mediaStore.describeForUser(input.userId, ref.id);
+                const record = await rt.mediaStore.describeUpload(input.userId, ref.id);
                 return { ref: { media_id: record.id, ...alt }, record };
               }
               if (input.mode === 'draft') return { ref: { url: ref.url, ...alt }, record: null };

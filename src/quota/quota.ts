@@ -6,7 +6,7 @@ import { namedStatements } from '../db/named-statements';
 import type { ReservationKind } from '../db/tables/quota';
 import type { User } from '../db/tables/users';
 import { ApiError } from '../errors';
-import { effectiveLimits, plans, type EffectiveLimits, type PlanName } from '../plans';
+import { effectiveLimits, planLabel, type EffectiveLimits, type PlanName } from '../plans';
 
 /**
  * Monthly quotas (decisions.md "Plans", publishing-api.md "Quota rules"). Every charge a post carries is a
@@ -172,14 +172,14 @@ function refusalOf(err: unknown, input: QuotaInput): ApiError | null {
   if ((err as { code?: string }).code !== quotaRefusedCode) return null;
   const hit = JSON.parse((err as Error).message) as HardLimitHit;
   const { planName } = input.limits;
-  const planLabel = plans[planName] ? `the ${planName[0]!.toUpperCase()}${planName.slice(1)} plan` : 'your plan';
+  const label = planLabel(planName);
   const left = Math.max(0, hit.quota - hit.used);
   const rest = `${left} ${left === 1 ? 'is' : 'are'} left (resets ${resetsOn(input.now)}, UTC)`;
   return new ApiError(
     'usage_limit_exceeded',
     hit.limit === 'scheduled'
-      ? `Monthly scheduled-post quota reached: ${hit.used} of ${plural(hit.quota, 'scheduled post')} used this month on ${planLabel}; this request needs ${hit.needed} and ${rest}`
-      : `Monthly post quota reached: ${hit.used} of ${plural(hit.quota, 'post')} used this month on ${planLabel}; this request needs ${hit.needed} (first comments count as posts) and ${rest}`,
+      ? `Monthly scheduled-post quota reached: ${hit.used} of ${plural(hit.quota, 'scheduled post')} used this month on ${label}; this request needs ${hit.needed} and ${rest}`
+      : `Monthly post quota reached: ${hit.used} of ${plural(hit.quota, 'post')} used this month on ${label}; this request needs ${hit.needed} (first comments count as posts) and ${rest}`,
   );
 }
 

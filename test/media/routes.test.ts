@@ -6,6 +6,7 @@ import express from 'express';
 import { sql } from 'kysely';
 import { errorMiddleware } from '../../api/middleware/errors';
 import { createHttpClient, type HttpClient } from '../../src/net/http';
+import type { PlanName } from '../../src/plans';
 import { ingestMediaUrl } from '../../src/media/ingest';
 import { toMediaItems } from '../../src/media/media-items';
 import { createPublicMediaRouter } from '../../src/media/public-route';
@@ -19,6 +20,11 @@ import { gif, jpeg, movie, png } from './fixtures';
 import { insertUser, mediaTestDatabase } from './media-db';
 
 type UploadBody = { data: { id: string; created_at: string } };
+
+/** Stands in for the API's authentication: the user and plan the request names. */
+function callerOf(req: express.Request): { userId: string; plan: PlanName } {
+  return { userId: String(req.headers['x-user']), plan: (req.headers['x-plan'] as PlanName | undefined) ?? 'free' };
+}
 
 function listen(server: http.Server): Promise<string> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
@@ -61,13 +67,13 @@ describe('media routes', function () {
     // Stands in for the API's authentication: the lead mounts the router behind the real one.
     app.use(
       '/api/v1/media',
-      createMediaRouter({ store, http: client, allowInsecureUrls: true, userIdOf: (req) => String(req.headers['x-user']), maxBytes: 50_000, downloadTimeoutMs: 5_000 }),
+      createMediaRouter({ store, http: client, allowInsecureUrls: true, callerOf, maxBytes: 50_000, downloadTimeoutMs: 5_000 }),
     );
     // As in production: https on public addresses only.
-    app.use('/api/v1/guarded-media', createMediaRouter({ store, http: guarded, allowInsecureUrls: false, userIdOf: (req) => String(req.headers['x-user']) }));
+    app.use('/api/v1/guarded-media', createMediaRouter({ store, http: guarded, allowInsecureUrls: false, callerOf }));
     app.use(
       '/api/v1/slow-media',
-      createMediaRouter({ store, http: client, allowInsecureUrls: true, userIdOf: (req) => String(req.headers['x-user']), uploadTimeoutMs: 500 }),
+      createMediaRouter({ store, http: client, allowInsecureUrls: true, callerOf, uploadTimeoutMs: 500 }),
     );
     app.use(errorMiddleware);
   });
