@@ -38,12 +38,13 @@ const mediaUpload: DocumentedOperation = {
   method: 'post',
   path: '/media',
   summary: 'Upload an image or video',
-  description: 'Send the file as multipart/form-data (part `file`) or JSON `{ "url": ... }`. Type and size are read from the bytes.',
-  tags: ['media'],
+  description:
+    "Send the file as multipart/form-data (part `file`) or JSON `{ \"url\": ... }`. Type and size are read from the bytes. The uploads you keep may take the plan's media storage (GET /api/v1/media shows it); one over it is 429 `usage_limit_exceeded`.",
+  tags: ['Media'],
   scope: 'posts:write',
   bodies: { 'multipart/form-data': FileUploadSchema, 'application/json': UrlUploadSchema },
   responses: { 201: { description: 'The stored media', schema: MediaUploadedSchema } },
-  errors: ['unsupported_media', 'media_storage_failed'],
+  errors: ['unsupported_media', 'usage_limit_exceeded', 'media_storage_failed'],
 };
 
 /** The OpenAPI 3.1 document of `/api/v1`, generated from the same zod schemas the routes validate with. */

@@ -19,6 +19,7 @@ import { startReconciler } from './posts/reconcile';
 import { startEventDispatcher } from './webhooks/dispatcher';
 import { startWebhookReconciler } from './webhooks/reconcile';
 import { startEventRetention } from './events/retention';
+import { removeOrphanedCopies } from './posts/media-cleanup';
 import { createPostsRuntime } from './posts/runtime';
 import { startMemoryRelease } from './process/memory-release';
 import { registerSearchAttributes } from './temporal/search-attributes';
@@ -45,7 +46,10 @@ export interface RunningHerald {
   workerFailed: Promise<unknown>;
 }
 
-/** Expired Idempotency-Key records are deleted this often (the burst limiter cleans its own table). */
+/**
+ * Expired Idempotency-Key records and media copies no waiting post names are deleted this often (the burst limiter
+ * cleans its own table).
+ */
 const housekeepingIntervalMs = 60 * 60 * 1000;
 
 export async function startHerald(
@@ -161,6 +165,7 @@ export async function startHerald(
     cleanups.push(() => closeServer(server));
     const housekeeping = setInterval(() => {
       deleteExpiredIdempotencyKeys(database.handle.db).catch((err) => logger.warn({ err }, 'idempotency cleanup failed'));
+      removeOrphanedCopies(database.handle.db).catch((err) => logger.warn({ err }, 'media copies cleanup failed'));
     }, housekeepingIntervalMs);
     housekeeping.unref();
     cleanups.push(async () => clearInterval(housekeeping));

@@ -34,17 +34,17 @@ interface MediaRouterDeps {
 /** The JSON form of the upload; with the two below, also what the OpenAPI document shows (`api/openapi.ts`). */
 export const UrlUploadSchema = z.strictObject({ url: z.string().min(1).meta({ description: 'Public http(s) URL of an image or video; Herald downloads it' }) });
 export const FileUploadSchema = z.object({ file: z.string().meta({ format: 'binary', description: 'The image or video file' }) });
-export const MediaUploadedSchema = z.object({
-  data: z.object({
-    id: z.string().meta({ description: 'Use it in `media` ({ id, alt }) or `media_ids` of a post' }),
-    mime_type: z.string().meta({ description: 'Read from the bytes, not the file name' }),
-    size: z.number().int().meta({ description: 'Bytes' }),
-    width: z.number().int().nullable(),
-    height: z.number().int().nullable(),
-    duration_ms: z.number().int().nullable(),
-    created_at: z.string().meta({ format: 'date-time' }),
-  }),
+/** One kept upload, as the upload, the listing and the delete answer it. */
+export const MediaSchema = z.object({
+  id: z.string().meta({ description: 'Use it in `media` ({ id, alt }) or `media_ids` of a post' }),
+  mime_type: z.string().meta({ description: 'Read from the bytes, not the file name' }),
+  size: z.number().int().meta({ description: 'Bytes' }),
+  width: z.number().int().nullable(),
+  height: z.number().int().nullable(),
+  duration_ms: z.number().int().nullable(),
+  created_at: z.string().meta({ format: 'date-time' }),
 });
+export const MediaUploadedSchema = z.object({ data: MediaSchema });
 const parseJson = express.json({ limit: '16kb', type: () => true });
 
 export function createMediaRouter(deps: MediaRouterDeps): Router {

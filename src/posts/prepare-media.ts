@@ -64,7 +64,17 @@ function slots(count: number): <T>(call: () => Promise<T>) => Promise<T> {
 
 export async function prepareMedia(
   rt: PostsRuntime,
-  input: { userId: string; entries: readonly MediaPlanEntry[]; mode: RuleMode; fanOut: boolean },
+  input: {
+    userId: string;
+    entries: readonly MediaPlanEntry[];
+    mode: RuleMode;
+    fanOut: boolean;
+    /**
+     * The ids a scheduled post being edited already holds: read whatever they now are (a downloaded copy, or an upload
+     * deleted since, which the post still publishes). Any other id must be an upload the user keeps.
+     */
+    heldIds?: ReadonlySet<string>;
+  },
 ): Promise<PreparedMedia> {
   const downloads = new Map<string, Promise<MediaRecord>>();
   const downloaded: string[] = [];
@@ -90,7 +100,9 @@ export async function prepareMedia(
             entry.media.map(async (ref): Promise<{ ref: StoredMediaRef; record: MediaRecord | null }> => {
               const alt = ref.alt === undefined ? {} : { alt: ref.alt };
               if (isUploadRef(ref)) {
-                const record = await rt.mediaStore.describeUpload(input.userId, ref.id);
+                const record = input.heldIds?.has(ref.id)
+                  ? await rt.mediaStore.describeForUser(input.userId, ref.id)
+                  : await rt.mediaStore.describeUpload(input.userId, ref.id);
                 return { ref: { media_id: record.id, ...alt }, record };
               }
               if (input.mode === 'draft') return { ref: { url: ref.url, ...alt }, record: null };

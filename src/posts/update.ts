@@ -8,7 +8,7 @@ import { ApiError } from '../errors';
 import { loadLimits, replaceCharges, reserveQuota } from '../quota/quota';
 import { loadPublishableAccountsAndLimits } from './accounts-port';
 import { chargesOf, runWorkflows } from './create';
-import { removeUnusedCopies } from './media-cleanup';
+import { mediaIdsOf, removeUnusedCopies } from './media-cleanup';
 import { prepareMedia } from './prepare-media';
 import { findOwnPost, getPostView } from './read';
 import { editPost, insertPosts, markPromoted, moveScheduledTime, unmarkFailedPromotion } from './repository';
@@ -132,6 +132,8 @@ async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: 
       userId,
       fanOut: false,
       mode: staysDraft ? 'draft' : 'send',
+      // A draft holds uploads only: one deleted since is refused at promotion (`media_not_found`).
+      heldIds: row.status === 'draft' ? undefined : new Set(mediaIdsOf(row)),
       entries: [{ account: account!, media: validation.body.media, spelling: validation.body.mediaSpelling, configuration: validation.body.configuration }],
     });
     if (mediaReplaced) planned.refs = prepared.refs.get(account!.id) ?? [];

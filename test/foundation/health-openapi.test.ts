@@ -90,6 +90,9 @@ describe('health, readiness, OpenAPI and docs', () => {
     assert.deepEqual(bodies['application/json'].schema.required, ['url']);
     assert.deepEqual(Object.keys(upload.responses).sort(), ['201', '400', '401', '403', '429', '500', '503']);
     assert.deepEqual(upload.responses['400'].content['application/json'].schema.properties.error.properties.code.enum, ['bad_request', 'unsupported_media']);
+    assert.ok(upload.responses['429'].content['application/json'].schema.properties.error.properties.code.enum.includes('usage_limit_exceeded'));
+    assert.deepEqual(Object.keys(doc.paths['/api/v1/media']).sort(), ['get', 'post']);
+    assert.deepEqual(Object.keys(doc.paths['/api/v1/media/{id}']).sort(), ['delete', 'get']);
     const created = upload.responses['201'].content['application/json'].schema.properties.data;
     assert.deepEqual(Object.keys(created.properties), ['id', 'mime_type', 'size', 'width', 'height', 'duration_ms', 'created_at']);
   });
