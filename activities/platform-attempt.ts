@@ -1,7 +1,9 @@
+import { ApiError } from '../src/errors';
 import { CredentialRenewalPending } from '../src/posts/accounts-port';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
+import { publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { isPlatformFailure, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
 
@@ -30,5 +32,20 @@ export async function sendMarked(
     if (err.kind !== 'unknown_outcome') await attemptOutcomes.clearPublishAttempt(rt.db, row.id);
     const refusal = refusalFromFailure(row.platform, err);
     return { refusal: err instanceof CredentialRenewalPending ? { ...refusal, awaitingCredential: true } : refusal };
+  }
+}
+
+/**
+ * What the adapter is sent for a marked row, or a permanent refusal when one of its stored files is gone: an upload
+ * deleted (`DELETE /api/v1/media/:id`) after a create had checked it and before its row was written. The mark is
+ * closed: nothing was sent.
+ */
+export async function requestOrRefusal(rt: PostsRuntime, row: attemptMarks.MarkedPost): Promise<{ request: PublishRequest } | { refusal: Refusal }> {
+  try {
+    return { request: await publishRequestFor(rt, row) };
+  } catch (err) {
+    if (!(err instanceof ApiError && err.code === 'media_not_found')) throw err;
+    await attemptOutcomes.clearPublishAttempt(rt.db, row.id);
+    return { refusal: refusalOf(row.platform, 'permanent', 'A media file of this post was deleted before it was published; nothing was sent.') };
   }
 }

@@ -4,14 +4,14 @@ import { InstantClaims } from '../src/posts/instant-claims';
 import { linkOf } from '../src/posts/post-link';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
-import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
+import { mediaIdsOf } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { cancelScheduledPosts } from '../src/posts/cancel-scheduled';
 import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { holdUntilInstant } from './held';
-import { sendMarked } from './platform-attempt';
+import { requestOrRefusal, sendMarked } from './platform-attempt';
 import type { PostRow } from '../src/db/tables/posts';
 import type { PlatformContext, PostLink } from '../src/platforms/types';
 import type { PostView } from '../src/posts/post-view';
@@ -77,7 +77,9 @@ export function createPostActivities(rt: PostsRuntime) {
     if (!row) return { ok: false, kind: 'not_publishing' };
     const ctx = begun ? begun.ctx : publishingContextOfClaimed(rt, row);
     if (!ctx) return refusalOf(row.platform, 'account_inactive');
-    const sent = await sendMarked(rt, row, ctx, await publishRequestFor(rt, row));
+    const prepared = await requestOrRefusal(rt, row);
+    if ('refusal' in prepared) return prepared.refusal;
+    const sent = await sendMarked(rt, row, ctx, prepared.request);
     if ('refusal' in sent) return sent.refusal;
     const { published } = sent;
     return {

@@ -2,7 +2,7 @@ import type { PostRow } from '../src/db/tables/posts';
 import { publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment } from '../src/posts/first-comment';
 import { refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
-import { mediaIdsOf, publishRequestFor } from '../src/posts/publish-request';
+import { mediaIdsOf } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { linkOf, storedLinkOf } from '../src/posts/post-link';
@@ -11,7 +11,7 @@ import * as threads from '../src/threads/repository';
 import { platformName } from '../src/platforms/availability';
 import { capabilities, deleteSupported } from '../src/platforms/capabilities';
 import type { PlatformSlug, PostLink } from '../src/platforms/types';
-import { sendMarked } from './platform-attempt';
+import { requestOrRefusal, sendMarked } from './platform-attempt';
 
 /**
  * What the thread activities share (`activities/threads.ts`, `activities/threads-held.ts`): the claim's shape, one
@@ -123,7 +123,9 @@ export function createThreadParts(rt: PostsRuntime) {
     }
     const ctx = publishingContextOfClaimed(rt, row);
     if (!ctx) return { attempt: refusalOf(row.platform, 'account_inactive') };
-    const request = await publishRequestFor(rt, row);
+    const prepared = await requestOrRefusal(rt, row);
+    if ('refusal' in prepared) return { attempt: prepared.refusal };
+    const { request } = prepared;
     if (replyTo && capabilities[row.platform].nativeThreads) request.replyTo = replyTo;
     const sent = await sendMarked(rt, row, ctx, request);
     if ('refusal' in sent) return { attempt: sent.refusal };

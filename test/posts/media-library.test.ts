@@ -118,6 +118,16 @@ describe('Uploads kept: GET and DELETE /api/v1/media, and the sweep of copies', 
     assert.equal(await stored(kept.id), null, 'removed after the last post that used it');
   });
 
+  it('a post whose upload was deleted between its check and its row (a race) fails at its time, saying why; nothing is sent', async () => {
+    const raced = await upload(61);
+    const postId = await schedule({ text: 'lost its file', media_ids: [raced.id] });
+    await h.db.deleteFrom('media').where('id', '=', raced.id).execute();
+    await h.settle(postId);
+    const post = (await h.api.request('GET', `/api/v1/posts/${postId}`)).body.data;
+    assert.deepEqual([post.status, post.error_message], ['failed', 'A media file of this post was deleted before it was published; nothing was sent.']);
+    assert.equal(h.standIns.x.liveTweets().find((t) => t.text.startsWith('lost its file')), undefined);
+  });
+
   it('the hourly sweep removes copies over an hour old that no scheduled or publishing post names, and nothing else', async () => {
     const waitingPost = await schedule({ text: 'its copy is needed', media_urls: [`${originUrl}/51.png`] });
     const needed = (await h.db.selectFrom('posts').select('media').where('id', '=', waitingPost).executeTakeFirstOrThrow()).media![0]!.media_id!;
