@@ -1,5 +1,6 @@
+import type { Transaction } from 'kysely';
 import type { SealedBox } from '../crypto/sealed-box';
-import type { Db } from '../db';
+import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { Logger } from '../logger';
 import type { CredentialLifetime } from '../platforms/renewal/types';
@@ -97,6 +98,7 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
         deps.logger.warn({ accountId, platform: account.platform, kind: err.kind, detail: err.detail }, 'credential renewal refused');
       }
       if (err.kind !== 'reauthorize') throw err;
+      await dropRefusedRefreshToken(trx, deps.sealedBox, account, credentials);
       await markConnectionLost(trx, accountId);
       return { kind: 'lost' };
     }
@@ -117,6 +119,19 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
   });
   if (outcome.kind === 'lost' && deps.lifecycle) await deps.lifecycle.accountDeactivated(accountId, 'connection_lost');
   return outcome;
+}
+
+/**
+ * The platform refused the stored refresh token for good: it is not kept. A reconnect that brings none then has
+ * nothing to carry over (`connectAccount` keeps only a stored one), so it is told its token will not be renewed and
+ * works until that token ends, instead of a renewal at once with the dead one losing the connection again.
+ */
+async function dropRefusedRefreshToken(trx: Transaction<Database>, box: SealedBox, account: AccountRow, credentials: AccountCredentials): Promise<void> {
+  if (!credentials.refresh_token) return;
+  const kept: AccountCredentials = { ...credentials };
+  delete kept.refresh_token;
+  // Under the row lock taken by the renewal that was refused: the stored credentials are still the ones it sent.
+  await trx.updateTable('accounts').set({ credentials_sealed: sealCredentials(box, account.user_id, kept) }).where('id', '=', account.id).execute();
 }
 
 /**

@@ -121,7 +121,8 @@ async function keepCredentialAlive(deps: AccountsDeps, accountId: string): Promi
 
 /**
  * A reconnect that brings no refresh token keeps the stored one (decisions.md "Keeping credentials alive"): an empty
- * value never overwrites a refresh token Herald may still renew with. OAuth 1.0a credentials carry none.
+ * value never overwrites a refresh token Herald may still renew with. One the platform refused is no longer stored
+ * (`credential-renewal.ts`), so such a reconnect is treated as one without a refresh token. OAuth 1.0a credentials carry none.
  */
 function keepingStoredRefreshToken(deps: AccountsDeps, existing: AccountRow, credentials: AccountCredentials): AccountCredentials {
   if (credentials.refresh_token || credentials.api_key || existing.credentials_sealed === null) return credentials;
