@@ -301,6 +301,15 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
     it('mastodon refuses a revoked token', async () => {
       await expectRefusal({ platform: 'mastodon', instance_url: platforms.mastodon.origin, access_token: 'revoked' }, /Mastodon/);
     });
+    it('mastodon: a host that answers 200 but not as a Mastodon server (an HTML page, an empty object) is refused, no account stored', async () => {
+      const host = new URL(platforms.mastodon.origin).host;
+      const verifyPath = '/api/v1/accounts/verify_credentials';
+      for (const answer of [{ text: '<!doctype html><title>Welcome</title>', headers: { 'content-type': 'text/html' } }, { json: {} }, { json: { id: 7, username: 'x' } }]) {
+        platforms.mastodon.standIn.inject({ method: 'GET', path: verifyPath }, { kind: 'reply', response: { status: 200, ...answer } });
+        const res = await expectRefusal({ platform: 'mastodon', instance_url: platforms.mastodon.origin, access_token: 'masto-any' }, /Mastodon/);
+        assert.equal(res.body.error.message, `Mastodon: ${host} did not answer as a Mastodon server.`, JSON.stringify(answer));
+      }
+    });
     it('telegram: the bot cannot post in the channel', async () => {
       const bot = platforms.telegram.addBot('7000000002:AAHk1pAnotherTokenForHeraldTests', 'other_bot');
       const chat = platforms.telegram.addChat({ username: 'closedchan', title: 'Closed', botIds: [bot.id] });
