@@ -310,6 +310,22 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
         assert.equal(res.body.error.message, `Mastodon: ${host} did not answer as a Mastodon server.`, JSON.stringify(answer));
       }
     });
+    it('each platform: an account lookup answering 200 in another shape is refused, no account stored', async () => {
+      const cases: Array<[string, Pick<PlatformStandIns['x'], 'standIn'>, RegExp, Record<string, unknown>, Record<string, unknown>]> = [
+        ['X', platforms.x, /^\/2\/users\/me$/, { access_token: 'x-any' }, { data: { id: '1' } }],
+        ['Threads', platforms.threads, /\/me$/, { platform: 'threads', access_token: 'threads-any' }, {}],
+        ['Instagram', platforms.instagram, /\/me$/, { platform: 'instagram', access_token: 'ig-any' }, { username: 'no-id' }],
+        ['Facebook', platforms.facebook, /\/me$/, { platform: 'facebook', page_id: platforms.facebook.page.id, access_token: 'fb-any' }, {}],
+        ['LinkedIn', platforms.linkedin, /^\/v2\/userinfo$/, { platform: 'linkedin', access_token: 'li-any' }, { name: 'no sub' }],
+        ['Telegram', platforms.telegram, /\/getMe$/, { platform: 'telegram', bot_token: TG_TOKEN, chat_id: '@anychannel' }, { ok: true, result: {} }],
+      ];
+      for (const [name, platform, path, body, answer] of cases) {
+        platform.standIn.inject({ path }, { kind: 'reply', response: { status: 200, json: answer } });
+        const res = await expectRefusal(body, new RegExp(`^${name}\\b`));
+        assert.equal(res.body.error.message, `${name} answered the account lookup in a shape Herald does not know; nothing was connected.`, name);
+        platform.standIn.clearFaults();
+      }
+    });
     it('telegram: the bot cannot post in the channel', async () => {
       const bot = platforms.telegram.addBot('7000000002:AAHk1pAnotherTokenForHeraldTests', 'other_bot');
       const chat = platforms.telegram.addChat({ username: 'closedchan', title: 'Closed', botIds: [bot.id] });
