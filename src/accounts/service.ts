@@ -134,7 +134,12 @@ async function verifyCredentials(deps: AccountsDeps, platform: PlatformSlug, cre
   try {
     return await deps.adapters[platform].verify({ credentials, settings: {} });
   } catch (err) {
-    if (!(err instanceof PlatformFailure)) throw err;
+    if (err instanceof ApiError) throw err;
+    if (!(err instanceof PlatformFailure)) {
+      // An answer the adapter did not foresee: still the platform's doing at connect, and nothing was written.
+      deps.logger.error({ err, platform }, 'verifying account credentials failed unexpectedly');
+      throw new ApiError('upstream_error', `${platformName(platform)} answered in a way Herald could not read; nothing was connected.`);
+    }
     deps.logger.info({ platform, kind: err.kind, detail: err.detail }, 'platform refused account credentials');
     throw upstreamRefusal(platform, err);
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createSealedBox } from '../../src/crypto/sealed-box';
 import { openCredentials } from '../../src/accounts';
+import { createLogger } from '../../src/logger';
 import { type TestApi, startApi, testConfig, testEncryptionKey } from '../helpers/api';
 import { testDatabase } from '../helpers/db';
 import { type PlatformStandIns, startPlatformStandIns } from '../helpers/platform-standins';
@@ -444,5 +445,34 @@ describe('POST /api/v1/accounts: refused shapes', function () {
     assert.equal(res.body.components.schemas.ConnectXAccount.properties.platform.default, 'x');
     assert.equal(res.body.components.schemas.ConnectXAccount.additionalProperties, false);
     assert.ok(res.body.components.schemas.Account);
+  });
+});
+
+describe('POST /api/v1/accounts: a verify that fails unexpectedly', function () {
+  this.timeout(60_000);
+  let platforms: PlatformStandIns;
+  let api: TestApi;
+  const lines: Array<{ level: number; msg: string; err?: { message: string } }> = [];
+
+  before(async () => {
+    platforms = await startPlatformStandIns();
+    // An adapter bug or an answer no schema foresaw: anything but a classified PlatformFailure.
+    const mastodon = { ...platforms.adapters.mastodon, verify: async () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'id')")) };
+    api = await startApi({
+      deps: { adapters: { ...platforms.adapters, mastodon }, logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) }) },
+    });
+  });
+  after(async () => {
+    await api?.close();
+    await platforms?.stop();
+  });
+
+  it('answers 502 upstream_error naming the platform, logs the error, leaks nothing of it and writes nothing', async () => {
+    const res = await api.request('POST', '/api/v1/accounts', { body: { platform: 'mastodon', instance_url: platforms.mastodon.origin, access_token: 'masto-any' } });
+    expectError(res, 502, 'upstream_error', 'Mastodon answered in a way Herald could not read; nothing was connected.');
+    const { db } = await testDatabase();
+    assert.equal((await db.selectFrom('accounts').select('id').where('user_id', '=', api.userId).execute()).length, 0);
+    const logged = lines.find((l) => l.msg === 'verifying account credentials failed unexpectedly');
+    assert.equal(logged?.err?.message, "Cannot read properties of undefined (reading 'id')");
   });
 });
