@@ -35,7 +35,7 @@ export type RenewalOutcome =
   | { kind: 'lost' }
   /** Nothing can renew it (no refresh token, no app credentials, a credential that does not expire). */
   | { kind: 'not_renewable' }
-  /** Deleted, disconnected or switched off: nothing to keep alive. */
+  /** Deleted, disconnected, or its connection lost: nothing to keep alive. */
   | { kind: 'gone' };
 
 /** Renew at 80% of the credential's lifetime, and at least 10 minutes before it ends. */
@@ -78,7 +78,9 @@ interface RenewalRequest {
 export async function renewAccountCredential(deps: CredentialRenewalDeps, accountId: string, request: RenewalRequest): Promise<RenewalOutcome> {
   const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome> => {
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).forUpdate().executeTakeFirst();
-    if (!account || !account.active || account.credentials_sealed === null) return { kind: 'gone' };
+    // A switched-off account is still renewed when asked: deleting its published posts uses its credential. One whose
+    // connection was lost waits for a reconnect.
+    if (!account || account.credentials_sealed === null || account.inactive_reason === 'connection_lost') return { kind: 'gone' };
     const credentials = openCredentials(deps.sealedBox, account.user_id, account.credentials_sealed);
     const renewer = renewerOf(deps.renewers, account, credentials);
     if (!renewer) return { kind: 'not_renewable' };
@@ -99,8 +101,8 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
       }
       if (err.kind !== 'reauthorize') throw err;
       await dropRefusedRefreshToken(trx, deps.sealedBox, account, credentials);
-      await markConnectionLost(trx, accountId);
-      return { kind: 'lost' };
+      // A switched-off account keeps the user's reason (`markConnectionLost`); with its refresh token dropped, nothing renews it.
+      return (await markConnectionLost(trx, accountId)) ? { kind: 'lost' } : { kind: 'not_renewable' };
     }
     const next: AccountCredentials = { ...credentials, access_token: renewed.accessToken };
     if (renewed.refreshToken) next.refresh_token = renewed.refreshToken;

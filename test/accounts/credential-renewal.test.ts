@@ -379,6 +379,24 @@ describe('Credentials that stay alive', function () {
     assert.ok(lostAfter >= 0 && lostAfter < 60_000, `lost ${lostAfter / 1000} s after the new token ended`);
   });
 
+  it('a switched-off account whose token ended is renewed on demand: deleting its published post works', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, accessToken, refreshToken } = await renewableXAccount();
+    await h.syncClock();
+    const published = await h.api.request('POST', '/api/v1/posts', { body: { account_id: row.id, text: 'published, then its account switched off' } });
+    assert.equal(published.body.data?.status, 'published', published.text);
+    const off = await h.api.request('PATCH', `/api/v1/accounts/${row.id}`, { body: { active: false } });
+    assert.equal(off.body.data?.inactive_reason, 'deactivated', off.text);
+    h.standIns.x.expireAccessToken(accessToken);
+
+    const del = await h.api.request('DELETE', `/api/v1/posts/${published.body.data.id}`);
+    assert.deepEqual(del.body, { data: { id: published.body.data.id, deleted: true } }, del.text);
+    assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === 'published, then its account switched off').length, 0);
+    assert.deepEqual(renewalsSince(from), [{ refreshToken, outcome: 'renewed' }]);
+    const after = await account(row.id);
+    assert.deepEqual({ active: after.active, inactive_reason: after.inactive_reason }, { active: false, inactive_reason: 'deactivated' }, 'still switched off');
+  });
+
   it('a renewal refused during a publish fails that post and cancels the account\'s scheduled posts with connection_lost', async () => {
     const { row, accessToken, refreshToken } = await renewableXAccount();
     const start = await h.env.currentTimeMs();
