@@ -1,5 +1,6 @@
+import type { Transaction } from 'kysely';
 import type { SealedBox } from '../crypto/sealed-box';
-import type { Db } from '../db';
+import type { Database, Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { Logger } from '../logger';
 import type { CredentialLifetime } from '../platforms/renewal/types';
@@ -34,7 +35,7 @@ export type RenewalOutcome =
   | { kind: 'lost' }
   /** Nothing can renew it (no refresh token, no app credentials, a credential that does not expire). */
   | { kind: 'not_renewable' }
-  /** Deleted, disconnected or switched off: nothing to keep alive. */
+  /** Deleted, disconnected, or its connection lost: nothing to keep alive. */
   | { kind: 'gone' };
 
 /** Renew at 80% of the credential's lifetime, and at least 10 minutes before it ends. */
@@ -77,7 +78,9 @@ interface RenewalRequest {
 export async function renewAccountCredential(deps: CredentialRenewalDeps, accountId: string, request: RenewalRequest): Promise<RenewalOutcome> {
   const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome> => {
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).forUpdate().executeTakeFirst();
-    if (!account || !account.active || account.credentials_sealed === null) return { kind: 'gone' };
+    // A switched-off account is still renewed when asked: deleting its published posts uses its credential. One whose
+    // connection was lost waits for a reconnect.
+    if (!account || account.credentials_sealed === null || account.inactive_reason === 'connection_lost') return { kind: 'gone' };
     const credentials = openCredentials(deps.sealedBox, account.user_id, account.credentials_sealed);
     const renewer = renewerOf(deps.renewers, account, credentials);
     if (!renewer) return { kind: 'not_renewable' };
@@ -97,8 +100,9 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
         deps.logger.warn({ accountId, platform: account.platform, kind: err.kind, detail: err.detail }, 'credential renewal refused');
       }
       if (err.kind !== 'reauthorize') throw err;
-      await markConnectionLost(trx, accountId);
-      return { kind: 'lost' };
+      await dropRefusedRefreshToken(trx, deps.sealedBox, account, credentials);
+      // A switched-off account keeps the user's reason (`markConnectionLost`); with its refresh token dropped, nothing renews it.
+      return (await markConnectionLost(trx, accountId)) ? { kind: 'lost' } : { kind: 'not_renewable' };
     }
     const next: AccountCredentials = { ...credentials, access_token: renewed.accessToken };
     if (renewed.refreshToken) next.refresh_token = renewed.refreshToken;
@@ -117,6 +121,19 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
   });
   if (outcome.kind === 'lost' && deps.lifecycle) await deps.lifecycle.accountDeactivated(accountId, 'connection_lost');
   return outcome;
+}
+
+/**
+ * The platform refused the stored refresh token for good: it is not kept. A reconnect that brings none then has
+ * nothing to carry over (`connectAccount` keeps only a stored one), so it is told its token will not be renewed and
+ * works until that token ends, instead of a renewal at once with the dead one losing the connection again.
+ */
+async function dropRefusedRefreshToken(trx: Transaction<Database>, box: SealedBox, account: AccountRow, credentials: AccountCredentials): Promise<void> {
+  if (!credentials.refresh_token) return;
+  const kept: AccountCredentials = { ...credentials };
+  delete kept.refresh_token;
+  // Under the row lock taken by the renewal that was refused: the stored credentials are still the ones it sent.
+  await trx.updateTable('accounts').set({ credentials_sealed: sealCredentials(box, account.user_id, kept) }).where('id', '=', account.id).execute();
 }
 
 /**

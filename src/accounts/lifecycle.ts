@@ -30,7 +30,8 @@ interface LostWhen {
 /**
  * A platform stopped accepting the account's credential: the account becomes inactive with `connection_lost`.
  * Only an active account changes (a deactivated or disconnected one keeps the user's reason). Resolves true when it
- * changed the row. The credentials are kept (the user may reconnect the same platform account, which reuses the row).
+ * changed the row. The credentials are kept (the user may reconnect the same platform account, which reuses the row),
+ * except a refresh token the platform refused, which the refused renewal drops first (`credential-renewal.ts`).
  * With `lifecycle`, its scheduled posts are then cancelled with `connection_lost`; without it the caller must call
  * `lifecycle.accountDeactivated(accountId, 'connection_lost')` itself. Its `account.connection_lost` event is written
  * in the same transaction.

@@ -121,7 +121,8 @@ async function keepCredentialAlive(deps: AccountsDeps, accountId: string): Promi
 
 /**
  * A reconnect that brings no refresh token keeps the stored one (decisions.md "Keeping credentials alive"): an empty
- * value never overwrites a refresh token Herald may still renew with. OAuth 1.0a credentials carry none.
+ * value never overwrites a refresh token Herald may still renew with. One the platform refused is no longer stored
+ * (`credential-renewal.ts`), so such a reconnect is treated as one without a refresh token. OAuth 1.0a credentials carry none.
  */
 function keepingStoredRefreshToken(deps: AccountsDeps, existing: AccountRow, credentials: AccountCredentials): AccountCredentials {
   if (credentials.refresh_token || credentials.api_key || existing.credentials_sealed === null) return credentials;
@@ -133,7 +134,12 @@ async function verifyCredentials(deps: AccountsDeps, platform: PlatformSlug, cre
   try {
     return await deps.adapters[platform].verify({ credentials, settings: {} });
   } catch (err) {
-    if (!(err instanceof PlatformFailure)) throw err;
+    if (err instanceof ApiError) throw err;
+    if (!(err instanceof PlatformFailure)) {
+      // An answer the adapter did not foresee: still the platform's doing at connect, and nothing was written.
+      deps.logger.error({ err, platform }, 'verifying account credentials failed unexpectedly');
+      throw new ApiError('upstream_error', `${platformName(platform)} answered in a way Herald could not read; nothing was connected.`);
+    }
     deps.logger.info({ platform, kind: err.kind, detail: err.detail }, 'platform refused account credentials');
     throw upstreamRefusal(platform, err);
   }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createSealedBox } from '../../src/crypto/sealed-box';
 import { openCredentials } from '../../src/accounts';
+import { createLogger } from '../../src/logger';
 import { type TestApi, startApi, testConfig, testEncryptionKey } from '../helpers/api';
 import { testDatabase } from '../helpers/db';
 import { type PlatformStandIns, startPlatformStandIns } from '../helpers/platform-standins';
@@ -301,6 +302,31 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
     it('mastodon refuses a revoked token', async () => {
       await expectRefusal({ platform: 'mastodon', instance_url: platforms.mastodon.origin, access_token: 'revoked' }, /Mastodon/);
     });
+    it('mastodon: a host that answers 200 but not as a Mastodon server (an HTML page, an empty object) is refused, no account stored', async () => {
+      const host = new URL(platforms.mastodon.origin).host;
+      const verifyPath = '/api/v1/accounts/verify_credentials';
+      for (const answer of [{ text: '<!doctype html><title>Welcome</title>', headers: { 'content-type': 'text/html' } }, { json: {} }, { json: { id: 7, username: 'x' } }]) {
+        platforms.mastodon.standIn.inject({ method: 'GET', path: verifyPath }, { kind: 'reply', response: { status: 200, ...answer } });
+        const res = await expectRefusal({ platform: 'mastodon', instance_url: platforms.mastodon.origin, access_token: 'masto-any' }, /Mastodon/);
+        assert.equal(res.body.error.message, `Mastodon: ${host} did not answer as a Mastodon server.`, JSON.stringify(answer));
+      }
+    });
+    it('each platform: an account lookup answering 200 in another shape is refused, no account stored', async () => {
+      const cases: Array<[string, Pick<PlatformStandIns['x'], 'standIn'>, RegExp, Record<string, unknown>, Record<string, unknown>]> = [
+        ['X', platforms.x, /^\/2\/users\/me$/, { access_token: 'x-any' }, { data: { id: '1' } }],
+        ['Threads', platforms.threads, /\/me$/, { platform: 'threads', access_token: 'threads-any' }, {}],
+        ['Instagram', platforms.instagram, /\/me$/, { platform: 'instagram', access_token: 'ig-any' }, { username: 'no-id' }],
+        ['Facebook', platforms.facebook, /\/me$/, { platform: 'facebook', page_id: platforms.facebook.page.id, access_token: 'fb-any' }, {}],
+        ['LinkedIn', platforms.linkedin, /^\/v2\/userinfo$/, { platform: 'linkedin', access_token: 'li-any' }, { name: 'no sub' }],
+        ['Telegram', platforms.telegram, /\/getMe$/, { platform: 'telegram', bot_token: TG_TOKEN, chat_id: '@anychannel' }, { ok: true, result: {} }],
+      ];
+      for (const [name, platform, path, body, answer] of cases) {
+        platform.standIn.inject({ path }, { kind: 'reply', response: { status: 200, json: answer } });
+        const res = await expectRefusal(body, new RegExp(`^${name}\\b`));
+        assert.equal(res.body.error.message, `${name} answered the account lookup in a shape Herald does not know; nothing was connected.`, name);
+        platform.standIn.clearFaults();
+      }
+    });
     it('telegram: the bot cannot post in the channel', async () => {
       const bot = platforms.telegram.addBot('7000000002:AAHk1pAnotherTokenForHeraldTests', 'other_bot');
       const chat = platforms.telegram.addChat({ username: 'closedchan', title: 'Closed', botIds: [bot.id] });
@@ -419,5 +445,34 @@ describe('POST /api/v1/accounts: refused shapes', function () {
     assert.equal(res.body.components.schemas.ConnectXAccount.properties.platform.default, 'x');
     assert.equal(res.body.components.schemas.ConnectXAccount.additionalProperties, false);
     assert.ok(res.body.components.schemas.Account);
+  });
+});
+
+describe('POST /api/v1/accounts: a verify that fails unexpectedly', function () {
+  this.timeout(60_000);
+  let platforms: PlatformStandIns;
+  let api: TestApi;
+  const lines: Array<{ level: number; msg: string; err?: { message: string } }> = [];
+
+  before(async () => {
+    platforms = await startPlatformStandIns();
+    // An adapter bug or an answer no schema foresaw: anything but a classified PlatformFailure.
+    const mastodon = { ...platforms.adapters.mastodon, verify: async () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'id')")) };
+    api = await startApi({
+      deps: { adapters: { ...platforms.adapters, mastodon }, logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) }) },
+    });
+  });
+  after(async () => {
+    await api?.close();
+    await platforms?.stop();
+  });
+
+  it('answers 502 upstream_error naming the platform, logs the error, leaks nothing of it and writes nothing', async () => {
+    const res = await api.request('POST', '/api/v1/accounts', { body: { platform: 'mastodon', instance_url: platforms.mastodon.origin, access_token: 'masto-any' } });
+    expectError(res, 502, 'upstream_error', 'Mastodon answered in a way Herald could not read; nothing was connected.');
+    const { db } = await testDatabase();
+    assert.equal((await db.selectFrom('accounts').select('id').where('user_id', '=', api.userId).execute()).length, 0);
+    const logged = lines.find((l) => l.msg === 'verifying account credentials failed unexpectedly');
+    assert.equal(logged?.err?.message, "Cannot read properties of undefined (reading 'id')");
   });
 });

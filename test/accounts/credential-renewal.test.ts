@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { connectAccount } from '../../src/accounts/service';
 import { createCredentialKeeper, credentialWorkflowId, reconcileCredentialWorkflows } from '../../src/accounts/credential-workflow-client';
 import { createLogger } from '../../src/logger';
 import { openCredentials, sealCredentials } from '../../src/accounts/credentials';
@@ -60,7 +61,9 @@ describe('Credentials that stay alive', function () {
   const post = (id: string) => h.db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   /** An x account connected with OAuth 2.0 tokens the stand-in issued at `issuedAt` (workflow clock), living `lifetimeS`. */
-  async function renewableXAccount(options: { lifetimeS?: number } = {}): Promise<{ row: AccountRow; refreshToken: string; accessToken: string }> {
+  async function renewableXAccount(
+    options: { lifetimeS?: number } = {},
+  ): Promise<{ row: AccountRow; refreshToken: string; accessToken: string; user: ReturnType<PostsHarness['standIns']['x']['addUser']> }> {
     const now = await h.env.currentTimeMs();
     const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
     const lifetimeS = options.lifetimeS ?? 7200;
@@ -74,7 +77,7 @@ describe('Credentials that stay alive', function () {
       credential_issued_at: new Date(now),
       credential_expires_at: new Date(now + lifetimeS * 1000),
     });
-    return { row, ...pair };
+    return { row, user, ...pair };
   }
 
   /** The renewal calls the X stand-in saw for refresh tokens issued to this test's accounts since `from`. */
@@ -336,6 +339,62 @@ describe('Credentials that stay alive', function () {
     const seen = await h.api.request('GET', `/api/v1/accounts/${row.id}`);
     assert.equal(seen.body.data.inactive_reason, 'connection_lost');
     assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('never sent')).length, 0);
+  });
+
+  it('a reconnect without a refresh_token after a refused renewal is told it will not be renewed and works until its token ends, the refused one never sent again', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, refreshToken, user } = await renewableXAccount();
+    h.standIns.x.revokeRefreshToken(refreshToken);
+    await keeper().credentialStored(row.id);
+    const handle = h.env.client.workflow.getHandle(credentialWorkflowId(row.id));
+    assert.deepEqual(await handle.result(), { outcome: 'lost', renewals: 0 });
+
+    // The user reconnects with a new access token and no refresh token, as POST /api/v1/accounts does.
+    const reconnectedAt = await h.env.currentTimeMs();
+    const fresh = h.standIns.x.issueTokens(user, reconnectedAt);
+    const connectDeps = {
+      db: h.db,
+      adapters: h.standIns.adapters,
+      sealedBox: testSealedBox,
+      comingSoon: new Set<string>(),
+      allowInsecureUrls: true,
+      logger: createLogger('silent'),
+      credentialApps: { x: { clientId: 'conformance-client', clientSecret: 'conformance-secret' }, linkedin: null },
+      credentialKeeper: keeper(),
+      now: () => new Date(reconnectedAt),
+    };
+    const reconnected = await connectAccount(connectDeps, row.user_id, { platform: 'x', access_token: fresh.accessToken });
+    assert.equal(reconnected.account.id, row.id);
+    assert.deepEqual({ active: reconnected.account.active, inactive_reason: reconnected.account.inactive_reason }, { active: true, inactive_reason: null });
+    assert.deepEqual(reconnected.warnings.map((w) => w.code), ['credential_not_renewable'], 'told it will need reconnecting when its token ends');
+    assert.deepEqual(await credentialsOf(row.id), { access_token: fresh.accessToken }, 'the refused refresh token is not kept');
+
+    const due = await schedule(row.id, 'after the reconnect', reconnectedAt + HOUR);
+    assert.deepEqual(await h.settle(due), { outcome: 'published', firstComment: null });
+    assert.equal((await account(row.id)).active, true, 'works until the new token ends');
+    assert.deepEqual(renewalsSince(from), [{ refreshToken, outcome: 'revoked' }], 'the refused refresh token was never sent again');
+
+    assert.deepEqual(await handle.result(), { outcome: 'lost', renewals: 0 });
+    const lostAfter = (await handle.describe()).closeTime!.getTime() - (reconnectedAt + 2 * HOUR);
+    assert.ok(lostAfter >= 0 && lostAfter < 60_000, `lost ${lostAfter / 1000} s after the new token ended`);
+  });
+
+  it('a switched-off account whose token ended is renewed on demand: deleting its published post works', async () => {
+    const from = h.standIns.x.oauth.renewals.length;
+    const { row, accessToken, refreshToken } = await renewableXAccount();
+    await h.syncClock();
+    const published = await h.api.request('POST', '/api/v1/posts', { body: { account_id: row.id, text: 'published, then its account switched off' } });
+    assert.equal(published.body.data?.status, 'published', published.text);
+    const off = await h.api.request('PATCH', `/api/v1/accounts/${row.id}`, { body: { active: false } });
+    assert.equal(off.body.data?.inactive_reason, 'deactivated', off.text);
+    h.standIns.x.expireAccessToken(accessToken);
+
+    const del = await h.api.request('DELETE', `/api/v1/posts/${published.body.data.id}`);
+    assert.deepEqual(del.body, { data: { id: published.body.data.id, deleted: true } }, del.text);
+    assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === 'published, then its account switched off').length, 0);
+    assert.deepEqual(renewalsSince(from), [{ refreshToken, outcome: 'renewed' }]);
+    const after = await account(row.id);
+    assert.deepEqual({ active: after.active, inactive_reason: after.inactive_reason }, { active: false, inactive_reason: 'deactivated' }, 'still switched off');
   });
 
   it('a renewal refused during a publish fails that post and cancels the account\'s scheduled posts with connection_lost', async () => {

@@ -2,12 +2,13 @@ import { createGraphClient, graphPath, type GraphClient } from '../graph/client'
 import type { GraphAdapterDeps } from '../graph/deps';
 import { ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { uploadUnpublishedPhoto } from './media';
 import { readFacebookMetrics } from './metrics';
 import {
-  COMMENT_FIELDS, DEFAULT_FACEBOOK_ORIGIN, PAGE_FIELDS, commentOf, commentUrl, feedPostId, identityOf, linkOf, placementOf, postUrl,
-  type FacebookComment, type FacebookPage,
+  COMMENT_FIELDS, DEFAULT_FACEBOOK_ORIGIN, PAGE_FIELDS, commentOf, commentUrl, feedPostId, identityOf, linkOf, pageAnswer, placementOf, postUrl,
+  type FacebookComment,
 } from './mapper';
 
 type FacebookAdapterDeps = GraphAdapterDeps;
@@ -69,7 +70,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
       const { client, pageId } = connect(ctx);
       // `/me` answers the Page only for that Page's own token (protocols.md section 5): a user token, or another
       // Page's, may read the Page's public fields by its id yet cannot publish to it.
-      const me = await client.get<FacebookPage>(graphPath('me'), { fields: PAGE_FIELDS }, 'connect');
+      const me = answerOf('facebook', pageAnswer, await client.get<unknown>(graphPath('me'), { fields: PAGE_FIELDS }, 'connect'), unknownIdentityAnswer('facebook'));
       if (me.id !== pageId) {
         throw new PlatformFailure('facebook', 'reauthorize', `Facebook says this access_token is not the Page token of page ${pageId}; connect with that Page's own access token.`);
       }

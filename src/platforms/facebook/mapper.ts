@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { AccountIdentity, PlatformComment } from '../types';
 
 /** Herald ↔ Facebook Graph shapes (protocols.md section 5). */
@@ -18,12 +19,9 @@ export function commentUrl(pageId: string, postId: string, commentId: string): s
   return `${postUrl(pageId, postId)}?comment_id=${encodeURIComponent(commentId.split('_').pop()!)}`;
 }
 
-export interface FacebookPage {
-  id: string;
-  name?: string;
-  username?: string;
-  link?: string;
-}
+/** What `verify` reads of `GET /me` (the Page, for its own token). */
+export const pageAnswer = z.object({ id: z.string().min(1), name: z.string().optional(), username: z.string().optional(), link: z.string().optional() });
+type FacebookPage = z.output<typeof pageAnswer>;
 
 export const PAGE_FIELDS = 'id,name,username,link';
 

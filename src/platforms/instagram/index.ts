@@ -3,11 +3,12 @@ import { assertQuotaLeft, defaultContainerPolling, publishContainer, publishedLi
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
 import { buildContainer } from './media';
 import { readInstagramMetrics } from './metrics';
 import {
-  COMMENT_FIELDS, DEFAULT_FACEBOOK_GRAPH_ORIGIN, DEFAULT_INSTAGRAM_ORIGIN, ME_FIELDS, REPLY_LIST_FIELDS, USER_FIELDS, commentOf, identityOf, placementOf,
+  COMMENT_FIELDS, DEFAULT_FACEBOOK_GRAPH_ORIGIN, DEFAULT_INSTAGRAM_ORIGIN, ME_FIELDS, REPLY_LIST_FIELDS, USER_FIELDS, commentOf, identityOf, meAnswer, placementOf, userAnswer,
   type InstagramComment, type InstagramUser, type Via,
 } from './mapper';
 
@@ -84,11 +85,13 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     async verify(ctx) {
       const conn = connect(ctx);
       if (conn.via === 'instagram') {
-        const me = await conn.client.get<InstagramUser>('/me', { fields: ME_FIELDS }, 'connect');
-        return identityOf(me, me.user_id ?? me.id, 'instagram');
+        const me = answerOf('instagram', meAnswer, await conn.client.get<unknown>('/me', { fields: ME_FIELDS }, 'connect'), unknownIdentityAnswer('instagram'));
+        // The schema holds one of the two.
+        return identityOf(me, (me.user_id ?? me.id)!, 'instagram');
       }
       const userId = await userIdOf(conn);
-      return identityOf(await conn.client.get<InstagramUser>(graphPath(userId), { fields: USER_FIELDS }, 'connect'), userId, 'facebook');
+      const user = answerOf('instagram', userAnswer, await conn.client.get<unknown>(graphPath(userId), { fields: USER_FIELDS }, 'connect'), unknownIdentityAnswer('instagram'));
+      return identityOf(user, userId, 'facebook');
     },
 
     async publish(ctx, req) {

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { capabilities } from '../capabilities';
 import { PlatformFailure, type AccountIdentity, type MediaItem, type PlatformComment } from '../types';
 
@@ -16,10 +17,18 @@ export interface InstagramUser {
   name?: string;
 }
 
+/** What `verify` reads of the Instagram user node (via facebook). */
+export const userAnswer = z.object({ id: z.string().min(1), username: z.string().optional(), name: z.string().optional() });
+
+/** What `verify` reads of `GET /me` via instagram: the account's id is `user_id` (`id` is app-scoped, the fallback). */
+export const meAnswer = z
+  .object({ id: z.string().min(1).optional(), user_id: z.string().min(1).optional(), username: z.string().optional(), name: z.string().optional() })
+  .refine((me) => (me.user_id ?? me.id) !== undefined, 'neither user_id nor id');
+
 export const USER_FIELDS = 'id,username,name';
 export const ME_FIELDS = 'user_id,username,name';
 
-export function identityOf(user: InstagramUser, igUserId: string, via: Via): AccountIdentity {
+export function identityOf(user: Pick<InstagramUser, 'username' | 'name'>, igUserId: string, via: Via): AccountIdentity {
   const username = user.username ?? igUserId;
   return {
     platformAccountId: igUserId,

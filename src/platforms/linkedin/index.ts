@@ -1,11 +1,12 @@
 import type { HttpClient } from '../../net/http';
 import { LOOKUP_WINDOW_MS } from '../graph/paging';
+import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { createLinkedInClient, encodeUrn, type LinkedInClient } from './client';
 import { uploadImage } from './media';
 import { readLinkedInMetrics } from './metrics';
 import {
-  DEFAULT_LINKEDIN_ORIGIN, POSTING_ROLES, commentOf, commentUrl, escapeLittleText, memberIdentity, organizationIdentity, parseCommentUrn, postBody, postUrl,
+  DEFAULT_LINKEDIN_ORIGIN, POSTING_ROLES, commentOf, commentUrl, escapeLittleText, memberAnswer, memberIdentity, organizationAclsAnswer, organizationAnswer, organizationIdentity, parseCommentUrn, postBody, postUrl,
   type LinkedInComment,
 } from './mapper';
 
@@ -90,16 +91,16 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
       const conn = connect(ctx);
       if (!conn.organizationId) {
         const res = await conn.client.send({ method: 'GET', path: '/v2/userinfo', action: 'connect' });
-        return memberIdentity(res.json as { sub: string; name?: string });
+        return memberIdentity(answerOf('linkedin', memberAnswer, res.json, unknownIdentityAnswer('linkedin')));
       }
       const orgUrn = `urn:li:organization:${conn.organizationId}`;
       const acls = await conn.client.send({ method: 'GET', path: '/rest/organizationAcls', query: { q: 'roleAssignee', state: 'APPROVED', count: 100 }, action: 'connect' });
-      const roles = ((acls.json as { elements?: Array<{ organization: string; role: string }> } | undefined)?.elements ?? []).filter((e) => e.organization === orgUrn);
-      if (!roles.some((r) => POSTING_ROLES.has(r.role))) {
+      const roles = (answerOf('linkedin', organizationAclsAnswer, acls.json, unknownIdentityAnswer('linkedin')).elements ?? []).filter((e) => e.organization === orgUrn);
+      if (!roles.some((r) => r.role !== undefined && POSTING_ROLES.has(r.role))) {
         throw new PlatformFailure('linkedin', 'permanent', `LinkedIn refused the connection: this member cannot post for organization ${conn.organizationId}; a Page administrator must connect it.`);
       }
       const org = await conn.client.send({ method: 'GET', path: `/rest/organizations/${encodeURIComponent(conn.organizationId)}`, action: 'connect' });
-      return organizationIdentity(org.json as { id: number; localizedName?: string; vanityName?: string });
+      return organizationIdentity(answerOf('linkedin', organizationAnswer, org.json, unknownIdentityAnswer('linkedin')));
     },
 
     async publish(ctx, req) {

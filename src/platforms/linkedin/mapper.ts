@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { capabilities } from '../capabilities';
 import type { AccountIdentity, PlatformComment } from '../types';
 
@@ -40,6 +41,11 @@ export function postBody(author: string, text: string, images: UploadedImage[]):
   if (images.length > 1) body.content = { multiImage: { images: images.map(entry) } };
   return body;
 }
+
+/** What `verify` reads: the member (`GET /v2/userinfo`), its organization roles, and the organization. */
+export const memberAnswer = z.object({ sub: z.string().min(1), name: z.string().optional() });
+export const organizationAclsAnswer = z.object({ elements: z.array(z.object({ organization: z.string().optional(), role: z.string().optional() })).optional() });
+export const organizationAnswer = z.object({ id: z.union([z.number(), z.string().min(1)]), localizedName: z.string().optional(), vanityName: z.string().optional() });
 
 export function memberIdentity(info: { sub: string; name?: string; picture?: string }): AccountIdentity {
   const authorUrn = `urn:li:person:${info.sub}`;

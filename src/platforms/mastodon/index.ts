@@ -1,8 +1,9 @@
 import type { HttpClient } from '../../net/http';
+import { answerOf } from '../answers';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishedPost } from '../types';
 import { createMastodonClient } from './client';
 import { parseMastodonInstance } from './instance';
-import { compareIdsDescending, postIdempotencyKey, replyIdempotencyKey, statusUrl, toComment, type MastodonAccount, type MastodonStatus } from './mapper';
+import { compareIdsDescending, postIdempotencyKey, replyIdempotencyKey, statusUrl, toComment, verifiedAccountAnswer, type MastodonStatus } from './mapper';
 import { uploadMedia } from './media';
 import { readMastodonMetrics } from './metrics';
 
@@ -75,14 +76,15 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
 
     async verify(ctx): Promise<AccountIdentity> {
       const { origin, token } = account(ctx);
-      const { body: me } = await client.send<MastodonAccount>(origin, token, { method: 'GET', path: '/api/v1/accounts/verify_credentials' });
+      const { body } = await client.send<unknown>(origin, token, { method: 'GET', path: '/api/v1/accounts/verify_credentials' });
       const host = new URL(origin).host;
+      const me = answerOf('mastodon', verifiedAccountAnswer, body, `Mastodon: ${host} did not answer as a Mastodon server.`);
       return {
         // Account ids are only unique within one server.
         platformAccountId: `${me.id}@${host}`,
         username: `${me.username}@${host}`,
         displayName: me.display_name || null,
-        profileUrl: me.url,
+        profileUrl: me.url || null,
         settings: { instance_origin: origin, account_id: me.id, username: me.username },
       };
     },

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import type { PlatformComment } from '../types';
 
 /** Mastodon entities Herald reads (protocols.md section 3). */
-export interface MastodonAccount {
+interface MastodonAccount {
   id: string;
   username: string;
   acct: string;
@@ -10,6 +11,17 @@ export interface MastodonAccount {
   url: string;
   avatar?: string;
 }
+
+/**
+ * What `verify` reads of `GET /api/v1/accounts/verify_credentials`. The server is the user's choice: a host that is not
+ * a Mastodon server may answer 200 with anything.
+ */
+export const verifiedAccountAnswer = z.object({
+  id: z.string().min(1),
+  username: z.string().min(1),
+  display_name: z.string().nullish(),
+  url: z.string().nullish(),
+});
 
 export interface MastodonStatus {
   id: string;

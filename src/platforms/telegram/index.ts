@@ -1,17 +1,18 @@
 import type { HttpClient } from '../../net/http';
 import { capabilities } from '../capabilities';
+import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createTelegramClient, TELEGRAM_DEFAULT_ORIGIN } from './client';
 import {
+  botAnswer,
   canPost,
+  chatAnswer,
+  chatMemberAnswer,
   joinMessageIds,
   messageUrl,
   planSend,
   splitMessageIds,
-  type TelegramChat,
-  type TelegramChatMember,
   type TelegramMessage,
-  type TelegramUser,
 } from './mapper';
 
 interface TelegramAdapterDeps {
@@ -48,11 +49,12 @@ export function createTelegramAdapter(deps: TelegramAdapterDeps): PlatformAdapte
 
     async verify(ctx): Promise<AccountIdentity> {
       const token = botToken(ctx);
-      const bot = await client.call<TelegramUser>(token, 'getMe', { json: {} });
-      const chat = await client.call<TelegramChat>(token, 'getChat', { json: { chat_id: chatId(ctx) } });
+      const refusal = unknownIdentityAnswer('telegram');
+      const bot = answerOf('telegram', botAnswer, await client.call<unknown>(token, 'getMe', { json: {} }), refusal);
+      const chat = answerOf('telegram', chatAnswer, await client.call<unknown>(token, 'getChat', { json: { chat_id: chatId(ctx) } }), refusal);
       if (chat.type !== 'private') {
         // Connecting a chat the bot cannot post in would only fail later, at the scheduled time.
-        const member = await client.call<TelegramChatMember>(token, 'getChatMember', { json: { chat_id: chat.id, user_id: bot.id } });
+        const member = answerOf('telegram', chatMemberAnswer, await client.call<unknown>(token, 'getChatMember', { json: { chat_id: chat.id, user_id: bot.id } }), refusal);
         if (!canPost(chat, member)) {
           throw new PlatformFailure(
             'telegram',

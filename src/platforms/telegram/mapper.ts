@@ -1,27 +1,23 @@
 import { FormData } from '../../net/http';
+import { z } from 'zod';
 import type { MediaItem } from '../types';
 
-/** Bot API shapes Herald reads (protocols.md section 4). */
-export interface TelegramUser {
-  id: number;
-  is_bot: boolean;
-  first_name: string;
-  username?: string;
-}
-
-export interface TelegramChat {
-  id: number;
-  type: 'private' | 'group' | 'supergroup' | 'channel';
-  title?: string;
-  username?: string;
-  first_name?: string;
-}
-
-export interface TelegramChatMember {
-  status: 'creator' | 'administrator' | 'member' | 'restricted' | 'left' | 'kicked';
-  can_post_messages?: boolean;
-  can_send_messages?: boolean;
-}
+/** Bot API shapes Herald reads (protocols.md section 4); what `verify` reads of `getMe`, `getChat` and `getChatMember` is checked. */
+export const botAnswer = z.object({ id: z.number(), username: z.string().optional() });
+export const chatAnswer = z.object({
+  id: z.number(),
+  type: z.enum(['private', 'group', 'supergroup', 'channel']),
+  title: z.string().optional(),
+  username: z.string().optional(),
+  first_name: z.string().optional(),
+});
+export const chatMemberAnswer = z.object({
+  status: z.enum(['creator', 'administrator', 'member', 'restricted', 'left', 'kicked']),
+  can_post_messages: z.boolean().optional(),
+  can_send_messages: z.boolean().optional(),
+});
+type TelegramChat = z.output<typeof chatAnswer>;
+type TelegramChatMember = z.output<typeof chatMemberAnswer>;
 
 /** A channel takes posts from its creator or an administrator with can_post_messages; a group from any present member. */
 export function canPost(chat: TelegramChat, member: TelegramChatMember): boolean {

@@ -3,10 +3,11 @@ import { assertQuotaLeft, createContainer, defaultContainerPolling, publishConta
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { GraphFailure, ignoreGone } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { deletePermissionFailure, describeContainerError } from './errors';
 import { readThreadsMetrics } from './metrics';
-import { DEFAULT_THREADS_ORIGIN, REPLY_FIELDS, USER_FIELDS, carouselFields, carouselItemFields, commentOf, identityOf, singleFields, type ThreadsReply, type ThreadsUser } from './mapper';
+import { DEFAULT_THREADS_ORIGIN, REPLY_FIELDS, USER_FIELDS, carouselFields, carouselItemFields, commentOf, identityOf, singleFields, userAnswer, type ThreadsReply } from './mapper';
 
 type ThreadsAdapterDeps = GraphAdapterDeps;
 
@@ -76,7 +77,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
 
     async verify(ctx) {
       const { client } = connect(ctx);
-      return identityOf(await client.get<ThreadsUser>('/me', { fields: USER_FIELDS }, 'connect'));
+      return identityOf(answerOf('threads', userAnswer, await client.get<unknown>('/me', { fields: USER_FIELDS }, 'connect'), unknownIdentityAnswer('threads')));
     },
 
     publish,

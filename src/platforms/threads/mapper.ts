@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { capabilities } from '../capabilities';
 import { PlatformFailure, type AccountIdentity, type MediaItem, type PlatformComment } from '../types';
 
@@ -5,11 +6,9 @@ import { PlatformFailure, type AccountIdentity, type MediaItem, type PlatformCom
 
 export const DEFAULT_THREADS_ORIGIN = 'https://graph.threads.net/v1.0';
 
-export interface ThreadsUser {
-  id: string;
-  username?: string;
-  name?: string;
-}
+/** What `verify` reads of `GET /me`. */
+export const userAnswer = z.object({ id: z.string().min(1), username: z.string().optional(), name: z.string().optional() });
+type ThreadsUser = z.output<typeof userAnswer>;
 
 export const USER_FIELDS = 'id,username,name,threads_profile_picture_url';
 

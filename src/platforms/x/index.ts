@@ -1,7 +1,8 @@
 import type { HttpClient } from '../../net/http';
+import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createXClient, X_DEFAULT_ORIGIN } from './client';
-import { comparableText, COMMENT_TWEET_FIELDS, createTweetBody, isPremium, repliedToId, toComment, tweetUrl, USER_FIELDS, type XTweet, type XUser } from './mapper';
+import { comparableText, COMMENT_TWEET_FIELDS, createTweetBody, isPremium, meAnswer, repliedToId, toComment, tweetUrl, USER_FIELDS, type XTweet, type XUser } from './mapper';
 import { uploadMedia, X_CHUNK_BYTES } from './media';
 import { readXMetrics } from './metrics';
 
@@ -71,12 +72,12 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
     platform: 'x',
 
     async verify(ctx): Promise<AccountIdentity> {
-      const me = await client.send<{ data: XUser }>(ctx.credentials, { method: 'GET', path: '/2/users/me', query: { 'user.fields': USER_FIELDS } });
-      const user = me.data;
+      const me = await client.send<unknown>(ctx.credentials, { method: 'GET', path: '/2/users/me', query: { 'user.fields': USER_FIELDS } });
+      const user = answerOf('x', meAnswer, me, unknownIdentityAnswer('x')).data;
       return {
         platformAccountId: user.id,
         username: user.username,
-        displayName: user.name ?? null,
+        displayName: user.name || null,
         profileUrl: `https://x.com/${user.username}`,
         premium: isPremium(user),
         settings: { user_id: user.id, username: user.username },

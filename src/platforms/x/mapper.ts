@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { PlatformComment } from '../types';
 
 /** X API v2 shapes Herald reads (protocols.md section 1). */
@@ -7,9 +8,22 @@ export interface XUser {
   username: string;
   profile_image_url?: string;
   verified?: boolean;
-  verified_type?: 'blue' | 'business' | 'government' | 'none';
-  subscription_type?: 'Basic' | 'Premium' | 'PremiumPlus' | 'None';
+  /** 'blue', 'business', 'government', 'none' (a string: a value X adds later is no reason to refuse a connect). */
+  verified_type?: string;
+  /** 'Basic', 'Premium', 'PremiumPlus', 'None'. */
+  subscription_type?: string;
 }
+
+/** What `verify` reads of `GET /2/users/me`. */
+export const meAnswer = z.object({
+  data: z.object({
+    id: z.string().min(1),
+    username: z.string().min(1),
+    name: z.string(),
+    verified_type: z.string().optional(),
+    subscription_type: z.string().optional(),
+  }),
+});
 
 export interface XTweet {
   id: string;
