@@ -4,7 +4,7 @@ import { toEventView } from '../src/events/view';
 import type { Logger } from '../src/logger';
 import { type HttpClient, TransportError } from '../src/net/http';
 import { pendingDispatch, recordAttempt, settleDispatch, type AttemptVerdict } from '../src/webhooks/delivery-state';
-import { openWebhookSecret } from '../src/webhooks/secrets';
+import { signingSecrets } from '../src/webhooks/secrets';
 import { webhookHeaders } from '../src/webhooks/signature';
 
 /** A delivery attempt gets 15 s for the receiver to answer (decisions.md "Events and webhooks"). */
@@ -23,7 +23,7 @@ export interface WebhookActivityDeps {
 export function createWebhookActivities(deps: WebhookActivityDeps) {
   return {
     /**
-     * One attempt to deliver an event to an endpoint: signed afresh (both secrets during a rotation), the same
+     * One attempt to deliver an event to an endpoint: signed afresh (with every secret still signing after rotations), the same
      * `webhook-id` every time, recorded with what the endpoint did to it. `gone`: the event or endpoint no longer
      * exists, or the endpoint is switched off, so there is nothing left to deliver. `at` is the workflow's time (the
      * failing-run rule counts it); the rotation's 24 hours are set and read by the wall clock, as the receiver's are.
@@ -35,10 +35,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         if (input.dispatch) await settleDispatch(deps.db, input.eventId, input.endpointId);
         return 'gone';
       }
-      const secrets = [openWebhookSecret(deps.sealedBox, endpoint.id, endpoint.secret_sealed)];
-      if (endpoint.previous_secret_sealed && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at.getTime() > Date.now()) {
-        secrets.push(openWebhookSecret(deps.sealedBox, endpoint.id, endpoint.previous_secret_sealed));
-      }
+      const secrets = signingSecrets(deps.sealedBox, endpoint, new Date());
       const body = JSON.stringify(toEventView(event));
       const headers = { ...webhookHeaders(secrets, event.id, Math.floor(Date.now() / 1000), body), 'content-type': 'application/json' };
       const started = Date.now();

@@ -154,7 +154,8 @@ export const webhooksRoutes = [
     method: 'post',
     path: '/webhooks/:id/rotate-secret',
     summary: "Rotate a webhook endpoint's secret",
-    description: 'The new secret is shown once; the previous one keeps signing beside it for 24 hours (two signatures in `webhook-signature`).',
+    description:
+      'The new secret is shown once. The previous one keeps signing beside it for 24 hours, and so does every secret rotated out in the 24 hours before (one signature each in `webhook-signature`; at most three rotated-out secrets sign, so a fourth rotation within a day stops the oldest).',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: endpointParams,

@@ -13,8 +13,11 @@ import { newWebhookSecret, sealWebhookSecret } from './secrets';
  */
 
 const maxEndpointsPerUser = 10;
-/** How long a rotated-out secret keeps signing beside the new one. */
-const rotationOverlapMs = 24 * 60 * 60 * 1000;
+/**
+ * How long a rotated-out secret keeps signing beside the new one, and how many rotated-out secrets may sign at once:
+ * a fourth rotation within 24 hours stops the oldest of them (a bound on the signatures each delivery carries).
+ */
+const rotation = { overlapMs: 24 * 60 * 60 * 1000, keepRetired: 3 };
 
 export interface WebhooksDeps {
   db: Db;
@@ -55,10 +58,10 @@ export async function changeEndpoint(deps: WebhooksDeps, userId: string, endpoin
   return { ok: true, endpoint: await endpoints.updateOwnEndpoint(deps.db, userId, endpointId, { ...changes, events }) };
 }
 
-/** A new secret, shown once; the old one keeps signing for 24 hours. Undefined for another user's endpoint. */
+/** A new secret, shown once; the old one keeps signing for 24 hours, as do those rotated out before it. Undefined for another user's endpoint. */
 export async function rotateSecret(deps: WebhooksDeps, userId: string, endpointId: string): Promise<{ endpoint: WebhookEndpointRow; secret: string } | undefined> {
   const secret = newWebhookSecret();
-  const endpoint = await endpoints.rotateOwnSecret(deps.db, userId, endpointId, sealWebhookSecret(deps.sealedBox, endpointId, secret), rotationOverlapMs);
+  const endpoint = await endpoints.rotateOwnSecret(deps.db, userId, endpointId, sealWebhookSecret(deps.sealedBox, endpointId, secret), rotation);
   return endpoint && { endpoint, secret };
 }
 

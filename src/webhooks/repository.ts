@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { EventType } from '../events/catalogue';
-import type { WebhookEndpointRow } from '../db/tables/webhooks';
+import type { RetiredSecret, WebhookEndpointRow } from '../db/tables/webhooks';
 import { isUuid } from '../db/uuid';
 
 /** The `webhook_endpoints` table, as free functions taking `db` or a transaction first. */
@@ -63,14 +63,30 @@ export async function deleteOwnEndpoint(db: Db, userId: string, endpointId: stri
   return db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).where('user_id', '=', userId).returningAll().executeTakeFirst();
 }
 
-/** The current secret becomes the previous one (signing beside the new one for `overlapMs`), in one statement. */
-export async function rotateOwnSecret(db: Db, userId: string, endpointId: string, newSealed: string, overlapMs: number): Promise<WebhookEndpointRow | undefined> {
+/**
+ * The current secret is retired (signing beside the new one for `overlapMs`) in front of the retired ones still
+ * signing, in one statement; beyond `keepRetired` the oldest stops at once. Expired ones are dropped here.
+ */
+export async function rotateOwnSecret(
+  db: Db,
+  userId: string,
+  endpointId: string,
+  newSealed: string,
+  rotation: { overlapMs: number; keepRetired: number },
+): Promise<WebhookEndpointRow | undefined> {
   if (!isUuid(endpointId)) return undefined;
+  const retiring = sql`jsonb_build_object('sealed', secret_sealed, 'expires_at', now() + ${`${rotation.overlapMs} milliseconds`}::interval)`;
   return db
     .updateTable('webhook_endpoints')
     .set({
-      previous_secret_sealed: sql`secret_sealed`,
-      previous_secret_expires_at: sql`now() + ${`${overlapMs} milliseconds`}::interval`,
+      retired_secrets: sql<RetiredSecret[]>`(
+        select coalesce(jsonb_agg(secret order by n), '[]'::jsonb) from (
+          select secret, n from jsonb_array_elements(jsonb_build_array(${retiring}) || retired_secrets) with ordinality as s(secret, n)
+          where (secret ->> 'expires_at')::timestamptz > now()
+          order by n
+          limit ${rotation.keepRetired}
+        ) kept
+      )`,
       secret_sealed: newSealed,
       updated_at: sql`now()`,
     })

@@ -94,7 +94,15 @@ describe('Webhook endpoints API', function () {
     assert.ok(Math.abs(until - Date.now() - 24 * 3600_000) < 60_000, res.body.data.previous_secret_expires_at);
     const row = await sealedRow(body.data.id);
     assert.equal(openWebhookSecret(box, row.id, row.secret_sealed), res.body.data.secret);
-    assert.equal(openWebhookSecret(box, row.id, row.previous_secret_sealed!), before);
+    assert.equal(openWebhookSecret(box, row.id, row.retired_secrets[0].sealed), before);
+  });
+
+  it('rotate-secret keeps every secret rotated out in the last 24 hours, newest first, three at most', async () => {
+    const { body } = await create({ url: 'https://hooks.example.com/rotate-often' });
+    const secrets = [body.data.secret as string];
+    for (let i = 0; i < 4; i += 1) secrets.push((await api.request('POST', `/api/v1/webhooks/${body.data.id}/rotate-secret`)).body.data.secret);
+    const row = await sealedRow(body.data.id);
+    assert.deepEqual(row.retired_secrets.map((retired) => openWebhookSecret(box, row.id, retired.sealed)), [secrets[3], secrets[2], secrets[1]], 'the fourth rotation stopped the first secret');
   });
 
   it('DELETE removes it; another user gets 404 on every route and changes nothing', async () => {
