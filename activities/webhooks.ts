@@ -7,10 +7,13 @@ import { pendingDispatch, recordAttempt, settleDispatch, type AttemptVerdict } f
 import { signingSecrets } from '../src/webhooks/secrets';
 import { webhookHeaders } from '../src/webhooks/signature';
 
-/** A delivery attempt gets 15 s for the receiver to answer (decisions.md "Events and webhooks"). */
+/**
+ * A delivery attempt gets 15 s for the receiver's status (decisions.md "Events and webhooks"), which is the verdict.
+ * Nothing reads the body after it: it gets 2 s and 64 KiB more, and one that is longer, slower or never ends is cut
+ * short, never a failure (a 2xx followed by a trickling body was recorded as a timeout and delivered again).
+ */
 const attemptTimeoutMs = 15_000;
-/** Nothing reads the receiver's body (the status is the verdict): a longer one is cut short here, never a failure. */
-const receiverBodyBytesRead = 64 * 1024;
+const receiverBody = { ms: 2_000, bytes: 64 * 1024 };
 
 export interface WebhookActivityDeps {
   db: Db;
@@ -42,7 +45,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       let statusCode: number | null = null;
       let error: string | null = null;
       try {
-        const response = await deps.http.request({ method: 'POST', url: endpoint.url, headers, body, timeoutMs: attemptTimeoutMs, maxBytes: receiverBodyBytesRead, overCap: 'truncate' });
+        const response = await deps.http.request({ method: 'POST', url: endpoint.url, headers, body, timeoutMs: attemptTimeoutMs, statusOnly: { bodyMs: receiverBody.ms }, maxBytes: receiverBody.bytes });
         statusCode = response.status;
       } catch (err) {
         if (!(err instanceof TransportError)) throw err;

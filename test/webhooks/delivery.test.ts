@@ -214,4 +214,31 @@ describe('Webhook delivery workflow (time skipping)', function () {
     assert.equal(String(delivery.headers['webhook-signature']).split(' ').length, 3);
     for (const secret of [endpoint.secret, ...rotations]) new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
   });
+
+  it('a 2xx whose body trickles and never ends is delivered once its status came in time: the body is cut short, never a timeout', async () => {
+    const endpoint = await newEndpoint();
+    const trickler = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"ok":');
+        const drip = setInterval(() => res.write(' '), 500);
+        res.on('close', () => clearInterval(drip));
+      });
+    });
+    await new Promise<void>((resolve) => trickler.listen(0, '127.0.0.1', resolve));
+    await h.db.updateTable('webhook_endpoints').set({ url: `http://127.0.0.1:${(trickler.address() as AddressInfo).port}/hook` }).where('id', '=', endpoint.id).execute();
+    const http = createHttpClient({ allowInsecure: true });
+    try {
+      const activities = createWebhookActivities({ db: h.db, logger: createLogger('silent'), sealedBox: testSealedBox, http });
+      assert.equal(await activities.attemptWebhookDelivery({ eventId: (await newEvent()).id, endpointId: endpoint.id, at: Date.now() }), 'delivered');
+    } finally {
+      await http.close();
+      trickler.closeAllConnections();
+      trickler.close();
+    }
+    const [attempt] = await attempts(endpoint.id);
+    assert.deepEqual([attempt.status_code, attempt.error, attempt.delivered], [200, null, true]);
+    assert.ok(attempt.duration_ms < 10_000, `${attempt.duration_ms} ms: the body had its own short bound`);
+  });
 });
