@@ -61,6 +61,11 @@ const DeliverySchema = z
   })
   .meta({ id: 'WebhookDelivery' });
 
+const SentSchema = z.object({
+  data: EventSchema,
+  already_in_flight: z.boolean().meta({ description: 'True when the same delivery was already under way: this request joined it and sent nothing more' }),
+});
+
 const notFound = (id: string) => new ApiError('not_found', `Webhook endpoint ${id.slice(0, 100)} not found`);
 
 /** Why `/test` or `/redeliver` sent nothing, as the client is told it. */
@@ -172,16 +177,16 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/test',
     summary: 'Send a test event',
     description:
-      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. A switched-off endpoint is 409 `webhook_endpoint_disabled`.',
+      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `already_in_flight: true` and sends nothing (`/redeliver` it to send it now). A switched-off endpoint is 409 `webhook_endpoint_disabled`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: endpointParams,
     errors: ['not_found', 'webhook_endpoint_disabled'],
-    responses: { 202: { description: 'The event being delivered', schema: z.object({ data: EventSchema }) } },
+    responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, auth, deps }) => {
       const sent = await sendTestEvent(sendDeps(deps), auth.userId, params.id);
       if (!sent.ok) throw sendRefusal(params.id, sent);
-      return { status: 202, body: { data: toEventView(sent.event) } };
+      return { status: 202, body: { data: toEventView(sent.event), already_in_flight: sent.alreadyInFlight } };
     },
   }),
   defineRoute({
@@ -189,17 +194,17 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/redeliver',
     summary: 'Send an event again',
     description:
-      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types. Another user\'s event is 404; a switched-off endpoint is 409 `webhook_endpoint_disabled`.',
+      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `already_in_flight: true` and sends nothing more. Another user\'s event is 404; a switched-off endpoint is 409 `webhook_endpoint_disabled`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: endpointParams,
     body: z.strictObject({ event_id: z.string().min(1, 'must not be empty') }),
     errors: ['not_found', 'webhook_endpoint_disabled'],
-    responses: { 202: { description: 'The event being delivered', schema: z.object({ data: EventSchema }) } },
+    responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, body, auth, deps }) => {
       const sent = await redeliverEvent(sendDeps(deps), auth.userId, params.id, body.event_id);
       if (!sent.ok) throw sendRefusal(params.id, sent, body.event_id);
-      return { status: 202, body: { data: toEventView(sent.event) } };
+      return { status: 202, body: { data: toEventView(sent.event), already_in_flight: sent.alreadyInFlight } };
     },
   }),
   defineRoute({

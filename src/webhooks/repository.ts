@@ -29,6 +29,12 @@ export async function findOwnEndpoint(db: Db, userId: string, endpointId: string
   return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).where('user_id', '=', userId).executeTakeFirst();
 }
 
+/** The user's endpoint, its row locked until the transaction ends; undefined as `findOwnEndpoint`. */
+export async function lockOwnEndpoint(trx: Trx, userId: string, endpointId: string): Promise<WebhookEndpointRow | undefined> {
+  if (!isUuid(endpointId)) return undefined;
+  return trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).where('user_id', '=', userId).forUpdate().executeTakeFirst();
+}
+
 /** Oldest first (the order they were added in). */
 export async function listOwnEndpoints(db: Db, userId: string): Promise<WebhookEndpointRow[]> {
   return db.selectFrom('webhook_endpoints').selectAll().where('user_id', '=', userId).orderBy('created_at').orderBy('id').execute();

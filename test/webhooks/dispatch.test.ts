@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { recordEvents } from '../../src/events/outbox';
 import { createLogger } from '../../src/logger';
 import { claimEvents, dispatchEvents, webhookWorkflowId } from '../../src/webhooks/dispatcher';
@@ -20,7 +21,10 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     receiver = createServer((req, res) => {
       received.push({ path: req.url ?? '', id: String(req.headers['webhook-id']) });
       req.resume();
-      req.on('end', () => res.end());
+      req.on('end', () => {
+        if (req.url?.startsWith('/failing')) res.statusCode = 500;
+        res.end();
+      });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
@@ -142,6 +146,31 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     const doc = await h.api.request('GET', '/api/v1/openapi.json');
     for (const path of ['/api/v1/webhooks/{id}/test', '/api/v1/webhooks/{id}/redeliver']) {
       assert.match(doc.body.paths[path].post.responses['409'].description, /webhook_endpoint_disabled/, path);
+    }
+  });
+
+  it('/redeliver and /test while the same delivery is still being tried join it (already_in_flight: true) and send nothing more', async () => {
+    const id = await endpoint('/failing-again');
+    const [event] = await h.db.transaction().execute((trx) => recordEvents(trx, [{ userId: h.api.userId, type: 'post.published', data: { id: 'p' }, request: null }]));
+    const asks = [];
+    for (let i = 0; i < 3; i += 1) asks.push(await h.api.request('POST', `/api/v1/webhooks/${id}/redeliver`, { body: { event_id: event.id } }));
+
+    const tests = [];
+    for (let i = 0; i < 3; i += 1) tests.push(await h.api.request('POST', `/api/v1/webhooks/${id}/test`));
+
+    // Each first attempt fails at once (500); the retry waits 5 s. Real time well under that: one POST each.
+    const sentTo = () => received.filter((r) => r.path === '/failing-again');
+    for (let i = 0; i < 100 && sentTo().length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.deepEqual(sentTo().map((r) => r.id).sort(), [event.id, tests[0].body.data.id].sort());
+    assert.deepEqual(asks.map((res) => [res.status, res.body.data.id, res.body.already_in_flight]), [[202, event.id, false], [202, event.id, true], [202, event.id, true]]);
+    assert.deepEqual(tests.map((res) => [res.status, res.body.data.id, res.body.already_in_flight]), [[202, tests[0].body.data.id, false], [202, tests[0].body.data.id, true], [202, tests[0].body.data.id, true]]);
+    const testEvents = await h.db.selectFrom('events').select('id').where('type', '=', 'webhook.test').where(sql<boolean>`data->>'endpoint_id' = ${id}`).execute();
+    assert.equal(testEvents.length, 1, 'one webhook.test written');
+
+    assert.equal((await h.api.request('DELETE', `/api/v1/webhooks/${id}`)).status, 200);
+    for (const workflowId of [`${webhookWorkflowId(event.id, id)}-again`, webhookWorkflowId(tests[0].body.data.id, id)]) {
+      await h.env.client.workflow.getHandle(workflowId).terminate('test over');
     }
   });
 });
