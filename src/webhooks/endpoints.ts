@@ -3,13 +3,14 @@ import type { SealedBox } from '../crypto/sealed-box';
 import type { Db } from '../db';
 import type { WebhookEndpointRow } from '../db/tables/webhooks';
 import type { EventType } from '../events/catalogue';
-import { assertFetchableUrl, BlockedAddressError } from '../net/address-guard';
+import { assertFetchableUrlResolved, BlockedAddressError } from '../net/address-guard';
 import * as endpoints from './repository';
 import { newWebhookSecret, sealWebhookSecret } from './secrets';
 
 /**
  * Managing a user's webhook endpoints (decisions.md "Events and webhooks"). Answers domain results; the routes turn
- * them into HTTP. A URL is checked by the same guard as media URLs (`src/net/address-guard.ts`).
+ * them into HTTP. A URL is checked by the same guard as media URLs (`src/net/address-guard.ts`), and its host's DNS
+ * answers too: it is fetched later, and one that resolves to a private address could never receive.
  */
 
 const maxEndpointsPerUser = 10;
@@ -29,7 +30,7 @@ type Refusal = { ok: false; message: string };
 type Created = { ok: true; endpoint: WebhookEndpointRow; secret: string };
 
 export async function createEndpoint(deps: WebhooksDeps, userId: string, input: { url: string; events?: EventType[]; description?: string }): Promise<Created | Refusal> {
-  const urlRefusal = refusedUrl(input.url, deps.allowInsecureUrls);
+  const urlRefusal = await refusedUrl(input.url, deps.allowInsecureUrls);
   if (urlRefusal) return urlRefusal;
   const id = randomUUID();
   const secret = newWebhookSecret();
@@ -51,7 +52,7 @@ export async function createEndpoint(deps: WebhooksDeps, userId: string, input: 
 
 export async function changeEndpoint(deps: WebhooksDeps, userId: string, endpointId: string, changes: endpoints.EndpointChanges): Promise<{ ok: true; endpoint: WebhookEndpointRow | undefined } | Refusal> {
   if (changes.url !== undefined) {
-    const urlRefusal = refusedUrl(changes.url, deps.allowInsecureUrls);
+    const urlRefusal = await refusedUrl(changes.url, deps.allowInsecureUrls);
     if (urlRefusal) return urlRefusal;
   }
   const events = changes.events ? [...new Set(changes.events)] : changes.events;
@@ -65,9 +66,9 @@ export async function rotateSecret(deps: WebhooksDeps, userId: string, endpointI
   return endpoint && { endpoint, secret };
 }
 
-function refusedUrl(url: string, allowInsecure: boolean): Refusal | null {
+async function refusedUrl(url: string, allowInsecure: boolean): Promise<Refusal | null> {
   try {
-    assertFetchableUrl(url, allowInsecure);
+    await assertFetchableUrlResolved(url, allowInsecure);
     return null;
   } catch (err) {
     if (err instanceof BlockedAddressError) return { ok: false, message: `url: ${err.message}` };

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createSealedBox } from '../../src/crypto/sealed-box';
 import { openWebhookSecret } from '../../src/webhooks/secrets';
+import { privatelyResolvedHostname } from '../helpers/private-hostname';
 import { startApi, testConfig, testEncryptionKey, type TestApi } from '../helpers/api';
 
 const secretPattern = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -54,6 +55,22 @@ describe('Webhook endpoints API', function () {
     assert.equal(unknown.body.error.code, 'bad_request');
     const count = await api.deps.db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', api.userId).executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 2, 'nothing was written for a refused request');
+  });
+
+  it('refuses, at create and PATCH, a host that resolves to an address that is not public, and localhost. with its trailing dot; a name with no answer passes', async () => {
+    const { hostname, address } = await privatelyResolvedHostname();
+    const { body } = await create({ url: 'https://hooks.example.com/resolved' });
+    for (const url of [`https://${hostname}/h`, 'https://localhost./h', 'https://api.localhost./h']) {
+      for (const res of [await create({ url }), await api.request('PATCH', `/api/v1/webhooks/${body.data.id}`, { body: { url } })]) {
+        assert.equal(res.status, 400, `${url}: ${res.text}`);
+        assert.equal(res.body.error.code, 'bad_request');
+        assert.match(res.body.error.message, /^url: .* (resolves to an address that|is) not (public|a public address)/);
+        assert.ok(!res.text.includes(address), 'the private address is not named');
+      }
+    }
+    assert.equal((await sealedRow(body.data.id)).url, 'https://hooks.example.com/resolved');
+    const unresolved = await create({ url: 'https://no-such-host.invalid/h' });
+    assert.equal(unresolved.status, 201, unresolved.text);
   });
 
   it('allows at most 10 endpoints a user', async () => {
