@@ -52,6 +52,7 @@ function sendDeps(deps: AppDeps) {
 
 const DeliverySchema = z
   .object({
+    id: z.string().meta({ description: 'The attempt: pass the last of a page as `after`' }),
     event_id: z.string(),
     attempted_at: z.string(),
     status_code: z.number().int().nullable().meta({ description: 'Null when no answer came (see error)' }),
@@ -211,19 +212,27 @@ export const webhooksRoutes = [
     method: 'get',
     path: '/webhooks/:id/deliveries',
     summary: "List an endpoint's delivery attempts",
-    description: 'Newest first, kept 30 days: each attempt with its event, time, status code or error, and duration.',
+    description:
+      'Newest first, kept 30 days: each attempt with its id, event, time, status code or error, and duration. `has_more` says whether older attempts follow; pass the last `id` of a page as `after` for the next one. `event_id` lists one event\'s attempts only.',
     tags: ['Webhooks'],
     scope: 'webhooks:read',
     params: endpointParams,
-    query: z.strictObject({ limit: queryInteger({ min: 1, max: 100 }).optional().meta({ description: 'Default 50, max 100' }) }),
+    query: z.strictObject({
+      after: z.uuid('must be a delivery attempt id').optional().meta({ description: 'The last id of the previous page: the attempts older than it follow' }),
+      event_id: z.string().min(1).max(100).optional().meta({ description: 'Only the attempts to deliver this event' }),
+      limit: queryInteger({ min: 1, max: 100 }).optional().meta({ description: 'Default 50, max 100' }),
+    }),
     errors: ['not_found'],
-    responses: { 200: { description: 'The attempts', schema: z.object({ data: z.array(DeliverySchema) }) } },
+    responses: { 200: { description: 'A page of attempts', schema: z.object({ data: z.array(DeliverySchema), has_more: z.boolean() }) } },
     handler: async ({ params, query, auth, deps }) => {
       const endpoint = await findOwnEndpoint(deps.db, auth.userId, params.id);
       if (!endpoint) throw notFound(params.id);
-      const rows = await listDeliveries(deps.db, endpoint.id, query.limit ?? 50);
-      const data = rows.map((r) => ({ event_id: r.event_id, attempted_at: r.attempted_at.toISOString(), status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, delivered: r.delivered }));
-      return { status: 200, body: { data } };
+      const limit = query.limit ?? 50;
+      const rows = await listDeliveries(deps.db, endpoint.id, { after: query.after, eventId: query.event_id, limit: limit + 1 });
+      const data = rows
+        .slice(0, limit)
+        .map((r) => ({ id: r.id, event_id: r.event_id, attempted_at: r.attempted_at.toISOString(), status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, delivered: r.delivered }));
+      return { status: 200, body: { data, has_more: rows.length > limit } };
     },
   }),
 ];

@@ -102,7 +102,17 @@ export async function rotateOwnSecret(
     .executeTakeFirst();
 }
 
-/** The endpoint's delivery attempts, newest first. */
-export async function listDeliveries(db: Db, endpointId: string, limit: number) {
-  return db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).orderBy('attempted_at', 'desc').orderBy('id').limit(limit).execute();
+/**
+ * The endpoint's delivery attempts, newest first (ties by id), optionally of one event. `after` is an attempt id: the
+ * attempts that sort after it follow. One that no longer exists (kept 30 days, as are all older ones) ends the list.
+ */
+export async function listDeliveries(db: Db, endpointId: string, page: { after?: string; eventId?: string; limit: number }) {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
+  if (page.eventId !== undefined) query = query.where('event_id', '=', page.eventId);
+  if (page.after !== undefined) {
+    query = query.where(
+      sql<boolean>`(attempted_at, id) < (select cursor.attempted_at, cursor.id from webhook_deliveries cursor where cursor.id = ${page.after} and cursor.endpoint_id = ${endpointId})`,
+    );
+  }
+  return query.orderBy('attempted_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
 }
