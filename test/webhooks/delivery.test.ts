@@ -57,6 +57,8 @@ describe('Webhook delivery workflow (time skipping)', function () {
   });
 
   const newEndpoint = async () => {
+    // A user has at most 10 endpoints, and each test needs only its own.
+    await h.db.deleteFrom('webhook_endpoints').where('user_id', '=', h.api.userId).execute();
     const res = await h.api.request('POST', '/api/v1/webhooks', { body: { url } });
     assert.equal(res.status, 201, res.text);
     return res.body.data as { id: string; secret: string };
