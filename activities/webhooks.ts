@@ -4,13 +4,16 @@ import { toEventView } from '../src/events/view';
 import type { Logger } from '../src/logger';
 import { type HttpClient, TransportError } from '../src/net/http';
 import { pendingDispatch, recordAttempt, settleDispatch, type AttemptVerdict } from '../src/webhooks/delivery-state';
-import { openWebhookSecret } from '../src/webhooks/secrets';
+import { signingSecrets } from '../src/webhooks/secrets';
 import { webhookHeaders } from '../src/webhooks/signature';
 
-/** A delivery attempt gets 15 s for the receiver to answer (decisions.md "Events and webhooks"). */
+/**
+ * A delivery attempt gets 15 s for the receiver's status (decisions.md "Events and webhooks"), which is the verdict.
+ * Nothing reads the body after it: it gets 2 s and 64 KiB more, and one that is longer, slower or never ends is cut
+ * short, never a failure (a 2xx followed by a trickling body was recorded as a timeout and delivered again).
+ */
 const attemptTimeoutMs = 15_000;
-/** Nothing reads the receiver's body (the status is the verdict): a longer one is cut short here, never a failure. */
-const receiverBodyBytesRead = 64 * 1024;
+const receiverBody = { ms: 2_000, bytes: 64 * 1024 };
 
 export interface WebhookActivityDeps {
   db: Db;
@@ -23,7 +26,7 @@ export interface WebhookActivityDeps {
 export function createWebhookActivities(deps: WebhookActivityDeps) {
   return {
     /**
-     * One attempt to deliver an event to an endpoint: signed afresh (both secrets during a rotation), the same
+     * One attempt to deliver an event to an endpoint: signed afresh (with every secret still signing after rotations), the same
      * `webhook-id` every time, recorded with what the endpoint did to it. `gone`: the event or endpoint no longer
      * exists, or the endpoint is switched off, so there is nothing left to deliver. `at` is the workflow's time (the
      * failing-run rule counts it); the rotation's 24 hours are set and read by the wall clock, as the receiver's are.
@@ -35,17 +38,14 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
         if (input.dispatch) await settleDispatch(deps.db, input.eventId, input.endpointId);
         return 'gone';
       }
-      const secrets = [openWebhookSecret(deps.sealedBox, endpoint.id, endpoint.secret_sealed)];
-      if (endpoint.previous_secret_sealed && endpoint.previous_secret_expires_at && endpoint.previous_secret_expires_at.getTime() > Date.now()) {
-        secrets.push(openWebhookSecret(deps.sealedBox, endpoint.id, endpoint.previous_secret_sealed));
-      }
+      const secrets = signingSecrets(deps.sealedBox, endpoint, new Date());
       const body = JSON.stringify(toEventView(event));
       const headers = { ...webhookHeaders(secrets, event.id, Math.floor(Date.now() / 1000), body), 'content-type': 'application/json' };
       const started = Date.now();
       let statusCode: number | null = null;
       let error: string | null = null;
       try {
-        const response = await deps.http.request({ method: 'POST', url: endpoint.url, headers, body, timeoutMs: attemptTimeoutMs, maxBytes: receiverBodyBytesRead, overCap: 'truncate' });
+        const response = await deps.http.request({ method: 'POST', url: endpoint.url, headers, body, timeoutMs: attemptTimeoutMs, statusOnly: { bodyMs: receiverBody.ms }, maxBytes: receiverBody.bytes });
         statusCode = response.status;
       } catch (err) {
         if (!(err instanceof TransportError)) throw err;

@@ -52,6 +52,7 @@ function sendDeps(deps: AppDeps) {
 
 const DeliverySchema = z
   .object({
+    id: z.string().meta({ description: 'The attempt: pass the last of a page as `after`' }),
     event_id: z.string(),
     attempted_at: z.string(),
     status_code: z.number().int().nullable().meta({ description: 'Null when no answer came (see error)' }),
@@ -60,6 +61,11 @@ const DeliverySchema = z
     delivered: z.boolean(),
   })
   .meta({ id: 'WebhookDelivery' });
+
+const SentSchema = z.object({
+  data: EventSchema,
+  already_in_flight: z.boolean().meta({ description: 'True when the same delivery was already under way: this request joined it and sent nothing more' }),
+});
 
 const notFound = (id: string) => new ApiError('not_found', `Webhook endpoint ${id.slice(0, 100)} not found`);
 
@@ -154,7 +160,8 @@ export const webhooksRoutes = [
     method: 'post',
     path: '/webhooks/:id/rotate-secret',
     summary: "Rotate a webhook endpoint's secret",
-    description: 'The new secret is shown once; the previous one keeps signing beside it for 24 hours (two signatures in `webhook-signature`).',
+    description:
+      'The new secret is shown once. The previous one keeps signing beside it for 24 hours, and so does every secret rotated out in the 24 hours before (one signature each in `webhook-signature`; at most three rotated-out secrets sign, so a fourth rotation within a day stops the oldest).',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: endpointParams,
@@ -171,16 +178,16 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/test',
     summary: 'Send a test event',
     description:
-      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. A switched-off endpoint is 409 `webhook_endpoint_disabled`.',
+      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `already_in_flight: true` and sends nothing (`/redeliver` it to send it now). A switched-off endpoint is 409 `webhook_endpoint_disabled`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: endpointParams,
     errors: ['not_found', 'webhook_endpoint_disabled'],
-    responses: { 202: { description: 'The event being delivered', schema: z.object({ data: EventSchema }) } },
+    responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, auth, deps }) => {
       const sent = await sendTestEvent(sendDeps(deps), auth.userId, params.id);
       if (!sent.ok) throw sendRefusal(params.id, sent);
-      return { status: 202, body: { data: toEventView(sent.event) } };
+      return { status: 202, body: { data: toEventView(sent.event), already_in_flight: sent.alreadyInFlight } };
     },
   }),
   defineRoute({
@@ -188,36 +195,44 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/redeliver',
     summary: 'Send an event again',
     description:
-      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types. Another user\'s event is 404; a switched-off endpoint is 409 `webhook_endpoint_disabled`.',
+      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `already_in_flight: true` and sends nothing more. Another user\'s event is 404; a switched-off endpoint is 409 `webhook_endpoint_disabled`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: endpointParams,
     body: z.strictObject({ event_id: z.string().min(1, 'must not be empty') }),
     errors: ['not_found', 'webhook_endpoint_disabled'],
-    responses: { 202: { description: 'The event being delivered', schema: z.object({ data: EventSchema }) } },
+    responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, body, auth, deps }) => {
       const sent = await redeliverEvent(sendDeps(deps), auth.userId, params.id, body.event_id);
       if (!sent.ok) throw sendRefusal(params.id, sent, body.event_id);
-      return { status: 202, body: { data: toEventView(sent.event) } };
+      return { status: 202, body: { data: toEventView(sent.event), already_in_flight: sent.alreadyInFlight } };
     },
   }),
   defineRoute({
     method: 'get',
     path: '/webhooks/:id/deliveries',
     summary: "List an endpoint's delivery attempts",
-    description: 'Newest first, kept 30 days: each attempt with its event, time, status code or error, and duration.',
+    description:
+      'Newest first, kept 30 days: each attempt with its id, event, time, status code or error, and duration. `has_more` says whether older attempts follow; pass the last `id` of a page as `after` for the next one. `event_id` lists one event\'s attempts only.',
     tags: ['Webhooks'],
     scope: 'webhooks:read',
     params: endpointParams,
-    query: z.strictObject({ limit: queryInteger({ min: 1, max: 100 }).optional().meta({ description: 'Default 50, max 100' }) }),
+    query: z.strictObject({
+      after: z.uuid('must be a delivery attempt id').optional().meta({ description: 'The last id of the previous page: the attempts older than it follow' }),
+      event_id: z.string().min(1).max(100).optional().meta({ description: 'Only the attempts to deliver this event' }),
+      limit: queryInteger({ min: 1, max: 100 }).optional().meta({ description: 'Default 50, max 100' }),
+    }),
     errors: ['not_found'],
-    responses: { 200: { description: 'The attempts', schema: z.object({ data: z.array(DeliverySchema) }) } },
+    responses: { 200: { description: 'A page of attempts', schema: z.object({ data: z.array(DeliverySchema), has_more: z.boolean() }) } },
     handler: async ({ params, query, auth, deps }) => {
       const endpoint = await findOwnEndpoint(deps.db, auth.userId, params.id);
       if (!endpoint) throw notFound(params.id);
-      const rows = await listDeliveries(deps.db, endpoint.id, query.limit ?? 50);
-      const data = rows.map((r) => ({ event_id: r.event_id, attempted_at: r.attempted_at.toISOString(), status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, delivered: r.delivered }));
-      return { status: 200, body: { data } };
+      const limit = query.limit ?? 50;
+      const rows = await listDeliveries(deps.db, endpoint.id, { after: query.after, eventId: query.event_id, limit: limit + 1 });
+      const data = rows
+        .slice(0, limit)
+        .map((r) => ({ id: r.id, event_id: r.event_id, attempted_at: r.attempted_at.toISOString(), status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, delivered: r.delivered }));
+      return { status: 200, body: { data, has_more: rows.length > limit } };
     },
   }),
 ];

@@ -2,9 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import { inTransaction } from '../db/in-transaction';
 import type { CommentRow } from '../db/tables/comments';
-import { recordEvents } from '../events/outbox';
 import type { PlatformSlug } from '../platforms/types';
-import { toCommentView } from './listing-view';
 
 /**
  * Every write to `comments`, each a named statement (migration 0060). Both the sync (refreshes) and the comment
@@ -213,30 +211,6 @@ export async function upsertRefreshedComments(
       }),
     )
     .execute();
-}
-
-/**
- * Reports what the post's refreshes stored and no event reported yet (decisions.md "Events and webhooks": one
- * `comment.received` per sync), newest first as the listing shows them, and clears their flag in the same
- * transaction: a comment is reported once, and one that a refresh stored just before dying is reported by the next.
- * A comment found to be the account's own since it was stored is not "received": its flag is cleared, unreported.
- */
-export async function reportReceivedComments(db: Executor, post: { id: string; user_id: string }): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    const received = await trx
-      .with('reported', (qb) =>
-        qb.updateTable('comments').set({ unreported: false }).where('post_id', '=', post.id).where('unreported', '=', true).returningAll(),
-      )
-      .selectFrom('reported')
-      .selectAll()
-      .where('own', '=', false)
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .execute();
-    if (received.length > 0) {
-      await recordEvents(trx, [{ userId: post.user_id, type: 'comment.received', data: { post_id: post.id, comments: received.map(toCommentView) }, request: null }]);
-    }
-  });
 }
 
 /**

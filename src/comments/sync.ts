@@ -24,12 +24,12 @@ import {
   findUnseenComments,
   markCommentsDeleted,
   removeCommentsOfOtherParts,
-  reportReceivedComments,
   storedCommentPlatformIds,
   threadPartPlatformIds,
   upsertRefreshedComments,
   type RefreshedComment,
 } from './repository';
+import { reportReceivedComments } from './received-events';
 import { ThreadPartComments } from './thread-part-comments';
 import { loadSyncState, recordSyncOutcome, type SyncOutcomeWrite } from './sync-state';
 import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';

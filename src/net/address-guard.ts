@@ -44,23 +44,50 @@ export function assertFetchableUrl(raw: string | URL, allowInsecure: boolean): U
   if (url.username || url.password) throw new BlockedAddressError('URLs with credentials are refused');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   if (net.isIP(host) && !isPublicAddress(host)) throw new BlockedAddressError(`${host} is not a public address`);
-  if (host === 'localhost' || host.endsWith('.localhost')) throw new BlockedAddressError(`${host} is not a public address`);
+  // A trailing dot is the same name, fully qualified: `localhost.` is localhost.
+  const name = host.replace(/\.$/, '').toLowerCase();
+  if (name === 'localhost' || name.endsWith('.localhost')) throw new BlockedAddressError(`${host} is not a public address`);
   return url;
+}
+
+/**
+ * `assertFetchableUrl`, then the host's DNS answers now, under the connect-time rule: for a URL kept to be fetched
+ * later (a webhook endpoint), so one that could never be fetched is refused when it is given. A name with no answer
+ * passes: it reaches nothing (nothing to guard), its record may not exist yet, and every fetch checks again.
+ */
+export async function assertFetchableUrlResolved(raw: string | URL, allowInsecure: boolean): Promise<URL> {
+  const url = assertFetchableUrl(raw, allowInsecure);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (allowInsecure || net.isIP(host)) return url;
+  let addresses: dns.LookupAddress[];
+  try {
+    addresses = await dns.promises.lookup(host, { all: true });
+  } catch {
+    return url;
+  }
+  const refusal = nonPublicAnswer(host, addresses);
+  if (refusal) throw refusal;
+  return url;
+}
+
+/**
+ * The refusal of a name that resolves to any address that is not public. It does not name the address: it reaches
+ * clients (a media URL's 400, a webhook delivery's error, an endpoint's 400), and would tell them what an internal
+ * name resolves to.
+ */
+function nonPublicAnswer(hostname: string, addresses: dns.LookupAddress[]): BlockedAddressError | null {
+  return addresses.some((a) => !isPublicAddress(a.address)) ? new BlockedAddressError(`${hostname} resolves to an address that is not public`) : null;
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
-/**
- * A `dns.lookup` replacement for sockets: resolves, then refuses any non-public answer. The refusal does not name
- * the address: it reaches clients (a media URL's 400, a webhook delivery's error), and would tell them what an
- * internal name resolves to.
- */
+/** A `dns.lookup` replacement for sockets: resolves, then refuses any non-public answer (`nonPublicAnswer`). */
 export function publicOnlyLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const list = addresses as dns.LookupAddress[];
-    const blocked = list.find((a) => !isPublicAddress(a.address));
-    if (blocked) return callback(new BlockedAddressError(`${hostname} resolves to an address that is not public`), []);
+    const refusal = nonPublicAnswer(hostname, list);
+    if (refusal) return callback(refusal, []);
     if (options.all) return callback(null, list);
     callback(null, list[0].address, list[0].family);
   });

@@ -26,6 +26,12 @@ export interface HttpRequest {
    * the cap and answers with the first `maxBytes`, for a caller that judges the answer by its status alone.
    */
   overCap?: 'fail' | 'truncate';
+  /**
+   * For a caller that judges the answer by its status alone (a webhook delivery): `timeoutMs` then ends when the
+   * status and headers arrive, and the body gets `bodyMs` more on its own, read up to the cap. A body that is slow,
+   * endless or broken is answered as empty: the status it follows already came in time.
+   */
+  statusOnly?: { bodyMs: number };
 }
 
 export interface HttpResponse {
@@ -110,9 +116,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     } else {
       body = req.multipart ?? req.body;
     }
-    // One deadline for the whole exchange, answer and body alike.
+    // One deadline for the whole exchange, answer and body alike, unless the status alone is the answer.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new TimeoutError()), req.timeoutMs ?? timeoutMs);
+    const abortIn = (ms: number) => setTimeout(() => deadline.abort(new TimeoutError()), ms);
+    let timer = abortIn(req.timeoutMs ?? timeoutMs);
     try {
       const res = await dispatcher.request({
         origin: url.origin,
@@ -123,6 +130,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         signal: deadline.signal,
       });
       const cap = req.maxBytes ?? maxBytes;
+      if (req.statusOnly) {
+        clearTimeout(timer);
+        timer = abortIn(req.statusOnly.bodyMs);
+        const bytes = await readCapped(res.body, cap, true).catch(() => Buffer.alloc(0));
+        return answerOf(res.statusCode, new ResponseHeaders(res.headers), bytes);
+      }
       const truncate = req.overCap === 'truncate';
       const declared = Number(res.headers['content-length'] ?? NaN);
       if (declared > cap && !truncate) {

@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
+import type { EventRow } from '../db/tables/events';
 
 /**
  * What one delivery attempt changes, in one transaction: the attempt's row, the endpoint's state (a success
@@ -104,4 +105,18 @@ export async function pendingDispatch(db: Db, eventId: string, endpointId: strin
     .where('settled_at', 'is', null)
     .executeTakeFirst();
   return row && { attempts: row.attempts, nextAttemptAt: row.next_attempt_at };
+}
+
+/** The endpoint's `webhook.test` event whose delivery is not settled yet (still being tried), if any. */
+export async function testInFlight(db: Db | Transaction<Database>, endpointId: string): Promise<EventRow | undefined> {
+  return db
+    .selectFrom('webhook_dispatches')
+    .innerJoin('events', 'events.id', 'webhook_dispatches.event_id')
+    .selectAll('events')
+    .where('webhook_dispatches.endpoint_id', '=', endpointId)
+    .where('webhook_dispatches.settled_at', 'is', null)
+    .where('events.type', '=', 'webhook.test')
+    .orderBy('events.id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }

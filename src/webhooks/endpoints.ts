@@ -3,18 +3,22 @@ import type { SealedBox } from '../crypto/sealed-box';
 import type { Db } from '../db';
 import type { WebhookEndpointRow } from '../db/tables/webhooks';
 import type { EventType } from '../events/catalogue';
-import { assertFetchableUrl, BlockedAddressError } from '../net/address-guard';
+import { assertFetchableUrlResolved, BlockedAddressError } from '../net/address-guard';
 import * as endpoints from './repository';
 import { newWebhookSecret, sealWebhookSecret } from './secrets';
 
 /**
  * Managing a user's webhook endpoints (decisions.md "Events and webhooks"). Answers domain results; the routes turn
- * them into HTTP. A URL is checked by the same guard as media URLs (`src/net/address-guard.ts`).
+ * them into HTTP. A URL is checked by the same guard as media URLs (`src/net/address-guard.ts`), and its host's DNS
+ * answers too: it is fetched later, and one that resolves to a private address could never receive.
  */
 
 const maxEndpointsPerUser = 10;
-/** How long a rotated-out secret keeps signing beside the new one. */
-const rotationOverlapMs = 24 * 60 * 60 * 1000;
+/**
+ * How long a rotated-out secret keeps signing beside the new one, and how many rotated-out secrets may sign at once:
+ * a fourth rotation within 24 hours stops the oldest of them (a bound on the signatures each delivery carries).
+ */
+const rotation = { overlapMs: 24 * 60 * 60 * 1000, keepRetired: 3 };
 
 export interface WebhooksDeps {
   db: Db;
@@ -26,7 +30,7 @@ type Refusal = { ok: false; message: string };
 type Created = { ok: true; endpoint: WebhookEndpointRow; secret: string };
 
 export async function createEndpoint(deps: WebhooksDeps, userId: string, input: { url: string; events?: EventType[]; description?: string }): Promise<Created | Refusal> {
-  const urlRefusal = refusedUrl(input.url, deps.allowInsecureUrls);
+  const urlRefusal = await refusedUrl(input.url, deps.allowInsecureUrls);
   if (urlRefusal) return urlRefusal;
   const id = randomUUID();
   const secret = newWebhookSecret();
@@ -48,23 +52,23 @@ export async function createEndpoint(deps: WebhooksDeps, userId: string, input: 
 
 export async function changeEndpoint(deps: WebhooksDeps, userId: string, endpointId: string, changes: endpoints.EndpointChanges): Promise<{ ok: true; endpoint: WebhookEndpointRow | undefined } | Refusal> {
   if (changes.url !== undefined) {
-    const urlRefusal = refusedUrl(changes.url, deps.allowInsecureUrls);
+    const urlRefusal = await refusedUrl(changes.url, deps.allowInsecureUrls);
     if (urlRefusal) return urlRefusal;
   }
   const events = changes.events ? [...new Set(changes.events)] : changes.events;
   return { ok: true, endpoint: await endpoints.updateOwnEndpoint(deps.db, userId, endpointId, { ...changes, events }) };
 }
 
-/** A new secret, shown once; the old one keeps signing for 24 hours. Undefined for another user's endpoint. */
+/** A new secret, shown once; the old one keeps signing for 24 hours, as do those rotated out before it. Undefined for another user's endpoint. */
 export async function rotateSecret(deps: WebhooksDeps, userId: string, endpointId: string): Promise<{ endpoint: WebhookEndpointRow; secret: string } | undefined> {
   const secret = newWebhookSecret();
-  const endpoint = await endpoints.rotateOwnSecret(deps.db, userId, endpointId, sealWebhookSecret(deps.sealedBox, endpointId, secret), rotationOverlapMs);
+  const endpoint = await endpoints.rotateOwnSecret(deps.db, userId, endpointId, sealWebhookSecret(deps.sealedBox, endpointId, secret), rotation);
   return endpoint && { endpoint, secret };
 }
 
-function refusedUrl(url: string, allowInsecure: boolean): Refusal | null {
+async function refusedUrl(url: string, allowInsecure: boolean): Promise<Refusal | null> {
   try {
-    assertFetchableUrl(url, allowInsecure);
+    await assertFetchableUrlResolved(url, allowInsecure);
     return null;
   } catch (err) {
     if (err instanceof BlockedAddressError) return { ok: false, message: `url: ${err.message}` };

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { EventType } from '../events/catalogue';
-import type { WebhookEndpointRow } from '../db/tables/webhooks';
+import type { RetiredSecret, WebhookEndpointRow } from '../db/tables/webhooks';
 import { isUuid } from '../db/uuid';
 
 /** The `webhook_endpoints` table, as free functions taking `db` or a transaction first. */
@@ -27,6 +27,12 @@ export async function insertEndpoint(
 export async function findOwnEndpoint(db: Db, userId: string, endpointId: string): Promise<WebhookEndpointRow | undefined> {
   if (!isUuid(endpointId)) return undefined;
   return db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** The user's endpoint, its row locked until the transaction ends; undefined as `findOwnEndpoint`. */
+export async function lockOwnEndpoint(trx: Trx, userId: string, endpointId: string): Promise<WebhookEndpointRow | undefined> {
+  if (!isUuid(endpointId)) return undefined;
+  return trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).where('user_id', '=', userId).forUpdate().executeTakeFirst();
 }
 
 /** Oldest first (the order they were added in). */
@@ -63,14 +69,30 @@ export async function deleteOwnEndpoint(db: Db, userId: string, endpointId: stri
   return db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).where('user_id', '=', userId).returningAll().executeTakeFirst();
 }
 
-/** The current secret becomes the previous one (signing beside the new one for `overlapMs`), in one statement. */
-export async function rotateOwnSecret(db: Db, userId: string, endpointId: string, newSealed: string, overlapMs: number): Promise<WebhookEndpointRow | undefined> {
+/**
+ * The current secret is retired (signing beside the new one for `overlapMs`) in front of the retired ones still
+ * signing, in one statement; beyond `keepRetired` the oldest stops at once. Expired ones are dropped here.
+ */
+export async function rotateOwnSecret(
+  db: Db,
+  userId: string,
+  endpointId: string,
+  newSealed: string,
+  rotation: { overlapMs: number; keepRetired: number },
+): Promise<WebhookEndpointRow | undefined> {
   if (!isUuid(endpointId)) return undefined;
+  const retiring = sql`jsonb_build_object('sealed', secret_sealed, 'expires_at', now() + ${`${rotation.overlapMs} milliseconds`}::interval)`;
   return db
     .updateTable('webhook_endpoints')
     .set({
-      previous_secret_sealed: sql`secret_sealed`,
-      previous_secret_expires_at: sql`now() + ${`${overlapMs} milliseconds`}::interval`,
+      retired_secrets: sql<RetiredSecret[]>`(
+        select coalesce(jsonb_agg(secret order by n), '[]'::jsonb) from (
+          select secret, n from jsonb_array_elements(jsonb_build_array(${retiring}) || retired_secrets) with ordinality as s(secret, n)
+          where (secret ->> 'expires_at')::timestamptz > now()
+          order by n
+          limit ${rotation.keepRetired}
+        ) kept
+      )`,
       secret_sealed: newSealed,
       updated_at: sql`now()`,
     })
@@ -80,7 +102,17 @@ export async function rotateOwnSecret(db: Db, userId: string, endpointId: string
     .executeTakeFirst();
 }
 
-/** The endpoint's delivery attempts, newest first. */
-export async function listDeliveries(db: Db, endpointId: string, limit: number) {
-  return db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).orderBy('attempted_at', 'desc').orderBy('id').limit(limit).execute();
+/**
+ * The endpoint's delivery attempts, newest first (ties by id), optionally of one event. `after` is an attempt id: the
+ * attempts that sort after it follow. One that no longer exists (kept 30 days, as are all older ones) ends the list.
+ */
+export async function listDeliveries(db: Db, endpointId: string, page: { after?: string; eventId?: string; limit: number }) {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
+  if (page.eventId !== undefined) query = query.where('event_id', '=', page.eventId);
+  if (page.after !== undefined) {
+    query = query.where(
+      sql<boolean>`(attempted_at, id) < (select cursor.attempted_at, cursor.id from webhook_deliveries cursor where cursor.id = ${page.after} and cursor.endpoint_id = ${endpointId})`,
+    );
+  }
+  return query.orderBy('attempted_at', 'desc').orderBy('id', 'desc').limit(page.limit).execute();
 }

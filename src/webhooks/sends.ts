@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db';
 import type { EventRow } from '../db/tables/events';
 import { recordEvents } from '../events/outbox';
 import { findOwnEvent } from '../events/repository';
 import { startDelivery, webhookWorkflowId } from './dispatcher';
-import { findOwnEndpoint } from './repository';
+import { testInFlight } from './delivery-state';
+import { findOwnEndpoint, lockOwnEndpoint } from './repository';
 
 /** Deliveries a user asks for: a `webhook.test` event, or an event sent again now. Both run the delivery workflow. */
 
@@ -21,35 +21,54 @@ interface SendDeps {
  */
 export type SendRefused = { ok: false; missing: 'endpoint' | 'event' } | { ok: false; disabled: { reason: string | null } };
 
-/** Writes a `webhook.test` event, dispatched to this endpoint only, and starts its delivery. */
-export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: string): Promise<{ ok: true; event: EventRow } | SendRefused> {
-  const endpoint = await findOwnEndpoint(deps.db, userId, endpointId);
-  if (!endpoint) return { ok: false, missing: 'endpoint' };
-  if (!endpoint.enabled) return { ok: false, disabled: { reason: endpoint.disabled_reason } };
-  const event = await deps.db.transaction().execute(async (trx) => {
+/** `alreadyInFlight`: the same delivery was under way, and this ask joined it rather than sending again. */
+type Sent = { ok: true; event: EventRow; alreadyInFlight: boolean };
+
+/**
+ * Writes a `webhook.test` event, dispatched to this endpoint only, and starts its delivery. At most one test is in
+ * flight per endpoint: while one is (its dispatch not settled, retries included), this answers that test's event and
+ * writes nothing, so looping the route cannot multiply deliveries. The endpoint's row lock orders two asks at once.
+ */
+export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: string): Promise<Sent | SendRefused> {
+  const sent = await deps.db.transaction().execute(async (trx): Promise<Sent | SendRefused> => {
+    const endpoint = await lockOwnEndpoint(trx, userId, endpointId);
+    if (!endpoint) return { ok: false, missing: 'endpoint' };
+    if (!endpoint.enabled) return { ok: false, disabled: { reason: endpoint.disabled_reason } };
+    const inFlight = await testInFlight(trx, endpoint.id);
+    if (inFlight) return { ok: true, event: inFlight, alreadyInFlight: true };
     const [row] = await recordEvents(trx, [{ userId, type: 'webhook.test', data: { endpoint_id: endpoint.id, message: 'A test event from Herald' } }]);
     await trx.updateTable('events').set({ dispatched_at: new Date() }).where('id', '=', row.id).execute();
     await trx.insertInto('webhook_dispatches').values({ event_id: row.id, endpoint_id: endpoint.id }).execute();
-    return row;
+    return { ok: true, event: row, alreadyInFlight: false };
   });
-  await startDelivery(deps, event.id, endpoint.id, { fresh: true });
-  return { ok: true, event };
+  if (sent.ok && !sent.alreadyInFlight) await startDelivery(deps, sent.event.id, endpointId, { fresh: true });
+  return sent;
 }
 
 /**
- * The event again, now, on the full retry schedule, with the same `webhook-id` (receivers deduplicate on it). Not a
- * dispatch: a restart of the embedded Temporal forgets it (the client can ask again; it was told 202, not delivered).
+ * The event again, now, on the full retry schedule, with the same `webhook-id` (receivers deduplicate on it). One
+ * redelivery of an event to an endpoint is in flight at a time (workflow id `<delivery's>-again`): asking again while
+ * it runs, retries included, joins it and sends nothing more. Not a dispatch: a restart of the embedded Temporal
+ * forgets it (the client can ask again; it was told 202, not delivered).
  */
-export async function redeliverEvent(deps: SendDeps, userId: string, endpointId: string, eventId: string): Promise<{ ok: true; event: EventRow } | SendRefused> {
+export async function redeliverEvent(deps: SendDeps, userId: string, endpointId: string, eventId: string): Promise<Sent | SendRefused> {
   const endpoint = await findOwnEndpoint(deps.db, userId, endpointId);
   if (!endpoint) return { ok: false, missing: 'endpoint' };
   const event = await findOwnEvent(deps.db, userId, eventId);
   if (!event) return { ok: false, missing: 'event' };
   if (!endpoint.enabled) return { ok: false, disabled: { reason: endpoint.disabled_reason } };
-  await deps.temporal.workflow.start('deliverWebhook', {
-    taskQueue: deps.taskQueue,
-    workflowId: `${webhookWorkflowId(event.id, endpoint.id)}-again-${randomUUID()}`,
-    args: [{ eventId: event.id, endpointId: endpoint.id }],
-  });
-  return { ok: true, event };
+  try {
+    await deps.temporal.workflow.start('deliverWebhook', {
+      taskQueue: deps.taskQueue,
+      workflowId: `${webhookWorkflowId(event.id, endpoint.id)}-again`,
+      args: [{ eventId: event.id, endpointId: endpoint.id }],
+      // A running one is joined (the start fails, and says so); a finished one may be asked for again.
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+  } catch (err) {
+    if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+    return { ok: true, event, alreadyInFlight: true };
+  }
+  return { ok: true, event, alreadyInFlight: false };
 }

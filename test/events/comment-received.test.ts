@@ -43,6 +43,10 @@ describe('Events: comment.received from the comment sync', function () {
       .execute();
   const textsOf = (event: EventRow) => (event.data as { comments: Array<{ text: string }> }).comments.map((c) => c.text).sort();
   const idsOf = (event: EventRow) => (event.data as { comments: Array<{ id: string }> }).comments.map((c) => c.id);
+  const countOf = (event: EventRow) => {
+    const { comment_count, truncated } = event.data as { comment_count: number; truncated: boolean };
+    return { comment_count, truncated };
+  };
   const searches = () => h.standIns.x.standIn.calls('GET', '/2/tweets/search/recent').length;
   /** The post's stored comments, not the account's own, in the listing's order (newest first). */
   const storedIds = async (postId: string) =>
@@ -59,6 +63,7 @@ describe('Events: comment.received from the comment sync', function () {
     const [first] = await receivedAbout(post.id);
     assert.ok(first, 'a comment.received event');
     assert.deepEqual(textsOf(first), ['first!', 'second']);
+    assert.deepEqual(countOf(first), { comment_count: 2, truncated: false });
     assert.equal(first.request, null, 'a sync is the service own work');
     const data = first.data as { post_id: string; comments: Array<{ id: string; text: string }> };
     assert.equal(data.post_id, post.id);
@@ -91,7 +96,7 @@ describe('Events: comment.received from the comment sync', function () {
     assert.deepEqual(events.map(textsOf), [['a question']]);
   });
 
-  it('one event for a sync that reads several pages of new comments, with all of them, newest first', async () => {
+  it('one event for a sync that reads several pages of new comments, with the newest 100 of them, their count, and truncated', async () => {
     const post = await publish(h, x.id, 'a busy post');
     for (let i = 0; i < 150; i += 1) h.standIns.x.addReply(post.platform_post_id, fan, `reply ${i}`);
     const before = searches();
@@ -102,10 +107,11 @@ describe('Events: comment.received from the comment sync', function () {
     assert.equal(events.length, 1);
     const ids = await storedIds(post.id);
     assert.equal(ids.length, 150);
-    assert.deepEqual(idsOf(events[0]), ids);
+    assert.deepEqual(idsOf(events[0]), ids.slice(0, 100));
+    assert.deepEqual(countOf(events[0]), { comment_count: 150, truncated: true });
   });
 
-  it('one event for a sync the x read allowance stops on its second page, with what it stored', async () => {
+  it('one event for a sync the x read allowance stops on its second page, with what it stored (the newest 100, and its count)', async () => {
     const user = await h.api.newUser('agent');
     const account = await insertXAccount(h.db, user.userId, h.standIns.x);
     const post = await publish(h, account.id, 'a busy post of a thrifty user', {}, user.apiKey);
@@ -125,7 +131,8 @@ describe('Events: comment.received from the comment sync', function () {
     assert.equal(events.length, 1);
     const ids = await storedIds(post.id);
     assert.equal(ids.length, 150);
-    assert.deepEqual(idsOf(events[0]), ids);
+    assert.deepEqual(idsOf(events[0]), ids.slice(0, 100));
+    assert.deepEqual(countOf(events[0]), { comment_count: 150, truncated: true });
   });
 
   it('comments a refresh stored but did not report (it died before its end) are reported by the next sync, once', async () => {

@@ -76,6 +76,16 @@ describe('Outbound HTTP client', () => {
     }
   });
 
+  it('with statusOnly, the deadline ends at the status; a body slower than bodyMs is answered empty, not a timeout', async () => {
+    const res = await client.request({ url: `${origin}/slow-body`, statusOnly: { bodyMs: 100 } });
+    assert.equal(res.status, 200);
+    assert.equal(res.bytes.length, 0);
+    const slowStatus = await client.request({ url: `${origin}/slow-answer`, statusOnly: { bodyMs: 5_000 } }).then(() => null, (e: unknown) => e);
+    assert.ok(slowStatus instanceof TransportError && slowStatus.message === 'request timed out', 'the status itself still has timeoutMs');
+    const whole = await client.request({ url: `${origin}/ok`, statusOnly: { bodyMs: 100 } });
+    assert.deepEqual(whole.json, { ok: true });
+  });
+
   it('an answer read as bytes is never decoded: 50 MB of JSON holds its bytes, not a string and a parsed array', async function () {
     this.timeout(30_000);
     const gc = (globalThis as { gc?: () => void }).gc;

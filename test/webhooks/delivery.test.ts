@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { createWebhookActivities } from '../../activities/webhooks';
 import { recordEvents } from '../../src/events/outbox';
@@ -56,6 +57,8 @@ describe('Webhook delivery workflow (time skipping)', function () {
   });
 
   const newEndpoint = async () => {
+    // A user has at most 10 endpoints, and each test needs only its own.
+    await h.db.deleteFrom('webhook_endpoints').where('user_id', '=', h.api.userId).execute();
     const res = await h.api.request('POST', '/api/v1/webhooks', { body: { url } });
     assert.equal(res.status, 201, res.text);
     return res.body.data as { id: string; secret: string };
@@ -66,6 +69,9 @@ describe('Webhook delivery workflow (time skipping)', function () {
     h.env.client.workflow.execute('deliverWebhook', { taskQueue: h.taskQueue, workflowId: `webhook-${eventId}-${endpointId}`, args: [{ eventId, endpointId }] });
   const attempts = (endpointId: string) =>
     h.db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).orderBy('attempted_at').execute();
+  const expireRetiredSecrets = (id: string) =>
+    sql`update webhook_endpoints set retired_secrets = (select jsonb_agg(jsonb_set(s, '{expires_at}', to_jsonb(now() - interval '1 ms'))) from jsonb_array_elements(retired_secrets) s)
+      where id = ${id}`.execute(h.db);
   const endpointRow = (id: string) => h.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   it('the schedule is 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h', () => {
@@ -187,12 +193,54 @@ describe('Webhook delivery workflow (time skipping)', function () {
     assert.equal(String(during.headers['webhook-signature']).split(' ').length, 2);
     for (const secret of [endpoint.secret, rotated.body.data.secret]) new Webhook(secret).verify(during.body, during.headers as Record<string, string>);
 
-    await h.db.updateTable('webhook_endpoints').set({ previous_secret_expires_at: new Date(Date.now() - 1) }).where('id', '=', endpoint.id).execute();
+    await expireRetiredSecrets(endpoint.id);
     answers = [200];
     assert.equal(await deliver((await newEvent()).id, endpoint.id), 'delivered');
     const after = received[1];
     assert.equal(String(after.headers['webhook-signature']).split(' ').length, 1);
     new Webhook(rotated.body.data.secret).verify(after.body, after.headers as Record<string, string>);
     assert.throws(() => new Webhook(endpoint.secret).verify(after.body, after.headers as Record<string, string>));
+  });
+
+  it('a second rotation within 24 hours leaves the first secret signing: every secret rotated out in the last day signs', async () => {
+    const endpoint = await newEndpoint();
+    const rotations = [];
+    for (let i = 0; i < 2; i += 1) {
+      const rotated = await h.api.request('POST', `/api/v1/webhooks/${endpoint.id}/rotate-secret`);
+      assert.equal(rotated.status, 200, rotated.text);
+      rotations.push(rotated.body.data.secret as string);
+    }
+    answers = [200];
+    assert.equal(await deliver((await newEvent()).id, endpoint.id), 'delivered');
+    const [delivery] = received;
+    assert.equal(String(delivery.headers['webhook-signature']).split(' ').length, 3);
+    for (const secret of [endpoint.secret, ...rotations]) new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>);
+  });
+
+  it('a 2xx whose body trickles and never ends is delivered once its status came in time: the body is cut short, never a timeout', async () => {
+    const endpoint = await newEndpoint();
+    const trickler = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"ok":');
+        const drip = setInterval(() => res.write(' '), 500);
+        res.on('close', () => clearInterval(drip));
+      });
+    });
+    await new Promise<void>((resolve) => trickler.listen(0, '127.0.0.1', resolve));
+    await h.db.updateTable('webhook_endpoints').set({ url: `http://127.0.0.1:${(trickler.address() as AddressInfo).port}/hook` }).where('id', '=', endpoint.id).execute();
+    const http = createHttpClient({ allowInsecure: true });
+    try {
+      const activities = createWebhookActivities({ db: h.db, logger: createLogger('silent'), sealedBox: testSealedBox, http });
+      assert.equal(await activities.attemptWebhookDelivery({ eventId: (await newEvent()).id, endpointId: endpoint.id, at: Date.now() }), 'delivered');
+    } finally {
+      await http.close();
+      trickler.closeAllConnections();
+      trickler.close();
+    }
+    const [attempt] = await attempts(endpoint.id);
+    assert.deepEqual([attempt.status_code, attempt.error, attempt.delivered], [200, null, true]);
+    assert.ok(attempt.duration_ms < 10_000, `${attempt.duration_ms} ms: the body had its own short bound`);
   });
 });

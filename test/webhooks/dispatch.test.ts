@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { recordEvents } from '../../src/events/outbox';
 import { createLogger } from '../../src/logger';
 import { claimEvents, dispatchEvents, webhookWorkflowId } from '../../src/webhooks/dispatcher';
@@ -20,7 +21,10 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     receiver = createServer((req, res) => {
       received.push({ path: req.url ?? '', id: String(req.headers['webhook-id']) });
       req.resume();
-      req.on('end', () => res.end());
+      req.on('end', () => {
+        if (req.url?.startsWith('/failing')) res.statusCode = 500;
+        res.end();
+      });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
@@ -96,7 +100,8 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     const deliveries = await h.api.request('GET', `/api/v1/webhooks/${id}/deliveries`);
     assert.equal(deliveries.status, 200, deliveries.text);
     assert.deepEqual(deliveries.body.data.map((d: { event_id: string; status_code: number; delivered: boolean }) => [d.event_id, d.status_code, d.delivered]), [[event.id, 200, true], [tested.body.data.id, 200, true]]);
-    assert.deepEqual(Object.keys(deliveries.body.data[0]).sort(), ['attempted_at', 'delivered', 'duration_ms', 'error', 'event_id', 'status_code']);
+    assert.deepEqual(Object.keys(deliveries.body.data[0]).sort(), ['attempted_at', 'delivered', 'duration_ms', 'error', 'event_id', 'id', 'status_code']);
+    assert.equal(deliveries.body.has_more, false);
 
     const stranger = await h.api.newUser();
     for (const [method, path, body] of [
@@ -143,5 +148,66 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     for (const path of ['/api/v1/webhooks/{id}/test', '/api/v1/webhooks/{id}/redeliver']) {
       assert.match(doc.body.paths[path].post.responses['409'].description, /webhook_endpoint_disabled/, path);
     }
+  });
+
+  it('/redeliver and /test while the same delivery is still being tried join it (already_in_flight: true) and send nothing more', async () => {
+    const id = await endpoint('/failing-again');
+    const [event] = await h.db.transaction().execute((trx) => recordEvents(trx, [{ userId: h.api.userId, type: 'post.published', data: { id: 'p' }, request: null }]));
+    const asks = [];
+    for (let i = 0; i < 3; i += 1) asks.push(await h.api.request('POST', `/api/v1/webhooks/${id}/redeliver`, { body: { event_id: event.id } }));
+
+    const tests = [];
+    for (let i = 0; i < 3; i += 1) tests.push(await h.api.request('POST', `/api/v1/webhooks/${id}/test`));
+
+    // Each first attempt fails at once (500); the retry waits 5 s. Real time well under that: one POST each.
+    const sentTo = () => received.filter((r) => r.path === '/failing-again');
+    for (let i = 0; i < 100 && sentTo().length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    assert.deepEqual(sentTo().map((r) => r.id).sort(), [event.id, tests[0].body.data.id].sort());
+    assert.deepEqual(asks.map((res) => [res.status, res.body.data.id, res.body.already_in_flight]), [[202, event.id, false], [202, event.id, true], [202, event.id, true]]);
+    assert.deepEqual(tests.map((res) => [res.status, res.body.data.id, res.body.already_in_flight]), [[202, tests[0].body.data.id, false], [202, tests[0].body.data.id, true], [202, tests[0].body.data.id, true]]);
+    const testEvents = await h.db.selectFrom('events').select('id').where('type', '=', 'webhook.test').where(sql<boolean>`data->>'endpoint_id' = ${id}`).execute();
+    assert.equal(testEvents.length, 1, 'one webhook.test written');
+
+    assert.equal((await h.api.request('DELETE', `/api/v1/webhooks/${id}`)).status, 200);
+    for (const workflowId of [`${webhookWorkflowId(event.id, id)}-again`, webhookWorkflowId(tests[0].body.data.id, id)]) {
+      await h.env.client.workflow.getHandle(workflowId).terminate('test over');
+    }
+  });
+
+  it('/deliveries pages through every attempt kept with after (the last id of a page) and has_more, and filters by event_id', async () => {
+    const id = await endpoint('/paged');
+    const events = await h.db.transaction().execute((trx) =>
+      recordEvents(trx, [0, 1].map(() => ({ userId: h.api.userId, type: 'post.published' as const, data: { id: 'p' }, request: null }))),
+    );
+    const start = Date.now() - 3600_000;
+    // 130 attempts, every other pair at the same instant, so ties are ordered by id.
+    const rows = Array.from({ length: 130 }, (_, i) => ({
+      endpoint_id: id,
+      event_id: events[i % 2].id,
+      attempted_at: new Date(start + Math.floor(i / 2) * 1000),
+      status_code: 500,
+      error: null,
+      duration_ms: 5,
+      delivered: false,
+    }));
+    await h.db.insertInto('webhook_deliveries').values(rows).execute();
+    const expected = await h.db.selectFrom('webhook_deliveries').select(['id', 'event_id']).where('endpoint_id', '=', id).orderBy('attempted_at', 'desc').orderBy('id', 'desc').execute();
+
+    const pages: Array<{ ids: string[]; hasMore: boolean }> = [];
+    let after: string | undefined;
+    do {
+      const res = await h.api.request('GET', `/api/v1/webhooks/${id}/deliveries?limit=50${after ? `&after=${after}` : ''}`);
+      assert.equal(res.status, 200, res.text);
+      pages.push({ ids: res.body.data.map((d: { id: string }) => d.id), hasMore: res.body.has_more });
+      after = res.body.data.at(-1)?.id;
+    } while (pages.at(-1)!.hasMore);
+    assert.deepEqual(pages.map((p) => [p.ids.length, p.hasMore]), [[50, true], [50, true], [30, false]]);
+    assert.deepEqual(pages.flatMap((p) => p.ids), expected.map((r) => r.id));
+
+    const one = await h.api.request('GET', `/api/v1/webhooks/${id}/deliveries?limit=100&event_id=${events[1].id}`);
+    assert.deepEqual([one.body.data.length, one.body.has_more], [65, false]);
+    assert.deepEqual(one.body.data.map((d: { id: string }) => d.id), expected.filter((r) => r.event_id === events[1].id).map((r) => r.id));
+    assert.equal((await h.api.request('GET', `/api/v1/webhooks/${id}/deliveries?after=not-an-id`)).status, 400);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createSealedBox } from '../../src/crypto/sealed-box';
 import { openWebhookSecret } from '../../src/webhooks/secrets';
+import { privatelyResolvedHostname } from '../helpers/private-hostname';
 import { startApi, testConfig, testEncryptionKey, type TestApi } from '../helpers/api';
 
 const secretPattern = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -56,6 +57,22 @@ describe('Webhook endpoints API', function () {
     assert.equal(Number(count.n), 2, 'nothing was written for a refused request');
   });
 
+  it('refuses, at create and PATCH, a host that resolves to an address that is not public, and localhost. with its trailing dot; a name with no answer passes', async () => {
+    const { hostname, address } = await privatelyResolvedHostname();
+    const { body } = await create({ url: 'https://hooks.example.com/resolved' });
+    for (const url of [`https://${hostname}/h`, 'https://localhost./h', 'https://api.localhost./h']) {
+      for (const res of [await create({ url }), await api.request('PATCH', `/api/v1/webhooks/${body.data.id}`, { body: { url } })]) {
+        assert.equal(res.status, 400, `${url}: ${res.text}`);
+        assert.equal(res.body.error.code, 'bad_request');
+        assert.match(res.body.error.message, /^url: .* (resolves to an address that|is) not (public|a public address)/);
+        assert.ok(!res.text.includes(address), 'the private address is not named');
+      }
+    }
+    assert.equal((await sealedRow(body.data.id)).url, 'https://hooks.example.com/resolved');
+    const unresolved = await create({ url: 'https://no-such-host.invalid/h' });
+    assert.equal(unresolved.status, 201, unresolved.text);
+  });
+
   it('allows at most 10 endpoints a user', async () => {
     const user = await api.newUser();
     for (let i = 0; i < 10; i += 1) assert.equal((await create({ url: `https://hooks.example.com/${i}` }, user.apiKey)).status, 201);
@@ -94,7 +111,15 @@ describe('Webhook endpoints API', function () {
     assert.ok(Math.abs(until - Date.now() - 24 * 3600_000) < 60_000, res.body.data.previous_secret_expires_at);
     const row = await sealedRow(body.data.id);
     assert.equal(openWebhookSecret(box, row.id, row.secret_sealed), res.body.data.secret);
-    assert.equal(openWebhookSecret(box, row.id, row.previous_secret_sealed!), before);
+    assert.equal(openWebhookSecret(box, row.id, row.retired_secrets[0].sealed), before);
+  });
+
+  it('rotate-secret keeps every secret rotated out in the last 24 hours, newest first, three at most', async () => {
+    const { body } = await create({ url: 'https://hooks.example.com/rotate-often' });
+    const secrets = [body.data.secret as string];
+    for (let i = 0; i < 4; i += 1) secrets.push((await api.request('POST', `/api/v1/webhooks/${body.data.id}/rotate-secret`)).body.data.secret);
+    const row = await sealedRow(body.data.id);
+    assert.deepEqual(row.retired_secrets.map((retired) => openWebhookSecret(box, row.id, retired.sealed)), [secrets[3], secrets[2], secrets[1]], 'the fourth rotation stopped the first secret');
   });
 
   it('DELETE removes it; another user gets 404 on every route and changes nothing', async () => {

@@ -1,6 +1,12 @@
 import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { EventType } from '../../events/catalogue';
 
+/** A rotated-out secret: sealed as the current one is, signing until `expires_at` (an ISO time). */
+export interface RetiredSecret {
+  sealed: string;
+  expires_at: string;
+}
+
 /** Webhook endpoints (migration 0091); secrets are sealed (`src/webhooks/secrets.ts`). */
 interface WebhookEndpointsTable {
   id: Generated<string>;
@@ -12,8 +18,8 @@ interface WebhookEndpointsTable {
   enabled: Generated<boolean>;
   disabled_reason: string | null;
   secret_sealed: string;
-  previous_secret_sealed: string | null;
-  previous_secret_expires_at: Date | null;
+  /** Rotated-out secrets still signing, newest first, at most three (migration 0240); read through `signingSecrets`. */
+  retired_secrets: ColumnType<RetiredSecret[], never, RetiredSecret[]>;
   /** When the current run of failed attempts began; null after a success (migration 0092). */
   failing_since: Date | null;
   created_at: ColumnType<Date, Date | string | undefined, never>;
