@@ -1,7 +1,22 @@
 import type { HttpClient } from '../../net/http';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createXClient, X_DEFAULT_ORIGIN } from './client';
-import { comparableText, COMMENT_TWEET_FIELDS, createTweetBody, isPremium, repliedToId, toComment, tweetUrl, USER_FIELDS, type XTweet, type XUser } from './mapper';
+import { withinLookupWindow } from '../graph/paging';
+import {
+  COMMENT_TWEET_FIELDS,
+  createTweetBody,
+  isPremium,
+  LOOKUP_TWEET_FIELDS,
+  lookupShapeOfRequest,
+  lookupShapeOfTweet,
+  repliedToId,
+  sameLookupShape,
+  toComment,
+  tweetUrl,
+  USER_FIELDS,
+  type XTweet,
+  type XUser,
+} from './mapper';
 import { uploadMedia, X_CHUNK_BYTES } from './media';
 import { readXMetrics } from './metrics';
 
@@ -15,7 +30,7 @@ interface XAdapterDeps {
   chunkBytes?: number;
 }
 
-/** How many of the account's latest posts a lookup after an unknown create reads. */
+/** How many of the account's latest posts a lookup after an unknown create reads (those of the lookup window only, `withinLookupWindow`). */
 const LOOKUP_DEPTH = 20;
 
 /** X API v2 adapter: posts, self-threads by reply chain, chunked media, replies read by conversation search. */
@@ -31,11 +46,14 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
     const page = await client.send<{ data?: XTweet[] }>(ctx.credentials, {
       method: 'GET',
       path: `/2/users/${userId}/tweets`,
-      query: { max_results: String(LOOKUP_DEPTH), 'tweet.fields': 'created_at,referenced_tweets', exclude: 'retweets' },
+      query: { max_results: String(LOOKUP_DEPTH), 'tweet.fields': LOOKUP_TWEET_FIELDS, exclude: 'retweets' },
     });
-    const wanted = comparableText(req.text);
+    // Only a post of this attempt's time: an older one with the same text (or a media-only one) is another post.
+    const wanted = lookupShapeOfRequest(req.text, req.media.length);
     const parent = req.replyTo?.platformPostId ?? null;
-    const match = (page.data ?? []).find((t) => comparableText(t.text) === wanted && repliedToId(t) === parent);
+    const match = (page.data ?? []).find(
+      (t) => withinLookupWindow(t.created_at, now()) && repliedToId(t) === parent && sameLookupShape(lookupShapeOfTweet(t), wanted),
+    );
     return match ? { platformPostId: match.id, url: tweetUrl(ctx.settings.username, match.id) } : null;
   }
 
