@@ -280,8 +280,26 @@ describe('x adapter against the X API v2 stand-in', () => {
       await adapter.publish(ctx, post('same words'));
       await assert.rejects(
         adapter.publish(ctx, post('same words')),
-        expectFailure({ kind: 'permanent', clientMessage: 'X refused the request: the account is not allowed to do this (X also answers so for a duplicate post).', status: 403 }),
+        expectFailure({ kind: 'permanent', clientMessage: 'X refused the post as a duplicate of one already on the account.', status: 403 }),
       );
+    });
+
+    it('a duplicate refusal after an earlier attempt that never reported back is looked up: that attempt\'s post, or unconfirmed', async () => {
+      const earlier = await adapter.publish(ctx, post('same words'));
+      assert.deepEqual(await adapter.publish(ctx, { ...post('same words'), earlierAttemptOpen: true }), earlier);
+      x.tweets().find((t) => t.id === earlier.platformPostId)!.created_at = new Date(Date.now() - 60 * 60_000).toISOString();
+      await assert.rejects(
+        adapter.publish(ctx, { ...post('same words'), earlierAttemptOpen: true }),
+        expectFailure({ kind: 'unknown_outcome', clientMessage: 'X refused the post as a duplicate of one already on the account; an earlier attempt may have published it.', status: 403 }),
+      );
+      assert.equal(x.liveTweets().length, 1);
+    });
+
+    it('a server error to a create may have taken effect (the retry looks first); to an upload it did not', async () => {
+      x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reply', thenHandle: true, response: { status: 503, json: { title: 'Service Unavailable', type: 'about:blank', status: 503 } } });
+      await assert.rejects(adapter.publish(ctx, post('made before the 503')), (err: PlatformFailure) => err.kind === 'retryable' && err.mayHaveTakenEffect);
+      x.standIn.inject({ method: 'POST', path: /^\/2\/media/ }, { kind: 'reply', response: { status: 503, json: { title: 'Service Unavailable', type: 'about:blank', status: 503 } } });
+      await assert.rejects(adapter.publish(ctx, post('upload refused', [jpeg(1)])), (err: PlatformFailure) => err.kind === 'retryable' && !err.mayHaveTakenEffect);
     });
 
     const injected: Array<[string, number, Record<string, unknown>, Partial<PlatformFailure>]> = [

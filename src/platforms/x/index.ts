@@ -17,6 +17,7 @@ import {
   type XTweet,
   type XUser,
 } from './mapper';
+import { X_DUPLICATE_MESSAGE } from './errors';
 import { uploadMedia, X_CHUNK_BYTES } from './media';
 import { readXMetrics } from './metrics';
 
@@ -57,7 +58,11 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
     return match ? { platformPostId: match.id, url: tweetUrl(ctx.settings.username, match.id) } : null;
   }
 
-  /** X has no idempotency key: when the answer to a create is lost, look before anyone repeats it. */
+  /**
+   * X has no idempotency key: when the answer to a create is lost (`unknown_outcome`), look before anyone repeats it
+   * (after a server error the retry looks, `sendMarked`). A duplicate refusal after an earlier attempt that never reported back is most likely that
+   * attempt's post: it is looked up too, and unconfirmed (not failed) when it is not found.
+   */
   async function createTweet(ctx: PlatformContext, req: PublishRequest, mediaIds: string[]): Promise<PublishedPost> {
     try {
       const created = await client.send<{ data: { id: string } }>(ctx.credentials, {
@@ -68,10 +73,13 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
       });
       return { platformPostId: created.data.id, url: tweetUrl(ctx.settings.username, created.data.id) };
     } catch (err) {
-      if (!(err instanceof PlatformFailure) || err.kind !== 'unknown_outcome') throw err;
+      if (!(err instanceof PlatformFailure)) throw err;
+      const duplicateOfEarlier = req.earlierAttemptOpen === true && err.clientMessage === X_DUPLICATE_MESSAGE;
+      if (err.kind !== 'unknown_outcome' && !duplicateOfEarlier) throw err;
       const found = await findPublished(ctx, req).catch(() => null);
       if (found) return found;
-      throw err;
+      if (!duplicateOfEarlier) throw err;
+      throw new PlatformFailure('x', 'unknown_outcome', `${X_DUPLICATE_MESSAGE.replace(/\.$/, '')}; an earlier attempt may have published it.`, undefined, err.detail);
     }
   }
 
