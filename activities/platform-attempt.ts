@@ -12,7 +12,8 @@ import { isPlatformFailure, type PlatformContext, type PublishedPost, type Publi
  * attempt and a thread part's share. An earlier mark still open means an earlier call never reported back (its
  * activity ran again after a lost workflow task or worker): the platform is asked first where it can be, a platform
  * whose repeated creates are safe is sent to again, and anywhere else the outcome is unknown, never a second send.
- * A refusal clears the mark (nothing is live, so the next attempt need not look first), except an unknown outcome.
+ * A refusal clears the mark (nothing is live, so the next attempt need not look first), except an unknown outcome and
+ * a server error to a create that may have made the post (`mayHaveTakenEffect`).
  * Anything that is not a platform's answer throws.
  */
 export async function sendMarked(
@@ -25,11 +26,11 @@ export async function sendMarked(
   try {
     if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return { refusal: refusalOf(row.platform, 'unknown_outcome') };
     const found = row.earlier_attempt_open && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
-    return { published: found ?? (await adapter.publish(ctx, request)) };
+    return { published: found ?? (await adapter.publish(ctx, row.earlier_attempt_open ? { ...request, earlierAttemptOpen: true } : request)) };
   } catch (err) {
     if (!isPlatformFailure(err)) throw err;
     rt.logger.warn({ postId: row.id, threadId: row.thread_id ?? undefined, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
-    if (err.kind !== 'unknown_outcome') await attemptOutcomes.clearPublishAttempt(rt.db, row.id);
+    if (err.kind !== 'unknown_outcome' && !err.mayHaveTakenEffect) await attemptOutcomes.clearPublishAttempt(rt.db, row.id);
     const refusal = refusalFromFailure(row.platform, err);
     return { refusal: err instanceof CredentialRenewalPending ? { ...refusal, awaitingCredential: true } : refusal };
   }

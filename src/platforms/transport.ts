@@ -11,6 +11,9 @@ import { PlatformFailure, type PlatformSlug } from './types';
  * - `not_sent`: `retryable` (nothing reached the platform);
  * - `unknown`: `retryable` when the adapter's table says this kind of call is safe to repeat, else `unknown_outcome`
  *   (the caller then looks for the result or reports it unconfirmed, never repeats it blindly).
+ *
+ * A create answered with a server error (5xx) is the same question (`classifyCreateFailure`): the platform may have
+ * made the post before failing, so where repeating a create is not safe the retry must look first.
  */
 
 /** `creates`: the call makes something visible (a post, reply, message); `other`: reads, deletes, edits, uploads. */
@@ -42,4 +45,15 @@ export function classifyTransportFailure(policy: TransportPolicy, err: unknown, 
   if (transport.phase === 'not_sent') return fail('retryable', policy.messages.notSent);
   if (policy.safeToRepeat[effect]) return fail('retryable', policy.messages.lostRepeatable);
   return fail('unknown_outcome', policy.messages.mayHaveTakenEffect.replaceAll('{what}', what));
+}
+
+/**
+ * A create's refusal: a server error (5xx, which each `errors.ts` classifies `retryable`) may come after the post was
+ * made, so where the adapter's table says a create is not safe to repeat it is marked `mayHaveTakenEffect`: the
+ * attempt stays open and the retry looks first (`findPublished`) or is reported unconfirmed (`sendMarked`), never a
+ * blind second send. Any other refusal, and anything that is not a platform's answer, is unchanged.
+ */
+export function classifyCreateFailure(policy: TransportPolicy, err: unknown): unknown {
+  if (err instanceof PlatformFailure && err.kind === 'retryable' && !policy.safeToRepeat.creates) err.mayHaveTakenEffect = true;
+  return err;
 }

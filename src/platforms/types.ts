@@ -47,6 +47,8 @@ export interface PublishRequest {
   replyTo?: { platformPostId: string; rootPlatformPostId?: string };
   /** The platform's `configuration` block (placement and options), already validated. */
   configuration?: Record<string, unknown>;
+  /** An earlier call for this post never reported back (it may be live): x reads a duplicate refusal as a cue to look. */
+  earlierAttemptOpen?: boolean;
 }
 
 export interface PublishedPost extends PostLink {
@@ -155,6 +157,12 @@ export class PlatformFailure extends Error {
     super(clientMessage);
     this.name = 'PlatformFailure';
   }
+
+  /**
+   * A `retryable` answer to a create that may have made the post all the same (a server error; `classifyCreateFailure`
+   * in transport.ts): its attempt stays open, so the retry looks first or reports it unconfirmed (`sendMarked`).
+   */
+  mayHaveTakenEffect = false;
 }
 
 export function isPlatformFailure(err: unknown): err is PlatformFailure {

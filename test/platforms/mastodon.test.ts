@@ -196,6 +196,32 @@ describe('mastodon adapter against the Mastodon stand-in', () => {
       assert.deepEqual(calls.map((c) => c.headers['idempotency-key']), [`herald-post-${POST_ID}`, `herald-post-${POST_ID}`]);
     });
 
+    it('a thread sent again within the key\'s hour after Herald deleted its statuses (rolled back) is new statuses; a repeat finds them', async () => {
+      const part2 = (replyTo: string) => ({ ...post('2/2', [], replyTo), postId: 'part-2' });
+      const first = await adapter.publish(ctx, post('1/2'));
+      const firstPart2 = await adapter.publish(ctx, part2(first.platformPostId));
+      await adapter.delete(ctx, firstPart2.platformPostId);
+      await adapter.delete(ctx, first.platformPostId);
+      const again = await adapter.publish(ctx, post('1/2'));
+      assert.notEqual(again.platformPostId, first.platformPostId);
+      assert.deepEqual(await adapter.publish(ctx, post('1/2')), again);
+      const againPart2 = await adapter.publish(ctx, part2(again.platformPostId));
+      assert.deepEqual(m.liveStatuses().map((st) => [st.id, st.in_reply_to_id]), [
+        [again.platformPostId, null],
+        [againPart2.platformPostId, again.platformPostId],
+      ]);
+      assert.deepEqual(m.standIn.calls('POST', '/api/v1/statuses').map((c) => c.headers['idempotency-key']), [
+        `herald-post-${POST_ID}`,
+        'herald-post-part-2',
+        `herald-post-${POST_ID}`,
+        `herald-post-${POST_ID}-g1`,
+        `herald-post-${POST_ID}`,
+        `herald-post-${POST_ID}-g1`,
+        'herald-post-part-2',
+        'herald-post-part-2-g1',
+      ]);
+    });
+
     it('a resent Herald post (same id) gets the same status back, not a second one', async () => {
       const first = await adapter.publish(ctx, post('same post'));
       const again = await adapter.publish(ctx, post('same post'));
@@ -327,6 +353,19 @@ describe('mastodon adapter against the Mastodon stand-in', () => {
       ]);
       await adapter.deleteComment!(ctx, reply.platformPostId);
       assert.equal(m.liveStatuses().some((s) => s.id === reply.platformPostId), false);
+    });
+
+    it('the same reply after Herald deleted the first within the key\'s hour is a new reply; a reply to a deleted comment is gone', async () => {
+      const root = await adapter.publish(ctx, post('Thoughts?'));
+      const comment = m.addReply(root.platformPostId, m.addAccount('bob'), 'Nice');
+      const reply = await adapter.replyToComment!(ctx, root.platformPostId, comment.id, 'Thanks!');
+      await adapter.deleteComment!(ctx, reply.platformPostId);
+      const again = await adapter.replyToComment!(ctx, root.platformPostId, comment.id, 'Thanks!');
+      assert.notEqual(again.platformPostId, reply.platformPostId);
+      assert.deepEqual(await adapter.replyToComment!(ctx, root.platformPostId, comment.id, 'Thanks!'), again);
+      assert.equal(m.liveStatuses().filter((st) => st.in_reply_to_id === comment.id).length, 1);
+      comment.deleted = true; // bob deleted his comment
+      await assert.rejects(adapter.replyToComment!(ctx, root.platformPostId, comment.id, 'Thanks!'), expectFailure({ kind: 'gone', status: 404 }));
     });
 
     it('a post that is gone has no context (404 → gone)', async () => {

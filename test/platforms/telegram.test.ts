@@ -238,9 +238,12 @@ describe('telegram adapter against the Bot API stand-in', () => {
     });
 
     for (const status of [500, 502]) {
-      it(`a ${status} is retryable, even without a Bot API body`, async () => {
-        tg.standIn.inject({ path: /sendMessage$/ }, { kind: 'reply', response: { status, text: '<html>Bad Gateway</html>' } });
+      it(`a ${status} is retryable, even without a Bot API body; to a send it may have taken effect`, async () => {
+        tg.standIn.inject({ path: /sendMessage$/ }, { kind: 'reply', thenHandle: true, response: { status, text: '<html>Bad Gateway</html>' } });
         await assert.rejects(adapter.publish(ctx, post('hi')), expectFailure({ kind: 'retryable', clientMessage: 'Telegram is having trouble; try again later.', status }));
+        tg.standIn.inject({ path: /sendMessage$/ }, { kind: 'reply', thenHandle: true, response: { status, text: '<html>Bad Gateway</html>' } });
+        await assert.rejects(adapter.publish(ctx, post('hi')), (err: PlatformFailure) => err.mayHaveTakenEffect);
+        assert.deepEqual(tg.messages(channel.id).map((m) => m.text), ['hi', 'hi']);
       });
     }
 

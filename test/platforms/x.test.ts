@@ -280,8 +280,26 @@ describe('x adapter against the X API v2 stand-in', () => {
       await adapter.publish(ctx, post('same words'));
       await assert.rejects(
         adapter.publish(ctx, post('same words')),
-        expectFailure({ kind: 'permanent', clientMessage: 'X refused the request: the account is not allowed to do this (X also answers so for a duplicate post).', status: 403 }),
+        expectFailure({ kind: 'permanent', clientMessage: 'X refused the post as a duplicate of one already on the account.', status: 403 }),
       );
+    });
+
+    it('a duplicate refusal after an earlier attempt that never reported back is looked up: that attempt\'s post, or unconfirmed', async () => {
+      const earlier = await adapter.publish(ctx, post('same words'));
+      assert.deepEqual(await adapter.publish(ctx, { ...post('same words'), earlierAttemptOpen: true }), earlier);
+      x.tweets().find((t) => t.id === earlier.platformPostId)!.created_at = new Date(Date.now() - 60 * 60_000).toISOString();
+      await assert.rejects(
+        adapter.publish(ctx, { ...post('same words'), earlierAttemptOpen: true }),
+        expectFailure({ kind: 'unknown_outcome', clientMessage: 'X refused the post as a duplicate of one already on the account; an earlier attempt may have published it.', status: 403 }),
+      );
+      assert.equal(x.liveTweets().length, 1);
+    });
+
+    it('a server error to a create may have taken effect (the retry looks first); to an upload it did not', async () => {
+      x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reply', thenHandle: true, response: { status: 503, json: { title: 'Service Unavailable', type: 'about:blank', status: 503 } } });
+      await assert.rejects(adapter.publish(ctx, post('made before the 503')), (err: PlatformFailure) => err.kind === 'retryable' && err.mayHaveTakenEffect);
+      x.standIn.inject({ method: 'POST', path: /^\/2\/media/ }, { kind: 'reply', response: { status: 503, json: { title: 'Service Unavailable', type: 'about:blank', status: 503 } } });
+      await assert.rejects(adapter.publish(ctx, post('upload refused', [jpeg(1)])), (err: PlatformFailure) => err.kind === 'retryable' && !err.mayHaveTakenEffect);
     });
 
     const injected: Array<[string, number, Record<string, unknown>, Partial<PlatformFailure>]> = [
@@ -338,7 +356,7 @@ describe('x adapter against the X API v2 stand-in', () => {
       assert.equal(live.length, 1);
       assert.deepEqual(published, { platformPostId: live[0].id, url: `https://x.com/heraldhq/status/${live[0].id}` });
       assert.equal(x.standIn.calls('POST', '/2/tweets').length, 1);
-      assert.deepEqual(x.standIn.calls('GET', `/2/users/${me.id}/tweets`)[0].query, { max_results: '20', 'tweet.fields': 'created_at,referenced_tweets', exclude: 'retweets' });
+      assert.deepEqual(x.standIn.calls('GET', `/2/users/${me.id}/tweets`)[0].query, { max_results: '20', 'tweet.fields': 'created_at,referenced_tweets,attachments,entities', exclude: 'retweets' });
     });
 
     it('a create that timed out and is not on the timeline is unknown_outcome', async () => {
@@ -371,6 +389,24 @@ describe('x adapter against the X API v2 stand-in', () => {
       const withPicture = await adapter.publish(ctx, post('look', [jpeg(1)], root.platformPostId));
       assert.deepEqual(await adapter.findPublished!(ctx, post('look', [jpeg(1)], root.platformPostId)), withPicture);
       assert.equal(await adapter.findPublished!(ctx, post('look')), null);
+    });
+
+    it('findPublished takes only a post of the last 15 minutes: an older one with the same text is another post', async () => {
+      const older = await adapter.publish(ctx, post('Good morning'));
+      x.tweets().find((t) => t.id === older.platformPostId)!.created_at = new Date(Date.now() - 16 * 60_000).toISOString();
+      assert.equal(await adapter.findPublished!(ctx, post('Good morning')), null);
+      x.tweets().find((t) => t.id === older.platformPostId)!.created_at = new Date(Date.now() - 14 * 60_000).toISOString();
+      assert.deepEqual(await adapter.findPublished!(ctx, post('Good morning')), older);
+    });
+
+    it('findPublished tells posts apart by their links and their media count (a media-only post matches only one as bare)', async () => {
+      const linked = await adapter.publish(ctx, post('Read this: https://example.com/one.'));
+      assert.equal(await adapter.findPublished!(ctx, post('Read this: https://example.com/two.')), null);
+      assert.equal(await adapter.findPublished!(ctx, post('Read this:')), null);
+      assert.deepEqual(await adapter.findPublished!(ctx, post('Read this: https://example.com/one.')), linked);
+      const bare = await adapter.publish(ctx, post('', [jpeg(1)]));
+      assert.equal(await adapter.findPublished!(ctx, post('', [jpeg(1), jpeg(2)])), null);
+      assert.deepEqual(await adapter.findPublished!(ctx, post('', [jpeg(1)])), bare);
     });
   });
 

@@ -79,13 +79,33 @@ describe('Posts: interrupted platform calls and the change feed', function () {
   it('a refusal clears the mark: the retry that follows is a plain first attempt', async () => {
     const { account, chat } = await telegramAccount();
     const row = await publishingRow(account.id, 'telegram', 'refused once', false);
-    h.standIns.telegram.standIn.inject({ method: 'POST', path: /\/sendMessage$/ }, { kind: 'reply', response: { status: 500, json: { ok: false, error_code: 500, description: 'Internal Server Error' } } });
+    h.standIns.telegram.floodWait('sendMessage', 1);
     const refused = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
     assert.equal(refused.ok, false);
     const marker = await h.db.selectFrom('posts').select('publish_attempt_started_at').where('id', '=', row.id).executeTakeFirstOrThrow();
     assert.equal(marker.publish_attempt_started_at, null);
     assert.equal((await activities.publishToPlatform({ postId: row.id, now: Date.now() })).ok, true);
     assert.deepEqual(h.standIns.telegram.messages(chat.id).map((m) => m.text), ['refused once']);
+  });
+
+  it('a server error to a send keeps the mark: telegram\'s retry is reported unconfirmed, x\'s finds the post that landed', async () => {
+    const { account, chat } = await telegramAccount();
+    const row = await publishingRow(account.id, 'telegram', 'landed, then 500', false);
+    const serverError = { status: 500, json: { ok: false, error_code: 500, description: 'Internal Server Error' } };
+    h.standIns.telegram.standIn.inject({ method: 'POST', path: /\/sendMessage$/ }, { kind: 'reply', thenHandle: true, response: serverError });
+    assert.equal((await activities.publishToPlatform({ postId: row.id, now: Date.now() })).ok, false);
+    const retried = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.equal(retried.ok ? 'ok' : retried.kind, 'unknown_outcome');
+    assert.deepEqual(h.standIns.telegram.messages(chat.id).map((m) => m.text), ['landed, then 500']);
+
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const xRow = await publishingRow(x.id, 'x', 'landed, then 503', false);
+    const unavailable = { status: 503, json: { title: 'Service Unavailable', type: 'about:blank', status: 503 } };
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reply', thenHandle: true, response: unavailable });
+    assert.equal((await activities.publishToPlatform({ postId: xRow.id, now: Date.now() })).ok, false);
+    const found = await activities.publishToPlatform({ postId: xRow.id, now: Date.now() });
+    assert.equal(found.ok, true);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'landed, then 503').length, 1);
   });
 
   it('a first comment whose earlier call never reported back is reported unconfirmed, not sent twice; a user retry sends it', async () => {

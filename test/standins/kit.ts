@@ -41,7 +41,8 @@ export interface StandInResponse {
 }
 
 type Fault =
-  | { kind: 'reply'; response: StandInResponse }
+  /** Answer with `response`; with `thenHandle` the handler runs first (a server error after the effect). */
+  | { kind: 'reply'; response: StandInResponse; thenHandle?: boolean }
   | { kind: 'delay'; ms: number }
   /** Accept the request and never answer (the client's timeout fires). With `thenHandle`, the handler still runs. */
   | { kind: 'hang'; thenHandle?: boolean }
@@ -160,7 +161,10 @@ export class StandIn {
 
     const fault = this.takeFault(recorded.method, recorded.path);
     if (fault?.kind === 'delay') await new Promise((r) => setTimeout(r, fault.ms));
-    if (fault?.kind === 'reply') return send(res, fault.response);
+    if (fault?.kind === 'reply') {
+      if (fault.thenHandle) await this.dispatch(recorded).catch(() => undefined);
+      return send(res, fault.response);
+    }
     if (fault?.kind === 'hang' || fault?.kind === 'reset') {
       if (fault.thenHandle) await this.dispatch(recorded).catch(() => undefined);
       if (fault.kind === 'reset') req.socket.destroy();

@@ -126,9 +126,17 @@ export async function startMastodonStandIn() {
   function createStatus(req: RecordedRequest): StandInResponse {
     const account = authenticate(req, 'write:statuses');
     const key = req.headers['idempotency-key'] as string | undefined;
-    const remembered = key ? idempotency.get(`${account.id}:${key}`) : undefined;
-    if (remembered && Date.now() - remembered.at < IDEMPOTENCY_MS) return reply(200, statusShape(statuses.find((s) => s.id === remembered.statusId)!));
     const p = params(req);
+    // The controller finds the status replied to before the idempotency lookup runs.
+    const inReplyTo = p.in_reply_to_id ? String(p.in_reply_to_id) : null;
+    if (inReplyTo && !live(inReplyTo)) fail(404, 'Record not found');
+    const remembered = key ? idempotency.get(`${account.id}:${key}`) : undefined;
+    if (remembered && Date.now() - remembered.at < IDEMPOTENCY_MS) {
+      // Mastodon looks the remembered status up by id: one deleted since is 404 for the rest of the key's hour.
+      const earlier = live(remembered.statusId);
+      if (!earlier) fail(404, 'Record not found');
+      return reply(200, statusShape(earlier));
+    }
     const text = String(p.status ?? '');
     const mediaIds: string[] = (p.media_ids ?? []).map(String);
     if (!text.trim() && mediaIds.length === 0) fail(422, "Validation failed: Text can't be blank");
@@ -139,8 +147,6 @@ export async function startMastodonStandIn() {
       if (!m) fail(422, 'Validation failed: Media attachments are invalid');
       if (m.pollsLeft > 0 || m.fails) fail(422, 'Cannot attach files that have not finished processing. Try again in a moment!');
     }
-    const inReplyTo = p.in_reply_to_id ? String(p.in_reply_to_id) : null;
-    if (inReplyTo && !live(inReplyTo)) fail(404, 'Record not found');
     const status = addStatus(account, text, inReplyTo, mediaIds, key);
     if (key) idempotency.set(`${account.id}:${key}`, { statusId: status.id, at: Date.now() });
     return reply(200, statusShape(status));

@@ -28,6 +28,8 @@ interface XStoredTweet {
   in_reply_to_user_id?: string;
   referenced_tweets?: Array<{ type: 'replied_to'; id: string }>;
   media_ids: string[];
+  /** `entities.urls`: each t.co link, what it stands for, and the media link's `media_key`. */
+  urls: Array<{ url: string; expanded_url: string; display_url: string; media_key?: string }>;
   deleted: boolean;
 }
 
@@ -176,6 +178,8 @@ export async function startXStandIn() {
       in_reply_to_user_id: t.in_reply_to_user_id,
       referenced_tweets: t.referenced_tweets,
       public_metrics: { retweet_count: 0, reply_count: replies, like_count: 0, quote_count: 0 },
+      attachments: t.media_ids.length ? { media_keys: t.media_ids.map(mediaKeyOf) } : undefined,
+      entities: t.urls.length ? { urls: t.urls.map((u) => ({ start: codePointIndex(t.text, u.url), end: codePointIndex(t.text, u.url) + u.url.length, ...u })) } : undefined,
     };
     const picked = Object.entries(all).filter(([k, v]) => wanted.has(k) && v !== undefined);
     return { id: t.id, text: t.text, edit_history_tweet_ids: [t.id], ...Object.fromEntries(picked) };
@@ -183,9 +187,30 @@ export async function startXStandIn() {
 
   /** What X stores: links become t.co links, attached media add one more, and &, <, > are escaped. */
   function storedText(text: string, withMedia: boolean): string {
-    const escaped = text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-    const linked = escaped.replace(/https?:\/\/\S+/g, () => `https://t.co/${newId().slice(-10)}`);
-    return withMedia ? `${linked} https://t.co/${newId().slice(-10)}`.trim() : linked;
+    return storedPost(text, withMedia, '').text;
+  }
+
+  /** `storedText` with the `entities.urls` it makes: each link's t.co link, and the media's (`media_key`) last. */
+  function storedPost(text: string, withMedia: boolean, mediaPage: string, mediaKey?: string) {
+    const urls: XStoredTweet['urls'] = [];
+    const tco = () => `https://t.co/${newId().slice(-10)}`;
+    // X ends a link before trailing punctuation.
+    const linked = text.replace(/https?:\/\/\S*[^\s.,;:!?'")\]]/g, (link) => {
+      const url = tco();
+      urls.push({ url, expanded_url: link, display_url: link.replace(/^https?:\/\//, '').slice(0, 25) });
+      return url;
+    });
+    const escaped = linked.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+    if (!withMedia) return { text: escaped, urls };
+    const url = tco();
+    urls.push({ url, expanded_url: mediaPage, display_url: 'pic.x.com/' + url.slice(-10), ...(mediaKey ? { media_key: mediaKey } : {}) });
+    return { text: `${escaped} ${url}`.trim(), urls };
+  }
+
+  const codePointIndex = (text: string, part: string) => [...text.slice(0, text.indexOf(part))].length;
+
+  function mediaKeyOf(id: string): string {
+    return `${media.get(id)?.category === 'tweet_video' ? 7 : 3}_${id}`;
   }
 
   function weightedLength(text: string): number {
@@ -194,9 +219,11 @@ export async function startXStandIn() {
 
   function addTweet(author: XStandInUser, text: string, mediaIds: string[], parent?: XStoredTweet): XStoredTweet {
     const id = newId();
+    const stored = storedPost(text, mediaIds.length > 0, `https://x.com/${author.username}/status/${id}/photo/1`, mediaIds.length ? mediaKeyOf(mediaIds[0]) : undefined);
     const tweet: XStoredTweet = {
       id,
-      text: storedText(text, mediaIds.length > 0),
+      text: stored.text,
+      urls: stored.urls,
       author_id: author.id,
       created_at: new Date().toISOString(),
       conversation_id: parent ? parent.conversation_id : id,
@@ -296,7 +323,7 @@ export async function startXStandIn() {
     const processing = m.state === 'succeeded' && m.category !== 'tweet_video' ? undefined : m.state === 'uploading' ? undefined : m.state;
     return {
       id: m.id,
-      media_key: `${m.category === 'tweet_video' ? 7 : 3}_${m.id}`,
+      media_key: mediaKeyOf(m.id),
       size: m.totalBytes,
       expires_after_secs: 86400,
       ...(processing ? { processing_info: { state: processing, ...(processing === 'pending' || processing === 'in_progress' ? { check_after_secs: 1, progress_percent: processing === 'pending' ? 0 : 50 } : {}) } } : {}),

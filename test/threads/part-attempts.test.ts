@@ -71,7 +71,7 @@ describe('Threads: a part sent again never goes out twice', function () {
   it('a refusal clears the mark, so the part’s quick retry is a plain first attempt', async () => {
     const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
     const [one] = await publishingThread(x.id, 'x', ['refused part once']);
-    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reply', response: { status: 503, json: { title: 'Service Unavailable', status: 503 } } });
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reply', response: { status: 409, json: { title: 'Conflict', type: 'about:blank', status: 409 } } });
     const refused = await activities.publishThreadPart({ postId: one!, replyTo: null });
     assert.equal(refused.ok, false);
     assert.equal((await stored(one!)).publish_attempt_started_at, null);

@@ -3,7 +3,7 @@ import { answerOf } from '../answers';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishedPost } from '../types';
 import { createMastodonClient } from './client';
 import { parseMastodonInstance } from './instance';
-import { compareIdsDescending, postIdempotencyKey, replyIdempotencyKey, statusUrl, toComment, verifiedAccountAnswer, type MastodonStatus } from './mapper';
+import { compareIdsDescending, keyOfGeneration, postIdempotencyKey, replyIdempotencyKey, statusUrl, toComment, verifiedAccountAnswer, type MastodonStatus } from './mapper';
 import { uploadMedia } from './media';
 import { readMastodonMetrics } from './metrics';
 
@@ -19,6 +19,12 @@ interface MastodonAdapterDeps {
 
 /** Comments come from `/context` in one piece; Herald pages them itself. */
 const COMMENT_PAGE_SIZE = 40;
+
+/**
+ * Generations of one Idempotency-Key tried (`createStatus`): a thread's parts are deleted at most once per retry (3)
+ * and per credential renewal; past this many deletions within the key's hour the create stays `gone`.
+ */
+const KEY_GENERATIONS = 10;
 
 interface Account {
   origin: string;
@@ -43,7 +49,7 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
    * Every create carries an Idempotency-Key, so a create whose answer was lost or that met a server error is
    * repeated once at once with the same key: the server returns the status it already made, never a second one.
    */
-  async function createStatus(ctx: PlatformContext, body: Record<string, unknown>, key: string): Promise<PublishedPost> {
+  async function createOnce(ctx: PlatformContext, body: Record<string, unknown>, key: string): Promise<PublishedPost> {
     const { origin, token } = account(ctx);
     const send = () =>
       client.send<MastodonStatus>(origin, token, { method: 'POST', path: '/api/v1/statuses', json: body, headers: { 'idempotency-key': key } });
@@ -56,6 +62,34 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
     }
     const username = ctx.settings.username ?? created.body.account.username;
     return { platformPostId: created.body.id, url: statusUrl(origin, username, created.body.id) };
+  }
+
+  /**
+   * A create's 404 is its parent's when it replies to a status that is gone; otherwise the key's status was deleted
+   * within the key's hour (Herald rolled a thread back or deleted a reply, then sends the same again): the next
+   * generation of the key is tried. Read from the server each time, so a repeat of the same send walks the same
+   * generations and finds the status it made, and nothing needs storing.
+   */
+  async function createStatus(ctx: PlatformContext, body: Record<string, unknown>, key: string): Promise<PublishedPost> {
+    for (let generation = 0; ; generation += 1) {
+      try {
+        return await createOnce(ctx, body, keyOfGeneration(key, generation));
+      } catch (err) {
+        if (!(err instanceof PlatformFailure) || err.kind !== 'gone' || generation + 1 >= KEY_GENERATIONS) throw err;
+        if (typeof body.in_reply_to_id === 'string' && !(await statusExists(ctx, body.in_reply_to_id))) throw err;
+      }
+    }
+  }
+
+  async function statusExists(ctx: PlatformContext, id: string): Promise<boolean> {
+    const { origin, token } = account(ctx);
+    try {
+      await client.send(origin, token, { method: 'GET', path: `/api/v1/statuses/${id}` });
+      return true;
+    } catch (err) {
+      if (err instanceof PlatformFailure && err.kind === 'gone') return false;
+      throw err;
+    }
   }
 
   async function deleteStatus(ctx: PlatformContext, id: string): Promise<void> {

@@ -56,6 +56,14 @@ export function replyIdempotencyKey(commentId: string, text: string): string {
   return `herald-reply-${createHash('sha256').update(`${commentId}\n${text}`).digest('hex').slice(0, 40)}`;
 }
 
+/**
+ * A key's generation: Mastodon answers 404 to a key whose status was deleted (protocols.md section 3), so what Herald
+ * sends again after deleting it (a thread rolled back, a reply deleted) goes under the next one. The first is the key.
+ */
+export function keyOfGeneration(key: string, generation: number): string {
+  return generation === 0 ? key : `${key}-g${generation}`;
+}
+
 const entities: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 
 /** Status `content` is HTML; comments are stored as plain text with paragraph and line breaks kept. */

@@ -1,5 +1,5 @@
 import type { FormData, HttpClient } from '../../net/http';
-import { classifyTransportFailure } from '../transport';
+import { classifyCreateFailure, classifyTransportFailure } from '../transport';
 import { resultOf, telegramTransport } from './errors';
 
 export const TELEGRAM_DEFAULT_ORIGIN = 'https://api.telegram.org';
@@ -7,7 +7,7 @@ export const TELEGRAM_DEFAULT_ORIGIN = 'https://api.telegram.org';
 type TelegramBody = { json: Record<string, unknown> } | { multipart: FormData };
 
 interface TelegramClient {
-  /** Calls one Bot API method; `isCreate` marks sends whose lost answer must not be repeated. */
+  /** Calls one Bot API method; `isCreate` marks sends whose lost answer or server error must not be repeated blindly. */
   call<T>(botToken: string, method: string, body: TelegramBody, isCreate?: boolean): Promise<T>;
 }
 
@@ -23,7 +23,11 @@ export function createTelegramClient(http: HttpClient, origin: string): Telegram
       } catch (err) {
         throw classifyTransportFailure(telegramTransport, err, isCreate ? 'creates' : 'other');
       }
-      return resultOf<T>(res);
+      try {
+        return resultOf<T>(res);
+      } catch (err) {
+        throw isCreate ? classifyCreateFailure(telegramTransport, err) : err;
+      }
     },
   };
 }

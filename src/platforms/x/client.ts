@@ -1,6 +1,6 @@
 import type { FormData, HttpClient } from '../../net/http';
 import { PlatformFailure, type AccountCredentials } from '../types';
-import { classifyTransportFailure } from '../transport';
+import { classifyCreateFailure, classifyTransportFailure } from '../transport';
 import { bodyOf, xTransport, type XScope } from './errors';
 import { oauth1Header, type OAuth1Credentials } from './oauth1';
 
@@ -13,7 +13,7 @@ interface XRequest {
   json?: unknown;
   multipart?: FormData;
   scope?: XScope;
-  /** A create X cannot deduplicate: a lost answer becomes `unknown_outcome`. */
+  /** A create X cannot deduplicate: a lost answer becomes `unknown_outcome`, a server error one that may have taken effect. */
   isCreate?: boolean;
 }
 
@@ -49,7 +49,11 @@ export function createXClient(http: HttpClient, origin: string, now: () => Date)
       } catch (err) {
         throw classifyTransportFailure(xTransport, err, req.isCreate ? 'creates' : 'other');
       }
-      return bodyOf<T>(res, req.scope ?? 'default', now().getTime());
+      try {
+        return bodyOf<T>(res, req.scope ?? 'default', now().getTime());
+      } catch (err) {
+        throw req.isCreate ? classifyCreateFailure(xTransport, err) : err;
+      }
     },
   };
 }

@@ -13,6 +13,8 @@ export type XScope = 'default' | 'media';
 interface Row {
   status: number | 'server';
   problem?: string;
+  /** X's `detail` sentence, where the status alone does not tell (a duplicate post). */
+  detail?: RegExp;
   scope?: XScope;
   kind: PlatformFailureKind;
   message: string;
@@ -21,11 +23,15 @@ interface Row {
 export const X_MEDIA_PERMISSION_MESSAGE =
   'X refused the media upload: this account has not granted Herald permission to upload media. Reconnect the X account to allow it; text posts are unaffected.';
 
+/** X's 403 to a post whose text the account already posted ("duplicate content"): `createTweet` may look it up. */
+export const X_DUPLICATE_MESSAGE = 'X refused the post as a duplicate of one already on the account.';
+
 const rows: Row[] = [
   { status: 401, kind: 'reauthorize', message: "X no longer accepts this account's credentials; reconnect the account." },
   { status: 403, scope: 'media', kind: 'permanent', message: X_MEDIA_PERMISSION_MESSAGE },
   { status: 403, problem: 'client-forbidden', kind: 'permanent', message: "X refused the request: the app's X API access level does not allow it." },
   { status: 403, problem: 'not-authorized-for-resource', kind: 'permanent', message: 'X refused the request: this account may not act on that post.' },
+  { status: 403, detail: /duplicate content/i, kind: 'permanent', message: X_DUPLICATE_MESSAGE },
   { status: 403, kind: 'permanent', message: 'X refused the request: the account is not allowed to do this (X also answers so for a duplicate post).' },
   { status: 400, kind: 'permanent', message: 'X refused the request as invalid.' },
   { status: 404, kind: 'gone', message: 'X has no such post.' },
@@ -49,10 +55,14 @@ function problemName(type: string | undefined): string | undefined {
   return type.slice(type.lastIndexOf('/') + 1);
 }
 
-function findRow(status: number, problem: string | undefined, scope: XScope): Omit<Row, 'status'> {
+function findRow(status: number, problem: string | undefined, scope: XScope, detail = ''): Omit<Row, 'status'> {
   return (
     rows.find(
-      (r) => (r.status === status || (r.status === 'server' && status >= 500)) && (!r.problem || r.problem === problem) && (!r.scope || r.scope === scope),
+      (r) =>
+        (r.status === status || (r.status === 'server' && status >= 500)) &&
+        (!r.problem || r.problem === problem) &&
+        (!r.scope || r.scope === scope) &&
+        (!r.detail || r.detail.test(detail)),
     ) ?? unexpected
   );
 }
@@ -76,7 +86,7 @@ export function bodyOf<T>(res: HttpResponse, scope: XScope, nowMs: number): T {
     const row = name === 'resource-not-found' ? findRow(404, name, scope) : findRow(400, name, scope);
     throw new PlatformFailure('x', row.kind, row.message, undefined, detail);
   }
-  const row = findRow(res.status, problemName(body.type), scope);
+  const row = findRow(res.status, problemName(body.type), scope, body.detail);
   const wait = row.kind === 'rate_limited' ? retryAfterSeconds(res.headers, nowMs) : undefined;
   throw new PlatformFailure('x', row.kind, row.message, wait, detail);
 }

@@ -2,7 +2,24 @@ import type { HttpClient } from '../../net/http';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createXClient, X_DEFAULT_ORIGIN } from './client';
-import { comparableText, COMMENT_TWEET_FIELDS, createTweetBody, isPremium, meAnswer, repliedToId, toComment, tweetUrl, USER_FIELDS, type XTweet, type XUser } from './mapper';
+import { withinLookupWindow } from '../graph/paging';
+import {
+  COMMENT_TWEET_FIELDS,
+  createTweetBody,
+  isPremium,
+  meAnswer,
+  LOOKUP_TWEET_FIELDS,
+  lookupShapeOfRequest,
+  lookupShapeOfTweet,
+  repliedToId,
+  sameLookupShape,
+  toComment,
+  tweetUrl,
+  USER_FIELDS,
+  type XTweet,
+  type XUser,
+} from './mapper';
+import { X_DUPLICATE_MESSAGE } from './errors';
 import { uploadMedia, X_CHUNK_BYTES } from './media';
 import { readXMetrics } from './metrics';
 
@@ -16,7 +33,7 @@ interface XAdapterDeps {
   chunkBytes?: number;
 }
 
-/** How many of the account's latest posts a lookup after an unknown create reads. */
+/** How many of the account's latest posts a lookup after an unknown create reads (those of the lookup window only, `withinLookupWindow`). */
 const LOOKUP_DEPTH = 20;
 
 /** X API v2 adapter: posts, self-threads by reply chain, chunked media, replies read by conversation search. */
@@ -32,15 +49,22 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
     const page = await client.send<{ data?: XTweet[] }>(ctx.credentials, {
       method: 'GET',
       path: `/2/users/${userId}/tweets`,
-      query: { max_results: String(LOOKUP_DEPTH), 'tweet.fields': 'created_at,referenced_tweets', exclude: 'retweets' },
+      query: { max_results: String(LOOKUP_DEPTH), 'tweet.fields': LOOKUP_TWEET_FIELDS, exclude: 'retweets' },
     });
-    const wanted = comparableText(req.text);
+    // Only a post of this attempt's time: an older one with the same text (or a media-only one) is another post.
+    const wanted = lookupShapeOfRequest(req.text, req.media.length);
     const parent = req.replyTo?.platformPostId ?? null;
-    const match = (page.data ?? []).find((t) => comparableText(t.text) === wanted && repliedToId(t) === parent);
+    const match = (page.data ?? []).find(
+      (t) => withinLookupWindow(t.created_at, now()) && repliedToId(t) === parent && sameLookupShape(lookupShapeOfTweet(t), wanted),
+    );
     return match ? { platformPostId: match.id, url: tweetUrl(ctx.settings.username, match.id) } : null;
   }
 
-  /** X has no idempotency key: when the answer to a create is lost, look before anyone repeats it. */
+  /**
+   * X has no idempotency key: when the answer to a create is lost (`unknown_outcome`), look before anyone repeats it
+   * (after a server error the retry looks, `sendMarked`). A duplicate refusal after an earlier attempt that never reported back is most likely that
+   * attempt's post: it is looked up too, and unconfirmed (not failed) when it is not found.
+   */
   async function createTweet(ctx: PlatformContext, req: PublishRequest, mediaIds: string[]): Promise<PublishedPost> {
     try {
       const created = await client.send<{ data: { id: string } }>(ctx.credentials, {
@@ -51,10 +75,13 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
       });
       return { platformPostId: created.data.id, url: tweetUrl(ctx.settings.username, created.data.id) };
     } catch (err) {
-      if (!(err instanceof PlatformFailure) || err.kind !== 'unknown_outcome') throw err;
+      if (!(err instanceof PlatformFailure)) throw err;
+      const duplicateOfEarlier = req.earlierAttemptOpen === true && err.clientMessage === X_DUPLICATE_MESSAGE;
+      if (err.kind !== 'unknown_outcome' && !duplicateOfEarlier) throw err;
       const found = await findPublished(ctx, req).catch(() => null);
       if (found) return found;
-      throw err;
+      if (!duplicateOfEarlier) throw err;
+      throw new PlatformFailure('x', 'unknown_outcome', `${X_DUPLICATE_MESSAGE.replace(/\.$/, '')}; an earlier attempt may have published it.`, undefined, err.detail);
     }
   }
 

@@ -34,6 +34,8 @@ export interface XTweet {
   in_reply_to_user_id?: string;
   referenced_tweets?: Array<{ type: 'replied_to' | 'quoted' | 'retweeted'; id: string }>;
   public_metrics?: { like_count?: number; reply_count?: number };
+  attachments?: { media_keys?: string[] };
+  entities?: { urls?: Array<{ url: string; expanded_url?: string; media_key?: string }> };
 }
 
 export const USER_FIELDS = 'username,name,profile_image_url,verified,verified_type,subscription_type';
@@ -62,12 +64,45 @@ export function repliedToId(tweet: XTweet): string | null {
   return tweet.referenced_tweets?.find((r) => r.type === 'replied_to')?.id ?? null;
 }
 
+/** Tweet fields a lookup after a lost create reads (`lookupShapeOfTweet`). */
+export const LOOKUP_TWEET_FIELDS = 'created_at,referenced_tweets,attachments,entities';
+
+/** A link as X delimits it: trailing punctuation is not part of it. */
+const LINK = /https?:\/\/\S*[^\s.,;:!?'")\]]/g;
+/** Where a link stood, in a compared text (a character no post text carries). */
+const LINK_MARK = '\uFFFC';
+
+/** What a lookup after a lost create compares: the text with its links marked, the links themselves, the media count. */
+interface LookupShape {
+  text: string;
+  links: string[];
+  media: number;
+}
+
+/** The post Herald sent. */
+export function lookupShapeOfRequest(text: string, mediaCount: number): LookupShape {
+  return { text: comparableText(text), links: text.match(LINK) ?? [], media: mediaCount };
+}
+
 /**
- * X rewrites what it stores: links become t.co links, attached media add a trailing t.co link, and &, <, > come
- * back HTML-escaped. Compare texts with links removed and entities decoded.
+ * The post as X stores it: links become t.co links (their own in `entities.urls[].expanded_url`), attached media add
+ * a trailing t.co link of their own (an entity with a `media_key`), and &, <, > come back HTML-escaped.
  */
-export function comparableText(text: string): string {
-  return decodeEntities(text.replace(/https?:\/\/\S+/g, ' '))
+export function lookupShapeOfTweet(tweet: XTweet): LookupShape {
+  const entities = tweet.entities?.urls ?? [];
+  let text = tweet.text;
+  for (const entity of entities) if (entity.media_key) text = text.replace(entity.url, '');
+  const links = (text.match(LINK) ?? []).map((link) => entities.find((e) => e.url === link)?.expanded_url ?? link);
+  return { text: comparableText(text), links, media: tweet.attachments?.media_keys?.length ?? 0 };
+}
+
+export function sameLookupShape(a: LookupShape, b: LookupShape): boolean {
+  return a.text === b.text && a.media === b.media && a.links.length === b.links.length && a.links.every((link, i) => link === b.links[i]);
+}
+
+/** Texts compared with each link marked where it stood (X rewrites links) and entities decoded. */
+function comparableText(text: string): string {
+  return decodeEntities(text.replace(LINK, LINK_MARK))
     .replace(/\s+/g, ' ')
     .trim();
 }
