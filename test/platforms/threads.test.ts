@@ -147,6 +147,23 @@ describe('threads adapter against the Threads API stand-in', () => {
     assert.deepEqual(await adapter.findPublished!(ctx, { postId: 'p8', text: 'Exactly once', media: [] }), published);
   });
 
+  it('a lost publish answer stays unknown when the reads that would settle it fail: never a second post, never "reconnect"', async () => {
+    const u = th.user.id;
+    // The status read answers Graph code 2 ("nothing was changed"): a retry would publish a second copy.
+    th.standIn.inject({ method: 'POST', path: `/v1.0/${u}/threads_publish` }, { kind: 'hang', thenHandle: true });
+    const publishing = adapter.publish(ctx, { postId: 'lost1', text: 'Only once', media: [] });
+    // Once the publish is sent (its answer hangs), the next status read is the one after the lost answer.
+    while (th.standIn.calls('POST', `/v1.0/${u}/threads_publish`).length === 0) await new Promise((r) => setTimeout(r, 10));
+    th.standIn.inject({ method: 'GET', path: /^\/v1\.0\/\d+$/ }, { kind: 'reply', response: graphErrors.transient() });
+    await assert.rejects(publishing, failure('unknown_outcome', 'Threads did not answer in time; it may have published the post.'));
+    // The container reads PUBLISHED, and the search of recent posts answers a permission error (code 10).
+    th.standIn.inject({ method: 'POST', path: `/v1.0/${u}/threads_publish` }, { kind: 'hang', thenHandle: true });
+    th.standIn.inject({ method: 'GET', path: `/v1.0/${u}/threads` }, { kind: 'reply', response: graphErrors.permission(10) });
+    await assert.rejects(adapter.publish(ctx, { postId: 'lost2', text: 'Also once', media: [] }), failure('unknown_outcome', 'Threads did not answer in time; it may have published the post.'));
+    assert.deepEqual([...th.posts.values()].map((p) => p.text), ['Only once', 'Also once']);
+    assert.equal(th.standIn.calls('POST', `/v1.0/${u}/threads_publish`).length, 2);
+  });
+
   it('deletes its posts; already deleted is gone; a connection without the delete permission is told to reconnect', async () => {
     const post = await adapter.publish(ctx, { postId: 'p9', text: 'Bye', media: [] });
     th.user.canDelete = false;

@@ -1,6 +1,7 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import type { GraphAdapterDeps } from '../graph/deps';
 import { ignoreGone } from '../graph/errors';
+import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { uploadUnpublishedPhoto } from './media';
@@ -88,7 +89,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
       } catch (err) {
         // A lost answer to the create: look before anyone repeats it. Stories have no lookup here, so they stay unknown.
         if (err instanceof PlatformFailure && err.kind === 'unknown_outcome' && placementOf(req.configuration) === 'feed') {
-          const found = await findRecentPost(client, pageId, req).catch(() => null);
+          const found = await lookedUp(err, () => findRecentPost(client, pageId, req));
           if (found) return found;
         }
         throw err;

@@ -2,6 +2,7 @@ import { createGraphClient, graphPath, type GraphClient } from '../graph/client'
 import { assertQuotaLeft, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { ignoreGone } from '../graph/errors';
+import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
 import { buildContainer } from './media';
@@ -96,7 +97,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       const userId = await userIdOf(conn);
       if (req.replyTo) {
         const res = await conn.client.post<{ id: string }>(graphPath(req.replyTo.platformPostId, 'comments'), { message: req.text }, 'reply', { creates: true }).catch(async (err) => {
-          const found = err instanceof PlatformFailure && err.kind === 'unknown_outcome' ? await findRecent(conn.client, userId, req).catch(() => null) : null;
+          const found = err instanceof PlatformFailure && err.kind === 'unknown_outcome' ? await lookedUp(err, () => findRecent(conn.client, userId, req)) : null;
           if (found) return { id: found };
           throw err;
         });
