@@ -116,6 +116,18 @@ describe('facebook adapter against the Graph stand-in', () => {
     assert.deepEqual(fb.standIn.calls('DELETE').map((c) => c.path), [`/v25.0/${post.platformPostId}`, `/v25.0/${post.platformPostId}`]);
   });
 
+  it('a delete answered 100/33 for a post still there is a refusal, not gone: only a read that cannot find it confirms', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p7b', text: 'Still here', media: [] });
+    // 100/33 also means "cannot be loaded due to missing permissions, or does not support this operation".
+    fb.standIn.inject({ method: 'DELETE' }, { kind: 'reply', response: graphErrors.unknownObject(post.platformPostId, 'delete') });
+    await assert.rejects(adapter.delete(ctx, post.platformPostId), (err) => {
+      assert.deepEqual(failureOf(err), { name: 'PlatformFailure', platform: 'facebook', kind: 'permanent', message: 'Facebook refused to delete the post: Facebook did not allow this connection to delete it; nothing was changed.', retryAfterSeconds: undefined });
+      return true;
+    });
+    assert.equal(fb.posts.has(post.platformPostId), true);
+    assert.deepEqual(fb.standIn.calls('GET', `/v25.0/${post.platformPostId}`).map((c) => c.query.fields), ['id']);
+  });
+
   it('resolves the URL from the id', async () => {
     assert.equal(await adapter.resolveUrl!(ctx, `${fb.page.id}_42`), `https://www.facebook.com/${fb.page.id}_42`);
   });

@@ -176,6 +176,16 @@ describe('threads adapter against the Threads API stand-in', () => {
     await adapter.delete(ctx, post.platformPostId);
   });
 
+  it('a delete answered 100/33 for a post or reply still there is a refusal, not gone', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p9b', text: 'Stays', media: [] });
+    const reply = await adapter.replyToComment!(ctx, post.platformPostId, post.platformPostId, 'mine');
+    th.standIn.inject({ method: 'DELETE' }, { kind: 'reply', response: graphErrors.unknownObject(post.platformPostId, 'delete') });
+    await assert.rejects(adapter.delete(ctx, post.platformPostId), failure('permanent', 'Threads refused to delete the post: Threads did not allow this connection to delete it; nothing was changed.'));
+    th.standIn.inject({ method: 'DELETE' }, { kind: 'reply', response: graphErrors.unknownObject(reply.platformPostId, 'delete') });
+    await assert.rejects(adapter.deleteComment!(ctx, reply.platformPostId), failure('permanent', 'Threads refused to delete the comment: Threads did not allow this connection to delete it; nothing was changed.'));
+    assert.deepEqual([th.posts.has(post.platformPostId), th.posts.has(reply.platformPostId)], [true, true]);
+  });
+
   it('lists the whole conversation newest first with cursors, parents and ownership', async () => {
     const post = await adapter.publish(ctx, { postId: 'p10', text: 'Discuss', media: [] });
     const top = th.addExternalReply(post.platformPostId, 'top-level');

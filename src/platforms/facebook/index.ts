@@ -1,6 +1,6 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import type { GraphAdapterDeps } from '../graph/deps';
-import { ignoreGone } from '../graph/errors';
+import { deleteConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
@@ -105,8 +105,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
     },
 
     async delete(ctx, platformPostId) {
-      const { client } = connect(ctx);
-      await client.delete(graphPath(platformPostId), 'delete').catch(ignoreGone);
+      await deleteConfirmed(connect(ctx).client, 'facebook', platformPostId, 'delete');
     },
 
     async resolveUrl(ctx, platformPostId) {
@@ -134,7 +133,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
     },
 
     async deleteComment(ctx, platformCommentId) {
-      await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
+      await deleteConfirmed(connect(ctx).client, 'facebook', platformCommentId, 'delete_comment');
     },
 
     readMetrics: (ctx, req) => readFacebookMetrics(connect(ctx).client, req),

@@ -142,9 +142,3 @@ export function graphTransport(platform: PlatformSlug): TransportPolicy {
     },
   };
 }
-
-/** Deleting something already gone is a success (adapters brief: `delete` resolves when the post is gone). */
-export function ignoreGone(err: unknown): void {
-  if (err instanceof PlatformFailure && err.kind === 'gone') return;
-  throw err;
-}

@@ -1,7 +1,7 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import { assertQuotaLeft, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
-import { ignoreGone } from '../graph/errors';
+import { deleteConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
@@ -123,7 +123,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       if (conn.via === 'instagram') {
         throw new PlatformFailure('instagram', 'permanent', 'Instagram does not let accounts connected via Instagram delete posts; connect the account via Facebook to delete.');
       }
-      await conn.client.delete(graphPath(platformPostId), 'delete').catch(ignoreGone);
+      await deleteConfirmed(conn.client, 'instagram', platformPostId, 'delete');
     },
 
     async resolveUrl(ctx, platformPostId) {
@@ -153,7 +153,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     },
 
     async deleteComment(ctx, platformCommentId) {
-      await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
+      await deleteConfirmed(connect(ctx).client, 'instagram', platformCommentId, 'delete_comment');
     },
 
     readMetrics: (ctx, req) => readInstagramMetrics(connect(ctx).client, req),
