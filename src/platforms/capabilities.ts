@@ -197,14 +197,15 @@ export const SCHEDULE_SPACING_MINUTES = 5;
  * - `code_points_urls_23`: Unicode code points, every http(s) URL counting 23 (Mastodon's own rule).
  * - `utf16`: UTF-16 code units (Telegram's 4,096 and 1,024).
  * - `code_points`: Unicode code points.
+ * - `code_points_emoji_utf8`: Unicode code points, every emoji counting its UTF-8 bytes (Threads' own rule).
  */
-export type TextCounting = 'x_weighted' | 'graphemes' | 'code_points_urls_23' | 'utf16' | 'code_points';
+export type TextCounting = 'x_weighted' | 'graphemes' | 'code_points_urls_23' | 'utf16' | 'code_points' | 'code_points_emoji_utf8';
 
 export const textCounting: Readonly<Record<PlatformSlug, TextCounting>> = {
   x: 'x_weighted',
   bluesky: 'graphemes',
   linkedin: 'code_points',
-  threads: 'code_points',
+  threads: 'code_points_emoji_utf8',
   mastodon: 'code_points_urls_23',
   instagram: 'code_points',
   facebook: 'code_points',

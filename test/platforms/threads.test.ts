@@ -114,6 +114,13 @@ describe('threads adapter against the Threads API stand-in', () => {
     }
   });
 
+  it('the stand-in counts text as Threads does: emoji are their UTF-8 bytes', async () => {
+    await adapter.publish(ctx, { postId: 'len1', text: `${'a'.repeat(496)}👍`, media: [] });
+    await assert.rejects(adapter.publish(ctx, { postId: 'len2', text: `${'a'.repeat(497)}👍`, media: [] }),
+      failure('permanent', 'Threads refused the post: Threads did not accept a parameter of the request.'));
+    assert.equal(th.posts.size, 1);
+  });
+
   it('refuses before creating a container when the 250 posts or 1,000 replies per 24 h are spent', async () => {
     th.quota.posts = 250;
     await assert.rejects(adapter.publish(ctx, { postId: 'p4', text: 'One more', media: [] }),
