@@ -29,6 +29,8 @@ export interface CommentCapabilities {
   list: boolean;
   reply: boolean;
   hide: boolean;
+  /** threads: `manage_reply` hides top-level replies only (protocols.md section 7); a nested one is not sent. */
+  hideTopLevelOnly?: true;
   deleteOwn: boolean;
   deleteAny: boolean;
 }
@@ -120,7 +122,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
     firstComment: true,
     nativeThreads: true,
     delete: true,
-    comments: { list: true, reply: true, hide: true, deleteOwn: true, deleteAny: false },
+    comments: { list: true, reply: true, hide: true, hideTopLevelOnly: true, deleteOwn: true, deleteAny: false },
     syncWindowSeconds: [5 * 60, 60],
   },
   mastodon: {
