@@ -5,7 +5,7 @@ import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
-import { isPlatformFailure, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
+import { isPlatformFailure, PlatformFailure, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
 
 /**
  * One create on the platform for a row whose attempt is marked (`beginPublishAttempt`, a claim): what a post's
@@ -13,8 +13,8 @@ import { isPlatformFailure, type PlatformContext, type PublishedPost, type Publi
  * activity ran again after a lost workflow task or worker): the platform is asked first where it can be, a platform
  * whose repeated creates are safe is sent to again, and anywhere else the outcome is unknown, never a second send.
  * A refusal clears the mark (nothing is live, so the next attempt need not look first), except an unknown outcome and
- * a server error to a create that may have made the post (`mayHaveTakenEffect`).
- * Anything that is not a platform's answer throws.
+ * a server error to a create that may have made the post (`mayHaveTakenEffect`). A look that fails leaves the
+ * outcome unknown and the mark open. Anything that is not a platform's answer throws.
  */
 export async function sendMarked(
   rt: PostsRuntime,
@@ -23,14 +23,20 @@ export async function sendMarked(
   request: PublishRequest,
 ): Promise<{ published: PublishedPost } | { refusal: Refusal & { awaitingCredential?: boolean } }> {
   const adapter = rt.adapters[row.platform];
+  let lookingFirst = false;
   try {
     if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return { refusal: refusalOf(row.platform, 'unknown_outcome') };
-    const found = row.earlier_attempt_open && adapter.findPublished ? await adapter.findPublished(ctx, request) : null;
+    lookingFirst = Boolean(row.earlier_attempt_open && adapter.findPublished);
+    const found = lookingFirst ? await adapter.findPublished!(ctx, request) : null;
+    lookingFirst = false;
     return { published: found ?? (await adapter.publish(ctx, row.earlier_attempt_open ? { ...request, earlierAttemptOpen: true } : request)) };
-  } catch (err) {
-    if (!isPlatformFailure(err)) throw err;
+  } catch (caught) {
+    if (!isPlatformFailure(caught)) throw caught;
+    // A failed look leaves the earlier call's outcome unknown, whatever the look ran into (the rule of `lookedUp`,
+    // src/platforms/lookup.ts). Only a credential being renewed passes as itself: it stopped the look before it asked.
+    const err = lookingFirst && !(caught instanceof CredentialRenewalPending) ? new PlatformFailure(row.platform, 'unknown_outcome', '', undefined, caught.detail) : caught;
     rt.logger.warn({ postId: row.id, threadId: row.thread_id ?? undefined, platform: row.platform, kind: err.kind, detail: err.detail }, 'platform refused a post');
-    if (err.kind !== 'unknown_outcome' && !err.mayHaveTakenEffect) await attemptOutcomes.clearPublishAttempt(rt.db, row.id);
+    if (err.kind !== 'unknown_outcome' && !err.mayHaveTakenEffect && !lookingFirst) await attemptOutcomes.clearPublishAttempt(rt.db, row.id);
     const refusal = refusalFromFailure(row.platform, err);
     return { refusal: err instanceof CredentialRenewalPending ? { ...refusal, awaitingCredential: true } : refusal };
   }

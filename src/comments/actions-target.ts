@@ -91,6 +91,9 @@ export function reauthorizeSentence(name: string, postingWorks = true): string {
 /** publishing-api.md "Capabilities by platform": an action the platform lacks is refused, naming what it allows. */
 function requireCapability(platform: PostRow['platform'], caps: CommentCapabilities, action: CommentAction, comment: CommentRow): void {
   const allowed = action === 'reply' ? caps.reply : action === 'hide' ? caps.hide : comment.own ? caps.deleteOwn : caps.deleteAny;
+  if (allowed && action === 'hide' && caps.hideTopLevelOnly && comment.platform_parent_id !== null) {
+    throw new ApiError('comment_action_unsupported', `${platformName(platform)} lets only top-level replies be hidden; this comment answers another comment.`);
+  }
   if (allowed) return;
   const refused = action === 'reply' ? 'replying to comments' : action === 'hide' ? 'hiding comments' : "deleting other people's comments";
   throw new ApiError('comment_action_unsupported', `${platformName(platform)} does not allow ${refused}; it allows ${allowedActions(caps)}.`);

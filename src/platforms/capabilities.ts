@@ -29,6 +29,8 @@ export interface CommentCapabilities {
   list: boolean;
   reply: boolean;
   hide: boolean;
+  /** threads: `manage_reply` hides top-level replies only (protocols.md section 7); a nested one is not sent. */
+  hideTopLevelOnly?: true;
   deleteOwn: boolean;
   deleteAny: boolean;
 }
@@ -120,7 +122,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
     firstComment: true,
     nativeThreads: true,
     delete: true,
-    comments: { list: true, reply: true, hide: true, deleteOwn: true, deleteAny: false },
+    comments: { list: true, reply: true, hide: true, hideTopLevelOnly: true, deleteOwn: true, deleteAny: false },
     syncWindowSeconds: [5 * 60, 60],
   },
   mastodon: {
@@ -197,14 +199,15 @@ export const SCHEDULE_SPACING_MINUTES = 5;
  * - `code_points_urls_23`: Unicode code points, every http(s) URL counting 23 (Mastodon's own rule).
  * - `utf16`: UTF-16 code units (Telegram's 4,096 and 1,024).
  * - `code_points`: Unicode code points.
+ * - `code_points_emoji_utf8`: Unicode code points, every emoji counting its UTF-8 bytes (Threads' own rule).
  */
-export type TextCounting = 'x_weighted' | 'graphemes' | 'code_points_urls_23' | 'utf16' | 'code_points';
+export type TextCounting = 'x_weighted' | 'graphemes' | 'code_points_urls_23' | 'utf16' | 'code_points' | 'code_points_emoji_utf8';
 
 export const textCounting: Readonly<Record<PlatformSlug, TextCounting>> = {
   x: 'x_weighted',
   bluesky: 'graphemes',
   linkedin: 'code_points',
-  threads: 'code_points',
+  threads: 'code_points_emoji_utf8',
   mastodon: 'code_points_urls_23',
   instagram: 'code_points',
   facebook: 'code_points',

@@ -115,6 +115,14 @@ describe('comment actions: hide and delete', function () {
     const c = await comment(h, post.id, 'their reply');
     const hidden = await hide(post.id, c.id, true);
     assert.deepEqual([hidden.status, hidden.body.data.hidden, h.standIns.threads.posts.get(theirs.id)!.hidden], [200, true, true]);
+    const nested = h.standIns.threads.addExternalReply(theirs.id, 'a reply to their reply');
+    await snapshot(h, post.id);
+    const under = await comment(h, post.id, 'a reply to their reply');
+    const notTopLevel = await hide(post.id, under.id, true);
+    assert.deepEqual([notTopLevel.status, notTopLevel.body], [501, {
+      error: { code: 'comment_action_unsupported', message: 'Threads lets only top-level replies be hidden; this comment answers another comment.' },
+    }]);
+    assert.deepEqual([h.standIns.threads.standIn.calls('POST', `/v1.0/${nested.id}/manage_reply`).length, (await stored(under.id)).hidden], [0, false]);
 
     const refused = await remove(post.id, c.id);
     assert.equal(refused.status, 501);

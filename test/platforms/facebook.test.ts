@@ -116,6 +116,27 @@ describe('facebook adapter against the Graph stand-in', () => {
     assert.deepEqual(fb.standIn.calls('DELETE').map((c) => c.path), [`/v25.0/${post.platformPostId}`, `/v25.0/${post.platformPostId}`]);
   });
 
+  it('a transient answer (500, code 2) to a create is an unknown outcome that is looked up, never a plain retry', async () => {
+    fb.standIn.inject({ method: 'POST', path: `/v25.0/${fb.page.id}/feed` }, { kind: 'reply', response: graphErrors.transient() });
+    await assert.rejects(adapter.publish(ctx, { postId: 'p5xx', text: 'Maybe made', media: [] }), (err) => {
+      assert.deepEqual(failureOf(err), { name: 'PlatformFailure', platform: 'facebook', kind: 'unknown_outcome', message: 'Facebook answered with a temporary error; it may have published the post.', retryAfterSeconds: undefined });
+      return true;
+    });
+    assert.equal(fb.standIn.calls('GET', `/v25.0/${fb.page.id}/published_posts`).length, 1, 'looked up');
+  });
+
+  it('a delete answered 100/33 for a post still there is a refusal, not gone: only a read that cannot find it confirms', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p7b', text: 'Still here', media: [] });
+    // 100/33 also means "cannot be loaded due to missing permissions, or does not support this operation".
+    fb.standIn.inject({ method: 'DELETE' }, { kind: 'reply', response: graphErrors.unknownObject(post.platformPostId, 'delete') });
+    await assert.rejects(adapter.delete(ctx, post.platformPostId), (err) => {
+      assert.deepEqual(failureOf(err), { name: 'PlatformFailure', platform: 'facebook', kind: 'permanent', message: 'Facebook refused to delete the post: Facebook did not allow this connection to delete it; nothing was changed.', retryAfterSeconds: undefined });
+      return true;
+    });
+    assert.equal(fb.posts.has(post.platformPostId), true);
+    assert.deepEqual(fb.standIn.calls('GET', `/v25.0/${post.platformPostId}`).map((c) => c.query.fields), ['id']);
+  });
+
   it('resolves the URL from the id', async () => {
     assert.equal(await adapter.resolveUrl!(ctx, `${fb.page.id}_42`), `https://www.facebook.com/${fb.page.id}_42`);
   });
@@ -186,11 +207,11 @@ describe('facebook adapter against the Graph stand-in', () => {
     await adapter.deleteComment!(ctx, visitor.id);
   });
 
-  describe('classifies every Graph answer once, by code', () => {
+  describe('classifies every Graph answer to a create once, by code', () => {
     const refusal = 'Facebook refused the post: ';
     const rows: Array<[string, () => ReturnType<typeof graphError>, string, string, number | undefined]> = [
-      ['code 1 (transient)', () => graphError({ status: 500, code: 1, message: 'An unknown error occurred' }), 'retryable', 'Facebook had a temporary problem; nothing was changed.', undefined],
-      ['code 2 (transient)', graphErrors.transient, 'retryable', 'Facebook had a temporary problem; nothing was changed.', undefined],
+      ['code 1 (transient)', () => graphError({ status: 500, code: 1, message: 'An unknown error occurred' }), 'unknown_outcome', 'Facebook answered with a temporary error; it may have published the post.', undefined],
+      ['code 2 (transient)', graphErrors.transient, 'unknown_outcome', 'Facebook answered with a temporary error; it may have published the post.', undefined],
       ['code 4 with the BUC wait', () => graphErrors.throttled(4, 12), 'rate_limited', 'Facebook is rate limiting this account.', 720],
       ['code 17 with the BUC wait', () => graphErrors.throttled(17, 1), 'rate_limited', 'Facebook is rate limiting this account.', 60],
       ['code 32 with the BUC wait', () => graphErrors.throttled(32, 5), 'rate_limited', 'Facebook is rate limiting this account.', 300],
@@ -215,14 +236,15 @@ describe('facebook adapter against the Graph stand-in', () => {
       ['HTTP 401 without an envelope', () => ({ status: 401, text: 'no' }), 'reauthorize', 'Facebook no longer accepts this connection; reconnect the account.', undefined],
       ['HTTP 403 without an envelope', () => ({ status: 403, text: 'no' }), 'reauthorize', 'Facebook has not granted Herald the permission this needs; reconnect the account.', undefined],
       ['HTTP 404 without an envelope', () => ({ status: 404, text: 'no' }), 'gone', 'Facebook has no such object, or it was already removed.', undefined],
-      ['HTTP 502 HTML page', () => ({ status: 502, text: '<html>Bad gateway</html>' }), 'retryable', 'Facebook had a temporary problem; nothing was changed.', undefined],
+      ['HTTP 502 HTML page', () => ({ status: 502, text: '<html>Bad gateway</html>' }), 'unknown_outcome', 'Facebook answered with a temporary error; it may have published the post.', undefined],
       ['HTTP 400 without an envelope', () => ({ status: 400, text: 'bad' }), 'permanent', 'Facebook did not accept the request.', undefined],
     ];
     for (const [name, reply, kind, reason, wait] of rows) {
       it(name, async () => {
         fb.standIn.inject({ method: 'POST', path: `/v25.0/${fb.page.id}/feed` }, { kind: 'reply', response: reply() });
         await assert.rejects(adapter.publish(ctx, { postId: 'e', text: 'x', media: [] }), (err) => {
-          assert.deepEqual(failureOf(err), { name: 'PlatformFailure', platform: 'facebook', kind, message: refusal + reason, retryAfterSeconds: wait });
+          // A transient answer to a create may have made the post (an unknown outcome, not a refusal).
+          assert.deepEqual(failureOf(err), { name: 'PlatformFailure', platform: 'facebook', kind, message: kind === 'unknown_outcome' ? reason : refusal + reason, retryAfterSeconds: wait });
           assert.equal((err as { detail: { status: number } }).detail.status, reply().status ?? 400);
           return true;
         });

@@ -93,20 +93,36 @@ describe('linkedin adapter against the REST stand-in', () => {
     assert.equal(await adapter.resolveUrl!(member, published.platformPostId), `https://www.linkedin.com/feed/update/${published.platformPostId}/`);
   });
 
-  it('does not duplicate a post whose create answer was lost: it finds it by author', async () => {
+  it('does not duplicate a Page post whose create answer was lost: it finds it by author', async () => {
     li.standIn.inject({ method: 'POST', path: '/rest/posts' }, { kind: 'hang', thenHandle: true });
-    const published = await adapter.publish(member, { postId: 'p5', text: 'Once (only)', media: [] });
+    const published = await adapter.publish(page, { postId: 'p5', text: 'Once (only)', media: [] });
     assert.equal(li.posts.size, 1);
     assert.deepEqual(published, { platformPostId: [...li.posts.keys()][0], url: `https://www.linkedin.com/feed/update/${[...li.posts.keys()][0]}/` });
-    assert.deepEqual(li.standIn.calls('GET', '/rest/posts')[0].query, { q: 'author', author: 'urn:li:person:m8Xy2bQ', count: '10', sortBy: 'LAST_MODIFIED' });
+    assert.deepEqual(li.standIn.calls('GET', '/rest/posts')[0].query, { q: 'author', author: 'urn:li:organization:2414183', count: '10', sortBy: 'LAST_MODIFIED' });
     assert.equal(li.standIn.calls('POST', '/rest/posts').length, 1);
   });
 
   it('reports an unknown outcome when the lost create left nothing to find', async () => {
     li.standIn.inject({ method: 'POST', path: '/rest/posts' }, { kind: 'reset' });
-    await assert.rejects(adapter.publish(member, { postId: 'p6', text: 'Maybe', media: [] }), failure('unknown_outcome', 'LinkedIn did not answer in time; it may have published the post.'));
+    await assert.rejects(adapter.publish(page, { postId: 'p6', text: 'Maybe', media: [] }), failure('unknown_outcome', 'LinkedIn did not answer in time; it may have published the post.'));
     assert.equal(li.posts.size, 0);
-    assert.equal(await adapter.findPublished!(member, { postId: 'p6', text: 'Maybe', media: [] }), null);
+    assert.equal(await adapter.findPublished!(page, { postId: 'p6', text: 'Maybe', media: [] }), null);
+  });
+
+  it("a member's lost create stays unknown, never a lost connection: the author finder needs r_member_social", async () => {
+    const gated = await http.request({ method: 'GET', url: `${li.origin}/rest/posts?q=author&author=${encodeURIComponent(li.personUrn())}`, headers: { authorization: `Bearer ${li.member.token}`, 'linkedin-version': '202605' } });
+    assert.equal(gated.status, 403, 'the stand-in refuses the member-author finder, as LinkedIn does without r_member_social');
+    li.standIn.inject({ method: 'POST', path: '/rest/posts' }, { kind: 'hang', thenHandle: true });
+    await assert.rejects(adapter.publish(member, { postId: 'p6m', text: 'Maybe mine', media: [] }), failure('unknown_outcome', 'LinkedIn did not answer in time; it may have published the post.'));
+    await assert.rejects(adapter.findPublished!(member, { postId: 'p6m', text: 'Maybe mine', media: [] }),
+      failure('unknown_outcome', 'LinkedIn did not answer in time; the post may have been published.'));
+    assert.equal(li.posts.size, 1);
+    // A Page whose lookup is refused (a role lost meanwhile) is unconfirmed too, not "reconnect".
+    li.standIn.inject({ method: 'POST', path: '/rest/posts' }, { kind: 'hang', thenHandle: true });
+    li.standIn.inject({ method: 'GET', path: '/rest/posts' }, { kind: 'reply', response: linkedInError(403, 'Not enough permissions', 'ACCESS_DENIED', 100) }, 2);
+    await assert.rejects(adapter.publish(page, { postId: 'p6p', text: 'Maybe the Page', media: [] }), failure('unknown_outcome', 'LinkedIn did not answer in time; it may have published the post.'));
+    await assert.rejects(adapter.findPublished!(page, { postId: 'p6p', text: 'Maybe the Page', media: [] }),
+      failure('unknown_outcome', 'LinkedIn did not answer in time; the post may have been published.'));
   });
 
   it('reads Page comments with start/count paging and their replies', async () => {

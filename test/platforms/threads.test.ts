@@ -114,6 +114,13 @@ describe('threads adapter against the Threads API stand-in', () => {
     }
   });
 
+  it('the stand-in counts text as Threads does: emoji are their UTF-8 bytes', async () => {
+    await adapter.publish(ctx, { postId: 'len1', text: `${'a'.repeat(496)}👍`, media: [] });
+    await assert.rejects(adapter.publish(ctx, { postId: 'len2', text: `${'a'.repeat(497)}👍`, media: [] }),
+      failure('permanent', 'Threads refused the post: Threads did not accept a parameter of the request.'));
+    assert.equal(th.posts.size, 1);
+  });
+
   it('refuses before creating a container when the 250 posts or 1,000 replies per 24 h are spent', async () => {
     th.quota.posts = 250;
     await assert.rejects(adapter.publish(ctx, { postId: 'p4', text: 'One more', media: [] }),
@@ -147,6 +154,23 @@ describe('threads adapter against the Threads API stand-in', () => {
     assert.deepEqual(await adapter.findPublished!(ctx, { postId: 'p8', text: 'Exactly once', media: [] }), published);
   });
 
+  it('a lost publish answer stays unknown when the reads that would settle it fail: never a second post, never "reconnect"', async () => {
+    const u = th.user.id;
+    // The status read answers Graph code 2 ("nothing was changed"): a retry would publish a second copy.
+    th.standIn.inject({ method: 'POST', path: `/v1.0/${u}/threads_publish` }, { kind: 'hang', thenHandle: true });
+    const publishing = adapter.publish(ctx, { postId: 'lost1', text: 'Only once', media: [] });
+    // Once the publish is sent (its answer hangs), the next status read is the one after the lost answer.
+    while (th.standIn.calls('POST', `/v1.0/${u}/threads_publish`).length === 0) await new Promise((r) => setTimeout(r, 10));
+    th.standIn.inject({ method: 'GET', path: /^\/v1\.0\/\d+$/ }, { kind: 'reply', response: graphErrors.transient() });
+    await assert.rejects(publishing, failure('unknown_outcome', 'Threads did not answer in time; it may have published the post.'));
+    // The container reads PUBLISHED, and the search of recent posts answers a permission error (code 10).
+    th.standIn.inject({ method: 'POST', path: `/v1.0/${u}/threads_publish` }, { kind: 'hang', thenHandle: true });
+    th.standIn.inject({ method: 'GET', path: `/v1.0/${u}/threads` }, { kind: 'reply', response: graphErrors.permission(10) });
+    await assert.rejects(adapter.publish(ctx, { postId: 'lost2', text: 'Also once', media: [] }), failure('unknown_outcome', 'Threads did not answer in time; it may have published the post.'));
+    assert.deepEqual([...th.posts.values()].map((p) => p.text), ['Only once', 'Also once']);
+    assert.equal(th.standIn.calls('POST', `/v1.0/${u}/threads_publish`).length, 2);
+  });
+
   it('deletes its posts; already deleted is gone; a connection without the delete permission is told to reconnect', async () => {
     const post = await adapter.publish(ctx, { postId: 'p9', text: 'Bye', media: [] });
     th.user.canDelete = false;
@@ -157,6 +181,16 @@ describe('threads adapter against the Threads API stand-in', () => {
     await adapter.delete(ctx, post.platformPostId);
     assert.equal(th.posts.size, 0);
     await adapter.delete(ctx, post.platformPostId);
+  });
+
+  it('a delete answered 100/33 for a post or reply still there is a refusal, not gone', async () => {
+    const post = await adapter.publish(ctx, { postId: 'p9b', text: 'Stays', media: [] });
+    const reply = await adapter.replyToComment!(ctx, post.platformPostId, post.platformPostId, 'mine');
+    th.standIn.inject({ method: 'DELETE' }, { kind: 'reply', response: graphErrors.unknownObject(post.platformPostId, 'delete') });
+    await assert.rejects(adapter.delete(ctx, post.platformPostId), failure('permanent', 'Threads refused to delete the post: Threads did not allow this connection to delete it; nothing was changed.'));
+    th.standIn.inject({ method: 'DELETE' }, { kind: 'reply', response: graphErrors.unknownObject(reply.platformPostId, 'delete') });
+    await assert.rejects(adapter.deleteComment!(ctx, reply.platformPostId), failure('permanent', 'Threads refused to delete the comment: Threads did not allow this connection to delete it; nothing was changed.'));
+    assert.deepEqual([th.posts.has(post.platformPostId), th.posts.has(reply.platformPostId)], [true, true]);
   });
 
   it('lists the whole conversation newest first with cursors, parents and ownership', async () => {

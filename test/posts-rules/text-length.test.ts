@@ -51,6 +51,12 @@ describe('posts rules: text limits per platform and account', () => {
     assert.deepEqual(check(account('facebook'), 'a'.repeat(63_207)), bad('text is 63,207 characters; facebook allows 63,206'));
   });
 
+  it('threads counts every emoji as its UTF-8 bytes, any other character as one', () => {
+    assert.deepEqual(['é', '字', '👍', '❤️', '👨‍👩‍👧‍👦', '🇫🇷', 'a👍b'].map((t) => textLength('threads', t)), [1, 1, 4, 6, 25, 8, 6]);
+    assert.equal(check(account('threads'), `${'a'.repeat(496)}👍`), null);
+    assert.deepEqual(check(account('threads'), `${'a'.repeat(497)}👍`), bad('text is 501 characters as Threads counts them (emoji count their UTF-8 bytes); threads allows 500'));
+  });
+
   it('mastodon counts every http(s) link as 23', () => {
     assert.equal(textLength('mastodon', `see https://example.com/${'x'.repeat(100)}`), 4 + 23);
     assert.equal(check(account('mastodon'), `${'a'.repeat(476)} https://example.com/${'x'.repeat(100)}`), null);

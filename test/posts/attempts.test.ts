@@ -6,7 +6,8 @@ import { startDatabaseNotifications } from '../../src/db/notifications';
 import { loadPostViews } from '../../src/posts/view-queries';
 import { createLogger } from '../../src/logger';
 import { testDatabase } from '../helpers/db';
-import { insertMastodonAccount, insertTelegramAccount, insertXAccount } from './fixtures';
+import { graphErrors } from '../standins/graph';
+import { insertMastodonAccount, insertTelegramAccount, insertThreadsAccount, insertXAccount } from './fixtures';
 import { harnessActivities, startPostsHarness, type PostsHarness } from './harness';
 
 /**
@@ -64,6 +65,31 @@ describe('Posts: interrupted platform calls and the change feed', function () {
     const again = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
     assert.equal(again.ok, true);
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'landed, then the worker stopped').length, 1);
+  });
+
+  it('an interrupted attempt whose look fails is reported unconfirmed, its mark kept, never sent again', async () => {
+    const threads = await insertThreadsAccount(h.db, h.api.userId, h.standIns.threads);
+    const row = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: threads.id, platform: 'threads', text: 'landed, then the look failed', status: 'publishing', publish_attempt_started_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const th = h.standIns.threads;
+    const look = { method: 'GET', path: `/v1.0/${th.user.id}/threads` };
+    // Graph code 2 says "nothing was changed" of the look, not of the earlier create: it must not clear the mark.
+    th.standIn.inject(look, { kind: 'reply', response: graphErrors.transient() });
+    const attempt = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.deepEqual(attempt.ok === false && 'message' in attempt ? [attempt.kind, attempt.message] : attempt, [
+      'unknown_outcome',
+      'Threads did not confirm whether the post was published; check the account before sending it again.',
+    ]);
+    const stored = await h.db.selectFrom('posts').select('publish_attempt_started_at').where('id', '=', row.id).executeTakeFirstOrThrow();
+    assert.ok(stored.publish_attempt_started_at instanceof Date, 'the mark stays');
+    // A permission error (code 10) of the look is no lost connection either.
+    th.standIn.inject(look, { kind: 'reply', response: graphErrors.permission(10) });
+    const again = await activities.publishToPlatform({ postId: row.id, now: Date.now() });
+    assert.equal(again.ok === false && 'message' in again ? again.kind : again, 'unknown_outcome');
+    assert.equal([...th.posts.values()].filter((p) => p.text === 'landed, then the look failed').length, 0, 'nothing was sent');
   });
 
   it('an interrupted attempt on mastodon is repeated under the same Idempotency-Key: still one status', async () => {

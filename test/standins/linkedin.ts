@@ -127,6 +127,11 @@ export async function startLinkedInStandIn() {
   standIn.on('GET', '/rest/posts', (req) => {
     auth(req);
     if (req.query.q !== 'author' || !req.query.author) return linkedInError(400, 'author finder needs author');
+    // A member author needs the restricted r_member_social (protocols.md section 12), which Herald's app is not granted;
+    // an organization author needs a role on the Page.
+    if (!req.query.author.startsWith('urn:li:organization:') || !mayActAs(req.query.author)) {
+      return linkedInError(403, `Not enough permissions to access: partnerApiPostsExternal.FINDER-author for ${req.query.author}`, 'ACCESS_DENIED', 100);
+    }
     const count = Number(req.query.count ?? 10);
     const list = [...posts.values()].filter((p) => p.author === req.query.author).reverse().slice(0, count);
     return { json: { paging: { start: 0, count, links: [] }, elements: list.map((p) => ({ id: p.urn, author: p.author, commentary: p.commentary, createdAt: p.createdAt, lifecycleState: 'PUBLISHED' })) } };

@@ -15,6 +15,16 @@ interface ThreadsPost {
   shortcode: string; hidden: boolean; containerId?: string; imageUrl?: string;
 }
 
+const clusters = new Intl.Segmenter('en', { granularity: 'grapheme' });
+const emojiCluster = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u;
+
+/** Threads' count (protocols.md section 7): characters, "emojis are counted as the number of UTF-8 bytes". */
+function threadsTextLength(text: string): number {
+  let length = 0;
+  for (const { segment } of clusters.segment(text)) length += emojiCluster.test(segment) ? Buffer.byteLength(segment, 'utf8') : [...segment].length;
+  return length;
+}
+
 export async function startThreadsStandIn(opts: { processingPolls?: number } = {}) {
   const standIn = new StandIn('threads');
   const user = { id: '25000000000000001', username: 'herald.threads', name: 'Herald Threads', token: 'threads-token-1', canDelete: true, canManageReplies: true };
@@ -72,7 +82,7 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
     const type = fields.media_type;
     if (!['TEXT', 'IMAGE', 'VIDEO', 'CAROUSEL'].includes(type)) return graphErrors.invalidParameter('(#100) media_type must be TEXT, IMAGE, VIDEO or CAROUSEL');
     if (type === 'TEXT' && !fields.text) return graphErrors.invalidParameter('(#100) text is required for TEXT posts');
-    if ((fields.text ?? '').length > 500) return graphErrors.invalidParameter('(#100) The text is longer than 500 characters');
+    if (threadsTextLength(fields.text ?? '') > 500) return graphErrors.invalidParameter('(#100) The text is longer than 500 characters');
     if (type === 'IMAGE' && !fields.image_url) return graphErrors.invalidParameter('(#100) image_url is required');
     if (type === 'CAROUSEL' && (fields.children ?? '').split(',').some((id) => containers.get(id)?.fields.is_carousel_item !== 'true')) {
       return graphErrors.invalidParameter('(#100) children must be carousel item containers');

@@ -1,6 +1,7 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import type { GraphAdapterDeps } from '../graph/deps';
-import { ignoreGone } from '../graph/errors';
+import { deleteConfirmed } from '../graph/delete';
+import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
@@ -89,7 +90,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
       } catch (err) {
         // A lost answer to the create: look before anyone repeats it. Stories have no lookup here, so they stay unknown.
         if (err instanceof PlatformFailure && err.kind === 'unknown_outcome' && placementOf(req.configuration) === 'feed') {
-          const found = await findRecentPost(client, pageId, req).catch(() => null);
+          const found = await lookedUp(err, () => findRecentPost(client, pageId, req));
           if (found) return found;
         }
         throw err;
@@ -105,8 +106,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
     },
 
     async delete(ctx, platformPostId) {
-      const { client } = connect(ctx);
-      await client.delete(graphPath(platformPostId), 'delete').catch(ignoreGone);
+      await deleteConfirmed(connect(ctx).client, 'facebook', platformPostId, 'delete');
     },
 
     async resolveUrl(ctx, platformPostId) {
@@ -134,7 +134,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
     },
 
     async deleteComment(ctx, platformCommentId) {
-      await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
+      await deleteConfirmed(connect(ctx).client, 'facebook', platformCommentId, 'delete_comment');
     },
 
     readMetrics: (ctx, req) => readFacebookMetrics(connect(ctx).client, req),

@@ -39,7 +39,7 @@ export function createGraphClient(opts: GraphClientOptions): GraphClient {
     } catch (err) {
       throw classifyTransportFailure(transport, err, creates ? 'creates' : 'other', action === 'reply' ? 'reply' : 'post');
     }
-    if (!isGraphSuccess(res)) throw classifyGraphResponse(opts.platform, res, action);
+    if (!isGraphSuccess(res)) throw classifyGraphResponse(opts.platform, res, action, creates);
     return res.json;
   }
 

@@ -1,3 +1,4 @@
+import { lookedUp } from '../lookup';
 import { PlatformFailure, type PostLink } from '../types';
 import type { GraphClient } from './client';
 import { graphPath } from './client';
@@ -7,7 +8,7 @@ import { platformNames } from './errors';
  * The container flow Instagram and Threads share (protocols.md sections 6 and 7): create a container, poll its
  * status until FINISHED (bounded, with the injected sleep), then publish it. Publishing is where a post appears, so
  * a lost answer there is settled by reading the container again: FINISHED means it was not used (publishing again is
- * safe), PUBLISHED means the post exists and `lookup` finds it.
+ * safe), PUBLISHED means the post exists and `lookup` finds it. Neither read classifies (`lookedUp`).
  */
 
 type ContainerStatus = 'FINISHED' | 'IN_PROGRESS' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
@@ -69,12 +70,10 @@ export async function publishContainer(flow: ContainerFlow, containerId: string,
     return (await publish()).id;
   } catch (err) {
     if (!(err instanceof PlatformFailure) || err.kind !== 'unknown_outcome') throw err;
-    const { status } = await readStatus(flow, containerId);
+    const { status } = await lookedUp(err, () => readStatus(flow, containerId));
     if (status === 'FINISHED') return (await publish()).id;
-    if (status === 'PUBLISHED') {
-      const found = await lookup();
-      if (found) return found;
-    }
+    const found = status === 'PUBLISHED' ? await lookedUp(err, lookup) : null;
+    if (found) return found;
     throw err;
   }
 }

@@ -119,10 +119,19 @@ export class GraphFailure extends PlatformFailure {
   }
 }
 
-export function classifyGraphResponse(platform: PlatformSlug, res: HttpResponse, action: GraphAction): GraphFailure {
+/**
+ * `creates`: the call makes a post or comment. A transient fault (5xx, code 1 or 2) there says nothing of whether it
+ * was made (Graph has answered 500 after making the post), so it is an unknown outcome the adapter looks up, never a
+ * retry that could post twice.
+ */
+export function classifyGraphResponse(platform: PlatformSlug, res: HttpResponse, action: GraphAction, creates = false): GraphFailure {
   const error = graphErrorOf(res.json);
   const row = (error && rowFor(error)) ?? rowForStatus(res.status);
   const name = platformNames[platform];
+  if (creates && row === transient) {
+    const what = action === 'reply' ? 'reply' : 'post';
+    return new GraphFailure(platform, 'unknown_outcome', `${name} answered with a temporary error; it may have published the ${what}.`, undefined, { status: res.status, body: res.text.slice(0, 2000) }, error?.code);
+  }
   const message = `${name} ${subject[action]}: ${row.reason.replaceAll('{P}', name)}.`;
   const wait = row.kind === 'rate_limited' ? graphRateLimitWaitSeconds(res.headers) : undefined;
   return new GraphFailure(platform, row.kind, message, wait, { status: res.status, body: res.text.slice(0, 2000) }, error?.code);
@@ -141,10 +150,4 @@ export function graphTransport(platform: PlatformSlug): TransportPolicy {
       mayHaveTakenEffect: `${name} did not answer in time; it may have published the {what}.`,
     },
   };
-}
-
-/** Deleting something already gone is a success (adapters brief: `delete` resolves when the post is gone). */
-export function ignoreGone(err: unknown): void {
-  if (err instanceof PlatformFailure && err.kind === 'gone') return;
-  throw err;
 }

@@ -1,7 +1,8 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import { assertQuotaLeft, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
-import { ignoreGone } from '../graph/errors';
+import { deleteConfirmed } from '../graph/delete';
+import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
@@ -99,7 +100,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       const userId = await userIdOf(conn);
       if (req.replyTo) {
         const res = await conn.client.post<{ id: string }>(graphPath(req.replyTo.platformPostId, 'comments'), { message: req.text }, 'reply', { creates: true }).catch(async (err) => {
-          const found = err instanceof PlatformFailure && err.kind === 'unknown_outcome' ? await findRecent(conn.client, userId, req).catch(() => null) : null;
+          const found = err instanceof PlatformFailure && err.kind === 'unknown_outcome' ? await lookedUp(err, () => findRecent(conn.client, userId, req)) : null;
           if (found) return { id: found };
           throw err;
         });
@@ -125,7 +126,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       if (conn.via === 'instagram') {
         throw new PlatformFailure('instagram', 'permanent', 'Instagram does not let accounts connected via Instagram delete posts; connect the account via Facebook to delete.');
       }
-      await conn.client.delete(graphPath(platformPostId), 'delete').catch(ignoreGone);
+      await deleteConfirmed(conn.client, 'instagram', platformPostId, 'delete');
     },
 
     async resolveUrl(ctx, platformPostId) {
@@ -155,7 +156,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     },
 
     async deleteComment(ctx, platformCommentId) {
-      await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
+      await deleteConfirmed(connect(ctx).client, 'instagram', platformCommentId, 'delete_comment');
     },
 
     readMetrics: (ctx, req) => readInstagramMetrics(connect(ctx).client, req),

@@ -1,6 +1,7 @@
 import type { HttpClient } from '../../net/http';
 import { LOOKUP_WINDOW_MS } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
+import { lookedUp } from '../lookup';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { createLinkedInClient, encodeUrn, type LinkedInClient } from './client';
 import { uploadImage } from './media';
@@ -61,7 +62,17 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
     return { platformPostId: urn, url: commentUrl(postUrn, urn) };
   }
 
-  async function findRecentPost(conn: Connection, req: PublishRequest): Promise<PublishedPost | null> {
+  /**
+   * A Page's recent posts, by the author finder. A member's cannot be read: the finder needs the restricted
+   * `r_member_social` for member authors (protocols.md section 12), which Herald is not granted, so it answers 403 and
+   * a lost member post stays unconfirmed (never asked, never classified as a lost connection).
+   */
+  async function findRecentPost(conn: Connection, req: PublishRequest, lost: PlatformFailure): Promise<PublishedPost | null> {
+    if (!conn.organizationId) throw lost;
+    return lookedUp(lost, () => findPagePost(conn, req));
+  }
+
+  async function findPagePost(conn: Connection, req: PublishRequest): Promise<PublishedPost | null> {
     const author = await authorOf(conn);
     const res = await conn.client.send({ method: 'GET', path: '/rest/posts', query: { q: 'author', author, count: 10, sortBy: 'LAST_MODIFIED' }, action: 'publish' });
     const elements = (res.json as { elements?: Array<{ id: string; commentary?: string; createdAt?: number }> } | undefined)?.elements ?? [];
@@ -117,7 +128,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
         return { platformPostId: urn, url: postUrl(urn) };
       } catch (err) {
         if (err instanceof PlatformFailure && err.kind === 'unknown_outcome') {
-          const found = await findRecentPost(conn, req).catch(() => null);
+          const found = await findRecentPost(conn, req, err);
           if (found) return found;
         }
         throw err;
@@ -127,7 +138,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
     async findPublished(ctx, req) {
       const conn = connect(ctx);
       if (req.replyTo) throw new PlatformFailure('linkedin', 'unknown_outcome', 'LinkedIn did not answer in time; the comment may have been published.');
-      return findRecentPost(conn, req);
+      return findRecentPost(conn, req, new PlatformFailure('linkedin', 'unknown_outcome', 'LinkedIn did not answer in time; the post may have been published.'));
     },
 
     async delete(ctx, platformPostId) {

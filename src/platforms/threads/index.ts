@@ -1,7 +1,8 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import { assertQuotaLeft, createContainer, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, waitForContainer, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
-import { GraphFailure, ignoreGone } from '../graph/errors';
+import { deleteConfirmed } from '../graph/delete';
+import { GraphFailure } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
@@ -89,9 +90,8 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     },
 
     async delete(ctx, platformPostId) {
-      await connect(ctx).client.delete(graphPath(platformPostId), 'delete').catch((err) => {
-        if (err instanceof GraphFailure && err.isPermissionError) throw deletePermissionFailure(err);
-        ignoreGone(err);
+      await deleteConfirmed(connect(ctx).client, 'threads', platformPostId, 'delete').catch((err) => {
+        throw err instanceof GraphFailure && err.isPermissionError ? deletePermissionFailure(err) : err;
       });
     },
 
@@ -120,7 +120,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     },
 
     async deleteComment(ctx, platformCommentId) {
-      await connect(ctx).client.delete(graphPath(platformCommentId), 'delete_comment').catch(ignoreGone);
+      await deleteConfirmed(connect(ctx).client, 'threads', platformCommentId, 'delete_comment');
     },
 
     readMetrics: (ctx, req) => readThreadsMetrics(connect(ctx).client, req),

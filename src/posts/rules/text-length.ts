@@ -3,6 +3,7 @@ import type { PlatformSlug } from '../../platforms/types';
 import { extractLinks } from './links';
 import type { RuleAccount } from './inputs';
 import { lastTextMemo } from './last-text-memo';
+import { threadsLength } from './threads-length';
 import { formatCount, violation, type Violation } from './violation';
 import { xWeightedLength } from './x-weighted-length';
 
@@ -13,6 +14,7 @@ const counters: Readonly<Record<TextCounting, (text: string) => number>> = {
   graphemes: lastTextMemo((text) => [...graphemes.segment(text)].length),
   code_points: lastTextMemo((text) => [...text].length),
   utf16: (text) => text.length,
+  code_points_emoji_utf8: lastTextMemo(threadsLength),
   code_points_urls_23: lastTextMemo((text) => {
     let length = [...text].length;
     for (const link of extractLinks(text)) if (link.hasScheme) length += 23 - [...link.url].length;
@@ -31,6 +33,7 @@ const unitName: Readonly<Record<TextCounting, string>> = {
   code_points: 'characters',
   utf16: 'characters',
   code_points_urls_23: 'characters (links count 23)',
+  code_points_emoji_utf8: 'characters as Threads counts them (emoji count their UTF-8 bytes)',
 };
 
 /** The account's own post limit: x premium 25,000, telegram 1,024 when the post carries media. */
