@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { packageRoot } from './package-root';
 
 /**
  * Herald's configuration: every environment variable the service reads, parsed once with zod.
@@ -34,7 +35,7 @@ const envSchema = z.object({
   DATABASE_URL: optionalText.pipe(
     z.union([z.undefined(), z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')]),
   ),
-  HERALD_DATA_DIR: z.string().min(1).default('./.data'),
+  HERALD_DATA_DIR: optionalText,
   TEMPORAL_ADDRESS: optionalText,
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   HERALD_X_API_URL: httpUrl('https://api.x.com'),
@@ -72,7 +73,10 @@ export interface Config {
   host: string;
   /** Null: the embedded PostgreSQL under `dataDir` is used. */
   databaseUrl: string | null;
-  /** Absolute. */
+  /**
+   * Absolute. Unset: `.data` of the package root, where `npm start` runs, so `npx herald` from any directory of the
+   * checkout finds the same cluster and key. Set relative: from the current directory, as a path given is read.
+   */
   dataDir: string;
   temporal: { address: string | null; namespace: string };
   platformUrls: { x: string; telegram: string; facebook: string; instagram: string; threads: string; linkedin: string };
@@ -124,7 +128,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL ?? null,
-    dataDir: path.resolve(cwd, e.HERALD_DATA_DIR),
+    dataDir: e.HERALD_DATA_DIR === undefined ? path.join(packageRoot, '.data') : path.resolve(cwd, e.HERALD_DATA_DIR),
     temporal: { address: e.TEMPORAL_ADDRESS ?? null, namespace: e.TEMPORAL_NAMESPACE },
     platformUrls: {
       x: e.HERALD_X_API_URL,

@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, defaultComingSoon, loadConfig, parseConfig } from '../../src/config';
+import { packageRoot } from '../../src/package-root';
 
 describe('config', () => {
   it('works with no environment at all, with the documented defaults', () => {
@@ -13,7 +14,7 @@ describe('config', () => {
       port: 3000,
       host: '0.0.0.0',
       databaseUrl: null,
-      dataDir: '/srv/herald/.data',
+      dataDir: path.join(packageRoot, '.data'),
       temporal: { address: null, namespace: 'default' },
       platformUrls: {
         x: 'https://api.x.com',
@@ -33,6 +34,13 @@ describe('config', () => {
     };
     const actual: Record<string, unknown> = { ...config, comingSoon: [...config.comingSoon] };
     assert.deepEqual(Object.fromEntries(Object.keys(expected).map((key) => [key, actual[key]])), expected);
+  });
+
+  it('finds the default data dir at the package root from any directory; a relative HERALD_DATA_DIR is from the current one', () => {
+    const root = path.resolve(__dirname, '..', '..', '..');
+    assert.equal(parseConfig({}, path.join(root, 'src')).dataDir, path.join(root, '.data'));
+    assert.equal(parseConfig({}, '/').dataDir, path.join(root, '.data'));
+    assert.equal(parseConfig({ HERALD_DATA_DIR: 'state' }, '/srv/herald').dataDir, '/srv/herald/state');
   });
 
   it('reads every variable', () => {
