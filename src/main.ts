@@ -30,7 +30,9 @@ import { startTemporal } from './temporal/worker';
  * `npm start`: the whole service in one process. Embedded PostgreSQL when DATABASE_URL is unset, the embedded
  * Temporal dev server when TEMPORAL_ADDRESS is unset, the Temporal worker (task queue `herald`) and the HTTP API.
  * SIGTERM/SIGINT stop it in order: stop accepting connections and finish in-flight requests, let the worker finish
- * in-flight activities, close the database pool, stop the embedded services.
+ * in-flight activities, close the database pool, stop the embedded services. A signal during start-up ends the start
+ * after the step in progress and undoes the steps taken (the embedded cluster is stopped); signals while stopping
+ * are ignored.
  */
 
 export interface RunningHerald {
@@ -55,8 +57,11 @@ const housekeepingIntervalMs = 60 * 60 * 1000;
 export async function startHerald(
   config: Config,
   logger: Logger,
-  options: { routes?: readonly AnyRoute[] } = {},
+  options: { routes?: readonly AnyRoute[]; signal?: AbortSignal } = {},
 ): Promise<RunningHerald> {
+  // Checked after each step whose cleanup is registered: a step in progress is let finish, so what it started is
+  // known and undone with the rest.
+  const continueUnlessAborted = () => options.signal?.throwIfAborted();
   const cleanups: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) {
@@ -67,6 +72,7 @@ export async function startHerald(
     // 20 connections: the API and the worker's local activities share the pool (a burst of due posts runs ~100 at once).
     const database = await connectDatabase(config, { logger, applicationName: 'herald-api', poolSize: 20 });
     cleanups.push(() => database.close());
+    continueUnlessAborted();
 
     // Platform adapters and the credentials box, built once; the API verifies connections with them.
     if (!config.encryptionKey) throw new ConfigError('Invalid configuration: HERALD_ENCRYPTION_KEY is required');
@@ -87,6 +93,7 @@ export async function startHerald(
         throw err;
       });
       cleanups.push(() => devServer.close());
+      continueUnlessAborted();
       temporalAddress = devServer.address;
       logger.info({ address: temporalAddress }, 'embedded Temporal dev server started');
       webUiUrl = devServer.httpUrl;
@@ -104,7 +111,9 @@ export async function startHerald(
       { shutdownGraceMs: Math.max(1_000, config.shutdownTimeoutMs - 5_000) },
     );
     cleanups.push(() => temporal.shutdown());
+    continueUnlessAborted();
     await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
+    continueUnlessAborted();
     let stopRequested = false;
     const workerFailed = new Promise<unknown>((failed) =>
       // While running, the caller says what follows (npm start logs it as fatal and exits); while stopping, nothing does.
@@ -218,21 +227,28 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createStdoutLogger(config.logLevel);
-  let herald: RunningHerald;
-  try {
-    herald = await startHerald(config, logger);
-  } catch (err) {
-    logger.fatal({ err }, 'herald failed to start');
-    process.exit(1);
-  }
-  const shutdown = (reason: string, exitCode: 0 | 1) => {
+  // The handlers come first: a signal during start-up must stop the embedded services already started, not kill the
+  // process with them left running.
+  const starting = new AbortController();
+  let herald: RunningHerald | undefined;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return void logger.info({ signal }, 'already stopping; signal ignored');
+    if (herald) return shutdown(herald, signal, 0);
+    stopping = true;
+    logger.info({ signal }, 'signal during start-up: stopping what has started');
+    exitAfterTimeout(config.shutdownTimeoutMs, logger);
+    starting.abort(new StartupAborted(signal));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  const shutdown = (running: RunningHerald, reason: string, exitCode: 0 | 1) => {
+    if (stopping) return;
+    stopping = true;
     logger.info({ reason }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
-      process.exit(1);
-    }, config.shutdownTimeoutMs);
-    force.unref();
-    herald.stop().then(
+    exitAfterTimeout(config.shutdownTimeoutMs, logger);
+    running.stop().then(
       () => {
         logger.info('stopped');
         process.exit(exitCode);
@@ -243,12 +259,36 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM', 0));
-  process.once('SIGINT', () => shutdown('SIGINT', 0));
-  void herald.workerFailed.then((err) => {
+  try {
+    herald = await startHerald(config, logger, { signal: starting.signal });
+  } catch (err) {
+    if (err instanceof StartupAborted) {
+      logger.info({ signal: err.signal }, 'stopped during start-up');
+      process.exit(0);
+    }
+    logger.fatal({ err }, 'herald failed to start');
+    process.exit(1);
+  }
+  const running = herald;
+  void running.workerFailed.then((err) => {
     logger.fatal({ err }, 'the Temporal worker failed: nothing would publish, so Herald stops (exit code 1)');
-    shutdown('temporal worker failed', 1);
+    shutdown(running, 'temporal worker failed', 1);
   });
+}
+
+class StartupAborted extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`start-up stopped by ${signal}`);
+  }
+}
+
+/** A shutdown that hangs (an activity that ignores cancellation) ends the process after this long anyway. */
+function exitAfterTimeout(timeoutMs: number, logger: Logger): void {
+  const force = setTimeout(() => {
+    logger.error({ timeoutMs }, 'shutdown timed out; exiting');
+    process.exit(1);
+  }, timeoutMs);
+  force.unref();
 }
 
 if (require.main === module) {
