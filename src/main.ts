@@ -267,6 +267,8 @@ async function main(): Promise<void> {
       process.exit(0);
     }
     logger.fatal({ err }, 'herald failed to start');
+    // Also on stderr: whoever started the process may read only that (a test, a supervisor's short report).
+    process.stderr.write(`herald failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   }
   const running = herald;
