@@ -88,8 +88,23 @@ describe('config', () => {
     assert.deepEqual(parseConfig({ HERALD_ENCRYPTION_KEY: key.toString('base64') }).encryptionKey, key);
   });
 
+  it('refuses to start in production without a HERALD_PUBLIC_URL, or with a loopback one', () => {
+    const production = { NODE_ENV: 'production', HERALD_ENCRYPTION_KEY: 'a'.repeat(64) };
+    assert.throws(() => parseConfig(production), {
+      name: 'ConfigError',
+      message: 'Invalid configuration: HERALD_PUBLIC_URL must be set to the address where platforms reach Herald (not a loopback one) when NODE_ENV=production',
+    });
+    for (const loopback of ['http://127.0.0.1:3000', 'http://localhost:3000/', 'http://[::1]:3000']) {
+      assert.throws(() => parseConfig({ ...production, HERALD_PUBLIC_URL: loopback }), /HERALD_PUBLIC_URL must be set .*; it is http:\/\/(127\.0\.0\.1|localhost|\[::1\]):3000$/, loopback);
+    }
+    assert.equal(parseConfig({ ...production, HERALD_PUBLIC_URL: 'https://herald.example.com/' }).publicUrl, 'https://herald.example.com');
+    assert.equal(parseConfig({ NODE_ENV: 'development', PORT: '8080' }).publicUrl, 'http://127.0.0.1:8080');
+    // Benches run production mode against stand-ins on this machine.
+    assert.equal(parseConfig({ ...production, PORT: '8080', HERALD_ALLOW_INSECURE_URLS: 'true' }).publicUrl, 'http://127.0.0.1:8080');
+  });
+
   it('refuses to start in production without an encryption key', () => {
-    assert.throws(() => loadConfig({ NODE_ENV: 'production' }), {
+    assert.throws(() => loadConfig({ NODE_ENV: 'production', HERALD_PUBLIC_URL: 'https://herald.example.com' }), {
       name: 'ConfigError',
       message: 'Invalid configuration: HERALD_ENCRYPTION_KEY is required when NODE_ENV=production',
     });
