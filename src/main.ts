@@ -9,6 +9,7 @@ import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts
 import { ConfigError, type Config, loadConfig } from './config';
 import { createSealedBox } from './crypto/sealed-box';
 import { connectDatabase } from './db/connect';
+import { holdEmbeddedTemporalLock } from './db/single-herald';
 import { createStdoutLogger, type Logger } from './logger';
 import { createHttpClient } from './net/http';
 import { createPlatformAdapters } from './platforms/registry';
@@ -84,6 +85,7 @@ export async function startHerald(
     let temporalAddress = config.temporal.address;
     let webUiUrl: string | undefined;
     if (temporalAddress === null) {
+      cleanups.push(await holdEmbeddedTemporalLock(database.url));
       const { webUi } = config;
       const http = webUi.enabled ? { port: webUi.port, host: webUi.host, staticDir: webUiBuildDir } : undefined;
       const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace, http }).catch((err) => {
