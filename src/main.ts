@@ -130,7 +130,14 @@ export async function startHerald(
     const reconciler = startReconciler(posts);
     // Every account whose credential ends gets its workflow back (the embedded Temporal forgets it on restart).
     const credentialKeeper = createCredentialKeeper(temporal.client, posts.taskQueue);
-    reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger).catch((err) => logger.error({ err }, 'credential reconcile at start failed'));
+    const credentialsStopping = new AbortController();
+    const credentialReconcile = reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger, credentialsStopping.signal).catch((err) =>
+      logger.error({ err }, 'credential reconcile at start failed'),
+    );
+    cleanups.push(async () => {
+      credentialsStopping.abort();
+      await credentialReconcile;
+    });
     cleanups.push(() => reconciler.stop());
     // Webhooks: new events become delivery workflows (src/webhooks/dispatcher.ts); deliveries the memory-only Temporal
     // forgot get theirs back, resuming their retry schedules (src/webhooks/reconcile.ts).
@@ -138,7 +145,7 @@ export async function startHerald(
     const dispatcher = startEventDispatcher(webhookDeps);
     cleanups.push(() => dispatcher.stop());
     const webhookReconciler = startWebhookReconciler(webhookDeps);
-    cleanups.push(async () => webhookReconciler.stop());
+    cleanups.push(() => webhookReconciler.stop());
     const retention = startEventRetention(database.handle.db, logger);
     cleanups.push(async () => retention.stop());
 
