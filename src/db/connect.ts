@@ -26,7 +26,7 @@ export async function connectDatabase(
   let embedded: EmbeddedCluster | null = null;
   let url = config.databaseUrl;
   if (url === null) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger: options.logger });
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger: options.logger, shared: true });
     try {
       await ensureDatabase(embedded.url('postgres'), embeddedDatabaseName);
     } catch (err) {

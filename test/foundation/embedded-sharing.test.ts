@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,5 +64,20 @@ describe('embedded PostgreSQL shared between processes', function () {
     assert.notEqual(groupOf(pid), groupOf(process.pid));
     await command.close();
     assert.equal(alive(pid), false, 'alone, the starter stops it when done');
+  });
+
+  it('a cluster no other process shares (tests, benches) is stopped when the process that started it exits without stopping it', async () => {
+    const own = path.join(dataDir, 'private');
+    const script = `require(${JSON.stringify(require.resolve('../../src/db/embedded'))}).startEmbeddedPostgres({ dataDir: ${JSON.stringify(own)} }).then(() => process.exit(0))`;
+    const started = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(started.status, 0, started.stderr);
+    for (const deadline = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      const pidFile = await readFile(path.join(own, 'postgres', 'postmaster.pid'), 'utf8').catch(() => undefined);
+      if (pidFile === undefined) break;
+      if (Date.now() > deadline) {
+        process.kill(Number(pidFile.split('\n')[0]), 'SIGINT');
+        assert.fail('the server outlived the process that started it');
+      }
+    }
   });
 });
