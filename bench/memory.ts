@@ -204,6 +204,8 @@ async function startHeraldProcess(dataDir: string, temporalAddress?: string): Pr
       PORT: '0',
       HERALD_DATA_DIR: dataDir,
       HERALD_ENCRYPTION_KEY: testEncryptionKey,
+      // Production mode requires one; nothing of this bench fetches media by URL.
+      HERALD_PUBLIC_URL: 'https://herald.invalid',
       HERALD_WEB_UI: WEB_UI ? 'true' : 'false',
       HERALD_WEB_UI_PORT: '0',
       LOG_LEVEL: 'info',

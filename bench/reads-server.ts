@@ -51,7 +51,14 @@ function startBare(): http.Server {
 }
 
 function startHerald(): http.Server {
-  const config = parseConfig({ NODE_ENV: 'production', PORT: '0', HERALD_ENCRYPTION_KEY: encryptionKey, LOG_LEVEL: 'info' });
+  const config = parseConfig({
+    NODE_ENV: 'production',
+    PORT: '0',
+    HERALD_ENCRYPTION_KEY: encryptionKey,
+    // Production mode requires one; reads fetch no media.
+    HERALD_PUBLIC_URL: 'https://herald.invalid',
+    LOG_LEVEL: 'info',
+  });
   const { db, pool } = openDatabase(databaseUrl!, { max: 10, applicationName: 'herald-api' });
   const app = createApp({ config, db, pool, logger: createStdoutLogger('info') });
   process.on('message', (message: { plans?: boolean }) => {

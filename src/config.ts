@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { packageRoot } from './package-root';
 
 /**
  * Herald's configuration: every environment variable the service reads, parsed once with zod.
@@ -34,7 +35,7 @@ const envSchema = z.object({
   DATABASE_URL: optionalText.pipe(
     z.union([z.undefined(), z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')]),
   ),
-  HERALD_DATA_DIR: z.string().min(1).default('./.data'),
+  HERALD_DATA_DIR: optionalText,
   TEMPORAL_ADDRESS: optionalText,
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   HERALD_X_API_URL: httpUrl('https://api.x.com'),
@@ -72,12 +73,18 @@ export interface Config {
   host: string;
   /** Null: the embedded PostgreSQL under `dataDir` is used. */
   databaseUrl: string | null;
-  /** Absolute. */
+  /**
+   * Absolute. Unset: `.data` of the package root, where `npm start` runs, so `npx herald` from any directory of the
+   * checkout finds the same cluster and key. Set relative: from the current directory, as a path given is read.
+   */
   dataDir: string;
   temporal: { address: string | null; namespace: string };
   platformUrls: { x: string; telegram: string; facebook: string; instagram: string; threads: string; linkedin: string };
   allowInsecureUrls: boolean;
-  /** HERALD_PUBLIC_URL: where platforms reach Herald (signed media URLs); default `http://127.0.0.1:<PORT>`. */
+  /**
+   * HERALD_PUBLIC_URL: where platforms reach Herald (signed media URLs); default `http://127.0.0.1:<PORT>`, which
+   * NODE_ENV=production refuses (as any loopback address).
+   */
   publicUrl: string;
   /** 32 bytes. Null only in production when unset (then `requireEncryptionKey` refuses to start). */
   encryptionKey: Buffer | null;
@@ -124,7 +131,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     port: e.PORT,
     host: e.HOST,
     databaseUrl: e.DATABASE_URL ?? null,
-    dataDir: path.resolve(cwd, e.HERALD_DATA_DIR),
+    dataDir: e.HERALD_DATA_DIR === undefined ? path.join(packageRoot, '.data') : path.resolve(cwd, e.HERALD_DATA_DIR),
     temporal: { address: e.TEMPORAL_ADDRESS ?? null, namespace: e.TEMPORAL_NAMESPACE },
     platformUrls: {
       x: e.HERALD_X_API_URL,
@@ -135,7 +142,7 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
       linkedin: e.HERALD_LINKEDIN_API_URL,
     },
     allowInsecureUrls: e.HERALD_ALLOW_INSECURE_URLS,
-    publicUrl: (e.HERALD_PUBLIC_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, ''),
+    publicUrl: publicUrlOf(e),
     encryptionKey: e.HERALD_ENCRYPTION_KEY === undefined ? null : decodeEncryptionKey(e.HERALD_ENCRYPTION_KEY),
     comingSoon: new Set(
       e.HERALD_COMING_SOON.split(',')
@@ -151,6 +158,27 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     webUi: { enabled: e.HERALD_WEB_UI, port: e.HERALD_WEB_UI_PORT, host: e.HERALD_WEB_UI_HOST },
     temporalWebUiUrl: e.TEMPORAL_WEB_UI_URL?.replace(/\/+$/, '') ?? null,
   };
+}
+
+/**
+ * Where Instagram, Threads and Facebook fetch the media of a post (signed links). Outside production the loopback
+ * default serves the stand-ins; in production a loopback address would send every platform a link it cannot open,
+ * and the posts would fail at the platform, so it stops the start instead (unless insecure URLs are allowed).
+ */
+function publicUrlOf(e: z.output<typeof envSchema>): string {
+  const url = (e.HERALD_PUBLIC_URL ?? `http://127.0.0.1:${e.PORT}`).replace(/\/+$/, '');
+  // HERALD_ALLOW_INSECURE_URLS (benches and tests in production mode against stand-ins on this machine) allows it.
+  if (e.NODE_ENV === 'production' && !e.HERALD_ALLOW_INSECURE_URLS && (e.HERALD_PUBLIC_URL === undefined || isLoopback(new URL(url).hostname))) {
+    throw new ConfigError(
+      `Invalid configuration: HERALD_PUBLIC_URL must be set to the address where platforms reach Herald (not a loopback one) when NODE_ENV=production${e.HERALD_PUBLIC_URL === undefined ? '' : `; it is ${url}`}`,
+    );
+  }
+  return url;
+}
+
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '::1' || host === '0.0.0.0' || host === '::';
 }
 
 /** A secret without its client id, or half of LinkedIn's pair, is a mistake worth stopping for. */

@@ -9,6 +9,7 @@ import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts
 import { ConfigError, type Config, loadConfig } from './config';
 import { createSealedBox } from './crypto/sealed-box';
 import { connectDatabase } from './db/connect';
+import { holdEmbeddedTemporalLock } from './db/single-herald';
 import { createStdoutLogger, type Logger } from './logger';
 import { createHttpClient } from './net/http';
 import { createPlatformAdapters } from './platforms/registry';
@@ -30,7 +31,9 @@ import { startTemporal } from './temporal/worker';
  * `npm start`: the whole service in one process. Embedded PostgreSQL when DATABASE_URL is unset, the embedded
  * Temporal dev server when TEMPORAL_ADDRESS is unset, the Temporal worker (task queue `herald`) and the HTTP API.
  * SIGTERM/SIGINT stop it in order: stop accepting connections and finish in-flight requests, let the worker finish
- * in-flight activities, close the database pool, stop the embedded services.
+ * in-flight activities, close the database pool, stop the embedded services. A signal during start-up ends the start
+ * after the step in progress and undoes the steps taken (the embedded cluster is stopped); signals while stopping
+ * are ignored.
  */
 
 export interface RunningHerald {
@@ -55,8 +58,11 @@ const housekeepingIntervalMs = 60 * 60 * 1000;
 export async function startHerald(
   config: Config,
   logger: Logger,
-  options: { routes?: readonly AnyRoute[] } = {},
+  options: { routes?: readonly AnyRoute[]; signal?: AbortSignal } = {},
 ): Promise<RunningHerald> {
+  // Checked after each step whose cleanup is registered: a step in progress is let finish, so what it started is
+  // known and undone with the rest.
+  const continueUnlessAborted = () => options.signal?.throwIfAborted();
   const cleanups: Array<() => Promise<void>> = [];
   const stopAll = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) {
@@ -67,6 +73,7 @@ export async function startHerald(
     // 20 connections: the API and the worker's local activities share the pool (a burst of due posts runs ~100 at once).
     const database = await connectDatabase(config, { logger, applicationName: 'herald-api', poolSize: 20 });
     cleanups.push(() => database.close());
+    continueUnlessAborted();
 
     // Platform adapters and the credentials box, built once; the API verifies connections with them.
     if (!config.encryptionKey) throw new ConfigError('Invalid configuration: HERALD_ENCRYPTION_KEY is required');
@@ -78,6 +85,7 @@ export async function startHerald(
     let temporalAddress = config.temporal.address;
     let webUiUrl: string | undefined;
     if (temporalAddress === null) {
+      cleanups.push(await holdEmbeddedTemporalLock(database.url));
       const { webUi } = config;
       const http = webUi.enabled ? { port: webUi.port, host: webUi.host, staticDir: webUiBuildDir } : undefined;
       const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace, http }).catch((err) => {
@@ -87,6 +95,7 @@ export async function startHerald(
         throw err;
       });
       cleanups.push(() => devServer.close());
+      continueUnlessAborted();
       temporalAddress = devServer.address;
       logger.info({ address: temporalAddress }, 'embedded Temporal dev server started');
       webUiUrl = devServer.httpUrl;
@@ -104,7 +113,9 @@ export async function startHerald(
       { shutdownGraceMs: Math.max(1_000, config.shutdownTimeoutMs - 5_000) },
     );
     cleanups.push(() => temporal.shutdown());
+    continueUnlessAborted();
     await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
+    continueUnlessAborted();
     let stopRequested = false;
     const workerFailed = new Promise<unknown>((failed) =>
       // While running, the caller says what follows (npm start logs it as fatal and exits); while stopping, nothing does.
@@ -119,7 +130,14 @@ export async function startHerald(
     const reconciler = startReconciler(posts);
     // Every account whose credential ends gets its workflow back (the embedded Temporal forgets it on restart).
     const credentialKeeper = createCredentialKeeper(temporal.client, posts.taskQueue);
-    reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger).catch((err) => logger.error({ err }, 'credential reconcile at start failed'));
+    const credentialsStopping = new AbortController();
+    const credentialReconcile = reconcileCredentialWorkflows(database.handle.db, credentialKeeper, logger, credentialsStopping.signal).catch((err) =>
+      logger.error({ err }, 'credential reconcile at start failed'),
+    );
+    cleanups.push(async () => {
+      credentialsStopping.abort();
+      await credentialReconcile;
+    });
     cleanups.push(() => reconciler.stop());
     // Webhooks: new events become delivery workflows (src/webhooks/dispatcher.ts); deliveries the memory-only Temporal
     // forgot get theirs back, resuming their retry schedules (src/webhooks/reconcile.ts).
@@ -127,7 +145,7 @@ export async function startHerald(
     const dispatcher = startEventDispatcher(webhookDeps);
     cleanups.push(() => dispatcher.stop());
     const webhookReconciler = startWebhookReconciler(webhookDeps);
-    cleanups.push(async () => webhookReconciler.stop());
+    cleanups.push(() => webhookReconciler.stop());
     const retention = startEventRetention(database.handle.db, logger);
     cleanups.push(async () => retention.stop());
 
@@ -218,21 +236,28 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createStdoutLogger(config.logLevel);
-  let herald: RunningHerald;
-  try {
-    herald = await startHerald(config, logger);
-  } catch (err) {
-    logger.fatal({ err }, 'herald failed to start');
-    process.exit(1);
-  }
-  const shutdown = (reason: string, exitCode: 0 | 1) => {
+  // The handlers come first: a signal during start-up must stop the embedded services already started, not kill the
+  // process with them left running.
+  const starting = new AbortController();
+  let herald: RunningHerald | undefined;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return void logger.info({ signal }, 'already stopping; signal ignored');
+    if (herald) return shutdown(herald, signal, 0);
+    stopping = true;
+    logger.info({ signal }, 'signal during start-up: stopping what has started');
+    exitAfterTimeout(config.shutdownTimeoutMs, logger);
+    starting.abort(new StartupAborted(signal));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
+  const shutdown = (running: RunningHerald, reason: string, exitCode: 0 | 1) => {
+    if (stopping) return;
+    stopping = true;
     logger.info({ reason }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
-      process.exit(1);
-    }, config.shutdownTimeoutMs);
-    force.unref();
-    herald.stop().then(
+    exitAfterTimeout(config.shutdownTimeoutMs, logger);
+    running.stop().then(
       () => {
         logger.info('stopped');
         process.exit(exitCode);
@@ -243,12 +268,38 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM', 0));
-  process.once('SIGINT', () => shutdown('SIGINT', 0));
-  void herald.workerFailed.then((err) => {
+  try {
+    herald = await startHerald(config, logger, { signal: starting.signal });
+  } catch (err) {
+    if (err instanceof StartupAborted) {
+      logger.info({ signal: err.signal }, 'stopped during start-up');
+      process.exit(0);
+    }
+    logger.fatal({ err }, 'herald failed to start');
+    // Also on stderr: whoever started the process may read only that (a test, a supervisor's short report).
+    process.stderr.write(`herald failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  const running = herald;
+  void running.workerFailed.then((err) => {
     logger.fatal({ err }, 'the Temporal worker failed: nothing would publish, so Herald stops (exit code 1)');
-    shutdown('temporal worker failed', 1);
+    shutdown(running, 'temporal worker failed', 1);
   });
+}
+
+class StartupAborted extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`start-up stopped by ${signal}`);
+  }
+}
+
+/** A shutdown that hangs (an activity that ignores cancellation) ends the process after this long anyway. */
+function exitAfterTimeout(timeoutMs: number, logger: Logger): void {
+  const force = setTimeout(() => {
+    logger.error({ timeoutMs }, 'shutdown timed out; exiting');
+    process.exit(1);
+  }, timeoutMs);
+  force.unref();
 }
 
 if (require.main === module) {

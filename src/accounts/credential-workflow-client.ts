@@ -36,7 +36,12 @@ export function createCredentialKeeper(temporal: Client, taskQueue: string): Cre
  * At start (an embedded, memory-only Temporal forgets every workflow): every active account whose credential ends gets
  * its workflow again, as every scheduled post gets its own.
  */
-export async function reconcileCredentialWorkflows(db: Db, keeper: CredentialKeeper, logger: Logger): Promise<{ checked: number; started: number }> {
+export async function reconcileCredentialWorkflows(
+  db: Db,
+  keeper: CredentialKeeper,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<{ checked: number; started: number }> {
   const accounts = await db
     .selectFrom('accounts')
     .select('id')
@@ -46,6 +51,8 @@ export async function reconcileCredentialWorkflows(db: Db, keeper: CredentialKee
     .execute();
   let started = 0;
   for (const { id } of accounts) {
+    // Stopping: the workflow being started is let finish, no further one is started through a closing client.
+    if (signal?.aborted) break;
     try {
       await keeper.credentialStored(id);
       started += 1;

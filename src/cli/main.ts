@@ -15,7 +15,8 @@ import { createUser, findUser, setPlan } from '../users/users';
 /**
  * `herald`, the operator command (decisions.md "Operator command"). JSON on stdout; errors on stderr with a
  * non-zero exit (1: the command failed, 2: it was used wrongly). Works against the database `npm start` uses: the
- * embedded cluster under HERALD_DATA_DIR is joined when running, started (and stopped again) when not.
+ * embedded cluster under the data dir (named on stderr) is joined when running, started when not, and stopped at the
+ * end unless another process is connected to it (`EmbeddedCluster.leave`).
  */
 
 const usage = `usage:
@@ -212,10 +213,15 @@ export async function runHerald(argv: string[]): Promise<number> {
   try {
     const config = loadConfig();
     const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2));
-    const connect = async () => (connected ??= await connectDatabase(config, { logger, poolSize: 2, applicationName: 'herald-cli' }));
+    const open = (migrate: boolean) => {
+      // Which cluster a command works on is not obvious from a directory other than the one `npm start` runs in.
+      if (config.databaseUrl === null) process.stderr.write(`herald: data dir ${config.dataDir} (embedded PostgreSQL)\n`);
+      return connectDatabase(config, { logger, poolSize: 2, migrate, applicationName: 'herald-cli' });
+    };
+    const connect = async () => (connected ??= await open(true));
     let output: unknown;
     if (group === 'migrate' && action === undefined) {
-      const { handle } = await connectDatabase(config, { logger, poolSize: 2, migrate: false, applicationName: 'herald-cli' }).then((c) => (connected = c));
+      const { handle } = await open(false).then((c) => (connected = c));
       output = { applied: await migrateToLatest(handle.db) };
     } else {
       const command = commands[`${group} ${action}`];

@@ -11,7 +11,7 @@ export interface Connected {
   url: string;
   /** Set when the embedded cluster is used (whether this process started it or found it running). */
   embedded: EmbeddedCluster | null;
-  /** Closes the pool, then stops the embedded cluster if this process started it. */
+  /** Closes the pool, then stops the embedded cluster unless another client is connected to it (`EmbeddedCluster.leave`). */
   close(): Promise<void>;
 }
 
@@ -26,11 +26,11 @@ export async function connectDatabase(
   let embedded: EmbeddedCluster | null = null;
   let url = config.databaseUrl;
   if (url === null) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger: options.logger });
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPostgresPort, logger: options.logger, shared: true });
     try {
       await ensureDatabase(embedded.url('postgres'), embeddedDatabaseName);
     } catch (err) {
-      await embedded.stop();
+      await embedded.leave();
       throw err;
     }
     url = embedded.url(embeddedDatabaseName);
@@ -38,7 +38,7 @@ export async function connectDatabase(
   const handle = openDatabase(url, { max: options.poolSize, applicationName: options.applicationName });
   const close = async () => {
     await handle.close();
-    await embedded?.stop();
+    await embedded?.leave();
   };
   try {
     if (options.migrate !== false) {

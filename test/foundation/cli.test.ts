@@ -18,9 +18,10 @@ interface CliResult {
   json: any;
 }
 
-function herald(args: string[], env: Record<string, string>): Promise<CliResult> {
+function herald(args: string[], env: Record<string, string>, cwd?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], {
+      cwd,
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HERALD_ENCRYPTION_KEY: 'f'.repeat(64), ...env },
     });
     let stdout = '';
@@ -145,13 +146,16 @@ describe('herald operator command', function () {
     assert.equal(res.stderr, 'herald: Invalid configuration: DATABASE_URL must be a postgres:// or postgresql:// URL\n');
   });
 
-  it('without DATABASE_URL, starts the embedded cluster under HERALD_DATA_DIR and stops it again', async function () {
+  it('without DATABASE_URL, starts the embedded cluster under HERALD_DATA_DIR, says which on stderr, and stops it again', async function () {
     this.timeout(120_000);
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'herald-cli-'));
-    await chmod(dataDir, 0o755);
+    const scratch = await mkdtemp(path.join(os.tmpdir(), 'herald-cli-'));
+    await chmod(scratch, 0o755);
+    // A relative HERALD_DATA_DIR is read from the current directory.
+    const dataDir = path.join(scratch, 'state');
     try {
-      const created = await herald(['users', 'create', '--plan', 'free'], { HERALD_DATA_DIR: dataDir });
+      const created = await herald(['users', 'create', '--plan', 'free'], { HERALD_DATA_DIR: 'state' }, scratch);
       assert.equal(created.code, 0, created.stderr);
+      assert.equal(created.stderr, `herald: data dir ${dataDir} (embedded PostgreSQL)\n`);
       const again = await herald(['keys', 'create', '--user', created.json.user_id], { HERALD_DATA_DIR: dataDir });
       assert.equal(again.code, 0, again.stderr);
       // The cluster is down again: no pid file, no server process.
@@ -159,7 +163,7 @@ describe('herald operator command', function () {
       const servers = spawnSync('pgrep', ['-f', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' });
       assert.equal(servers.stdout, '');
     } finally {
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(scratch, { recursive: true, force: true });
     }
   });
 

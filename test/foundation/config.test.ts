@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, defaultComingSoon, loadConfig, parseConfig } from '../../src/config';
+import { packageRoot } from '../../src/package-root';
 
 describe('config', () => {
   it('works with no environment at all, with the documented defaults', () => {
@@ -13,7 +14,7 @@ describe('config', () => {
       port: 3000,
       host: '0.0.0.0',
       databaseUrl: null,
-      dataDir: '/srv/herald/.data',
+      dataDir: path.join(packageRoot, '.data'),
       temporal: { address: null, namespace: 'default' },
       platformUrls: {
         x: 'https://api.x.com',
@@ -33,6 +34,13 @@ describe('config', () => {
     };
     const actual: Record<string, unknown> = { ...config, comingSoon: [...config.comingSoon] };
     assert.deepEqual(Object.fromEntries(Object.keys(expected).map((key) => [key, actual[key]])), expected);
+  });
+
+  it('finds the default data dir at the package root from any directory; a relative HERALD_DATA_DIR is from the current one', () => {
+    const root = path.resolve(__dirname, '..', '..', '..');
+    assert.equal(parseConfig({}, path.join(root, 'src')).dataDir, path.join(root, '.data'));
+    assert.equal(parseConfig({}, '/').dataDir, path.join(root, '.data'));
+    assert.equal(parseConfig({ HERALD_DATA_DIR: 'state' }, '/srv/herald').dataDir, '/srv/herald/state');
   });
 
   it('reads every variable', () => {
@@ -80,8 +88,23 @@ describe('config', () => {
     assert.deepEqual(parseConfig({ HERALD_ENCRYPTION_KEY: key.toString('base64') }).encryptionKey, key);
   });
 
+  it('refuses to start in production without a HERALD_PUBLIC_URL, or with a loopback one', () => {
+    const production = { NODE_ENV: 'production', HERALD_ENCRYPTION_KEY: 'a'.repeat(64) };
+    assert.throws(() => parseConfig(production), {
+      name: 'ConfigError',
+      message: 'Invalid configuration: HERALD_PUBLIC_URL must be set to the address where platforms reach Herald (not a loopback one) when NODE_ENV=production',
+    });
+    for (const loopback of ['http://127.0.0.1:3000', 'http://localhost:3000/', 'http://[::1]:3000']) {
+      assert.throws(() => parseConfig({ ...production, HERALD_PUBLIC_URL: loopback }), /HERALD_PUBLIC_URL must be set .*; it is http:\/\/(127\.0\.0\.1|localhost|\[::1\]):3000$/, loopback);
+    }
+    assert.equal(parseConfig({ ...production, HERALD_PUBLIC_URL: 'https://herald.example.com/' }).publicUrl, 'https://herald.example.com');
+    assert.equal(parseConfig({ NODE_ENV: 'development', PORT: '8080' }).publicUrl, 'http://127.0.0.1:8080');
+    // Benches run production mode against stand-ins on this machine.
+    assert.equal(parseConfig({ ...production, PORT: '8080', HERALD_ALLOW_INSECURE_URLS: 'true' }).publicUrl, 'http://127.0.0.1:8080');
+  });
+
   it('refuses to start in production without an encryption key', () => {
-    assert.throws(() => loadConfig({ NODE_ENV: 'production' }), {
+    assert.throws(() => loadConfig({ NODE_ENV: 'production', HERALD_PUBLIC_URL: 'https://herald.example.com' }), {
       name: 'ConfigError',
       message: 'Invalid configuration: HERALD_ENCRYPTION_KEY is required when NODE_ENV=production',
     });

@@ -30,7 +30,8 @@ describe('npm start (src/main.js)', function () {
   });
 
   it('starts with no configuration, is ready, serves a CLI-made key, and stops cleanly on SIGTERM', async () => {
-    const env = { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info' };
+    // No Web UI: this test does not look at it, and its default port (8233) may be another `npm start`'s.
+    const env = { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', HERALD_WEB_UI: 'false' };
     child = spawn(process.execPath, [mainPath], { env, cwd: dataDir });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
@@ -72,5 +73,12 @@ describe('npm start (src/main.js)', function () {
     assert.ok(lines.some((line) => line.msg === 'stopped'));
     const servers = spawnSync('pgrep', ['-f', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' });
     assert.equal(servers.stdout, '', 'embedded postgres stopped');
+  });
+
+  it('says why a start failed on stderr too, not only in the JSON log', async () => {
+    const env = { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', LOG_LEVEL: 'info', HERALD_WEB_UI: 'false' };
+    const failed = spawnSync(process.execPath, [mainPath], { env, cwd: dataDir, encoding: 'utf8' });
+    assert.equal(failed.status, 1);
+    assert.match(failed.stderr, /^herald failed to start: .*ECONNREFUSED/m);
   });
 });
