@@ -96,10 +96,10 @@ describe('bluesky: the classification table, row by row', () => {
     });
   }
 
-  it('transport failures: not sent → retryable, unknown → unknown_outcome, blocked address → permanent', () => {
+  it('transport failures: not sent or lost → retryable (a record create settles its own lost answer), blocked address → permanent', () => {
     const wrapped = (err: TransportError) => XRPCError.from(err);
     assert.equal(classify(wrapped(new TransportError('not_sent', 'connection failed (ECONNREFUSED)')), NOW).kind, 'retryable');
-    assert.equal(classify(wrapped(new TransportError('unknown', 'request timed out')), NOW).kind, 'unknown_outcome');
+    assert.equal(classify(wrapped(new TransportError('unknown', 'request timed out')), NOW).kind, 'retryable');
     const blocked = classify(wrapped(new TransportError('not_sent', '10.0.0.1 is not a public address', true)), NOW);
     assert.deepEqual([blocked.kind, blocked.clientMessage], ['permanent', 'The Bluesky server address of this account is not allowed.']);
   });
@@ -295,6 +295,15 @@ describe('bluesky adapter against the stand-in', () => {
       failure('unknown_outcome', 'Bluesky did not answer in time; the request may or may not have taken effect.'),
     );
     assert.equal(bsky.posts(alice.did).length, 1);
+  });
+
+  it('a blob upload that times out is retryable (nothing was posted), and the retry posts once', async () => {
+    bsky.standIn.inject({ method: 'POST', path: '/xrpc/com.atproto.repo.uploadBlob' }, { kind: 'hang' });
+    const request = { postId: 'slow-blob', text: 'with a picture', media: [{ kind: 'image' as const, data: PNG, mimeType: 'image/png' }] };
+    await assert.rejects(adapter.publish(ctx, request), failure('retryable', 'Bluesky did not answer in time; try again.'));
+    assert.equal(creates().length, 0);
+    await adapter.publish(ctx, request);
+    assert.equal(bsky.posts(alice.did).filter((p) => p.value.text === 'with a picture').length, 1);
   });
 
   it('deletes a post, and deleting it again still resolves (the PDS answers 200 {})', async () => {

@@ -93,12 +93,14 @@ export function classify(err: unknown, now: Date): PlatformFailure {
 }
 
 /**
- * Every lost answer is an unknown outcome on Bluesky: the adapter then reads the record back under its key (the rkey
- * derived from the post id) and decides itself whether sending again is safe.
+ * A lost answer is repeatable on Bluesky (a blob upload, a read, a session, a delete: deleting what is gone answers
+ * 200): only a record create may have taken effect, and `createPost` settles that itself by reading the record back
+ * under its key, `lostCreate` when it could not look. Until 2026-11-28 every lost answer was an unknown outcome, so
+ * a blob upload that timed out failed a scheduled post for good with nothing sent.
  */
 const blueskyTransport: TransportPolicy = {
   platform: 'bluesky',
-  safeToRepeat: { creates: false, other: false },
+  safeToRepeat: { creates: false, other: true },
   messages: {
     blocked: 'The Bluesky server address of this account is not allowed.',
     notSent: 'Bluesky could not be reached; nothing was sent.',
@@ -106,6 +108,11 @@ const blueskyTransport: TransportPolicy = {
     mayHaveTakenEffect: 'Bluesky did not answer in time; the request may or may not have taken effect.',
   },
 };
+
+/** A record create whose answer was lost and whose record could not be read back: it may have taken effect. */
+export function lostCreate(err: unknown): PlatformFailure {
+  return new PlatformFailure('bluesky', 'unknown_outcome', blueskyTransport.messages.mayHaveTakenEffect, undefined, { body: truncate(String((err as Error)?.message ?? err)) });
+}
 
 function truncate(text: string): string {
   return text.length > 500 ? `${text.slice(0, 500)}…` : text;

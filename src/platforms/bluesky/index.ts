@@ -12,7 +12,7 @@ import {
 import { transportCause } from '../transport';
 import { BLUESKY_DEFAULT_SERVICE, checkServiceUrl } from './account';
 import { createBlueskyClient, type BlueskySession } from './client';
-import { isSessionError, xrpcErrorName } from './errors';
+import { isSessionError, lostCreate, xrpcErrorName } from './errors';
 import { uploadImages } from './media';
 import { readBlueskyMetrics } from './metrics';
 import {
@@ -136,6 +136,7 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
             body: transport.message,
           });
         }
+        if (transport?.phase === 'unknown') throw lostCreate(err);
         throw err;
       }
     });
