@@ -179,8 +179,11 @@ const commands: Record<string, Command> = {
       // The embedded Temporal server lives inside the running service and cannot be asked from here.
       return { temporal: 'not_configured', ...linked(await findStuckPosts(handle.db, null, new Date(), graceMs)) };
     }
+    if (graceMs !== undefined) throw new UsageError('--older-than applies only without TEMPORAL_ADDRESS; with Temporal, a post is stuck when its workflow is not running');
     const { Client, Connection } = require('@temporalio/client') as typeof import('@temporalio/client');
-    const connection = await Connection.connect({ address: config.temporal.address });
+    const connection = await Connection.connect({ address: config.temporal.address }).catch((err: unknown) => {
+      throw new CommandError(`could not reach Temporal at TEMPORAL_ADDRESS=${config.temporal.address}: ${err instanceof Error ? err.message : String(err)}`);
+    });
     try {
       const client = new Client({ connection, namespace: config.temporal.namespace });
       return { temporal: config.temporal.address, ...linked(await findStuckPosts(handle.db, client)) };
@@ -209,6 +212,10 @@ export async function runHerald(argv: string[]): Promise<number> {
     await runCli(argv.slice(1));
     return -1;
   }
+  if (group === '--help' || group === '-h' || group === 'help') {
+    process.stdout.write(`${usage}\n`);
+    return 0;
+  }
   let connected: Connected | undefined;
   try {
     const config = loadConfig();
@@ -226,7 +233,7 @@ export async function runHerald(argv: string[]): Promise<number> {
     } else {
       const command = commands[`${group} ${action}`];
       if (!command || group === undefined || action === undefined) {
-        throw new UsageError(group === undefined || group === '--help' || group === 'help' ? 'a command is required' : `unknown command: ${argv.join(' ')}`);
+        throw new UsageError(group === undefined ? 'a command is required' : `unknown command: ${argv.join(' ')}`);
       }
       output = await command(rest, connect);
     }

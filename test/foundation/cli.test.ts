@@ -140,6 +140,24 @@ describe('herald operator command', function () {
     }
   });
 
+  it('--help prints the usage on stdout with exit code 0', async () => {
+    for (const args of [['--help'], ['help'], ['-h']]) {
+      const res = await herald(args, env);
+      assert.deepEqual([res.code, res.stderr], [0, ''], args.join(' '));
+      assert.match(res.stdout, /^usage:\n/);
+    }
+  });
+
+  it('posts stuck: an unreachable TEMPORAL_ADDRESS is named, and --older-than with Temporal is a usage error', async function () {
+    this.timeout(60_000);
+    const unreachable = await herald(['posts', 'stuck'], { ...env, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /^herald: could not reach Temporal at TEMPORAL_ADDRESS=127\.0\.0\.1:1: /);
+    const grace = await herald(['posts', 'stuck', '--older-than', '60'], { ...env, TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    assert.equal(grace.code, 2);
+    assert.match(grace.stderr, /^herald: --older-than applies only without TEMPORAL_ADDRESS/);
+  });
+
   it('reports a bad configuration on stderr with exit code 1', async () => {
     const res = await herald(['migrate'], { DATABASE_URL: 'mysql://nope' });
     assert.equal(res.code, 1);
