@@ -99,7 +99,11 @@ export async function startHerald(
       temporalAddress = devServer.address;
       logger.info({ address: temporalAddress }, 'embedded Temporal dev server started');
       webUiUrl = devServer.httpUrl;
-      if (webUiUrl) announceWebUi(webUiUrl, logger);
+      if (webUiUrl) {
+        const uiBuild = new AbortController();
+        cleanups.push(async () => uiBuild.abort());
+        announceWebUi(webUiUrl, logger, uiBuild.signal);
+      }
     }
     // One LISTEN connection for the process: post changes answer immediate publishes, key changes keep the key cache.
     // The worker tells the same feed what it records, so an immediate publish here is answered without a read.
@@ -209,10 +213,13 @@ export async function startHerald(
  * The UI is served as soon as it is built: at once when `temporal-ui/build` is current, otherwise after a build in
  * the background (the API does not wait for it; until then the UI's port answers that it is being built).
  */
-function announceWebUi(url: string, logger: Logger): void {
-  ensureWebUiBuilt(logger).then(
+function announceWebUi(url: string, logger: Logger, signal: AbortSignal): void {
+  ensureWebUiBuilt(logger, signal).then(
     () => logger.info({ url }, `Temporal Web UI at ${url}`),
-    (err) => logger.error({ err, url }, 'the Temporal Web UI could not be built; the API runs without it'),
+    (err) => {
+      if (signal.aborted) logger.info({ url }, 'the Temporal Web UI build was stopped with the service; the next start builds it');
+      else logger.error({ err, url }, 'the Temporal Web UI could not be built; the API runs without it');
+    },
   );
 }
 

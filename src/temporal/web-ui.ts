@@ -53,9 +53,11 @@ export function webUiIsBuilt(): boolean {
   return readStamp(path.join(webUiBuildDir, STAMP_FILE)) === hashOf(SOURCES);
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, logger: Logger): Promise<void> {
+/** A build step, killed when `signal` aborts (the service stopping): a build left running would race the next start's. */
+function run(command: string, args: string[], env: NodeJS.ProcessEnv, logger: Logger, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: webUiDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (signal?.aborted) return reject(new Error('the Web UI build was stopped'));
+    const child = spawn(command, args, { cwd: webUiDir, env, stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGTERM' });
     let output = '';
     const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000));
     child.stdout.on('data', keep);
@@ -63,6 +65,7 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, logger: Lo
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) return resolve();
+      if (signal?.aborted) return reject(new Error('the Web UI build was stopped'));
       logger.error({ command: [command, ...args].join(' '), output }, 'Temporal Web UI build step failed');
       reject(new Error(`${command} ${args.join(' ')} exited with ${code}`));
     });
@@ -109,7 +112,7 @@ async function withLock<T>(fn: () => Promise<T>): Promise<T> {
  * Builds the UI unless `build/` is current: `npm ci` in `temporal-ui/` when its lock file changed since the last
  * install, then `vite build`. Resolves with the directory to serve.
  */
-export async function ensureWebUiBuilt(logger: Logger): Promise<string> {
+export async function ensureWebUiBuilt(logger: Logger, signal?: AbortSignal): Promise<string> {
   if (webUiIsBuilt()) return webUiBuildDir;
   return withLock(async () => {
     if (webUiIsBuilt()) return webUiBuildDir; // another process built it while we waited
@@ -118,13 +121,13 @@ export async function ensureWebUiBuilt(logger: Logger): Promise<string> {
     const env = { ...process.env, NODE_ENV: 'production' };
     const lockHash = hashOf(['package-lock.json']);
     if (readStamp(path.join(webUiDir, INSTALL_STAMP)) !== lockHash) {
-      await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error', '--include=dev'], env, logger);
+      await run('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error', '--include=dev'], env, logger, signal);
       writeFileSync(path.join(webUiDir, INSTALL_STAMP), lockHash);
     }
     const next = path.join(webUiDir, 'build-next');
     rmSync(next, { recursive: true, force: true });
     const stamp = hashOf(SOURCES);
-    await run(process.execPath, [path.join(webUiDir, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], { ...env, HERALD_UI_OUT: 'build-next' }, logger);
+    await run(process.execPath, [path.join(webUiDir, 'node_modules', 'vite', 'bin', 'vite.js'), 'build'], { ...env, HERALD_UI_OUT: 'build-next' }, logger, signal);
     if (!existsSync(path.join(next, 'index.html'))) throw new Error('the Web UI build produced no index.html');
     writeFileSync(path.join(next, STAMP_FILE), stamp);
     const old = path.join(webUiDir, 'build-old');
