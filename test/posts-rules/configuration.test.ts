@@ -74,7 +74,7 @@ describe('posts rules: first comment', () => {
       { code: 'bad_request', message: 'first_comment is 281 characters as X counts them (links 23, emoji and CJK 2); x allows 280' },
     ]);
     assert.deepEqual(checkFirstComment(account('x', { premium: true }), 'a'.repeat(281)), []);
-    assert.deepEqual(checkFirstComment(account('threads'), 'a'.repeat(501)), [{ code: 'bad_request', message: 'first_comment is 501 characters; threads allows 500' }]);
+    assert.deepEqual(checkFirstComment(account('threads'), 'a'.repeat(501)), [{ code: 'bad_request', message: 'first_comment is 501 characters as Threads counts them (emoji count their UTF-8 bytes); threads allows 500' }]);
   });
 });
 
