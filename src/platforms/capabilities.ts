@@ -41,6 +41,8 @@ interface PlatformCapabilities {
   maxCharsPremium?: number;
   /** telegram: a caption is shorter than a message. */
   maxCharsWithMedia?: number;
+  /** UTF-8 bytes the text may take besides `maxChars` (bluesky: the post lexicon's maxLength 3,000 beside 300 graphemes). */
+  maxTextBytes?: number;
   media: MediaRules;
   mediaRequired: boolean;
   altText: boolean;
@@ -93,6 +95,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
   },
   bluesky: {
     maxChars: 300,
+    maxTextBytes: 3_000,
     media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 977_000, maxImages: 4, videoFormats: [], maxVideoBytes: 0, maxItems: 4 },
     mediaRequired: false,
     altText: true,
