@@ -23,6 +23,12 @@ export interface MediaRules {
   gifAlone?: true;
   /** Shortest and longest video the platform takes, in milliseconds; absent = no duration limit. */
   videoDurationMs?: { min: number; max: number };
+  /**
+   * Picture size of an image sent as a photo: width + height at most `maxSidesSum` pixels, the long side at most
+   * `maxAspect` times the short one (telegram: 10,000 and 20). A GIF on its own goes as an animation, not a photo,
+   * and is not held to it. Absent = no picture-size limit known.
+   */
+  photoDimensions?: { maxSidesSum: number; maxAspect: number };
 }
 
 export interface CommentCapabilities {
@@ -41,6 +47,8 @@ interface PlatformCapabilities {
   maxCharsPremium?: number;
   /** telegram: a caption is shorter than a message. */
   maxCharsWithMedia?: number;
+  /** UTF-8 bytes the text may take besides `maxChars` (bluesky: the post lexicon's maxLength 3,000 beside 300 graphemes). */
+  maxTextBytes?: number;
   media: MediaRules;
   mediaRequired: boolean;
   altText: boolean;
@@ -93,6 +101,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
   },
   bluesky: {
     maxChars: 300,
+    maxTextBytes: 3_000,
     media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 977_000, maxImages: 4, videoFormats: [], maxVideoBytes: 0, maxItems: 4 },
     mediaRequired: false,
     altText: true,
@@ -171,7 +180,16 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
   telegram: {
     maxChars: 4_096,
     maxCharsWithMedia: 1_024,
-    media: { imageFormats: ['jpeg', 'png', 'gif', 'webp'], maxImageBytes: 5 * MB, maxImages: 10, videoFormats: ['mp4'], maxVideoBytes: 20 * MB, maxItems: 10 },
+    media: {
+      imageFormats: ['jpeg', 'png', 'gif', 'webp'],
+      maxImageBytes: 5 * MB,
+      maxImages: 10,
+      videoFormats: ['mp4'],
+      maxVideoBytes: 20 * MB,
+      maxItems: 10,
+      // sendPhoto: "width and height must not exceed 10000 in total. Width and height ratio must be at most 20".
+      photoDimensions: { maxSidesSum: 10_000, maxAspect: 20 },
+    },
     mediaRequired: false,
     altText: false,
     firstComment: false,

@@ -78,6 +78,7 @@ describe('bluesky: the classification table, row by row', () => {
     [502, 'UpstreamFailure', 'Upstream service unreachable', 'retryable', 'Bluesky could not reach its own services; try again later.'],
     [500, 'InternalServerError', 'Internal Server Error', 'retryable', 'Bluesky is having trouble; try again later.'],
     [400, 'InvalidRequest', 'Invalid app.bsky.feed.post record: Record/text grapheme too big (maximum 300, got 301)', 'permanent', 'Bluesky refused the post: the text is too long.'],
+    [400, 'InvalidRequest', 'Invalid app.bsky.feed.post record: Record/text string too big (maximum 3000, got 3025)', 'permanent', 'Bluesky refused the post: the text is too long.'],
     [400, 'InvalidRequest', 'Record/embed/images array too big (maximum 4, got 5)', 'permanent', 'Bluesky refused the post: it has too many images.'],
     [400, 'InvalidRequest', 'blob too big (maximum 1000000, got 1200000)', 'permanent', 'Bluesky refused the post: an image is too large.'],
     [400, 'InvalidRequest', 'Invalid record key: abc: Invalid TID string', 'permanent', 'Bluesky refused the record key Herald chose for the post.'],
@@ -389,6 +390,8 @@ describe('bluesky adapter against the stand-in', () => {
 
   it('the PDS’s own refusals reach the same rows (real validation, no injected answer)', async () => {
     await assert.rejects(adapter.publish(ctx, { postId: 'long', text: 'x'.repeat(301), media: [] }), failure('permanent', 'Bluesky refused the post: the text is too long.'));
+    // 121 ZWJ families: 121 graphemes but 3,025 UTF-8 bytes, over the lexicon's maxLength of 3,000.
+    await assert.rejects(adapter.publish(ctx, { postId: 'bytes', text: '👨‍👩‍👧‍👦'.repeat(121), media: [] }), failure('permanent', 'Bluesky refused the post: the text is too long.'));
     const five = Array.from({ length: 5 }, () => ({ kind: 'image' as const, data: PNG, mimeType: 'image/png' }));
     await assert.rejects(adapter.publish(ctx, { postId: 'five', text: 'x', media: five }), failure('permanent', 'Bluesky refused the post: it has too many images.'));
     await assert.rejects(

@@ -3,6 +3,7 @@ import net from 'node:net';
 import { createHttpClient, type HttpClient } from '../../src/net/http';
 import { createTelegramAdapter } from '../../src/platforms/telegram';
 import { PlatformFailure, type MediaItem, type PlatformAdapter, type PlatformContext, type PublishRequest } from '../../src/platforms/types';
+import { png as pngBytes } from '../media/fixtures';
 import { startTelegramStandIn, type TelegramStandIn } from '../standins/telegram';
 
 /** An origin nothing listens on (a port just released). */
@@ -29,6 +30,7 @@ function expectFailure(expected: Partial<Pick<PlatformFailure, 'kind' | 'clientM
 }
 
 const png = (n: number): MediaItem => ({ data: Buffer.from(`png-bytes-${n}`), mimeType: 'image/png', kind: 'image', alt: `alt ${n}` });
+const photo = (width: number, height: number): MediaItem => ({ data: pngBytes(width, height), mimeType: 'image/png', kind: 'image' });
 const post = (text: string, media: MediaItem[] = []): PublishRequest => ({ postId: '6f1c1d7e-0000-4000-8000-000000000001', text, media });
 
 describe('telegram adapter against the Bot API stand-in', () => {
@@ -170,10 +172,13 @@ describe('telegram adapter against the Bot API stand-in', () => {
       assert.deepEqual(second.json, { chat_id: String(channel.id), text: 'part 2' });
     });
 
+    const DIMENSIONS = 'Telegram refused the post: a photo is too large or too narrow (width and height at most 10,000 pixels together, sides at most 20:1).';
     const refusals: Array<[string, PublishRequest, string]> = [
       ['text over 4,096 characters', post('x'.repeat(4097)), 'Telegram refused the post: the text is too long.'],
       ['caption over 1,024 characters', post('x'.repeat(1025), [png(1)]), 'Telegram refused the post: the caption is too long.'],
       ['empty text', post('   '), 'Telegram refused the post: the text is empty.'],
+      ['a photo of 800 × 12,000 pixels (PHOTO_INVALID_DIMENSIONS)', post('tall', [photo(800, 12_000)]), DIMENSIONS],
+      ['a photo of 100 × 2,500 pixels in an album (sides over 20:1)', post('narrow', [photo(10, 10), photo(100, 2_500)]), DIMENSIONS],
     ];
     for (const [name, req, message] of refusals) {
       it(`refuses ${name} permanently (400)`, async () => {

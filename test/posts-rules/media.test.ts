@@ -9,6 +9,7 @@ const unsupported = (message: string) => [{ code: 'unsupported_media', message }
 const image = (mimeType: string, size: number): MediaContent => ({ mimeType, size, kind: 'image' });
 const video = (mimeType: string, size: number, durationMs?: number | null): MediaContent => ({ mimeType, size, kind: 'video', durationMs });
 const withAlt = (...alts: string[]) => ({ refs: alts.map((alt, i) => ({ url: `https://cdn.example.com/${i}.png`, alt })), spelling: 'media' as const });
+const sized = (mimeType: string, width: number, height: number): MediaContent => ({ mimeType, size: 10, kind: 'image', width, height });
 const content = (...contents: MediaContent[]) => ({ contents, spelling: 'media' as const });
 
 describe('posts rules: media before download', () => {
@@ -124,6 +125,26 @@ describe('posts rules: media on real content', () => {
     assert.deepEqual(checkMediaContent('mastodon', null, content(video('video/mp4', 10, 600_000))), []);
   });
 
+  it('telegram photos: width + height up to 10,000 pixels, sides up to 20:1; other platforms have no such limit', () => {
+    assert.deepEqual(checkMediaContent('telegram', null, content(sized('image/png', 5_000, 5_000))), []);
+    assert.deepEqual(checkMediaContent('telegram', null, content(sized('image/png', 480, 9_520))), []);
+    assert.deepEqual(
+      checkMediaContent('telegram', null, content(sized('image/png', 800, 12_000))),
+      unsupported('media[0] is an image of 800 × 12,000 pixels; telegram accepts photos whose width and height add up to at most 10,000 pixels'),
+    );
+    assert.deepEqual(
+      checkMediaContent('telegram', null, content(sized('image/jpeg', 10, 10), sized('image/jpeg', 2_100, 100))),
+      unsupported('media[1] is an image of 2,100 × 100 pixels; telegram accepts photos whose long side is at most 20 times the short side'),
+    );
+    // A GIF alone goes as an animation, not a photo; among other items it goes as a photo.
+    assert.deepEqual(checkMediaContent('telegram', null, content(sized('image/gif', 100, 2_500))), []);
+    assert.equal(checkMediaContent('telegram', null, content(sized('image/png', 10, 10), sized('image/gif', 100, 2_500)))[0]?.code, 'unsupported_media');
+    // Sizes the file does not give are not checked; videos are not photos.
+    assert.deepEqual(checkMediaContent('telegram', null, content(image('image/png', 10))), []);
+    assert.deepEqual(checkMediaContent('telegram', null, content({ mimeType: 'video/mp4', size: 10, kind: 'video', width: 100, height: 12_000 })), []);
+    assert.deepEqual(checkMediaContent('mastodon', null, content(sized('image/png', 800, 12_000))), []);
+  });
+
   it('placements: instagram story video up to 100 MB, reel up to 300 MB', () => {
     assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_000))), []);
     assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_001))), unsupported('media[0] is a video of 100,000,001 bytes; an instagram story accepts videos up to 100 MB'));
@@ -148,6 +169,16 @@ describe('posts rules: real content across a fan-out', () => {
       'unsupported_media',
       `Account ${ids.bluesky}: media_urls[0] is an image of 2 MB; bluesky accepts images up to 977 KB`,
     );
+  });
+
+  it('a telegram draft with a photo Telegram refuses is warned, a send refused', () => {
+    const tg = account('telegram');
+    const tall = [{ spelling: 'media_urls' as const, contents: [sized('image/png', 800, 12_000)] }];
+    const message = 'media_urls[0] is an image of 800 × 12,000 pixels; telegram accepts photos whose width and height add up to at most 10,000 pixels';
+    assert.deepEqual(validateMediaContents([{ account: tg, configuration: null, lists: tall }], { mode: 'draft', fanOut: false }), [
+      { account_id: tg.id, platform: 'telegram', code: 'unsupported_media', message },
+    ]);
+    throwsApi(() => validateMediaContents([{ account: tg, configuration: null, lists: tall }], { mode: 'send', fanOut: false }), 'unsupported_media', message);
   });
 
   it('a draft gets warnings; parts are named', () => {

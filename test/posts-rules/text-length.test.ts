@@ -31,8 +31,18 @@ describe('posts rules: text limits per platform and account', () => {
   it('bluesky: 300 graphemes', () => {
     assert.equal(check(account('bluesky'), 'a'.repeat(300)), null);
     assert.deepEqual(check(account('bluesky'), 'a'.repeat(301)), bad('text is 301 characters; bluesky allows 300'));
-    // A ZWJ family is one grapheme on Bluesky.
-    assert.equal(check(account('bluesky'), '👨‍👩‍👧‍👦'.repeat(300)), null);
+    // A ZWJ family is one grapheme on Bluesky (and 25 UTF-8 bytes).
+    assert.equal(check(account('bluesky'), '👨‍👩‍👧‍👦'.repeat(120)), null);
+  });
+
+  it('bluesky: 3,000 UTF-8 bytes beside the 300 graphemes (the post lexicon refuses more at publish)', () => {
+    // 121 ZWJ families: 121 graphemes, 3,025 bytes.
+    assert.deepEqual(check(account('bluesky'), '👨‍👩‍👧‍👦'.repeat(121)), bad('text is 3,025 bytes in UTF-8; bluesky allows 3,000 bytes'));
+    assert.equal(check(account('bluesky'), `${'👨‍👩‍👧‍👦'.repeat(119)}${'é'.repeat(12)}a`), null);
+    // Over both: the grapheme count is named first.
+    assert.deepEqual(check(account('bluesky'), '👨‍👩‍👧‍👦'.repeat(301)), bad('text is 301 characters; bluesky allows 300'));
+    // Other platforms have no byte limit.
+    assert.equal(check(account('mastodon'), '👨‍👩‍👧‍👦'.repeat(20)), null);
   });
 
   it('telegram: 4,096, or 1,024 when the post carries media', () => {

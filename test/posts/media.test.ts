@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { gif, jpeg, movie, png } from '../media/fixtures';
-import { insertAccount, insertXAccount } from './fixtures';
+import { insertAccount, insertTelegramAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 /**
@@ -56,6 +56,7 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       '/dancing': { type: 'application/octet-stream', body: gif(20, 20) },
       '/long.mp4': { type: 'video/mp4', body: movie({ duration: 141_000 }) },
       '/big.png': { type: 'image/png', body: Buffer.alloc(1_200_000, 1) },
+      '/tall.png': { type: 'image/png', body: png(800, 12_000) },
     });
   });
   after(async () => {
@@ -188,6 +189,22 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       400,
       { error: { code: 'unsupported_media', message: 'media_urls[0] is a video of 141 s; x accepts videos of 0.5 to 140 s' } },
     ]);
+  });
+
+  it('telegram: a photo of 800 × 12,000 pixels is 400 unsupported_media when scheduled; a draft with it is warned', async () => {
+    await h.syncClock();
+    const { account: tg } = await insertTelegramAccount(h.db, h.api.userId, h.standIns.telegram);
+    const message = 'media_urls[0] is an image of 800 × 12,000 pixels; telegram accepts photos whose width and height add up to at most 10,000 pixels';
+    const kept = await mediaRows();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: tg.id, text: 'a tall one', media_urls: [`${files.origin}/tall.png`], schedule_at: scheduledFor() } });
+    assert.deepEqual([res.status, res.body], [400, { error: { code: 'unsupported_media', message } }]);
+    assert.deepEqual(await mediaRows(), kept);
+
+    const upload = await h.api.request('POST', '/api/v1/media', { body: { url: `${files.origin}/tall.png` } });
+    assert.equal(upload.status, 201, upload.text);
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: tg.id, text: 'a tall draft', media_ids: [upload.body.data.id], draft: true } });
+    assert.equal(draft.status, 201, draft.text);
+    assert.deepEqual(draft.body.data.warnings, [{ account_id: tg.id, platform: 'telegram', code: 'unsupported_media', message: message.replace('media_urls', 'media_ids') }]);
   });
 
   it('the copies downloaded for a scheduled post go when it is deleted or its account switched off', async () => {

@@ -13,6 +13,8 @@ const POST = 'app.bsky.feed.post';
 const PROFILE = 'app.bsky.actor.profile';
 const TID = /^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$/;
 const MAX_GRAPHEMES = 300;
+/** The post lexicon's `maxLength` for text, in UTF-8 bytes; checked before the graphemes, as the lexicon validator does. */
+const MAX_TEXT_BYTES = 3_000;
 const MAX_IMAGES = 4;
 const MAX_IMAGE_BYTES = 2_000_000;
 const MAX_UPLOAD_BYTES = 5 * 1024 * 1024;
@@ -194,6 +196,8 @@ export async function startBlueskyStandIn(options: { demoAccount?: boolean } = {
     if (typeof record?.text !== 'string') invalid('Record must have the property "text"');
     if (typeof record.createdAt !== 'string') invalid('Record must have the property "createdAt"');
     if (Number.isNaN(Date.parse(record.createdAt))) invalid('Record/createdAt must be an valid atproto datetime (Invalid datetime)');
+    const bytes = Buffer.byteLength(record.text, 'utf8');
+    if (bytes > MAX_TEXT_BYTES) invalid(`Record/text string too big (maximum ${MAX_TEXT_BYTES}, got ${bytes})`);
     const length = graphemes(record.text);
     if (length > MAX_GRAPHEMES) invalid(`Record/text grapheme too big (maximum ${MAX_GRAPHEMES}, got ${length})`);
     for (const facet of record.facets ?? []) {

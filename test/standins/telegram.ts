@@ -3,6 +3,7 @@
  * parameters; answers `{ok:true,result}` or `{ok:false,error_code,description,parameters?}` with the HTTP status
  * equal to `error_code`. Flood control answers 429 with `parameters.retry_after`.
  */
+import { imageSize } from 'image-size';
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
 
 interface TelegramStoredMessage {
@@ -37,6 +38,9 @@ const POSTING_ADMIN: ChatMember = { status: 'administrator', can_post_messages: 
 
 const TEXT_MAX = 4096;
 const CAPTION_MAX = 1024;
+/** sendPhoto: "The photo's width and height must not exceed 10000 in total. Width and height ratio must be at most 20." */
+const PHOTO_MAX_SIDES_SUM = 10_000;
+const PHOTO_MAX_RATIO = 20;
 const DELETE_WINDOW_S = 48 * 3600;
 
 function fail(code: number, description: string, parameters?: Record<string, unknown>): never {
@@ -122,6 +126,23 @@ export async function startTelegramStandIn() {
     return part?.file ? { name: part.file.filename, mimeType: part.file.mimeType, size: part.file.data.length } : undefined;
   }
 
+  /** A photo whose picture size Telegram refuses answers 400 PHOTO_INVALID_DIMENSIONS; unreadable bytes are not judged here. */
+  function checkPhotoDimensions(req: RecordedRequest, field: string): void {
+    const data = req.multipart?.find((p) => p.name === field && p.file)?.file?.data;
+    if (!data) return;
+    let size: { width?: number; height?: number };
+    try {
+      size = imageSize(data);
+    } catch {
+      return;
+    }
+    const { width, height } = size;
+    if (!width || !height) return;
+    if (width + height > PHOTO_MAX_SIDES_SUM || Math.max(width, height) > PHOTO_MAX_RATIO * Math.min(width, height)) {
+      fail(400, 'Bad Request: PHOTO_INVALID_DIMENSIONS');
+    }
+  }
+
   function deleteOne(chat: Chat, id: number): 'deleted' | 'missing' | 'too_old' {
     const m = messages.find((x) => x.chat.id === chat.id && x.message_id === id && !x.deleted);
     if (!m) return 'missing';
@@ -172,6 +193,7 @@ export async function startTelegramStandIn() {
         const name = String(item.media).replace(/^attach:\/\//, '');
         const file = fileOf(req, name);
         if (!file) fail(400, 'Bad Request: wrong file identifier/HTTP URL specified');
+        if (item.type === 'photo') checkPhotoDimensions(req, name);
         return { file, caption: checkCaption(item.caption), kind: item.type === 'video' ? ('video' as const) : ('photo' as const) };
       });
       const group = String(nextGroup++);
@@ -203,6 +225,7 @@ export async function startTelegramStandIn() {
     const caption = checkCaption(p.caption);
     const file = fileOf(req, field);
     if (!file) fail(400, `Bad Request: there is no ${field} in the request`);
+    if (field === 'photo') checkPhotoDimensions(req, field);
     return ok(publicMessage(store(chat, { kind: field, file, caption })));
   }
 

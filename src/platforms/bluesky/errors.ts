@@ -45,7 +45,7 @@ const byStatus: Record<number, Row> = {
 
 /** `InvalidRequest` messages of post records (section 11), turned into sentences. First match wins. */
 const invalidPostReasons: [RegExp, string][] = [
-  [/text.*grapheme too big|grapheme too big|must not be longer than \d+ graphemes/i, 'Bluesky refused the post: the text is too long.'],
+  [/text.*(?:grapheme|string) too big|grapheme too big|must not be longer than \d+ graphemes|text must not be longer than/i, 'Bluesky refused the post: the text is too long.'],
   [/images.*array too big|array too big/i, 'Bluesky refused the post: it has too many images.'],
   [/blob too big|BlobTooLarge/i, 'Bluesky refused the post: an image is too large.'],
   [/mimeType|Wrong type of file|accept/i, 'Bluesky refused the post: an image format it does not accept.'],

@@ -31,6 +31,10 @@ const byDescription: Record<string, Row> = {
   'Bad Request: message is too long': { kind: 'permanent', message: 'Telegram refused the post: the text is too long.' },
   'Bad Request: message caption is too long': { kind: 'permanent', message: 'Telegram refused the post: the caption is too long.' },
   'Bad Request: message text is empty': { kind: 'permanent', message: 'Telegram refused the post: the text is empty.' },
+  'Bad Request: PHOTO_INVALID_DIMENSIONS': {
+    kind: 'permanent',
+    message: 'Telegram refused the post: a photo is too large or too narrow (width and height at most 10,000 pixels together, sides at most 20:1).',
+  },
 };
 
 const byErrorCode: Record<number, Row> = {

@@ -12,7 +12,7 @@ import { formatCount, listWords, violation, type Violation } from './violation';
  * bytes (`checkMediaContent`: content type and size read by the media layer). The placement decides the rules.
  * Codes: too many items, missing required media and alt text over the platform's limit are `bad_request`; anything
  * the platform cannot accept (video where images only, a format it does not take, a file over its limit, a video or
- * an x GIF with other items, a video too short or too long) is `unsupported_media`.
+ * an x GIF with other items, a video too short or too long, a photo of a picture size it refuses) is `unsupported_media`.
  */
 
 /** What the media layer learnt from the downloaded or uploaded bytes (`MediaFacts` of `src/media/sniff.ts` fits). */
@@ -30,6 +30,8 @@ interface Item {
   label: string;
   nature: MediaNature | null;
   size?: number;
+  width?: number | null;
+  height?: number | null;
   durationMs?: number | null;
   alt?: string;
 }
@@ -103,7 +105,27 @@ function checkItems(platform: PlatformSlug, block: ConfigurationBlock | null, it
       return [violation('unsupported_media', `${item.label} is a video of ${length} s; ${where} accepts videos of ${seconds(duration.min)} to ${seconds(duration.max)} s`)];
     }
   }
+  const dimensions = checkPhotoDimensions(rules, where, items);
+  if (dimensions.length) return dimensions;
   return checkAltText(platform, items);
+}
+
+/** Picture size of images sent as photos (telegram: width + height ≤ 10,000, sides at most 20:1); a GIF alone is an animation. */
+function checkPhotoDimensions(rules: MediaRules, where: string, items: Item[]): Violation[] {
+  const limit = rules.photoDimensions;
+  if (!limit) return [];
+  for (const item of items) {
+    if (item.nature?.kind !== 'image' || !item.width || !item.height) continue;
+    if (item.nature.format === 'gif' && items.length === 1) continue;
+    const size = `${formatCount(item.width)} × ${formatCount(item.height)} pixels`;
+    if (item.width + item.height > limit.maxSidesSum) {
+      return [violation('unsupported_media', `${item.label} is an image of ${size}; ${where} accepts photos whose width and height add up to at most ${formatCount(limit.maxSidesSum)} pixels`)];
+    }
+    if (Math.max(item.width, item.height) > limit.maxAspect * Math.min(item.width, item.height)) {
+      return [violation('unsupported_media', `${item.label} is an image of ${size}; ${where} accepts photos whose long side is at most ${formatCount(limit.maxAspect)} times the short side`)];
+    }
+  }
+  return [];
 }
 
 /** `0.5`, `140`, `140.1`: seconds in tenths, rounded away from the limit so that a video outside it never reads as inside. */
@@ -151,6 +173,6 @@ export function checkMediaContent(
   prefix = '',
 ): Violation[] {
   const names = labels(media.spelling, media.contents.length, prefix);
-  const items = media.contents.map((content, i): Item => ({ label: names[i], nature: natureFromContent(content), size: content.size, durationMs: content.durationMs }));
+  const items = media.contents.map((content, i): Item => ({ label: names[i], nature: natureFromContent(content), size: content.size, width: content.width, height: content.height, durationMs: content.durationMs }));
   return checkItems(platform, block, items, `${prefix}${media.spelling ?? 'media'}`);
 }

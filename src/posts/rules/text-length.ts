@@ -53,7 +53,8 @@ function limitPhrase(account: Pick<RuleAccount, 'platform' | 'premium'>, hasMedi
 
 /**
  * `field` names what is measured in the message (`text`, `posts[1].text`, `first_comment`).
- * Message: `text is 281 characters as X counts them (...); x allows 280`.
+ * Message: `text is 281 characters as X counts them (...); x allows 280`. Where the platform also caps the UTF-8
+ * bytes (bluesky): `text is 3,025 bytes in UTF-8; bluesky allows 3,000 bytes`.
  */
 export function checkTextLength(
   account: Pick<RuleAccount, 'platform' | 'premium'>,
@@ -62,12 +63,18 @@ export function checkTextLength(
 ): Violation | null {
   const length = textLength(account.platform, text);
   const limit = textLimit(account, options.hasMedia);
-  if (length <= limit) return null;
-  const unit = unitName[textCounting[account.platform]];
-  return violation(
-    'bad_request',
-    `${options.field} is ${formatCount(length)} ${unit}; ${limitPhrase(account, options.hasMedia)} ${formatCount(limit)}`,
-  );
+  if (length > limit) {
+    const unit = unitName[textCounting[account.platform]];
+    return violation(
+      'bad_request',
+      `${options.field} is ${formatCount(length)} ${unit}; ${limitPhrase(account, options.hasMedia)} ${formatCount(limit)}`,
+    );
+  }
+  const maxBytes = capabilities[account.platform].maxTextBytes;
+  if (maxBytes === undefined) return null;
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes <= maxBytes) return null;
+  return violation('bad_request', `${options.field} is ${formatCount(bytes)} bytes in UTF-8; ${account.platform} allows ${formatCount(maxBytes)} bytes`);
 }
 
 /** Drafts: any platform, 25,000 characters (code points); refused even in a draft. */
