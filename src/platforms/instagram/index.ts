@@ -1,5 +1,5 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
-import { assertQuotaLeft, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
+import { assertQuotaLeft, defaultContainerPolling, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
@@ -49,9 +49,10 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
   }
 
   function flowFor(client: GraphClient, userId: string): ContainerFlow {
+    const poll = deps.containerPolling ?? defaultContainerPolling;
     return {
       client, platform: 'instagram', userId, createEdge: 'media', publishEdge: 'media_publish', statusField: 'status_code', statusFields: 'status_code,status',
-      describeError: () => 'Instagram could not process the media', sleep, poll: deps.containerPolling ?? defaultContainerPolling,
+      describeError: () => 'Instagram could not process the media', sleep, now, poll, deadline: flowDeadline(now, poll),
     };
   }
 
