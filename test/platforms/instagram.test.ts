@@ -216,6 +216,16 @@ describe('instagram adapter against the content-publishing stand-in', () => {
     assert.equal(await adapter.findPublished!(ctx, { postId: 'p14', text: 'Not there', media: [image(1)] }), null);
   });
 
+  it('finds no story or caption-less post by lookup: anything in the window would match, so the outcome stays unknown', async () => {
+    // Posted by hand, as far as Herald can tell: nothing ties either to the attempt being settled.
+    await adapter.publish(ctx, { postId: 'hand1', text: '', media: [image(1)], configuration: { placement: 'story' } });
+    await adapter.publish(ctx, { postId: 'hand2', text: '', media: [image(2)] });
+    await assert.rejects(adapter.findPublished!(ctx, { postId: 'p13s', text: '', media: [image(3)], configuration: { placement: 'story' } }),
+      failure('unknown_outcome', 'Instagram did not answer in time; the story may have been published.'));
+    await assert.rejects(adapter.findPublished!(ctx, { postId: 'p13c', text: '', media: [image(4)] }),
+      failure('unknown_outcome', 'Instagram did not answer in time; the post may have been published.'));
+  });
+
   it('publishes a first comment on its own media', async () => {
     const post = await adapter.publish(ctx, { postId: 'p15', text: 'Main', media: [image(1)] });
     const comment = await adapter.publish(ctx, { postId: 'p16', text: 'Link in bio', media: [], replyTo: { platformPostId: post.platformPostId } });

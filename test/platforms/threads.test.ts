@@ -163,6 +163,13 @@ describe('threads adapter against the Threads API stand-in', () => {
     assert.equal(await adapter.resolveUrl!(ctx, unread.platformPostId), th.permalinkOf(th.posts.get(unread.platformPostId)!));
   });
 
+  it('finds no text-less post by lookup: anything in the window would match, so the outcome stays unknown', async () => {
+    // Posted by hand, as far as Herald can tell: nothing ties it to the attempt being settled.
+    await adapter.publish(ctx, { postId: 'hand', text: '', media: [image] });
+    await assert.rejects(adapter.findPublished!(ctx, { postId: 'p8e', text: '', media: [image] }),
+      failure('unknown_outcome', 'Threads did not answer in time; the post may have been published.'));
+  });
+
   it('does not duplicate a post whose publish answer was lost', async () => {
     th.standIn.inject({ method: 'POST', path: `/v1.0/${th.user.id}/threads_publish` }, { kind: 'hang', thenHandle: true });
     const published = await adapter.publish(ctx, { postId: 'p8', text: 'Exactly once', media: [] });

@@ -3,7 +3,7 @@ import { assertQuotaLeft, createContainer, defaultContainerPolling, flowDeadline
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed } from '../graph/delete';
 import { GraphFailure } from '../graph/errors';
-import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { deletePermissionFailure, describeContainerError } from './errors';
@@ -55,6 +55,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
 
   /** Posts appear under `/threads`, replies under `/replies` of the user. */
   async function findRecent(client: GraphClient, userId: string, req: PublishRequest): Promise<string | null> {
+    if (req.text === '') throw inconclusiveLookup('threads', req.replyTo ? 'comment' : 'post');
     const edge = req.replyTo ? 'replies' : 'threads';
     const page = await client.get<GraphPage<{ id: string; text?: string; timestamp: string }>>(graphPath(userId, edge), { fields: 'id,text,timestamp', limit: 10 }, 'publish');
     return page.data.find((p) => (p.text ?? '') === req.text && withinLookupWindow(p.timestamp, now()))?.id ?? null;
