@@ -151,6 +151,18 @@ describe('facebook adapter against the Graph stand-in', () => {
     assert.equal(await adapter.findPublished!(ctx, { postId: 'p8', text: 'Exactly once', media: [] }).then((p) => p?.platformPostId), post.id);
   });
 
+  it('finds no text-less post by lookup: anything in the window would match, so the outcome stays unknown', async () => {
+    // Posted by hand, as far as Herald can tell: nothing ties it to the attempt being settled.
+    await adapter.publish(ctx, { postId: 'hand', text: '', media: [png(undefined, 'https://cdn.example/h.png')] });
+    await assert.rejects(adapter.findPublished!(ctx, { postId: 'p8e', text: '', media: [png(undefined, 'https://cdn.example/e.png')] }), (err) => {
+      assert.deepEqual(failureOf(err), {
+        name: 'PlatformFailure', platform: 'facebook', kind: 'unknown_outcome', retryAfterSeconds: undefined,
+        message: 'Facebook did not answer in time; the post may have been published.',
+      });
+      return true;
+    });
+  });
+
   it('reports an unknown outcome when the lost create left nothing to find', async () => {
     fb.standIn.inject({ method: 'POST', path: `/v25.0/${fb.page.id}/feed` }, { kind: 'reset' });
     await assert.rejects(adapter.publish(ctx, { postId: 'p9', text: 'Maybe', media: [] }), (err) => {

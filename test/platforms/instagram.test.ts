@@ -24,8 +24,14 @@ describe('instagram adapter against the content-publishing stand-in', () => {
     ig = await startInstagramStandIn();
     http = createHttpClient({ allowInsecure: true, timeoutMs: 1000 });
     sleeps = [];
+    // The clock moves only with the injected sleep, so the wait's deadline is counted in polls here.
+    let clock = Date.now();
     adapter = createInstagramAdapter({
-      http, origin: ig.origin, facebookOrigin: ig.facebookOrigin, sleep: async (ms) => void sleeps.push(ms), containerPolling: { intervalMs: 1000, maxPolls: 4 },
+      http, origin: ig.origin, facebookOrigin: ig.facebookOrigin, now: () => new Date(clock), sleep: async (ms) => {
+        sleeps.push(ms);
+        clock += ms;
+      },
+      containerPolling: { intervalMs: 1000, maxWaitMs: 3500 },
     });
     ctx = { credentials: { access_token: ig.user.igToken }, settings: { igUserId: ig.user.igUserId, via: 'instagram' } };
     fbCtx = { credentials: { access_token: ig.user.fbToken, via: 'facebook', ig_user_id: ig.user.igUserId }, settings: {} };
@@ -79,10 +85,10 @@ describe('instagram adapter against the content-publishing stand-in', () => {
     assert.equal(ig.media.size, 1);
   });
 
-  it('gives up after the bounded number of polls without publishing', async () => {
+  it('gives up at the deadline without publishing', async () => {
     ig.state.processingPolls = 10;
     await assert.rejects(adapter.publish(ctx, { postId: 'p3', text: 'Slow', media: [image(1)] }),
-      failure('permanent', 'Instagram is still processing the media; nothing was published. Send the same request again.'));
+      failure('permanent', 'Instagram was still processing the media after 3.5 seconds; nothing was published. Send the same request again.'));
     assert.deepEqual(sleeps, [1000, 1000, 1000]);
     assert.equal(ig.media.size, 0);
     assert.equal(ig.standIn.calls('POST', `/v25.0/${ig.user.igUserId}/media_publish`).length, 0);
@@ -108,6 +114,30 @@ describe('instagram adapter against the content-publishing stand-in', () => {
     const item = ig.media.get(published.platformPostId)!;
     assert.deepEqual([item.kind, item.children.map((c) => c.id)], ['carousel', childIds]);
     assert.equal(ig.quota.usage, 1);
+  });
+
+  it('waits for carousel children together, all containers of the post against one deadline', async () => {
+    ig.state.processingPolls = 1;
+    const u = ig.user.igUserId;
+    await adapter.publish(ctx, { postId: 'p5w', text: 'Together', media: [image(1), image(2), image(3)] });
+    // One wait for the three children, one for the parent: read one after another, they took a wait each.
+    assert.deepEqual(sleeps, [1000, 1000]);
+    const childIds = [...ig.containers.keys()].slice(0, 3);
+    assert.deepEqual(ig.standIn.requests.slice(0, 10).map((r) => `${r.method} ${r.path}`), [
+      `GET /v25.0/${u}/content_publishing_limit`, `POST /v25.0/${u}/media`, `POST /v25.0/${u}/media`, `POST /v25.0/${u}/media`,
+      ...childIds.map((id) => `GET /v25.0/${id}`), ...childIds.map((id) => `GET /v25.0/${id}`),
+    ]);
+    assert.equal(ig.media.size, 1);
+  });
+
+  it('refuses a carousel whose containers outlast the one deadline, publishing nothing', async () => {
+    ig.state.processingPolls = 2;
+    // Three polls' worth of wait: the children take two, and the parent's one more would cross the deadline.
+    await assert.rejects(adapter.publish(ctx, { postId: 'p5d', text: 'Too slow', media: [image(1), image(2)] }),
+      failure('permanent', 'Instagram was still processing the media after 3.5 seconds; nothing was published. Send the same request again.'));
+    assert.deepEqual(sleeps, [1000, 1000, 1000]);
+    assert.equal(ig.standIn.calls('POST', `/v25.0/${ig.user.igUserId}/media_publish`).length, 0);
+    assert.equal(ig.media.size, 0);
   });
 
   it('takes a video as a carousel child (media_type VIDEO) and polls it', async () => {
@@ -186,6 +216,16 @@ describe('instagram adapter against the content-publishing stand-in', () => {
     assert.equal(await adapter.findPublished!(ctx, { postId: 'p14', text: 'Not there', media: [image(1)] }), null);
   });
 
+  it('finds no story or caption-less post by lookup: anything in the window would match, so the outcome stays unknown', async () => {
+    // Posted by hand, as far as Herald can tell: nothing ties either to the attempt being settled.
+    await adapter.publish(ctx, { postId: 'hand1', text: '', media: [image(1)], configuration: { placement: 'story' } });
+    await adapter.publish(ctx, { postId: 'hand2', text: '', media: [image(2)] });
+    await assert.rejects(adapter.findPublished!(ctx, { postId: 'p13s', text: '', media: [image(3)], configuration: { placement: 'story' } }),
+      failure('unknown_outcome', 'Instagram did not answer in time; the story may have been published.'));
+    await assert.rejects(adapter.findPublished!(ctx, { postId: 'p13c', text: '', media: [image(4)] }),
+      failure('unknown_outcome', 'Instagram did not answer in time; the post may have been published.'));
+  });
+
   it('publishes a first comment on its own media', async () => {
     const post = await adapter.publish(ctx, { postId: 'p15', text: 'Main', media: [image(1)] });
     const comment = await adapter.publish(ctx, { postId: 'p16', text: 'Link in bio', media: [], replyTo: { platformPostId: post.platformPostId } });
@@ -226,7 +266,7 @@ describe('instagram adapter against the content-publishing stand-in', () => {
   it('lists comments with their replies (draining reply pages) and top-level cursor paging', async () => {
     await ig.stop();
     ig = await startInstagramStandIn({ nestedReplyPageSize: 2 });
-    adapter = createInstagramAdapter({ http, origin: ig.origin, facebookOrigin: ig.facebookOrigin, sleep: async () => undefined, containerPolling: { intervalMs: 1, maxPolls: 2 } });
+    adapter = createInstagramAdapter({ http, origin: ig.origin, facebookOrigin: ig.facebookOrigin, sleep: async () => undefined, containerPolling: { intervalMs: 1, maxWaitMs: 2 } });
     const post = await adapter.publish(ctx, { postId: 'p18', text: 'Talk', media: [image(1)] });
     const top = ig.addExternalComment(post.platformPostId, 'first!');
     for (let i = 0; i < 3; i++) ig.addExternalComment(top.id, `reply ${i}`);

@@ -21,7 +21,15 @@ describe('threads adapter against the Threads API stand-in', () => {
     th = await startThreadsStandIn();
     http = createHttpClient({ allowInsecure: true, timeoutMs: 1000 });
     sleeps = [];
-    adapter = createThreadsAdapter({ http, origin: th.origin, sleep: async (ms) => void sleeps.push(ms), containerPolling: { intervalMs: 2000, maxPolls: 3 } });
+    // The clock moves only with the injected sleep, so the wait's deadline is counted in polls here.
+    let clock = Date.now();
+    adapter = createThreadsAdapter({
+      http, origin: th.origin, now: () => new Date(clock), sleep: async (ms) => {
+        sleeps.push(ms);
+        clock += ms;
+      },
+      containerPolling: { intervalMs: 2000, maxWaitMs: 5000 },
+    });
     ctx = { credentials: { access_token: th.user.token }, settings: { threadsUserId: th.user.id } };
   });
   afterEach(async () => {
@@ -58,6 +66,16 @@ describe('threads adapter against the Threads API stand-in', () => {
     assert.deepEqual(th.standIn.calls('POST', `/v1.0/${th.user.id}/threads`)[0].form, { media_type: 'IMAGE', image_url: 'https://cdn.example/t.png', text: 'Look', access_token: th.user.token });
     assert.deepEqual(sleeps, [2000, 2000]);
     assert.equal([...th.posts.values()][0].imageUrl, 'https://cdn.example/t.png');
+  });
+
+  it('waits for carousel children together and refuses, publishing nothing, when the post outlasts its one deadline', async () => {
+    th.state.processingPolls = 2;
+    const second: MediaItem = { ...image, publicUrl: 'https://cdn.example/u.png' };
+    await assert.rejects(adapter.publish(ctx, { postId: 'pw', text: 'Slow pair', media: [image, second] }),
+      failure('permanent', 'Threads was still processing the media after 5 seconds; nothing was published. Send the same request again.'));
+    // Two waits for both children together (one after another, they took four); the parent's first would cross the deadline.
+    assert.deepEqual(sleeps, [2000, 2000]);
+    assert.equal(th.standIn.calls('POST', `/v1.0/${th.user.id}/threads_publish`).length, 0);
   });
 
   it('publishes several images as a carousel of child containers', async () => {
@@ -143,6 +161,13 @@ describe('threads adapter against the Threads API stand-in', () => {
     const unread = await adapter.publish(ctx, { postId: 'p7b', text: 'Link unread', media: [] });
     assert.deepEqual(unread, { platformPostId: unread.platformPostId, url: null, urlUnread: true });
     assert.equal(await adapter.resolveUrl!(ctx, unread.platformPostId), th.permalinkOf(th.posts.get(unread.platformPostId)!));
+  });
+
+  it('finds no text-less post by lookup: anything in the window would match, so the outcome stays unknown', async () => {
+    // Posted by hand, as far as Herald can tell: nothing ties it to the attempt being settled.
+    await adapter.publish(ctx, { postId: 'hand', text: '', media: [image] });
+    await assert.rejects(adapter.findPublished!(ctx, { postId: 'p8e', text: '', media: [image] }),
+      failure('unknown_outcome', 'Threads did not answer in time; the post may have been published.'));
   });
 
   it('does not duplicate a post whose publish answer was lost', async () => {

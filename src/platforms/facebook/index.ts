@@ -2,7 +2,7 @@ import { createGraphClient, graphPath, type GraphClient } from '../graph/client'
 import type { GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
-import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { uploadUnpublishedPhoto } from './media';
@@ -54,6 +54,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
   }
 
   async function findRecentPost(client: GraphClient, pageId: string, req: PublishRequest): Promise<PublishedPost | null> {
+    if (req.text === '') throw inconclusiveLookup('facebook', req.replyTo ? 'comment' : 'post');
     if (req.replyTo) {
       const page = await client.get<GraphPage<FacebookComment>>(graphPath(req.replyTo.platformPostId, 'comments'), { fields: COMMENT_FIELDS, filter: 'stream', order: 'reverse_chronological', limit: COMMENT_PAGE_SIZE }, 'read');
       const hit = page.data.find((c) => c.from?.id === pageId && (c.message ?? '') === req.text && withinLookupWindow(c.created_time, now()));
@@ -99,9 +100,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
 
     async findPublished(ctx, req) {
       const { client, pageId } = connect(ctx);
-      if (!req.replyTo && placementOf(req.configuration) === 'story') {
-        throw new PlatformFailure('facebook', 'unknown_outcome', 'Facebook did not answer in time; the story may have been published.');
-      }
+      if (!req.replyTo && placementOf(req.configuration) === 'story') throw inconclusiveLookup('facebook', 'story');
       return findRecentPost(client, pageId, req);
     },
 

@@ -6,7 +6,7 @@ import { platformNames } from './errors';
 
 /**
  * The container flow Instagram and Threads share (protocols.md sections 6 and 7): create a container, poll its
- * status until FINISHED (bounded, with the injected sleep), then publish it. Publishing is where a post appears, so
+ * status until FINISHED (every container of one post against one deadline, with the injected sleep), then publish it. Publishing is where a post appears, so
  * a lost answer there is settled by reading the container again: FINISHED means it was not used (publishing again is
  * safe), PUBLISHED means the post exists and `lookup` finds it. Neither read classifies (`lookedUp`).
  */
@@ -26,16 +26,28 @@ export interface ContainerFlow {
   /** Worded reason for an ERROR container, from its status body. */
   describeError: (body: Record<string, unknown>) => string;
   sleep: (ms: number) => Promise<void>;
+  now: () => Date;
   poll: ContainerPolling;
+  /** When this post's containers must all be FINISHED (epoch ms): one deadline for the whole flow (`flowDeadline`). */
+  deadline: number;
 }
 
 export interface ContainerPolling {
   intervalMs: number;
-  /** Status reads before giving up (the platforms recommend at most five minutes). */
-  maxPolls: number;
+  /**
+   * How long one post waits for all its containers together (carousel children and parent alike). The platforms
+   * recommend at most five minutes; it must stay well under the platform call's activity timeout
+   * (`workflows/post-steps.ts`, 10 minutes), or the activity times out while the adapter runs on and may still publish.
+   */
+  maxWaitMs: number;
 }
 
-export const defaultContainerPolling: ContainerPolling = { intervalMs: 5_000, maxPolls: 60 };
+export const defaultContainerPolling: ContainerPolling = { intervalMs: 5_000, maxWaitMs: 5 * 60_000 };
+
+/** The deadline of a publish flow starting now. */
+export function flowDeadline(now: () => Date, poll: ContainerPolling): number {
+  return now().getTime() + poll.maxWaitMs;
+}
 
 export async function createContainer(flow: ContainerFlow, fields: Record<string, string | undefined>): Promise<string> {
   // A container is invisible until published, so a lost answer here is only a retry (the orphan expires in 24 h).
@@ -48,20 +60,31 @@ async function readStatus(flow: ContainerFlow, containerId: string): Promise<{ s
   return { status: body[flow.statusField] as ContainerStatus, body };
 }
 
-/** Resolves once the container can be published; throws a worded `permanent` failure otherwise. */
-export async function waitForContainer(flow: ContainerFlow, containerId: string): Promise<'FINISHED' | 'PUBLISHED'> {
+/**
+ * Resolves once every container can be published, reading the statuses of those still processing together each
+ * round; throws a worded `permanent` failure for one that failed or expired, or that is not ready by the flow's
+ * deadline (publish was never called, so nothing was published).
+ */
+export async function waitForContainers(flow: ContainerFlow, containerIds: string[]): Promise<void> {
   const name = platformNames[flow.platform];
-  for (let attempt = 1; ; attempt++) {
-    const { status, body } = await readStatus(flow, containerId);
-    if (status === 'FINISHED' || status === 'PUBLISHED') return status;
-    if (status === 'ERROR') throw new PlatformFailure(flow.platform, 'permanent', `${name} refused the post: ${flow.describeError(body)}.`, undefined, { body: JSON.stringify(body).slice(0, 2000) });
-    if (status === 'EXPIRED') throw new PlatformFailure(flow.platform, 'permanent', `${name} refused the post: the media container expired before publishing.`);
-    if (attempt >= flow.poll.maxPolls) {
-      throw new PlatformFailure(flow.platform, 'permanent', `${name} is still processing the media; nothing was published. Send the same request again.`);
+  let pending = containerIds;
+  for (;;) {
+    const reads = await Promise.all(pending.map(async (id) => ({ id, ...(await readStatus(flow, id)) })));
+    for (const { status, body } of reads) {
+      if (status === 'ERROR') throw new PlatformFailure(flow.platform, 'permanent', `${name} refused the post: ${flow.describeError(body)}.`, undefined, { body: JSON.stringify(body).slice(0, 2000) });
+      if (status === 'EXPIRED') throw new PlatformFailure(flow.platform, 'permanent', `${name} refused the post: the media container expired before publishing.`);
+    }
+    pending = reads.filter((r) => r.status !== 'FINISHED' && r.status !== 'PUBLISHED').map((r) => r.id);
+    if (pending.length === 0) return;
+    // The next read would come after the deadline.
+    if (flow.now().getTime() + flow.poll.intervalMs > flow.deadline) {
+      throw new PlatformFailure(flow.platform, 'permanent', `${name} was still processing the media after ${durationOf(flow.poll.maxWaitMs)}; nothing was published. Send the same request again.`);
     }
     await flow.sleep(flow.poll.intervalMs);
   }
 }
+
+const durationOf = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} minutes` : `${ms / 1000} seconds`);
 
 /** Publishes a FINISHED container and returns the media id. `lookup` finds the post when the answer was lost. */
 export async function publishContainer(flow: ContainerFlow, containerId: string, lookup: () => Promise<string | null>): Promise<string> {

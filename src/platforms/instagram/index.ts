@@ -1,9 +1,9 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
-import { assertQuotaLeft, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
+import { assertQuotaLeft, defaultContainerPolling, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
-import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
 import { buildContainer } from './media';
@@ -49,24 +49,24 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
   }
 
   function flowFor(client: GraphClient, userId: string): ContainerFlow {
+    const poll = deps.containerPolling ?? defaultContainerPolling;
     return {
       client, platform: 'instagram', userId, createEdge: 'media', publishEdge: 'media_publish', statusField: 'status_code', statusFields: 'status_code,status',
-      describeError: () => 'Instagram could not process the media', sleep, poll: deps.containerPolling ?? defaultContainerPolling,
+      describeError: () => 'Instagram could not process the media', sleep, now, poll, deadline: flowDeadline(now, poll),
     };
   }
 
-  /** The newest post of the account matching the request, published within the lookup window. */
+  /** The newest post of the account with the request's text, published within the lookup window. */
   async function findRecent(client: GraphClient, userId: string, req: PublishRequest): Promise<string | null> {
+    // A story carries no caption at all.
+    const story = !req.replyTo && placementOf(req.configuration) === 'story';
+    if (story || req.text === '') throw inconclusiveLookup('instagram', story ? 'story' : req.replyTo ? 'comment' : 'post');
     if (req.replyTo) {
       const page = await client.get<GraphPage<InstagramComment>>(graphPath(req.replyTo.platformPostId, 'comments'), { fields: COMMENT_FIELDS, limit: COMMENT_PAGE_SIZE }, 'read');
       return page.data.find((c) => c.from?.id === userId && (c.text ?? '') === req.text && withinLookupWindow(c.timestamp, now()))?.id ?? null;
     }
-    // Stories carry no caption: the newest story in the window is the one the lost answer was about.
-    const story = placementOf(req.configuration) === 'story';
-    const page = await client.get<GraphPage<{ id: string; caption?: string; timestamp: string }>>(
-      graphPath(userId, story ? 'stories' : 'media'), { fields: 'id,caption,timestamp', limit: 10 }, 'publish',
-    );
-    return page.data.find((m) => withinLookupWindow(m.timestamp, now()) && (story || (m.caption ?? '') === req.text))?.id ?? null;
+    const page = await client.get<GraphPage<{ id: string; caption?: string; timestamp: string }>>(graphPath(userId, 'media'), { fields: 'id,caption,timestamp', limit: 10 }, 'publish');
+    return page.data.find((m) => withinLookupWindow(m.timestamp, now()) && (m.caption ?? '') === req.text)?.id ?? null;
   }
 
   async function drainReplies(client: GraphClient, comment: InstagramComment): Promise<InstagramComment[]> {

@@ -1,9 +1,9 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
-import { assertQuotaLeft, createContainer, defaultContainerPolling, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, waitForContainer, type ContainerFlow } from '../graph/containers';
+import { assertQuotaLeft, createContainer, defaultContainerPolling, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, waitForContainers, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed } from '../graph/delete';
 import { GraphFailure } from '../graph/errors';
-import { COMMENT_PAGE_SIZE, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { deletePermissionFailure, describeContainerError } from './errors';
@@ -30,9 +30,10 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
   }
 
   function flowFor(client: GraphClient, userId: string): ContainerFlow {
+    const poll = deps.containerPolling ?? defaultContainerPolling;
     return {
       client, platform: 'threads', userId, createEdge: 'threads', publishEdge: 'threads_publish', statusField: 'status', statusFields: 'status,error_message',
-      describeError: describeContainerError, sleep, poll: deps.containerPolling ?? defaultContainerPolling,
+      describeError: describeContainerError, sleep, now, poll, deadline: flowDeadline(now, poll),
     };
   }
 
@@ -40,22 +41,21 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     const replyTo = req.replyTo?.platformPostId;
     if (req.media.length <= 1) {
       const id = await createContainer(flow, singleFields(req.text, req.media[0], replyTo));
-      await waitForContainer(flow, id);
+      await waitForContainers(flow, [id]);
       return id;
     }
+    // Children are created first and then waited for together: processing runs in parallel on Threads' side.
     const childIds: string[] = [];
-    for (const item of req.media) {
-      const id = await createContainer(flow, carouselItemFields(item));
-      await waitForContainer(flow, id);
-      childIds.push(id);
-    }
+    for (const item of req.media) childIds.push(await createContainer(flow, carouselItemFields(item)));
+    await waitForContainers(flow, childIds);
     const parent = await createContainer(flow, carouselFields(childIds, req.text, replyTo));
-    await waitForContainer(flow, parent);
+    await waitForContainers(flow, [parent]);
     return parent;
   }
 
   /** Posts appear under `/threads`, replies under `/replies` of the user. */
   async function findRecent(client: GraphClient, userId: string, req: PublishRequest): Promise<string | null> {
+    if (req.text === '') throw inconclusiveLookup('threads', req.replyTo ? 'comment' : 'post');
     const edge = req.replyTo ? 'replies' : 'threads';
     const page = await client.get<GraphPage<{ id: string; text?: string; timestamp: string }>>(graphPath(userId, edge), { fields: 'id,text,timestamp', limit: 10 }, 'publish');
     return page.data.find((p) => (p.text ?? '') === req.text && withinLookupWindow(p.timestamp, now()))?.id ?? null;
