@@ -176,11 +176,11 @@ describe('PATCH, first comments and account lifecycle', function () {
     assert.equal(res.status, 201, res.text);
     assert.equal(res.body.data.status, 'published');
     assert.equal(res.body.data.first_comment.status, 'failed');
-    assert.equal(res.body.data.first_comment.error, 'X refused the request: the account is not allowed to do this (X also answers so for a duplicate post).');
+    assert.equal(res.body.data.first_comment.error, 'X refused the post as a duplicate of one already on the account.');
     assert.equal((await usageFor(h.db, h.api.userId, h.now())).posts - before.posts, 1, 'the failed comment was refunded');
 
     const stillFailing = await h.api.request('POST', `/api/v1/posts/${res.body.data.id}/first-comment`);
-    assert.deepEqual(stillFailing.body, { error: { code: 'first_comment_failed', message: 'X refused the request: the account is not allowed to do this (X also answers so for a duplicate post).' } });
+    assert.deepEqual(stillFailing.body, { error: { code: 'first_comment_failed', message: 'X refused the post as a duplicate of one already on the account.' } });
     assert.equal(stillFailing.status, 502);
 
     await h.api.request('DELETE', `/api/v1/posts/${first.body.data.id}`);
