@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHttpClient, type HttpClient } from '../../src/net/http';
 import { commentCapabilitiesFor } from '../../src/platforms/capabilities';
 import { createLinkedInAdapter } from '../../src/platforms/linkedin';
-import type { MediaItem, PlatformAdapter, PlatformContext } from '../../src/platforms/types';
+import type { MediaItem, PlatformAdapter, PlatformContext, PlatformFailure } from '../../src/platforms/types';
 import { failureOf } from '../standins/graph';
 import { linkedInError, startLinkedInStandIn } from '../standins/linkedin';
 
@@ -100,6 +100,17 @@ describe('linkedin adapter against the REST stand-in', () => {
     assert.deepEqual(published, { platformPostId: [...li.posts.keys()][0], url: `https://www.linkedin.com/feed/update/${[...li.posts.keys()][0]}/` });
     assert.deepEqual(li.standIn.calls('GET', '/rest/posts')[0].query, { q: 'author', author: 'urn:li:organization:2414183', count: '10', sortBy: 'LAST_MODIFIED' });
     assert.equal(li.standIn.calls('POST', '/rest/posts').length, 1);
+  });
+
+  it('a server error to a create may have taken effect: the attempt stays open and the retry finds the post', async () => {
+    li.standIn.inject({ method: 'POST', path: '/rest/posts' }, { kind: 'reply', thenHandle: true, response: linkedInError(503, 'Service Unavailable') });
+    const request = { postId: 'p503', text: 'Made before the 503', media: [] };
+    await assert.rejects(adapter.publish(page, request), (err: PlatformFailure) => err.kind === 'retryable' && err.mayHaveTakenEffect === true);
+    assert.equal(li.posts.size, 1);
+    const found = await adapter.findPublished!(page, request);
+    assert.equal(found?.platformPostId, [...li.posts.keys()][0]);
+    li.standIn.inject({ method: 'POST', path: '/rest/images' }, { kind: 'reply', response: linkedInError(503, 'Service Unavailable') });
+    await assert.rejects(adapter.publish(page, { postId: 'img503', text: 'an image', media: [png()] }), (err: PlatformFailure) => err.kind === 'retryable' && !err.mayHaveTakenEffect);
   });
 
   it('reports an unknown outcome when the lost create left nothing to find', async () => {

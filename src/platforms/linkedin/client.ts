@@ -1,5 +1,5 @@
 import type { HttpClient, HttpResponse } from '../../net/http';
-import { classifyTransportFailure } from '../transport';
+import { classifyCreateFailure, classifyTransportFailure } from '../transport';
 import { classifyLinkedInResponse, isLinkedInSuccess, linkedInTransport, type LinkedInAction } from './errors';
 
 /**
@@ -49,8 +49,9 @@ export function createLinkedInClient(opts: { http: HttpClient; origin: string; a
       } catch (err) {
         throw classifyTransportFailure(linkedInTransport, err, req.creates ? 'creates' : 'other');
       }
-      if (!isLinkedInSuccess(res)) throw classifyLinkedInResponse(res, req.action, opts.now());
-      return res;
+      if (isLinkedInSuccess(res)) return res;
+      const refusal = classifyLinkedInResponse(res, req.action, opts.now());
+      throw req.creates ? classifyCreateFailure(linkedInTransport, refusal) : refusal;
     },
   };
 }
