@@ -56,7 +56,7 @@ export function createMediaRouter(deps: MediaRouterDeps): Router {
     const type = (req.headers['content-type'] ?? '').toLowerCase();
     let record: MediaRecord;
     try {
-      requireStorageLeft(await deps.store.storageOf(userId, plan), plan);
+      await requireStorageLeft(() => deps.store.storageOf(userId, plan), plan);
       if (type.startsWith('multipart/form-data')) {
         const { bytes } = await receiveMultipartFile(req, maxBytes, deps.uploadTimeoutMs);
         record = await deps.store.store({ userId, bytes, facts: requireWithinLimits(requireDecodable(bytes)), origin: 'upload', plan });

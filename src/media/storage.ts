@@ -25,8 +25,10 @@ export async function storageOf(db: Kysely<MediaTables>, userId: string, plan: P
   return { usedBytes: Number(row.used), limitBytes: plans[plan].mediaStorageBytes };
 }
 
-/** Before a file arrives: refuses at once when the uploads kept already fill the plan's storage. */
-export function requireStorageLeft(storage: MediaStorage, plan: PlanName): void {
+/** Before a file arrives: refuses at once when the uploads kept already fill the plan's storage (read only when bounded). */
+export async function requireStorageLeft(readStorage: () => Promise<MediaStorage>, plan: PlanName): Promise<void> {
+  if (plans[plan].mediaStorageBytes === Infinity) return;
+  const storage = await readStorage();
   if (storage.usedBytes >= storage.limitBytes) throw mediaStorageFull({ ...storage, planLabel: planLabel(plan) }, null);
 }
 
