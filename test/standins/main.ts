@@ -1,6 +1,7 @@
 /**
  * `npm run standins`: every platform stand-in on a local port, for development by hand. Prints their origins and
- * the environment that points `npm start` at them, then runs until SIGINT/SIGTERM.
+ * the environment that points `npm start` at them and the connect body of each demo account, then runs until
+ * SIGINT/SIGTERM.
  */
 import { standIns } from './registry';
 
@@ -20,6 +21,8 @@ async function main(): Promise<void> {
   process.stdout.write('# Point Herald at them (Bluesky and Mastodon are per account: service_url / instance_url):\n');
   process.stdout.write('export HERALD_ALLOW_INSECURE_URLS=true\n');
   for (const [slug, name] of Object.entries(envNames)) process.stdout.write(`export ${name}=${origins[slug]}\n`);
+  process.stdout.write('\n# Each stand-in has one demo account; connect it with its body (POST /api/v1/accounts):\n');
+  for (const [slug, standIn] of running) process.stdout.write(`# ${slug}: ${JSON.stringify(standIn.connect)}\n`);
   const stop = async () => {
     await Promise.all(running.map(([, standIn]) => standIn.stop()));
     process.exit(0);

@@ -1,6 +1,7 @@
 /**
- * Every platform stand-in, by slug, for running them by hand (`npm run standins` prints their origins).
- * One line per platform; each engineer adds theirs.
+ * Every platform stand-in, by slug, for running them by hand (`npm run standins` prints their origins). Each starts
+ * with one demo account and gives the `POST /api/v1/accounts` body that connects it (decisions.md's connect fields),
+ * so a Herald pointed at the stand-ins can publish at once. One entry per platform; each engineer adds theirs.
  */
 import { startTelegramStandIn } from './telegram';
 import { startFacebookStandIn } from './facebook';
@@ -11,13 +12,48 @@ import { startThreadsStandIn } from './threads';
 import { startMastodonStandIn } from './mastodon';
 import { startLinkedInStandIn } from './linkedin';
 
-export const standIns: Record<string, () => Promise<{ origin: string; stop(): Promise<void> }>> = {
-  telegram: startTelegramStandIn,
-  facebook: startFacebookStandIn,
-  bluesky: () => startBlueskyStandIn({ demoAccount: true }),
-  x: startXStandIn,
-  instagram: startInstagramStandIn,
-  threads: startThreadsStandIn,
-  mastodon: startMastodonStandIn,
-  linkedin: startLinkedInStandIn,
+export interface ByHandStandIn {
+  origin: string;
+  /** The body of `POST /api/v1/accounts` that connects this stand-in's demo account. */
+  connect: Record<string, string>;
+  stop(): Promise<void>;
+}
+
+export const standIns: Record<string, () => Promise<ByHandStandIn>> = {
+  telegram: async () => {
+    const standIn = await startTelegramStandIn();
+    standIn.addBot('7000000001:demo-bot-token');
+    standIn.addChat({ username: 'herald_demo', title: 'Herald demo channel' });
+    return { ...standIn, connect: { platform: 'telegram', bot_token: '7000000001:demo-bot-token', chat_id: '@herald_demo' } };
+  },
+  facebook: async () => {
+    const standIn = await startFacebookStandIn();
+    return { ...standIn, connect: { platform: 'facebook', page_id: '104857600000001', access_token: 'page-token-1' } };
+  },
+  bluesky: async () => {
+    const standIn = await startBlueskyStandIn({ demoAccount: true });
+    return { ...standIn, connect: { platform: 'bluesky', handle: 'demo.herald.test', app_password: 'demo-demo-demo-demo', service_url: standIn.origin } };
+  },
+  x: async () => {
+    const standIn = await startXStandIn();
+    standIn.addUser({ username: 'herald_demo', bearerToken: 'x-demo-token' });
+    return { ...standIn, connect: { platform: 'x', access_token: 'x-demo-token' } };
+  },
+  instagram: async () => {
+    const standIn = await startInstagramStandIn();
+    return { ...standIn, connect: { platform: 'instagram', access_token: 'ig-token-1' } };
+  },
+  threads: async () => {
+    const standIn = await startThreadsStandIn();
+    return { ...standIn, connect: { platform: 'threads', access_token: 'threads-token-1' } };
+  },
+  mastodon: async () => {
+    const standIn = await startMastodonStandIn();
+    standIn.addAccount('herald_demo', { token: 'mastodon-demo-token' });
+    return { ...standIn, connect: { platform: 'mastodon', instance_url: standIn.origin, access_token: 'mastodon-demo-token' } };
+  },
+  linkedin: async () => {
+    const standIn = await startLinkedInStandIn();
+    return { ...standIn, connect: { platform: 'linkedin', access_token: 'li-token-1' } };
+  },
 };
