@@ -12,7 +12,7 @@ import { startThreadsStandIn } from './threads';
 import { startMastodonStandIn } from './mastodon';
 import { startLinkedInStandIn } from './linkedin';
 
-export interface ByHandStandIn {
+interface ByHandStandIn {
   origin: string;
   /** The body of `POST /api/v1/accounts` that connects this stand-in's demo account. */
   connect: Record<string, string>;
