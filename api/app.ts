@@ -87,7 +87,7 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
       // A route that takes no body accepts none and `{}` alike (`noBody`): the two are one request to the key too.
       const fingerprinted = route.body ? req.body : undefined;
       const outcome = await runIdempotent(
-        deps.db,
+        deps,
         { userId: auth.userId, key, method: req.method, path: `${req.baseUrl}${req.path}`, body: fingerprinted },
         run,
         deps.idempotency,

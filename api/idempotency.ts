@@ -1,8 +1,9 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Db } from '../src/db';
 import { ApiError } from '../src/errors';
+import type { Logger } from '../src/logger';
 
 /**
  * `Idempotency-Key` as publishing-api.md specifies it, stored in Postgres so that it holds across API processes.
@@ -17,6 +18,10 @@ import { ApiError } from '../src/errors';
  *    A 5xx or unexpected failure deletes the claim instead, so the client may retry with the same key.
  * 4. Rows older than the 24-hour window no longer count: the key can be claimed afresh. A claim whose lease ran out
  *    (its process died) can be taken over by an identical request.
+ * 5. Each claim has its own id (`claim_id`), and every write of the row while claimed (renewal, stored outcome,
+ *    release) is conditional on it: a request that stalled past its lease and was taken over writes nothing, so it
+ *    can neither overwrite the new claimant's stored answer nor delete its claim. Its own client still gets what it
+ *    did (its effects happened); the loss is logged.
  */
 
 const maxIdempotencyKeyLength = 255;
@@ -88,7 +93,7 @@ function canonical(value: unknown): unknown {
 }
 
 export async function runIdempotent(
-  db: Db,
+  { db, logger }: { db: Db; logger: Logger },
   request: IdempotentRequest,
   execute: () => Promise<StoredResponse>,
   options: IdempotencyOptions = {},
@@ -98,8 +103,9 @@ export async function runIdempotent(
   const deadline = Date.now() + opts.waitMs;
 
   for (;;) {
-    if (await claim(db, request, fingerprint, opts)) {
-      return { response: await executeClaimed(db, request, execute, opts), replayed: false };
+    const claimId = await claim(db, request, fingerprint, opts);
+    if (claimId !== null) {
+      return { response: await executeClaimed({ db, logger }, { ...request, claimId }, execute, opts), replayed: false };
     }
     const row = await db
       .selectFrom('idempotency_keys')
@@ -138,8 +144,14 @@ function storedBody(text: string | null): unknown {
   return text === null ? undefined : JSON.parse(text);
 }
 
-/** True when this request now owns the key. */
-async function claim(db: Db, request: IdempotentRequest, fingerprint: string, opts: Required<IdempotencyOptions>): Promise<boolean> {
+/** The id of this request's claim when it now owns the key; null when another request does (or did). */
+async function claim(
+  db: Db,
+  request: IdempotentRequest,
+  fingerprint: string,
+  opts: Required<IdempotencyOptions>,
+): Promise<string | null> {
+  const claimId = randomUUID();
   const lease = sql<Date>`now() + ${`${opts.leaseMs} milliseconds`}::interval`;
   const windowStart = sql<Date>`now() - ${`${opts.windowMs} milliseconds`}::interval`;
   const claimed = await db
@@ -152,6 +164,7 @@ async function claim(db: Db, request: IdempotentRequest, fingerprint: string, op
       path: request.path,
       state: 'in_progress',
       locked_until: lease,
+      claim_id: claimId,
       response_status: null,
       response_body: null,
       response_headers: null,
@@ -166,6 +179,7 @@ async function claim(db: Db, request: IdempotentRequest, fingerprint: string, op
           path: eb.ref('excluded.path'),
           state: 'in_progress',
           locked_until: eb.ref('excluded.locked_until'),
+          claim_id: eb.ref('excluded.claim_id'),
           response_status: null,
           response_body: null,
           response_headers: null,
@@ -185,21 +199,20 @@ async function claim(db: Db, request: IdempotentRequest, fingerprint: string, op
     )
     .returning('key')
     .executeTakeFirst();
-  return claimed !== undefined;
+  return claimed === undefined ? null : claimId;
 }
 
+type ClaimedRequest = IdempotentRequest & { claimId: string };
+
 async function executeClaimed(
-  db: Db,
-  request: IdempotentRequest,
+  { db, logger }: { db: Db; logger: Logger },
+  request: ClaimedRequest,
   execute: () => Promise<StoredResponse>,
   opts: Required<IdempotencyOptions>,
 ): Promise<StoredResponse> {
-  const ownRow = () =>
-    db.updateTable('idempotency_keys').where('user_id', '=', request.userId).where('key', '=', request.key);
   const renew = setInterval(() => {
-    ownRow()
+    claimedRow(db, request)
       .set({ locked_until: sql<Date>`now() + ${`${opts.leaseMs} milliseconds`}::interval` })
-      .where('state', '=', 'in_progress')
       .execute()
       .catch(() => undefined);
   }, Math.max(1, Math.floor(opts.leaseMs / 3)));
@@ -211,35 +224,63 @@ async function executeClaimed(
   } catch (err) {
     if (!(err instanceof ApiError) || err.status >= 500) {
       clearInterval(renew);
-      await release(db, request);
+      await release(db, logger, request, err instanceof ApiError ? err.status : 500);
       throw err;
     }
     response = { status: err.status, body: err.toEnvelope(), headers: err.headers };
   }
   clearInterval(renew);
   if (response.status >= 500) {
-    await release(db, request);
+    await release(db, logger, request, response.status);
     return response;
   }
-  await ownRow()
+  const stored = await claimedRow(db, request)
     .set({
       state: 'completed',
       response_status: response.status,
       response_body: response.body === undefined ? null : JSON.stringify(response.body),
       response_headers: JSON.stringify(response.headers ?? {}),
     })
-    .execute();
+    .executeTakeFirst();
+  if (stored.numUpdatedRows === 0n) logClaimLost(logger, request, response.status, 'its answer was not stored');
   return response;
 }
 
-async function release(db: Db, request: IdempotentRequest): Promise<void> {
-  await db
+/**
+ * The row while this request's claim still holds it: the key, still in progress, under this claim's id. A request
+ * whose lease ran out and was taken over matches nothing here.
+ */
+function claimedRow(db: Db, request: ClaimedRequest) {
+  return db
+    .updateTable('idempotency_keys')
+    .where('user_id', '=', request.userId)
+    .where('key', '=', request.key)
+    .where('state', '=', 'in_progress')
+    .where('claim_id', '=', request.claimId);
+}
+
+/** Gives the key back (a 5xx or crash is not stored, so the client may retry), unless another claim holds it now. */
+async function release(db: Db, logger: Logger, request: ClaimedRequest, status: number): Promise<void> {
+  const released = await db
     .deleteFrom('idempotency_keys')
     .where('user_id', '=', request.userId)
     .where('key', '=', request.key)
     .where('state', '=', 'in_progress')
-    .execute()
+    .where('claim_id', '=', request.claimId)
+    .executeTakeFirst()
     .catch(() => undefined);
+  if (released?.numDeletedRows === 0n) logClaimLost(logger, request, status, 'the key was not released');
+}
+
+/**
+ * The request ran past its lease without renewing it and an identical request took the key over: both executed.
+ * The row stays the new claim's (its answer is the one replayed); this one's answer went to its own client only.
+ */
+function logClaimLost(logger: Logger, request: ClaimedRequest, status: number, consequence: string): void {
+  logger.warn(
+    { userId: request.userId, idempotencyKey: request.key, method: request.method, path: request.path, status },
+    `Idempotency-Key claim lost to a takeover after its lease ran out; ${consequence}`,
+  );
 }
 
 /** Rows past the window are dead weight; the worker or an operator may call this periodically. */

@@ -244,9 +244,20 @@ export interface PlacementMediaRules extends MediaRules {
 
 export const placementMedia: Readonly<Partial<Record<PlatformSlug, Readonly<Record<string, PlacementMediaRules>>>>> = {
   instagram: {
-    // Meta content publishing: a story is one image or one video (video up to 100 MB); a reel is one video (up to 300 MB).
+    // Meta content publishing: a story is one image or one video (video up to 100 MB); a reel is one video (up to 300 MB)
+    // of 3 s to 15 min (protocols.md section 6; Instagram fails the container of any other length at publish).
     story: { ...capabilities.instagram.media, maxImages: 1, maxItems: 1, videoFormats: ['mp4', 'mov'], maxVideoBytes: 100 * MB, required: true, videoRequired: false },
-    reel: { imageFormats: [], maxImageBytes: 0, maxImages: 0, videoFormats: ['mp4', 'mov'], maxVideoBytes: 300 * MB, maxItems: 1, required: true, videoRequired: true },
+    reel: {
+      imageFormats: [],
+      maxImageBytes: 0,
+      maxImages: 0,
+      videoFormats: ['mp4', 'mov'],
+      maxVideoBytes: 300 * MB,
+      videoDurationMs: { min: 3_000, max: 15 * 60_000 },
+      maxItems: 1,
+      required: true,
+      videoRequired: true,
+    },
   },
   facebook: {
     // A Page story is one image; the media table gives facebook no video.

@@ -4,7 +4,7 @@ import type { PostRow } from '../db/tables/posts';
 import { isUuid } from '../db/uuid';
 import type { Logger } from '../logger';
 import { type MediaRecord, type MediaStore, toMediaRecord } from '../media/store';
-import { mediaStillWaiting } from './view-queries';
+import { mediaStillWaiting, waitingPostNames } from './view-queries';
 
 // Structural types, not the posts runtime's: the runtime removes the copies of posts it cancels (`cancel-scheduled.ts`).
 type CleanupDeps = { db: Db; mediaStore: MediaStore };
@@ -20,8 +20,7 @@ export function mediaIdsOf(row: Pick<PostRow, 'media'>): string[] {
  */
 export async function removeUnusedCopies(rt: CleanupDeps, mediaIds: readonly string[], exceptPostId: string): Promise<number> {
   if (mediaIds.length === 0) return 0;
-  const stillNeeded = await mediaStillWaiting(rt.db, mediaIds, exceptPostId);
-  const keep = new Set(stillNeeded.flatMap((other) => mediaIdsOf(other)));
+  const keep = new Set(await mediaStillWaiting(rt.db, mediaIds, exceptPostId));
   return rt.mediaStore.deleteDownloadedCopies(mediaIds.filter((id) => !keep.has(id)));
 }
 
@@ -39,12 +38,9 @@ export async function removeCopiesOfCancelled(rt: CleanupDeps & { logger: Logger
   }
 }
 
-/** No post of the media's owner still going to publish it (scheduled or publishing) names it. */
+/** No post of the media's owner still going to publish it (scheduled or publishing) names it; drafts do not count. */
 function noWaitingPostUses(mediaId: Expression<string>, userId: Expression<string>): Expression<SqlBool> {
-  return sql<SqlBool>`not exists (
-    select 1 from posts
-    where posts.user_id = ${userId} and posts.status in ('scheduled', 'publishing')
-      and posts.media @> jsonb_build_array(jsonb_build_object('media_id', ${mediaId}::text)))`;
+  return sql<SqlBool>`not ${waitingPostNames(mediaId, userId, { drafts: false })}`;
 }
 
 /**

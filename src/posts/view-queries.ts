@@ -164,13 +164,37 @@ export async function scheduledTimesNear(
   return out;
 }
 
-/** The media lists of other posts still waiting to publish that use any of `mediaIds` (they keep their copies). */
-export async function mediaStillWaiting(db: Db, mediaIds: readonly string[], exceptPostId: string): Promise<Array<Pick<PostRow, 'media'>>> {
-  return db
-    .selectFrom('posts')
-    .select('media')
-    .where('id', '!=', exceptPostId)
-    .where('status', 'in', ['scheduled', 'publishing', 'draft'])
-    .where((eb) => eb.or(mediaIds.map((id) => sql<boolean>`${eb.ref('media')} @> ${JSON.stringify([{ media_id: id }])}::jsonb`)))
+/**
+ * "A post still to publish names this media": a post of `userId`, scheduled or publishing (and a draft, with
+ * `drafts`), other than `exceptPostId`, lists `mediaId` in its media. The one place this is written; `mediaId` and
+ * `userId` are expressions, so it serves a statement over many media rows (`media-cleanup.ts`) as well as a list of ids.
+ */
+export function waitingPostNames(
+  mediaId: Expression<string>,
+  userId: Expression<string>,
+  options: { drafts: boolean; exceptPostId?: string },
+): Expression<SqlBool> {
+  const statuses: PostStatus[] = options.drafts ? ['scheduled', 'publishing', 'draft'] : ['scheduled', 'publishing'];
+  return sql<SqlBool>`exists (
+    select 1 from posts
+    where posts.user_id = ${userId} and posts.status in (${sql.join(statuses)})
+      and posts.media @> jsonb_build_array(jsonb_build_object('media_id', ${mediaId}::text))${
+        options.exceptPostId === undefined ? sql`` : sql` and posts.id <> ${options.exceptPostId}`
+      })`;
+}
+
+/**
+ * Which of `mediaIds` another post still waiting to publish, or a draft, names (they keep their copies). A post only
+ * ever names its own user's media, so the posts looked at are those of each media's owner.
+ */
+export async function mediaStillWaiting(db: Db, mediaIds: readonly string[], exceptPostId: string): Promise<string[]> {
+  const ids = mediaIds.filter(isUuid);
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('media')
+    .select('id')
+    .where('id', 'in', ids)
+    .where(({ ref }) => waitingPostNames(ref('media.id'), ref('media.user_id'), { drafts: true, exceptPostId }))
     .execute();
+  return rows.map((row) => row.id);
 }

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineRoute } from '../../api/route';
 import { ApiError } from '../../src/errors';
+import { createLogger } from '../../src/logger';
 import { type TestApi, request, startApi } from '../helpers/api';
 import { testDatabase } from '../helpers/db';
 
@@ -10,6 +11,8 @@ import { testDatabase } from '../helpers/db';
 let executions = 0;
 let delayMs = 0;
 let failNext: 'crash' | 'not_found' | null = null;
+/** Per execution, in order, when set: its delay and failure (before `delayMs` and `failNext`). */
+let scripted: { delayMs: number; fail?: 'crash' }[] = [];
 
 const routes = [
   defineRoute({
@@ -23,9 +26,11 @@ const routes = [
     handler: async ({ body }) => {
       executions++;
       const serial = executions;
-      if (delayMs > 0) await sleep(delayMs);
-      const failure = failNext;
-      failNext = null;
+      const script = scripted.shift();
+      const wait = script?.delayMs ?? delayMs;
+      if (wait > 0) await sleep(wait);
+      const failure = script ? (script.fail ?? null) : failNext;
+      if (!script) failNext = null;
       if (failure === 'crash') throw new Error('boom');
       if (failure === 'not_found') throw new ApiError('not_found', 'account not found');
       return { status: 201, body: { data: { serial, text: body.text } }, headers: { Location: `/things/${serial}` } };
@@ -62,6 +67,7 @@ describe('Idempotency-Key', () => {
     executions = 0;
     delayMs = 0;
     failNext = null;
+    scripted = [];
   });
 
   const post = (api: TestApi, key: string | null, body: unknown, path = '/api/v1/test/things', apiKey = a.apiKey) =>
@@ -240,6 +246,60 @@ describe('Idempotency-Key', () => {
     assert.equal(executions, 2);
     const kept = await a.deps.db.selectFrom('idempotency_keys').select('created_at').where('key', '=', 'k-dead').executeTakeFirstOrThrow();
     assert.ok(Date.now() - kept.created_at.getTime() > 9 * 3_600_000, 'the 24 h window still counts from the first use');
+  });
+
+  describe('a request that stalled past its lease and was taken over', () => {
+    // The stall is the lease running out in the database (as if the first process froze and renewed nothing), so the
+    // takeover happens while the first request is still running; the first one then finishes after the second.
+    let stalled: TestApi;
+    const lines: { level: string; msg: string; idempotencyKey?: string; status?: number }[] = [];
+    before(async () => {
+      stalled = await startApi({
+        routes,
+        database: await testDatabase(),
+        deps: {
+          idempotency: { waitMs: 3_000, pollMs: 20, leaseMs: 30_000 },
+          logger: createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) }),
+        },
+      });
+    });
+    after(() => stalled.close());
+    const expireLease = (key: string) =>
+      a.deps.db.updateTable('idempotency_keys').set({ locked_until: new Date(Date.now() - 1_000) }).where('key', '=', key).execute();
+
+    it('does not overwrite the answer the takeover stored: a replay answers what the first answered client got', async () => {
+      scripted = [{ delayMs: 800 }, { delayMs: 0 }];
+      const first = post(stalled, 'k-stale', { text: 'stale' });
+      await sleep(150);
+      await expireLease('k-stale');
+      const second = await post(b, 'k-stale', { text: 'stale' });
+      assert.deepEqual([second.status, second.headers.get('idempotent-replay'), second.body], [201, null, { data: { serial: 2, text: 'stale' } }]);
+      // The stalled request's own client still gets what it did: its effects happened.
+      assert.deepEqual((await first).body, { data: { serial: 1, text: 'stale' } });
+      const replay = await post(a, 'k-stale', { text: 'stale' });
+      assert.equal(replay.headers.get('idempotent-replay'), 'true');
+      assert.equal(replay.text, second.text);
+      assert.equal(executions, 2);
+      const lost = lines.filter((line) => line.idempotencyKey === 'k-stale');
+      assert.deepEqual(
+        lost.map((line) => [line.level, line.status, line.msg]),
+        [['warn', 201, 'Idempotency-Key claim lost to a takeover after its lease ran out; its answer was not stored']],
+      );
+    });
+
+    it('does not release the takeover\'s claim when it fails: an identical request waits for the takeover', async () => {
+      scripted = [{ delayMs: 600, fail: 'crash' }, { delayMs: 900 }];
+      const first = post(stalled, 'k-stale-crash', { text: 'x' });
+      await sleep(150);
+      await expireLease('k-stale-crash');
+      const second = post(b, 'k-stale-crash', { text: 'x' });
+      assert.equal((await first).status, 500);
+      const third = await post(a, 'k-stale-crash', { text: 'x' });
+      assert.equal((await second).status, 201);
+      assert.deepEqual([third.status, third.headers.get('idempotent-replay'), third.body], [201, 'true', { data: { serial: 2, text: 'x' } }]);
+      assert.equal(executions, 2);
+      assert.ok(lines.some((line) => line.idempotencyKey === 'k-stale-crash' && line.msg.endsWith('the key was not released')));
+    });
   });
 
   it('works on a bodiless route (same key and path replays)', async () => {

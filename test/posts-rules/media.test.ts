@@ -150,6 +150,16 @@ describe('posts rules: media on real content', () => {
     assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_001))), unsupported('media[0] is a video of 100,000,001 bytes; an instagram story accepts videos up to 100 MB'));
     assert.deepEqual(checkMediaContent('instagram', { placement: 'reel' }, content(video('video/mp4', 300_000_000))), []);
   });
+
+  it('placements: an instagram reel is a video of 3 s to 15 min (protocols.md); a story video has no length known', () => {
+    const reel = { placement: 'reel' };
+    assert.deepEqual(checkMediaContent('instagram', reel, content(video('video/mp4', 10, 3_000))), []);
+    assert.deepEqual(checkMediaContent('instagram', reel, content(video('video/quicktime', 10, 900_000))), []);
+    assert.deepEqual(checkMediaContent('instagram', reel, content(video('video/mp4', 10, 2_999))), unsupported('media[0] is a video of 2.9 s; an instagram reel accepts videos of 3 to 900 s'));
+    assert.deepEqual(checkMediaContent('instagram', reel, content(video('video/mp4', 10, 900_001))), unsupported('media[0] is a video of 900.1 s; an instagram reel accepts videos of 3 to 900 s'));
+    assert.deepEqual(checkMediaContent('instagram', reel, content(video('video/mp4', 10, null))), []);
+    assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 10, 900_001))), []);
+  });
 });
 
 describe('posts rules: real content across a fan-out', () => {

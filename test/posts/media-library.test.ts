@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import type { AccountRow } from '../../src/db/tables/accounts';
-import { removeOrphanedCopies } from '../../src/posts/media-cleanup';
+import { removeOrphanedCopies, removeUnusedCopies } from '../../src/posts/media-cleanup';
 import { png } from '../media/fixtures';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
@@ -144,5 +144,26 @@ describe('Uploads kept: GET and DELETE /api/v1/media, and the sweep of copies', 
       { needed: await stored(needed), orphan: await stored(orphan), recent: await stored(recent), upload: await stored(upload) },
       { needed: 'url', orphan: null, recent: 'url', upload: 'upload' },
     );
+  });
+
+  it('after a post, its copies go unless another scheduled post or a draft names them (the post itself does not count)', async () => {
+    const scheduled = await schedule({ text: 'keeps its copy' });
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, draft: true, text: 'a draft keeps its copy' } });
+    assert.equal(draft.status, 201, draft.text);
+    const done = await schedule({ text: 'the post whose copies are removed' });
+    const store = h.reconcilerRuntime().mediaStore;
+    const file = png(53, 10);
+    const facts = { kind: 'image', format: 'png', mimeType: 'image/png', size: file.length, width: 53, height: 10, durationMs: null } as const;
+    const [ofScheduled, ofDraft, onlyItsOwn] = await Promise.all(
+      [0, 1, 2].map(async () => (await store.store({ userId: h.api.userId, bytes: file, facts, origin: 'url' })).id),
+    );
+    const names = (postId: string, ids: string[]) =>
+      sql`update posts set media = ${JSON.stringify(ids.map((id) => ({ media_id: id })))}::jsonb where id = ${postId}`.execute(h.db);
+    await names(scheduled, [ofScheduled!]);
+    await names(draft.body.data.id, [ofDraft!]);
+    await names(done, [ofScheduled!, ofDraft!, onlyItsOwn!]);
+
+    assert.equal(await removeUnusedCopies(h.reconcilerRuntime(), [ofScheduled!, ofDraft!, onlyItsOwn!], done), 1);
+    assert.deepEqual([await stored(ofScheduled!), await stored(ofDraft!), await stored(onlyItsOwn!)], ['url', 'url', null]);
   });
 });

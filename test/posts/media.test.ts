@@ -55,6 +55,8 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       // No extension: only the bytes tell it is a GIF.
       '/dancing': { type: 'application/octet-stream', body: gif(20, 20) },
       '/long.mp4': { type: 'video/mp4', body: movie({ duration: 141_000 }) },
+      '/blink.mp4': { type: 'video/mp4', body: movie({ duration: 2_000 }) },
+      '/film.mov': { type: 'video/quicktime', body: movie({ duration: 16 * 60_000 }) },
       '/big.png': { type: 'image/png', body: Buffer.alloc(1_200_000, 1) },
       '/tall.png': { type: 'image/png', body: png(800, 12_000) },
     });
@@ -189,6 +191,22 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       400,
       { error: { code: 'unsupported_media', message: 'media_urls[0] is a video of 141 s; x accepts videos of 0.5 to 140 s' } },
     ]);
+  });
+
+  it('instagram: a reel of a video under 3 s or over 15 min is 400 unsupported_media when scheduled, nothing kept', async () => {
+    await h.syncClock();
+    const ig = await insertAccount(h.db, h.api.userId, { platform: 'instagram', platform_account_id: 'ig-reel-length', username: 'igreellength', via: 'instagram', credentials: { access_token: 't' } });
+    const kept = await mediaRows();
+    for (const [file, seconds] of [['blink.mp4', '2'], ['film.mov', '960']]) {
+      const res = await h.api.request('POST', '/api/v1/posts', {
+        body: { account_id: ig.id, text: '', media_urls: [`${files.origin}/${file}`], configuration: { instagram: { placement: 'reel' } }, schedule_at: scheduledFor() },
+      });
+      assert.deepEqual([res.status, res.body], [
+        400,
+        { error: { code: 'unsupported_media', message: `media_urls[0] is a video of ${seconds} s; an instagram reel accepts videos of 3 to 900 s` } },
+      ]);
+    }
+    assert.deepEqual(await mediaRows(), kept);
   });
 
   it('telegram: a photo of 800 × 12,000 pixels is 400 unsupported_media when scheduled; a draft with it is warned', async () => {

@@ -11,6 +11,12 @@ interface IdempotencyKeysTable {
   state: 'in_progress' | 'completed';
   /** Renewed while the first request runs; another request may take over an in-progress row whose lease ran out. */
   locked_until: Date;
+  /**
+   * The id of the claim that holds the row (a new one each claim or takeover); renewal, the stored answer and the
+   * release are written only under it, so a request whose claim was taken over writes nothing (migration 0251).
+   * Null on rows written before it.
+   */
+  claim_id: string | null;
   response_status: number | null;
   /** The JSON body exactly as first sent (text, so its key order survives); null for a response without a body. */
   response_body: string | null;
