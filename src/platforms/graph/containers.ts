@@ -140,8 +140,8 @@ export async function publishContainer(flow: ContainerFlow, containerId: string,
  * read again: `published`, the media it became (PUBLISHED and found by `lookup`); `ready`, a container FINISHED and so
  * never published, which the retry publishes rather than making a second one; null when it settles nothing (no
  * container recorded, or ERROR, EXPIRED, IN_PROGRESS): the caller goes on as without it. A container PUBLISHED whose
- * media `lookup` cannot name is `unknown_outcome` (`lost`): it is live, so nothing may be sent again. A failed read
- * throws.
+ * media `lookup` cannot name is `unknown_outcome` (`lost`): it is live, so nothing may be sent again. A failed status
+ * read throws as the client classified it (nothing is known published).
  */
 export async function earlierContainer(flow: ContainerFlow, attempt: AttemptHandle | undefined, lookup: PublishedLookup, lost: () => PlatformFailure): Promise<{ published: string } | { ready: string } | null> {
   const handle = containerHandleOf(attempt?.earlier);
@@ -149,8 +149,10 @@ export async function earlierContainer(flow: ContainerFlow, attempt: AttemptHand
   const { status } = await readStatus(flow, handle.container);
   if (status === 'FINISHED') return { ready: handle.container };
   if (status !== 'PUBLISHED') return null;
-  const found = await lookup(handle.since);
-  if (!found) throw lost();
+  // It is live: a lookup that fails or names nothing leaves it unconfirmed, never sent again (`lookedUp`).
+  const unconfirmed = lost();
+  const found = await lookedUp(unconfirmed, () => lookup(handle.since));
+  if (!found) throw unconfirmed;
   return { published: found };
 }
 
