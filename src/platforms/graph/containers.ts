@@ -7,7 +7,7 @@ import { platformNames } from './errors';
 /**
  * The container flow Instagram and Threads share (protocols.md sections 6 and 7): create a container, poll its
  * status until FINISHED (every container of one post against one deadline, with the injected sleep), then publish it. Publishing is where a post appears, so
- * a lost answer there is settled by reading the container again, as Meta's troubleshooting pages advise: FINISHED
+ * a lost answer there is settled by reading the container again, as Meta's troubleshooting advice says: FINISHED
  * means it was not used (publishing it is safe), PUBLISHED means the post exists and `lookup` finds its media id
  * (Meta documents no field or call that gives it from the container). Neither read classifies (`lookedUp`).
  *
