@@ -5,7 +5,7 @@ import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
-import { isPlatformFailure, PlatformFailure, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
+import { isPlatformFailure, PlatformFailure, type AttemptHandle, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
 
 /**
  * One create on the platform for a row whose attempt is marked (`beginPublishAttempt`, a claim): what a post's
@@ -24,12 +24,13 @@ export async function sendMarked(
 ): Promise<{ published: PublishedPost } | { refusal: Refusal & { awaitingCredential?: boolean } }> {
   const adapter = rt.adapters[row.platform];
   let lookingFirst = false;
+  const sent: PublishRequest = { ...request, attempt: attemptHandleOf(rt, row), ...(row.earlier_attempt_open ? { earlierAttemptOpen: true } : {}) };
   try {
     if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return { refusal: refusalOf(row.platform, 'unknown_outcome') };
     lookingFirst = Boolean(row.earlier_attempt_open && adapter.findPublished);
-    const found = lookingFirst ? await adapter.findPublished!(ctx, request) : null;
+    const found = lookingFirst ? await adapter.findPublished!(ctx, sent) : null;
     lookingFirst = false;
-    return { published: found ?? (await adapter.publish(ctx, row.earlier_attempt_open ? { ...request, earlierAttemptOpen: true } : request)) };
+    return { published: found ?? (await adapter.publish(ctx, sent)) };
   } catch (caught) {
     if (!isPlatformFailure(caught)) throw caught;
     // A failed look leaves the earlier call's outcome unknown, whatever the look ran into (the rule of `lookedUp`,
@@ -40,6 +41,21 @@ export async function sendMarked(
     const refusal = refusalFromFailure(row.platform, err);
     return { refusal: err instanceof CredentialRenewalPending ? { ...refusal, awaitingCredential: true } : refusal };
   }
+}
+
+/**
+ * The marked row's attempt as the adapter sees it (`AttemptHandle`): the handle an earlier call of it recorded (the
+ * mark keeps it only while that call is open) and the write that records a new one. The write moves the marked row's
+ * version along with it (`recordAttemptHandle`), so the outcome is still recorded in one statement.
+ */
+function attemptHandleOf(rt: PostsRuntime, row: attemptMarks.MarkedPost): AttemptHandle {
+  return {
+    earlier: row.earlier_attempt_open ? row.publish_attempt_handle : null,
+    async record(handle) {
+      const version = await attemptMarks.recordAttemptHandle(rt.db, row.id, handle, row.row_version);
+      if (version !== null) row.row_version = version;
+    },
+  };
 }
 
 /**

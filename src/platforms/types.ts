@@ -49,6 +49,21 @@ export interface PublishRequest {
   configuration?: Record<string, unknown>;
   /** An earlier call for this post never reported back (it may be live): x reads a duplicate refusal as a cue to look. */
   earlierAttemptOpen?: boolean;
+  /** The attempt this call belongs to, as the core keeps it (absent where none is kept: comment replies). */
+  attempt?: AttemptHandle;
+}
+
+/**
+ * What an adapter keeps with the attempt (`posts.publish_attempt_handle`, migration 0250), opaque to the core: the
+ * adapter records it before a step whose answer may be lost, and the retry of that attempt gets it back, so the
+ * adapter can settle the earlier call from what it made rather than by a search (Instagram and Threads: the container
+ * about to be published, `src/platforms/graph/containers.ts`).
+ */
+export interface AttemptHandle {
+  /** What an earlier call of this attempt recorded, when that call never reported back; else null. */
+  readonly earlier: string | null;
+  /** Stores `handle` with the attempt before the step goes out; resolves once it is stored. */
+  record(handle: string): Promise<void>;
 }
 
 export interface PublishedPost extends PostLink {

@@ -130,6 +130,25 @@ function partStoredUpdate(db: QueryCreator<Database>, part: StoredPart) {
 }
 
 /**
+ * The adapter's handle of the open attempt (`PublishRequest.attempt`, migration 0250), stored before the step whose
+ * answer may be lost, while the row is `publishing` with its mark set. Returns the row's version after the write when
+ * nothing else wrote it since `markedVersion` (the mark's `row_version`), else null: no view shows the handle, so with
+ * that version the outcome is still recorded in one statement (`recordPublishedAll`). A row no longer `publishing` is
+ * not written (null).
+ */
+export async function recordAttemptHandle(db: Db, postId: string, handle: string, markedVersion: string): Promise<string | null> {
+  const written = await db
+    .updateTable('posts')
+    .set({ publish_attempt_handle: handle })
+    .where('id', '=', postId)
+    .where('status', '=', sql.lit('publishing'))
+    .where('publish_attempt_started_at', 'is not', null)
+    .returning(sql<string | null>`case when (select earlier.xmin::text from posts earlier where earlier.id = posts.id) = ${markedVersion} then posts.xmin::text end`.as('version'))
+    .executeTakeFirst();
+  return written?.version ?? null;
+}
+
+/**
  * Which mark: a claim of `scheduled` rows due by `dueBy` (`claimDueScheduled`) or scheduled at exactly `scheduledAt`
  * (`claimAllScheduledAt`), which makes them `publishing`; with neither, the attempt of rows already `publishing`,
  * and with `storedPartId`, a thread part stored before it in the same statement (`beginPartAttemptAfter`).
@@ -155,9 +174,9 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
       let update = claim
         ? qb
             .updateTable('posts')
-            .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, updated_at: sql`now()` })
+            .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, publish_attempt_handle: handleOfOpenAttempt, updated_at: sql`now()` })
             .where('status', '=', sql.lit('scheduled'))
-        : qb.updateTable('posts').set({ publish_attempt_started_at: sql`now()` }).where('status', '=', sql.lit('publishing'));
+        : qb.updateTable('posts').set({ publish_attempt_started_at: sql`now()`, publish_attempt_handle: handleOfOpenAttempt }).where('status', '=', sql.lit('publishing'));
       update = update.where((eb) => idIsOneOf(eb.ref('id'), values));
       // Due: its time and its retry's, where it has them, have passed (`dueBy` once: one parameter per value).
       if (values.dueBy !== undefined) update = update.where(sql`coalesce(greatest(scheduled_at, next_attempt_at), '-infinity'::timestamptz)`, '<=', values.dueBy);
@@ -170,6 +189,13 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
     .select(publishingAccountColumns)
     .$if(stored, (qb) => qb.select(sql<string | null>`(select version from stored)`.as('stored_version')));
 });
+
+/**
+ * A mark keeps the adapter's handle (migration 0250) only while the attempt it was recorded with is still open (the
+ * right side reads the row before the update): a handle left by an attempt that reported back is dropped, never
+ * handed to a later one.
+ */
+const handleOfOpenAttempt = sql<string | null>`case when publish_attempt_started_at is null then null else publish_attempt_handle end`;
 
 async function markAttempts(db: Db, postIds: readonly string[], mark: MarkKind) {
   if (postIds.length === 0) return [];

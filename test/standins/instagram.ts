@@ -153,6 +153,8 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
       const container = containers.get(param(req, 'creation_id') ?? '');
       if (!container) return graphErrors.unknownObject(param(req, 'creation_id') ?? '');
       if (container.status === 'IN_PROGRESS') return graphError({ code: 9007, subcode: 2207027, message: 'The media is not ready for publishing, please wait for a moment' });
+      // A container is published once: Meta documents what PUBLISHED means but no answer to publishing it again, so a
+      // refusal (code 100) stands for it here; Herald publishes only a container it read FINISHED (graph/containers.ts).
       if (container.status !== 'FINISHED') return graphErrors.invalidParameter(`(#100) The container is ${container.status}`);
       if (quota.usage >= quota.total) return graphError({ code: 9, subcode: 2207042, message: 'Application request limit reached' });
       quota.usage += 1;

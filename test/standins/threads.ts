@@ -103,6 +103,8 @@ export async function startThreadsStandIn(opts: { processingPolls?: number } = {
     const container = containers.get(param(req, 'creation_id') ?? '');
     if (!container) return graphErrors.unknownObject(param(req, 'creation_id') ?? '');
     if (container.status === 'IN_PROGRESS') return graphError({ code: 9007, message: 'The media is not ready to be published' });
+    // A container is published once: Meta documents what PUBLISHED means but no answer to publishing it again, so a
+    // refusal (code 100) stands for it here; Herald publishes only a container it read FINISHED (graph/containers.ts).
     if (container.status !== 'FINISHED') return graphErrors.invalidParameter(`(#100) The container is ${container.status}`);
     const reply = Boolean(container.fields.reply_to_id);
     if (reply ? quota.replies >= quota.replyTotal : quota.posts >= quota.postTotal) return graphError({ code: 4, message: '(#4) Application request limit reached' });

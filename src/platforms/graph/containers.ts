@@ -1,5 +1,5 @@
 import { lookedUp } from '../lookup';
-import { PlatformFailure, type PostLink } from '../types';
+import { PlatformFailure, type AttemptHandle, type PostLink } from '../types';
 import type { GraphClient } from './client';
 import { graphPath } from './client';
 import { platformNames } from './errors';
@@ -7,8 +7,12 @@ import { platformNames } from './errors';
 /**
  * The container flow Instagram and Threads share (protocols.md sections 6 and 7): create a container, poll its
  * status until FINISHED (every container of one post against one deadline, with the injected sleep), then publish it. Publishing is where a post appears, so
- * a lost answer there is settled by reading the container again: FINISHED means it was not used (publishing again is
- * safe), PUBLISHED means the post exists and `lookup` finds it. Neither read classifies (`lookedUp`).
+ * a lost answer there is settled by reading the container again, as Meta's troubleshooting advice says: FINISHED
+ * means it was not used (publishing it is safe), PUBLISHED means the post exists and `lookup` finds its media id
+ * (Meta documents no field or call that gives it from the container). Neither read classifies (`lookedUp`).
+ *
+ * The container is recorded with the attempt before it is published (`PublishRequest.attempt`), so a retry of an
+ * attempt whose call never reported back settles it the same way (`earlierContainer`) instead of searching blind.
  */
 
 type ContainerStatus = 'FINISHED' | 'IN_PROGRESS' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
@@ -86,8 +90,38 @@ export async function waitForContainers(flow: ContainerFlow, containerIds: strin
 
 const durationOf = (ms: number) => (ms % 60_000 === 0 ? `${ms / 60_000} minutes` : `${ms / 1000} seconds`);
 
-/** Publishes a FINISHED container and returns the media id. `lookup` finds the post when the answer was lost. */
-export async function publishContainer(flow: ContainerFlow, containerId: string, lookup: () => Promise<string | null>): Promise<string> {
+/**
+ * Finds the media a container known PUBLISHED became; `since`: when its publishing began (epoch ms, the adapter's
+ * clock). Null when it cannot tell which.
+ */
+type PublishedLookup = (since: number) => Promise<string | null>;
+
+/** What the flow records with its attempt (`AttemptHandle`): the container about to be published and when. */
+interface ContainerHandle {
+  container: string;
+  since: number;
+}
+
+const HANDLE_KIND = 'graph-container';
+
+function containerHandleOf(handle: string | null | undefined): ContainerHandle | null {
+  if (!handle) return null;
+  try {
+    const parsed = JSON.parse(handle) as { kind?: unknown; container?: unknown; since?: unknown };
+    return parsed.kind === HANDLE_KIND && typeof parsed.container === 'string' && typeof parsed.since === 'number' ? { container: parsed.container, since: parsed.since } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Publishes a FINISHED container and returns the media id, recording the container with the attempt first. When the
+ * answer is lost the container's status settles it: FINISHED is published (the same container, so never two posts),
+ * PUBLISHED is looked up (`lookup`); anything else keeps the lost answer.
+ */
+export async function publishContainer(flow: ContainerFlow, containerId: string, lookup: PublishedLookup, attempt?: AttemptHandle): Promise<string> {
+  const handle: ContainerHandle = { container: containerId, since: flow.now().getTime() };
+  await attempt?.record(JSON.stringify({ kind: HANDLE_KIND, ...handle }));
   const publish = () => flow.client.post<{ id: string }>(graphPath(flow.userId, flow.publishEdge), { creation_id: containerId }, 'publish', { creates: true });
   try {
     return (await publish()).id;
@@ -95,10 +129,31 @@ export async function publishContainer(flow: ContainerFlow, containerId: string,
     if (!(err instanceof PlatformFailure) || err.kind !== 'unknown_outcome') throw err;
     const { status } = await lookedUp(err, () => readStatus(flow, containerId));
     if (status === 'FINISHED') return (await publish()).id;
-    const found = status === 'PUBLISHED' ? await lookedUp(err, lookup) : null;
+    const found = status === 'PUBLISHED' ? await lookedUp(err, () => lookup(handle.since)) : null;
     if (found) return found;
     throw err;
   }
+}
+
+/**
+ * The container an earlier call of this attempt recorded before publishing and never reported on (`attempt.earlier`),
+ * read again: `published`, the media it became (PUBLISHED and found by `lookup`); `ready`, a container FINISHED and so
+ * never published, which the retry publishes rather than making a second one; null when it settles nothing (no
+ * container recorded, or ERROR, EXPIRED, IN_PROGRESS): the caller goes on as without it. A container PUBLISHED whose
+ * media `lookup` cannot name is `unknown_outcome` (`lost`): it is live, so nothing may be sent again. A failed status
+ * read throws as the client classified it (nothing is known published).
+ */
+export async function earlierContainer(flow: ContainerFlow, attempt: AttemptHandle | undefined, lookup: PublishedLookup, lost: () => PlatformFailure): Promise<{ published: string } | { ready: string } | null> {
+  const handle = containerHandleOf(attempt?.earlier);
+  if (!handle) return null;
+  const { status } = await readStatus(flow, handle.container);
+  if (status === 'FINISHED') return { ready: handle.container };
+  if (status !== 'PUBLISHED') return null;
+  // It is live: a lookup that fails or names nothing leaves it unconfirmed, never sent again (`lookedUp`).
+  const unconfirmed = lost();
+  const found = await lookedUp(unconfirmed, () => lookup(handle.since));
+  if (!found) throw unconfirmed;
+  return { published: found };
 }
 
 interface PublishingQuota {

@@ -25,9 +25,30 @@ export function withinLookupWindow(created: string | undefined, now: Date): bool
 /**
  * A lost create is looked for by its text. With none to compare (a story, a post or comment without text) every post
  * of the account in the window matches, one the user made by hand included, and adopting that one would leave
- * Herald's never sent. Nothing Herald keeps ties a post to its attempt (no container id is recorded), so such a lookup
- * is inconclusive: the outcome stays unknown (`findPublished` throws it; `lookedUp` keeps the lost answer).
+ * Herald's never sent. So such a lookup is inconclusive: the outcome stays unknown (`findPublished` throws it;
+ * `lookedUp` keeps the lost answer). The one exception is a container known PUBLISHED (`onlyMediaSince`).
  */
 export function inconclusiveLookup(platform: 'facebook' | 'instagram' | 'threads', what: 'post' | 'story' | 'comment' = 'post'): PlatformFailure {
   return new PlatformFailure(platform, 'unknown_outcome', `${platformNames[platform]} did not answer in time; the ${what} may have been published.`);
+}
+
+/**
+ * How much earlier than the adapter's clock said publishing began a platform timestamp may read and still be that
+ * publish: Graph timestamps are whole seconds, and the two clocks are not the same one. A wider margin can only make
+ * more posts candidates (an unknown outcome), never leave Herald's out.
+ */
+const PUBLISHED_SINCE_MARGIN_MS = 60_000;
+
+/**
+ * The media a container known PUBLISHED became, among `items` (every post of the account of that kind made since its
+ * publishing began, as listed): Herald's is one of them, so when exactly one is there it is Herald's. With several
+ * (one the user made by hand in the same minutes) or none listed, which one is not known: null.
+ */
+export function onlyMediaSince(items: ReadonlyArray<{ id: string; timestamp?: string }>, since: number): string | null {
+  const candidates = items.filter((m) => {
+    const at = m.timestamp ? Date.parse(m.timestamp) : NaN;
+    // An item without a readable time could be it: it counts as a candidate.
+    return !Number.isFinite(at) || at >= since - PUBLISHED_SINCE_MARGIN_MS;
+  });
+  return candidates.length === 1 ? candidates[0].id : null;
 }

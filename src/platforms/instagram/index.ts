@@ -1,9 +1,9 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
-import { assertQuotaLeft, defaultContainerPolling, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
+import { assertQuotaLeft, defaultContainerPolling, earlierContainer, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
-import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
+import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, onlyMediaSince, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
 import { buildContainer } from './media';
@@ -17,6 +17,9 @@ interface InstagramAdapterDeps extends GraphAdapterDeps {
   /** Origin for accounts connected `via: facebook` (HERALD_FACEBOOK_API_URL); `origin` serves `via: instagram`. */
   facebookOrigin?: string;
 }
+
+/** Pages of 50 stories read to settle a published story: more than an account makes in the 24 hours stories live. */
+const STORY_PAGES_READ = 10;
 
 interface Connection {
   client: GraphClient;
@@ -56,6 +59,8 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     };
   }
 
+  const unconfirmed = (req: PublishRequest) => inconclusiveLookup('instagram', placementOf(req.configuration) === 'story' ? 'story' : 'post');
+
   /** The newest post of the account with the request's text, published within the lookup window. */
   async function findRecent(client: GraphClient, userId: string, req: PublishRequest): Promise<string | null> {
     // A story carries no caption at all.
@@ -67,6 +72,25 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     }
     const page = await client.get<GraphPage<{ id: string; caption?: string; timestamp: string }>>(graphPath(userId, 'media'), { fields: 'id,caption,timestamp', limit: 10 }, 'publish');
     return page.data.find((m) => withinLookupWindow(m.timestamp, now()) && (m.caption ?? '') === req.text)?.id ?? null;
+  }
+
+  /**
+   * The media a container known PUBLISHED became (`PublishedLookup`): a story is the only story of the account made
+   * since its publishing began (`onlyMediaSince`; every live story is listed, pages followed up to a bound), anything
+   * else is looked for by its caption as a lost create is.
+   */
+  async function findKnownPublished(client: GraphClient, userId: string, req: PublishRequest, since: number): Promise<string | null> {
+    if (req.replyTo || placementOf(req.configuration) !== 'story') return findRecent(client, userId, req);
+    const stories: Array<{ id: string; timestamp?: string }> = [];
+    let cursor: string | null | undefined;
+    for (let pages = 0; pages < STORY_PAGES_READ; pages += 1) {
+      const page = await client.get<GraphPage<{ id: string; timestamp?: string }>>(graphPath(userId, 'stories'), { fields: 'id,timestamp', limit: 50, after: cursor ?? undefined }, 'publish');
+      stories.push(...page.data);
+      cursor = nextCursorOf(page);
+      if (!cursor) return onlyMediaSince(stories, since);
+    }
+    // More stories than were read: one not read could be it.
+    return null;
   }
 
   async function drainReplies(client: GraphClient, comment: InstagramComment): Promise<InstagramComment[]> {
@@ -108,14 +132,25 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       }
       assertQuotaLeft('instagram', await readPublishingQuota(conn.client, userId, 'content_publishing_limit', 'quota_usage', 'config'), 'posts');
       const flow = flowFor(conn.client, userId);
-      const containerId = await buildContainer(flow, req, placementOf(req.configuration));
-      const mediaId = await publishContainer(flow, containerId, () => findRecent(conn.client, userId, req));
+      const lookup = (since: number) => findKnownPublished(conn.client, userId, req, since);
+      // The retry of an attempt that recorded its container publishes that one when it is still FINISHED.
+      const earlier = await earlierContainer(flow, req.attempt, lookup, () => unconfirmed(req));
+      if (earlier && 'published' in earlier) return { platformPostId: earlier.published, ...(await publishedLinkOf(conn.client, earlier.published)) };
+      const containerId = earlier?.ready ?? (await buildContainer(flow, req, placementOf(req.configuration)));
+      const mediaId = await publishContainer(flow, containerId, lookup, req.attempt);
       return { platformPostId: mediaId, ...(await publishedLinkOf(conn.client, mediaId)) };
     },
 
     async findPublished(ctx, req) {
       const conn = connect(ctx);
       const userId = await userIdOf(conn);
+      if (!req.replyTo) {
+        // The container the earlier call recorded settles it where it can: published, or FINISHED (never published).
+        const lookup = (since: number) => findKnownPublished(conn.client, userId, req, since);
+        const earlier = await earlierContainer(flowFor(conn.client, userId), req.attempt, lookup, () => unconfirmed(req));
+        if (earlier && 'published' in earlier) return { platformPostId: earlier.published, ...(await publishedLinkOf(conn.client, earlier.published)) };
+        if (earlier) return null;
+      }
       const id = await findRecent(conn.client, userId, req);
       if (!id) return null;
       return { platformPostId: id, ...(req.replyTo ? { url: null } : await publishedLinkOf(conn.client, id)) };

@@ -1,5 +1,5 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
-import { assertQuotaLeft, createContainer, defaultContainerPolling, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, waitForContainers, type ContainerFlow } from '../graph/containers';
+import { assertQuotaLeft, createContainer, defaultContainerPolling, earlierContainer, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, waitForContainers, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed } from '../graph/delete';
 import { GraphFailure } from '../graph/errors';
@@ -68,10 +68,15 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
       : await readPublishingQuota(client, userId, 'threads_publishing_limit', 'quota_usage', 'config');
     assertQuotaLeft('threads', quota, req.replyTo ? 'replies' : 'posts');
     const flow = flowFor(client, userId);
-    const containerId = await buildContainer(flow, req);
-    const mediaId = await publishContainer(flow, containerId, () => findRecent(client, userId, req));
+    // The retry of an attempt that recorded its container publishes that one when it is still FINISHED.
+    const earlier = await earlierContainer(flow, req.attempt, () => findRecent(client, userId, req), () => unconfirmed(req));
+    if (earlier && 'published' in earlier) return { platformPostId: earlier.published, ...(await publishedLinkOf(client, earlier.published)) };
+    const containerId = earlier?.ready ?? (await buildContainer(flow, req));
+    const mediaId = await publishContainer(flow, containerId, () => findRecent(client, userId, req), req.attempt);
     return { platformPostId: mediaId, ...(await publishedLinkOf(client, mediaId)) };
   }
+
+  const unconfirmed = (req: PublishRequest) => inconclusiveLookup('threads', req.replyTo ? 'comment' : 'post');
 
   return {
     platform: 'threads',
@@ -85,6 +90,11 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
 
     async findPublished(ctx, req) {
       const { client, userId } = connect(ctx);
+      // The container the earlier call recorded settles it where it can: published, or FINISHED (never published).
+      // A published one is named by its text only: Meta documents no way from a container to its post.
+      const earlier = await earlierContainer(flowFor(client, userId), req.attempt, () => findRecent(client, userId, req), () => unconfirmed(req));
+      if (earlier && 'published' in earlier) return { platformPostId: earlier.published, ...(await publishedLinkOf(client, earlier.published)) };
+      if (earlier) return null;
       const id = await findRecent(client, userId, req);
       return id ? { platformPostId: id, ...(await publishedLinkOf(client, id)) } : null;
     },
