@@ -1,14 +1,14 @@
 import type { HttpClient } from '../../net/http';
-import { LOOKUP_WINDOW_MS } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { lookedUp } from '../lookup';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { createLinkedInClient, encodeUrn, type LinkedInClient } from './client';
-import { linkedInDuplicateOf, type LinkedInDuplicate } from './errors';
+import { matchOfRequest, settleDuplicate, type ReadPost } from './duplicate';
+import { linkedInDuplicateOf } from './errors';
 import { uploadImage } from './media';
 import { readLinkedInMetrics } from './metrics';
 import {
-  DEFAULT_LINKEDIN_ORIGIN, POSTING_ROLES, commentOf, commentUrl, commentUrnOf, escapeLittleText, memberAnswer, memberIdentity, organizationAclsAnswer, organizationAnswer, organizationIdentity, parseCommentUrn, postBody,
+  DEFAULT_LINKEDIN_ORIGIN, POSTING_ROLES, commentOf, commentUrl, commentUrnOf, memberAnswer, memberIdentity, organizationAclsAnswer, organizationAnswer, organizationIdentity, parseCommentUrn, postBody,
   postUrl, type LinkedInComment,
 } from './mapper';
 
@@ -24,14 +24,6 @@ const COMMENT_PAGE_SIZE = 25;
 
 /** A listed comment, its URN settled (`commentUrnOf`). */
 type ListedComment = LinkedInComment & { commentUrn: string };
-
-/** A post as `GET /rest/posts` (by URN or the author finder) answers it, as far as Herald reads it. */
-interface ReadPost {
-  id: string;
-  author?: string;
-  commentary?: string;
-  createdAt?: number;
-}
 
 interface Connection {
   client: LinkedInClient;
@@ -105,49 +97,8 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
     const author = await authorOf(conn);
     const res = await conn.client.send({ method: 'GET', path: '/rest/posts', query: { q: 'author', author, count: 10, sortBy: 'LAST_MODIFIED' }, action: 'publish' });
     const elements = (res.json as { elements?: ReadPost[] } | undefined)?.elements ?? [];
-    const hit = elements.find((p) => isThisRequestsPost(p, req) && withinWindow(p));
+    const hit = elements.find((p) => matchOfRequest(p, req, now()) === 'recent');
     return hit ? { platformPostId: hit.id, url: postUrl(hit.id) } : null;
-  }
-
-  /** The request's post as LinkedIn stores it: the same escaped commentary (the finder already named the author). */
-  function isThisRequestsPost(p: ReadPost, req: PublishRequest): boolean {
-    return p.commentary === escapeLittleText(req.text);
-  }
-
-  /** Made within the lookup window, the one test of "recent enough to be this attempt's" for both ways of finding it. */
-  function withinWindow(p: ReadPost): boolean {
-    return Math.abs(now().getTime() - (p.createdAt ?? 0)) <= LOOKUP_WINDOW_MS;
-  }
-
-  /**
-   * A duplicate refusal to a retry whose earlier attempt never reported back (`earlierAttemptOpen`): the post LinkedIn
-   * names is most likely that attempt's, so it is read (`GET /rest/posts/{urn}`) before anything is said. This
-   * author's, with this text, made within the lookup window: it is the post, adopted (published, not sent again).
-   * Read 404: the post is gone (LinkedIn refuses a deleted post's text for a while), a refusal saying so. The same
-   * text by this author but older, or a read that fails (a member's post needs the restricted `r_member_social`, as
-   * the finder does), leave the outcome unknown: never a second send, never a refusal that may be wrong. Any other
-   * post LinkedIn names is the plain duplicate refusal.
-   */
-  async function settleDuplicate(conn: Connection, req: PublishRequest, author: string, duplicate: LinkedInDuplicate, refusal: PlatformFailure): Promise<PublishedPost> {
-    const named = duplicate.urn && /^urn:li:(share|ugcPost):/.test(duplicate.urn) ? duplicate.urn : null;
-    const unconfirmed = new PlatformFailure(
-      'linkedin', 'unknown_outcome',
-      `LinkedIn refused the post as a duplicate of ${named ? postUrl(named) : 'a post already on this account'}; an earlier attempt may have published it.`,
-      undefined, refusal.detail,
-    );
-    if (!named) throw unconfirmed;
-    let post: ReadPost;
-    try {
-      post = (await conn.client.send({ method: 'GET', path: `/rest/posts/${encodeUrn(named)}`, action: 'publish' })).json as ReadPost;
-    } catch (err) {
-      if (err instanceof PlatformFailure && err.kind === 'gone') {
-        throw new PlatformFailure('linkedin', 'permanent', 'LinkedIn refused the post: it repeats a post of this account that is no longer on LinkedIn (LinkedIn refuses a deleted post\'s text for a while); nothing is on LinkedIn now.', undefined, refusal.detail);
-      }
-      throw unconfirmed;
-    }
-    if (post?.author !== author || !isThisRequestsPost(post, req)) throw refusal;
-    if (!withinWindow(post)) throw unconfirmed;
-    return { platformPostId: named, url: postUrl(named) };
   }
 
   function requirePage(conn: Connection): void {
@@ -206,7 +157,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
           if (found) return found;
         }
         const duplicate = err instanceof PlatformFailure ? linkedInDuplicateOf(err.detail) : null;
-        if (duplicate && req.earlierAttemptOpen) return settleDuplicate(conn, req, author, duplicate, err as PlatformFailure);
+        if (duplicate && req.earlierAttemptOpen) return settleDuplicate({ client: conn.client, author, req, now: now() }, duplicate, err as PlatformFailure);
         throw err;
       }
     },
