@@ -40,7 +40,7 @@ export async function deleteComment(rt: CommentActionsRuntime, userId: string, p
   const target = checkCommentTarget(rt, rows, 'delete');
   const adapter = rt.adapters[target.post.platform];
   // Adapters resolve when the platform says the comment is already gone: gone is what was asked for.
-  await onPlatform(rt, target, 'delete', () => adapter.deleteComment!(target.ctx, target.comment.platform_comment_id));
+  await onPlatform(rt, target, 'delete', () => adapter.deleteComment!(target.ctx, target.comment.platform_comment_id, target.post.platform_post_id));
   await markCommentsDeleted(rt.db, target.post.id, target.post.platform, [target.comment.id]);
   return { id: target.comment.id, deleted: true };
 }

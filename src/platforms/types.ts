@@ -143,7 +143,8 @@ export interface PlatformAdapter {
   listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string, thread?: { rootPlatformPostId: string }): Promise<CommentPage>;
   replyToComment?(ctx: PlatformContext, platformPostId: string, platformCommentId: string, text: string): Promise<PublishedPost>;
   hideComment?(ctx: PlatformContext, platformCommentId: string, hidden: boolean): Promise<void>;
-  deleteComment?(ctx: PlatformContext, platformCommentId: string): Promise<void>;
+  /** `platformPostId`: the post the comment is on (LinkedIn's delete path names it; others ignore it). */
+  deleteComment?(ctx: PlatformContext, platformCommentId: string, platformPostId?: string): Promise<void>;
   /** The post's own numbers from the platform's metrics endpoint (`<platform>/metrics.ts`); absent where none exists (telegram). */
   readMetrics?(ctx: PlatformContext, req: MetricsRequest): Promise<PostMetrics>;
 }

@@ -157,21 +157,40 @@ describe('linkedin adapter against the REST stand-in', () => {
     assert.deepEqual([page2.comments.map((c) => c.text), page2.nextCursor], [['comment 25', 'comment 26'], null]);
   });
 
-  it('replies to a comment with parentComment and deletes its own comment by URN', async () => {
+  it('replies to a comment with parentComment and deletes its own comment: the URN names the activity, the delete path the post', async () => {
     const post = await adapter.publish(page, { postId: 'p8', text: 'Reply here', media: [] });
+    const activity = li.posts.get(post.platformPostId)!.activity;
     const visitor = li.addExternalComment(post.platformPostId, 'question?');
     const reply = await adapter.replyToComment!(page, post.platformPostId, visitor.commentUrn, 'answer');
     assert.deepEqual(li.standIn.calls('POST', `/rest/socialActions/${encodeURIComponent(post.platformPostId)}/comments`)[0].json, {
       actor: 'urn:li:organization:2414183', object: post.platformPostId, message: { text: 'answer' }, parentComment: visitor.commentUrn,
     });
+    const id = [...li.comments.values()].find((c) => c.text === 'answer')!.id;
+    assert.equal(reply.platformPostId, `urn:li:comment:(${activity},${id})`, 'the URN LinkedIn gives the comment, not one built from the share URN');
     assert.equal(reply.url, `https://www.linkedin.com/feed/update/${post.platformPostId}/?commentUrn=${encodeURIComponent(reply.platformPostId)}`);
-    await adapter.deleteComment!(page, reply.platformPostId);
+    await adapter.deleteComment!(page, reply.platformPostId, post.platformPostId);
     const [del] = li.standIn.calls('DELETE');
-    const id = reply.platformPostId.match(/,(\d+)\)$/)![1];
-    assert.equal(del.path, `/rest/socialActions/${encodeURIComponent(post.platformPostId).replace(/\(/g, '%28').replace(/\)/g, '%29')}/comments/${id}`);
+    assert.equal(del.path, `/rest/socialActions/${encodeURIComponent(post.platformPostId)}/comments/${id}`);
     assert.deepEqual(del.query, { actor: 'urn:li:organization:2414183' });
-    assert.equal(li.comments.size, 1);
-    await adapter.deleteComment!(page, reply.platformPostId);
+    assert.equal(li.comments.size, 1, 'the reply is gone from LinkedIn, not taken for gone by a 404');
+    await adapter.deleteComment!(page, reply.platformPostId, post.platformPostId);
+  });
+
+  it("gives its own comment the id the listing gives it, also when the create's answer has no body (read back by id)", async () => {
+    const post = await adapter.publish(page, { postId: 'p9', text: 'First comment below', media: [] });
+    li.commentCreateAnswer.entity = false;
+    const first = await adapter.publish(page, { postId: 'p9c', text: 'the first comment', media: [], replyTo: { platformPostId: post.platformPostId } });
+    const [create] = li.standIn.calls('POST', /\/comments$/);
+    const id = [...li.comments.values()].find((c) => c.text === 'the first comment')!.id;
+    assert.equal(create.path, `/rest/socialActions/${encodeURIComponent(post.platformPostId)}/comments`);
+    assert.deepEqual(li.standIn.calls('GET', `/rest/socialActions/${encodeURIComponent(post.platformPostId)}/comments/${id}`).length, 1);
+    const listed = await adapter.listComments!(page, post.platformPostId);
+    assert.deepEqual(listed.comments.map((c) => [c.platformCommentId, c.own]), [[first.platformPostId, true]]);
+    assert.match(first.platformPostId, /^urn:li:comment:\(urn:li:activity:\d+,\d+\)$/);
+    // The read back failing does not fail a comment that was made: it keeps the id built from the post, as before.
+    li.standIn.inject({ method: 'GET', path: /\/comments\/\d+$/ }, { kind: 'reply', response: linkedInError(500, 'Internal Server Error') });
+    const second = await adapter.publish(page, { postId: 'p9d', text: 'another', media: [], replyTo: { platformPostId: post.platformPostId } });
+    assert.match(second.platformPostId, new RegExp(`^urn:li:comment:\\(${post.platformPostId},\\d+\\)$`));
   });
 
   it('refuses comment access on a member profile without calling LinkedIn', async () => {
@@ -219,8 +238,9 @@ describe('linkedin adapter against the REST stand-in', () => {
       const old = createLinkedInAdapter({ http, origin: li.origin, now: () => fixedNow, version: '2020' });
       await assert.rejects(old.publish(member, { postId: 'v', text: 'x', media: [] }), failure('permanent', 'LinkedIn refused the post: LinkedIn no longer accepts the API version Herald uses.'));
       await adapter.publish(member, { postId: 'd1', text: 'same words', media: [] });
+      const [first] = [...li.posts.keys()];
       await assert.rejects(adapter.publish(member, { postId: 'd2', text: 'same words', media: [] }),
-        failure('permanent', 'LinkedIn refused the post: LinkedIn found the content invalid or a duplicate of a recent post.'));
+        failure('permanent', `LinkedIn refused the post: it repeats a recent post of this account (https://www.linkedin.com/feed/update/${first}/), and LinkedIn takes no duplicates; nothing was published.`));
     });
   });
 });

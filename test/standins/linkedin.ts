@@ -1,19 +1,39 @@
 /**
  * LinkedIn REST stand-in (protocols.md section 8): OpenID userinfo, organization ACLs and lookup, the Images API
- * (initializeUpload → PUT to the absolute `uploadUrl` it returns), Posts (201 + `x-restli-id`, finder by author,
- * idempotent 204 delete), and socialActions comments with start/count paging. Every /rest call needs
- * `LinkedIn-Version`; errors use LinkedIn's `{ status, serviceErrorCode, code, message }` body.
+ * (initializeUpload → PUT to the absolute `uploadUrl` it returns), Posts (201 + `x-restli-id`, finder by author, read
+ * by URN, idempotent 204 delete, 422 DUPLICATE_POST naming the post repeated), and socialActions comments with
+ * start/count paging. Every /rest call needs `LinkedIn-Version`; errors use LinkedIn's
+ * `{ status, serviceErrorCode, code, message }` body.
+ *
+ * A post has an activity besides its share URN, and its comments are named by the activity:
+ * `urn:li:comment:(urn:li:activity:<id>,<comment id>)`, `object` the activity URN (protocols.md "Read comments"). A
+ * comment create answers 201 with `x-restli-id: <comment id>` and the created comment in the body
+ * (`commentCreateAnswer.entity`; off, the body is empty). Comment paths name the post by its share URN.
  */
 import { randomBytes } from 'node:crypto';
 import { StandIn, StandInReply, type RecordedRequest, type StandInResponse } from './kit';
 import { MetricsBook } from './metrics';
 import { TokenBook } from './tokens';
 
-interface LinkedInPost { urn: string; author: string; commentary: string; content?: any; createdAt: number; body: any }
-interface LinkedInCommentRecord { id: string; commentUrn: string; object: string; actor: string; text: string; parentComment?: string; time: number }
+interface LinkedInPost { urn: string; activity: string; author: string; commentary: string; content?: any; createdAt: number; body: any }
+/** `object`: the share URN of the post the comment is on (what paths name); its view shows the activity URN instead. */
+interface LinkedInCommentRecord { id: string; commentUrn: string; object: string; activity: string; actor: string; text: string; parentComment?: string; time: number }
 
 export function linkedInError(status: number, message: string, code?: string, serviceErrorCode?: number): StandInResponse {
   return { status, json: { status, ...(serviceErrorCode !== undefined ? { serviceErrorCode } : {}), ...(code ? { code } : {}), message } };
+}
+
+/** LinkedIn's 422 to a repeated create, as quoted from LinkedIn in client issues (Arisamiga/Linkedin-RSS#5; protocols.md section 8). */
+export function linkedInDuplicate(urn: string): StandInResponse {
+  return {
+    status: 422,
+    json: {
+      errorDetailType: 'com.linkedin.common.error.BadRequest',
+      message: `com.linkedin.content.common.exception.BadRequestResponseException: Content is a duplicate of ${urn}`,
+      errorDetails: { inputErrors: [{ description: 'Duplicate post is detected', input: {}, code: 'DUPLICATE_POST' }] },
+      status: 422,
+    },
+  };
 }
 
 export async function startLinkedInStandIn() {
@@ -23,6 +43,12 @@ export async function startLinkedInStandIn() {
   const images = new Map<string, { urn: string; owner: string; uploadToken: string; bytes?: Buffer; contentType?: string }>();
   const posts = new Map<string, LinkedInPost>();
   const comments = new Map<string, LinkedInCommentRecord>();
+  /**
+   * `keepDeleted`: a deleted post's text is still refused as a duplicate, naming the deleted post (which reads 404), as
+   * reported of LinkedIn for a day or two after a delete (ComposioHQ/composio#2710, [3p]); off unless a test asks.
+   */
+  const duplicates = { keepDeleted: false, deleted: new Map<string, LinkedInPost>() };
+  const commentCreateAnswer = { entity: true };
   let counter = 7_100_000_000_000_000_000n;
   let clock = () => new Date();
   const nextId = () => String((counter += 1n));
@@ -67,7 +93,7 @@ export async function startLinkedInStandIn() {
   const commentView = (c: LinkedInCommentRecord) => {
     const replies = [...comments.values()].filter((r) => r.parentComment === c.commentUrn).length;
     return {
-      id: c.id, commentUrn: c.commentUrn, actor: c.actor, object: c.object, message: { text: c.text, attributes: [] }, ...(c.parentComment ? { parentComment: c.parentComment } : {}),
+      id: c.id, commentUrn: c.commentUrn, actor: c.actor, object: c.activity, message: { text: c.text, attributes: [] }, ...(c.parentComment ? { parentComment: c.parentComment } : {}),
       created: { actor: c.actor, time: c.time }, lastModified: { actor: c.actor, time: c.time }, likesSummary: { totalLikes: 0, likedByCurrentUser: false },
       commentsSummary: { aggregatedTotalComments: replies, totalFirstLevelComments: replies },
     };
@@ -117,9 +143,12 @@ export async function startLinkedInStandIn() {
     if (typeof body.commentary !== 'string' || body.commentary.length > 3000) return linkedInError(422, '/commentary :: length must be at most 3000', 'UNPROCESSABLE_ENTITY');
     const refs: string[] = body.content?.media ? [body.content.media.id] : (body.content?.multiImage?.images ?? []).map((i: { id: string }) => i.id);
     if (refs.some((urn) => !images.get(urn)?.bytes)) return linkedInError(400, 'Image is not uploaded or not available');
-    const duplicate = [...posts.values()].find((p) => p.author === body.author && p.commentary === body.commentary && body.commentary !== '');
-    if (duplicate) return linkedInError(422, `Content is a duplicate of ${duplicate.urn}`, 'DUPLICATE_POST');
-    const post: LinkedInPost = { urn: `urn:li:share:${nextId()}`, author: body.author, commentary: body.commentary, content: body.content, createdAt: clock().getTime(), body };
+    const known = [...posts.values(), ...(duplicates.keepDeleted ? duplicates.deleted.values() : [])];
+    const duplicate = known.find((p) => p.author === body.author && p.commentary === body.commentary && body.commentary !== '');
+    if (duplicate) return linkedInDuplicate(duplicate.urn);
+    const post: LinkedInPost = {
+      urn: `urn:li:share:${nextId()}`, activity: `urn:li:activity:${nextId()}`, author: body.author, commentary: body.commentary, content: body.content, createdAt: clock().getTime(), body,
+    };
     posts.set(post.urn, post);
     return { status: 201, headers: { 'x-restli-id': post.urn } };
   });
@@ -137,9 +166,22 @@ export async function startLinkedInStandIn() {
     return { json: { paging: { start: 0, count, links: [] }, elements: list.map((p) => ({ id: p.urn, author: p.author, commentary: p.commentary, createdAt: p.createdAt, lifecycleState: 'PUBLISHED' })) } };
   });
 
+  /** A single post by URN: as the finder, a member's needs the restricted `r_member_social`, a Page's a role on it. */
+  standIn.on('GET', '/rest/posts/:urn', (req) => {
+    auth(req);
+    const post = posts.get(req.params.urn);
+    if (!post) return linkedInError(404, `Post ${req.params.urn} not found`);
+    if (!post.author.startsWith('urn:li:organization:') || !mayActAs(post.author)) {
+      return linkedInError(403, `Not enough permissions to access: partnerApiPostsExternal.GET for ${req.params.urn}`, 'ACCESS_DENIED', 100);
+    }
+    return { json: { id: post.urn, author: post.author, commentary: post.commentary, createdAt: post.createdAt, lastModifiedAt: post.createdAt, lifecycleState: 'PUBLISHED', visibility: 'PUBLIC' } };
+  });
+
   standIn.on('DELETE', '/rest/posts/:urn', (req) => {
     auth(req);
     // Deletes are idempotent: a post already gone answers 204 as well.
+    const gone = posts.get(req.params.urn);
+    if (gone) duplicates.deleted.set(gone.urn, gone);
     posts.delete(req.params.urn);
     for (const c of [...comments.values()]) if (c.object === req.params.urn) comments.delete(c.id);
     return { status: 204 };
@@ -163,13 +205,22 @@ export async function startLinkedInStandIn() {
     return { status: 201, ...created(addComment(body.object, body.actor, body.message?.text ?? '', body.parentComment)) };
   });
 
+  /** "Get a Comment": the post (share URN) or parent comment the path names must be the comment's. */
+  standIn.on('GET', '/rest/socialActions/:urn/comments/:id', (req) => {
+    auth(req);
+    const comment = comments.get(req.params.id);
+    if (!comment || (comment.object !== req.params.urn && comment.parentComment !== req.params.urn)) return linkedInError(404, 'Comment not found');
+    return { json: commentView(comment) };
+  });
+
   function created(c: LinkedInCommentRecord) {
-    return { headers: { 'x-restli-id': c.id }, json: commentView(c) };
+    return { headers: { 'x-restli-id': c.id }, ...(commentCreateAnswer.entity ? { json: commentView(c) } : {}) };
   }
 
   function addComment(object: string, actor: string, text: string, parentComment?: string): LinkedInCommentRecord {
     const id = nextId();
-    const record: LinkedInCommentRecord = { id, commentUrn: `urn:li:comment:(${object},${id})`, object, actor, text, parentComment, time: clock().getTime() };
+    const activity = posts.get(object)?.activity ?? `urn:li:activity:${object.split(':').pop()}`;
+    const record: LinkedInCommentRecord = { id, commentUrn: `urn:li:comment:(${activity},${id})`, object, activity, actor, text, parentComment, time: clock().getTime() };
     comments.set(id, record);
     return record;
   }
@@ -222,7 +273,7 @@ export async function startLinkedInStandIn() {
 
   const origin = await standIn.start();
   return {
-    standIn, origin, member, organization, images, posts, comments, personUrn, orgUrn, tokens, oauth,
+    standIn, origin, member, organization, images, posts, comments, personUrn, orgUrn, tokens, oauth, duplicates, commentCreateAnswer,
     setClock(fn: () => Date) { clock = fn; },
     /** Numbers the statistics endpoints report for a post, in Herald's keys. */
     setMetrics: (urn: string, values: Parameters<MetricsBook['set']>[1]) => metrics.set(urn, values),

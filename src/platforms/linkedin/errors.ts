@@ -1,6 +1,7 @@
 import type { HttpResponse } from '../../net/http';
 import type { TransportPolicy } from '../transport';
 import { PlatformFailure, type PlatformFailureKind } from '../types';
+import { postUrl } from './mapper';
 
 /**
  * Every LinkedIn answer classified once (protocols.md section 8). LinkedIn's error body is
@@ -59,7 +60,39 @@ function secondsUntilUtcMidnight(now: Date): number {
   return Math.ceil((next - now.getTime()) / 1000);
 }
 
+/**
+ * LinkedIn's refusal of a create whose content it already has from this author: 422, `"message": "...Content is a
+ * duplicate of urn:li:share:<id>"` with `errorDetails.inputErrors[].code` `DUPLICATE_POST` (protocols.md section 8;
+ * the body as quoted in client issues, [3p]). The URN it names may be a post deleted since: LinkedIn keeps refusing
+ * the same text for a while after a delete, naming a post that reads 404.
+ */
+export interface LinkedInDuplicate {
+  /** The post (or item) LinkedIn says the content repeats, when its message names one. */
+  urn: string | null;
+}
+
+const DUPLICATE_URN = /duplicate of (urn:li:\w+:(?:\([^()]*\)|[\w-]+))/i;
+
+/** The duplicate refusal in an answer's status and body, else null; read from a failure's `detail` too. */
+export function linkedInDuplicateOf(answer: { status?: number; body?: string } | undefined): LinkedInDuplicate | null {
+  if (answer?.status !== 422 || !answer.body) return null;
+  const named = DUPLICATE_URN.exec(answer.body);
+  if (named) return { urn: named[1] };
+  return /DUPLICATE_POST/.test(answer.body) ? { urn: null } : null;
+}
+
+/** Herald's sentence for it, naming the post LinkedIn pointed at by its public link (a raw message never reaches a client). */
+function duplicateReason(duplicate: LinkedInDuplicate, action: LinkedInAction): string {
+  const named = duplicate.urn && /^urn:li:(share|ugcPost):/.test(duplicate.urn) ? ` (${postUrl(duplicate.urn)})` : '';
+  const what = action === 'publish' ? `a recent post of this account${named}` : 'a comment LinkedIn already has from this account';
+  return `it repeats ${what}, and LinkedIn takes no duplicates; nothing was published`;
+}
+
 export function classifyLinkedInResponse(res: HttpResponse, action: LinkedInAction, now: Date): PlatformFailure {
+  const duplicate = linkedInDuplicateOf({ status: res.status, body: res.text });
+  if (duplicate) {
+    return new PlatformFailure('linkedin', 'permanent', `LinkedIn ${subject[action]}: ${duplicateReason(duplicate, action)}.`, undefined, { status: res.status, body: res.text.slice(0, 2000) });
+  }
   const row = byStatus[res.status] ?? (res.status >= 500 ? serverError : { kind: 'permanent' as const, reason: 'LinkedIn did not accept the request' });
   const wait = row.kind === 'rate_limited' ? secondsUntilUtcMidnight(now) : undefined;
   return new PlatformFailure('linkedin', row.kind, `LinkedIn ${subject[action]}: ${row.reason}.`, wait, { status: res.status, body: res.text.slice(0, 2000) });

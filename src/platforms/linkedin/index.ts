@@ -1,14 +1,15 @@
 import type { HttpClient } from '../../net/http';
-import { LOOKUP_WINDOW_MS } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { lookedUp } from '../lookup';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { createLinkedInClient, encodeUrn, type LinkedInClient } from './client';
+import { matchOfRequest, settleDuplicate, type ReadPost } from './duplicate';
+import { linkedInDuplicateOf } from './errors';
 import { uploadImage } from './media';
 import { readLinkedInMetrics } from './metrics';
 import {
-  DEFAULT_LINKEDIN_ORIGIN, POSTING_ROLES, commentOf, commentUrl, escapeLittleText, memberAnswer, memberIdentity, organizationAclsAnswer, organizationAnswer, organizationIdentity, parseCommentUrn, postBody, postUrl,
-  type LinkedInComment,
+  DEFAULT_LINKEDIN_ORIGIN, POSTING_ROLES, commentOf, commentUrl, commentUrnOf, memberAnswer, memberIdentity, organizationAclsAnswer, organizationAnswer, organizationIdentity, parseCommentUrn, postBody,
+  postUrl, type LinkedInComment,
 } from './mapper';
 
 interface LinkedInAdapterDeps {
@@ -20,6 +21,9 @@ interface LinkedInAdapterDeps {
 }
 
 const COMMENT_PAGE_SIZE = 25;
+
+/** A listed comment, its URN settled (`commentUrnOf`). */
+type ListedComment = LinkedInComment & { commentUrn: string };
 
 interface Connection {
   client: LinkedInClient;
@@ -50,16 +54,33 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
     return memberIdentity(res.json as { sub: string }).settings!.authorUrn;
   }
 
+  /**
+   * The comment's id is its URN as the listing will give it (`commentUrnOf`), so a sync finds Herald's own comment
+   * under the same id: the created comment in the 201's body, else `x-restli-id` when it is the URN, else the comment
+   * read back by its id (`x-restli-id` is the bare comment id). Only when that read fails is the URN built from the
+   * post URN, as before 2026-12-07 (still deletable, since a delete names the post; a sync then lists it once more).
+   */
   async function createComment(conn: Connection, postUrn: string, text: string, parentComment?: string): Promise<PublishedPost> {
     const actor = await authorOf(conn);
     const res = await conn.client.send({
       method: 'POST', path: `/rest/socialActions/${encodeUrn(postUrn)}/comments`, action: 'reply', creates: true,
       json: { actor, object: postUrn, message: { text }, ...(parentComment ? { parentComment } : {}) },
     });
+    const header = res.headers.get('x-restli-id') ?? undefined;
     const body = res.json as Partial<LinkedInComment> | undefined;
-    const id = res.headers.get('x-restli-id') ?? body?.id;
-    const urn = body?.commentUrn ?? `urn:li:comment:(${postUrn},${id})`;
+    const id = body?.id ?? header;
+    const urn = commentUrnOf(body) ?? (header?.startsWith('urn:li:comment:') ? header : undefined) ?? (id ? await readCommentUrn(conn, postUrn, id) : undefined);
+    if (!urn) throw new PlatformFailure('linkedin', 'unknown_outcome', 'LinkedIn accepted the comment without saying which comment it made.', undefined, { status: res.status });
     return { platformPostId: urn, url: commentUrl(postUrn, urn) };
+  }
+
+  /** `GET /rest/socialActions/{post}/comments/{id}` ("Get a Comment"); the create already happened, so a failed read never fails it. */
+  async function readCommentUrn(conn: Connection, postUrn: string, id: string): Promise<string> {
+    const read = await conn.client
+      .send({ method: 'GET', path: `/rest/socialActions/${encodeUrn(postUrn)}/comments/${encodeURIComponent(id)}`, action: 'read' })
+      .then((r) => commentUrnOf(r.json as Partial<LinkedInComment> | undefined))
+      .catch(() => undefined);
+    return read ?? `urn:li:comment:(${postUrn},${id})`;
   }
 
   /**
@@ -75,9 +96,8 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
   async function findPagePost(conn: Connection, req: PublishRequest): Promise<PublishedPost | null> {
     const author = await authorOf(conn);
     const res = await conn.client.send({ method: 'GET', path: '/rest/posts', query: { q: 'author', author, count: 10, sortBy: 'LAST_MODIFIED' }, action: 'publish' });
-    const elements = (res.json as { elements?: Array<{ id: string; commentary?: string; createdAt?: number }> } | undefined)?.elements ?? [];
-    const commentary = escapeLittleText(req.text);
-    const hit = elements.find((p) => p.commentary === commentary && Math.abs(now().getTime() - (p.createdAt ?? 0)) <= LOOKUP_WINDOW_MS);
+    const elements = (res.json as { elements?: ReadPost[] } | undefined)?.elements ?? [];
+    const hit = elements.find((p) => matchOfRequest(p, req, now()) === 'recent');
     return hit ? { platformPostId: hit.id, url: postUrl(hit.id) } : null;
   }
 
@@ -85,14 +105,19 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
     if (!conn.organizationId) throw new PlatformFailure('linkedin', 'permanent', 'LinkedIn offers no comment access for member profile posts; only Page posts have comments in Herald.');
   }
 
-  async function readComments(conn: Connection, targetUrn: string, start: number): Promise<{ elements: LinkedInComment[]; next: number | null }> {
+  async function readComments(conn: Connection, targetUrn: string, start: number): Promise<{ elements: ListedComment[]; next: number | null }> {
     const res = await conn.client.send({ method: 'GET', path: `/rest/socialActions/${encodeUrn(targetUrn)}/comments`, query: { start, count: COMMENT_PAGE_SIZE }, action: 'read' });
     const body = res.json as { elements?: LinkedInComment[]; paging?: { start?: number; count?: number; total?: number } } | undefined;
-    const elements = body?.elements ?? [];
+    const raw = body?.elements ?? [];
     const total = body?.paging?.total;
-    const end = start + elements.length;
-    const more = total !== undefined ? end < total : elements.length === COMMENT_PAGE_SIZE;
-    return { elements, next: more && elements.length > 0 ? end : null };
+    const end = start + raw.length;
+    const more = total !== undefined ? end < total : raw.length === COMMENT_PAGE_SIZE;
+    // Paging counts what LinkedIn sent; an element without any URN (malformed) is not a comment Herald can act on.
+    const elements = raw.flatMap((c) => {
+      const commentUrn = commentUrnOf(c);
+      return commentUrn ? [{ ...c, commentUrn }] : [];
+    });
+    return { elements, next: more && raw.length > 0 ? end : null };
   }
 
   return {
@@ -131,6 +156,8 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
           const found = await findRecentPost(conn, req, err);
           if (found) return found;
         }
+        const duplicate = err instanceof PlatformFailure ? linkedInDuplicateOf(err.detail) : null;
+        if (duplicate && req.earlierAttemptOpen) return settleDuplicate({ client: conn.client, author, req, now: now() }, duplicate, err as PlatformFailure);
         throw err;
       }
     },
@@ -158,7 +185,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
       const page = await readComments(conn, platformPostId, cursor ? Number(cursor) : 0);
       const comments: PlatformComment[] = [];
       for (const top of page.elements) {
-        const replies: LinkedInComment[] = [];
+        const replies: ListedComment[] = [];
         if ((top.commentsSummary?.aggregatedTotalComments ?? 0) > 0) {
           for (let start: number | null = 0; start !== null; ) {
             const sub = await readComments(conn, top.commentUrn, start);
@@ -177,14 +204,20 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
       return createComment(conn, platformPostId, text, platformCommentId);
     },
 
-    async deleteComment(ctx, platformCommentId) {
+    /**
+     * `DELETE /rest/socialActions/{post urn}/comments/{comment id}?actor=`: the path names the post (share or ugcPost
+     * URN) the comment is on, as documented, not the activity URN inside the comment's URN; the post's id is passed
+     * for that, and only a caller without it falls back to the URN's own object.
+     */
+    async deleteComment(ctx, platformCommentId, platformPostId) {
       const conn = connect(ctx);
       requirePage(conn);
       const parts = parseCommentUrn(platformCommentId);
       if (!parts) throw new PlatformFailure('linkedin', 'permanent', 'LinkedIn refused to delete the comment: the comment id is not a LinkedIn comment URN.');
       const actor = await authorOf(conn);
+      const target = platformPostId ?? parts.objectUrn;
       await conn.client
-        .send({ method: 'DELETE', path: `/rest/socialActions/${encodeUrn(parts.objectUrn)}/comments/${encodeURIComponent(parts.commentId)}`, query: { actor }, action: 'delete_comment' })
+        .send({ method: 'DELETE', path: `/rest/socialActions/${encodeUrn(target)}/comments/${encodeURIComponent(parts.commentId)}`, query: { actor }, action: 'delete_comment' })
         .catch(ignoreGone);
     },
 

@@ -67,9 +67,16 @@ export function organizationIdentity(org: { id: number | string; localizedName?:
 /** Roles that may post as an organization (protocols.md section 8). */
 export const POSTING_ROLES = new Set(['ADMINISTRATOR', 'DIRECT_SPONSORED_CONTENT_POSTER', 'CONTENT_ADMINISTRATOR']);
 
+/**
+ * A comment as LinkedIn answers it (a listing element, `Get a Comment`, and the body of a create). Its URN names the
+ * post's *activity*, `urn:li:comment:(urn:li:activity:<id>,<comment id>)`, whatever URN the post was created and
+ * addressed by (`urn:li:share:` or `urn:li:ugcPost:`), and `object` is that activity URN too. Versioned answers carry
+ * it as `commentUrn`; older and some current ones only as `$URN` (protocols.md section 8, README "Platforms").
+ */
 export interface LinkedInComment {
   id: string;
-  commentUrn: string;
+  commentUrn?: string;
+  $URN?: string;
   actor: string;
   object?: string;
   message?: { text?: string };
@@ -80,7 +87,7 @@ export interface LinkedInComment {
 }
 
 /** LinkedIn names the author only by URN; names would need a profile read per author, which Herald does not do. */
-export function commentOf(c: LinkedInComment, authorUrn: string, replies: number): PlatformComment {
+export function commentOf(c: LinkedInComment & { commentUrn: string }, authorUrn: string, replies: number): PlatformComment {
   const actor = c.actor ?? c.created?.actor ?? '';
   return {
     platformCommentId: c.commentUrn,
@@ -92,6 +99,18 @@ export function commentOf(c: LinkedInComment, authorUrn: string, replies: number
     replies,
     own: actor === authorUrn,
   };
+}
+
+/**
+ * The comment's URN exactly as LinkedIn lists it, so Herald's own comment and the one a sync reads are one row:
+ * `commentUrn`, else `$URN`, else built from the answer's own `object` (the activity URN) and `id`. Never built from
+ * the post URN Herald addressed: that names the share or ugcPost, not the activity, and matches no listed comment.
+ */
+export function commentUrnOf(c: Partial<LinkedInComment> | undefined): string | undefined {
+  if (!c) return undefined;
+  const urn = c.commentUrn ?? c.$URN;
+  if (urn) return urn;
+  return c.object && c.id ? `urn:li:comment:(${c.object},${c.id})` : undefined;
 }
 
 /** `urn:li:comment:(<object urn>,<comment id>)` → its parts (deleting a comment names both). */
