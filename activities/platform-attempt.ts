@@ -1,4 +1,5 @@
 import { ApiError } from '../src/errors';
+import { platformName } from '../src/platforms/availability';
 import { CredentialRenewalPending } from '../src/posts/accounts-port';
 import { refusalFromFailure, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import * as attemptMarks from '../src/posts/attempt-marks';
@@ -59,16 +60,25 @@ function attemptHandleOf(rt: PostsRuntime, row: attemptMarks.MarkedPost): Attemp
 }
 
 /**
- * What the adapter is sent for a marked row, or a permanent refusal when one of its stored files is gone: an upload
- * deleted (`DELETE /api/v1/media/:id`) after a create had checked it and before its row was written. The mark is
- * closed: nothing was sent.
+ * What the adapter is sent for a marked row, or a refusal when it cannot be built. Nothing was sent by this attempt
+ * (the platform call has not begun), so its mark is closed, unless an earlier call's mark was open when it marked:
+ * that call may have sent, and the next attempt must still look first. One of its stored files gone (an upload
+ * deleted, `DELETE /api/v1/media/:id`, after a create had checked it) is a permanent refusal; anything else (media
+ * storage, the database not answering) a retryable one, so the workflow retries it as a platform's transient fault
+ * rather than failing with the mark left open (a later attempt then looked first, or reported unconfirmed, for a post
+ * never sent).
  */
 export async function requestOrRefusal(rt: PostsRuntime, row: attemptMarks.MarkedPost): Promise<{ request: PublishRequest } | { refusal: Refusal }> {
   try {
     return { request: await publishRequestFor(rt, row) };
   } catch (err) {
-    if (!(err instanceof ApiError && err.code === 'media_not_found')) throw err;
-    await attemptOutcomes.clearPublishAttempt(rt.db, row.id);
-    return { refusal: refusalOf(row.platform, 'permanent', 'A media file of this post was deleted before it was published; nothing was sent.') };
+    const mediaGone = err instanceof ApiError && err.code === 'media_not_found';
+    if (!mediaGone) rt.logger.warn({ err, postId: row.id, threadId: row.thread_id ?? undefined }, 'the request for a post could not be built; nothing was sent');
+    if (!row.earlier_attempt_open) {
+      // Left open when the clear fails too: the next attempt then looks first, as after any call that did not report.
+      await attemptOutcomes.clearPublishAttempt(rt.db, row.id).catch((clearErr: unknown) => rt.logger.warn({ err: clearErr, postId: row.id }, 'could not close the attempt of a post never sent'));
+    }
+    if (mediaGone) return { refusal: refusalOf(row.platform, 'permanent', 'A media file of this post was deleted before it was published; nothing was sent.') };
+    return { refusal: refusalOf(row.platform, 'retryable', `Herald could not prepare the post for ${platformName(row.platform)} (its media or its database did not answer); nothing was sent.`) };
   }
 }

@@ -1,7 +1,9 @@
 import { markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
+import { failPendingFirstComment } from '../src/posts/first-comment-repository';
+import { firstCommentNotSent } from '../src/posts/first-comment-not-sent';
 import { InstantClaims } from '../src/posts/instant-claims';
-import { linkOf } from '../src/posts/post-link';
+import { linkOf, storedLinkOf } from '../src/posts/post-link';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf } from '../src/posts/publish-request';
@@ -74,7 +76,7 @@ export function createPostActivities(rt: PostsRuntime) {
     const started = Date.now();
     // The mark returns the account's credentials too (one statement, not a mark and a read).
     const row = begun ? begun.row : await attemptMarks.beginPublishAttempt(db, postId);
-    if (!row) return { ok: false, kind: 'not_publishing' };
+    if (!row) return publishedAlready(await findPost(db, postId));
     const ctx = begun ? begun.ctx : publishingContextOfClaimed(rt, row);
     if (!ctx) return refusalOf(row.platform, 'account_inactive');
     const prepared = await requestOrRefusal(rt, row);
@@ -123,8 +125,28 @@ export function createPostActivities(rt: PostsRuntime) {
     return { ...attempt.attempt, recorded };
   }
 
+  /**
+   * An attempt that finds its row no longer `publishing`: `published` already (an earlier run of this attempt, or a
+   * run lost after it recorded the post: an embedded Temporal restarted, a worker lost, a group failing on another
+   * post) is reported as taken and recorded, with the follow-ups still due, so the workflow sends a first comment
+   * still `pending` (its mark decides: one found begun is failed as unconfirmed, never sent twice) and cleans the
+   * media; anything else (deleted, failed) is `not_publishing`.
+   */
+  function publishedAlready(row: PostRow | undefined): PublishAttempt {
+    if (row?.status !== 'published' || row.platform_post_id === null) return { ok: false, kind: 'not_publishing' };
+    const link = storedLinkOf(row);
+    return { ok: true, platformPostId: row.platform_post_id, ...link, recorded: true, hasFirstComment: hasPendingFirstComment(row), hasMedia: mediaIdsOf(row).length > 0 };
+  }
+
+  /** A row recorded `published` whose first comment is still to be sent: its claim is a `publish` that finds it so. */
+  function awaitsFollowUp(row: PostRow | undefined): boolean {
+    return row?.status === 'published' && hasPendingFirstComment(row);
+  }
+
   /** What a hold that did not get its claim reports (see `publishWhenDue`). */
   function claimSeenBy(row: PostRow | undefined): ClaimResult | null {
+    // Published by another run with its first comment left: the workflow's claim takes it on (`claimPost`).
+    if (awaitsFollowUp(row)) return null;
     if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
     const until = attemptOutcomes.waitingUntil(row);
     if (row.status === 'publishing' || until === null) return null;
@@ -153,13 +175,17 @@ export function createPostActivities(rt: PostsRuntime) {
 
   const activities = {
     /**
-     * Decides the next step from the row: gone (deleted, cancelled, no row: the workflow ends), wait (until the
-     * scheduled time or the next retry, both read from the row), or publish (a scheduled post due now becomes
-     * `publishing` here). Every answer but gone carries the row's retry state (`retry`).
+     * Decides the next step from the row: gone (deleted, cancelled, published, no row: the workflow ends), wait
+     * (until the scheduled time or the next retry, both read from the row), or publish (a scheduled post due now
+     * becomes `publishing` here; a published one whose first comment is still `pending` is taken on for it). Every
+     * answer but gone carries the row's retry state (`retry`).
      * `now` is the workflow's clock, so timers and this check agree (also under time skipping).
      */
     async claimPost(input: ClaimInput): Promise<ClaimResult> {
       const row = await findPost(db, input.postId);
+      // Recorded `published` by a run that did not live to send its first comment: the attempt finds it so
+      // (`publishedAlready`) and the workflow sends the comment.
+      if (awaitsFollowUp(row)) return { kind: 'publish', scheduled: row!.scheduled_at !== null, hasFirstComment: true, retry: attemptOutcomes.retryStateOf(row!) };
       if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
       const hasFirstComment = hasPendingFirstComment(row);
       const retry = attemptOutcomes.retryStateOf(row);
@@ -301,7 +327,11 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /** The first comment under the published post; a failure never touches the post. Quota: spent or refunded. */
     async publishFirstComment(input: { postId: string }): Promise<'posted' | 'failed' | 'skipped'> {
-      return (await sendFirstComment(rt, input.postId)).status;
+      const { status } = await sendFirstComment(rt, input.postId);
+      // Not sent because the post is gone (deleted once published, by a path that left its comment `pending`): the
+      // comment will never go out, so it is failed and its charges refunded rather than kept reserved for ever.
+      if (status === 'skipped') await failPendingFirstComment(db, input.postId, firstCommentNotSent.noLongerPublished, { postGone: true });
+      return status;
     },
 
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them; uploads are kept. */

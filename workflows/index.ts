@@ -3,6 +3,7 @@
 export { publishPost } from './publish-post';
 export { publishGroup } from './publish-group';
 export { publishThread } from './publish-thread';
+export { sendPendingFirstComment } from './first-comment';
 export { syncComments } from './sync-comments';
 export { keepCredentialAlive } from './keep-credential-alive';
 export { deliverWebhook } from './deliver-webhook';

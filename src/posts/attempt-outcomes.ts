@@ -9,6 +9,7 @@ import type { PostLink } from '../platforms/types';
 import { namedStatements, rowsOf } from '../db/named-statements';
 import { refundQuota, spendReservedOf } from '../quota/quota';
 import type { MarkedPost } from './attempt-marks';
+import { failPendingCommentColumns, firstCommentNotSent } from './first-comment-not-sent';
 import { recordPostEvents, recordPostEventsOf } from './post-events';
 import { urlUnreadOf } from './post-link';
 import type { PostView } from './post-view';
@@ -197,9 +198,10 @@ export async function recordFailedAttempt(db: Db, postId: string, input: { messa
         error_message: input.final ? input.message : null,
         retry_count: sql`retry_count + 1`,
         next_attempt_at: !input.final && input.retryAt !== undefined ? new Date(input.retryAt) : null,
-        publish_attempt_started_at: null,
-        first_comment_status: input.final ? sql`case when first_comment_text is null then null else 'failed' end` : sql`first_comment_status`,
-        first_comment_error: input.final ? sql`case when first_comment_text is null then null else 'The post was not published, so its first comment was not sent' end` : sql`first_comment_error`,
+        // A retry keeps the attempt's mark as the attempt left it: open only when its call may have sent (a server
+        // error to a create, a request not built after an earlier call that never reported), so the retry looks first.
+        ...(input.final ? { publish_attempt_started_at: null } : {}),
+        ...(input.final ? failPendingCommentColumns(firstCommentNotSent.notPublished) : {}),
         updated_at: sql`now()`,
       })
       .where('id', '=', postId)
@@ -212,12 +214,12 @@ export async function recordFailedAttempt(db: Db, postId: string, input: { messa
   });
 }
 
-/** A claimed scheduled post whose account's credential was refused: `publishing` → `deleted` with the reason, refunded. */
+/** A claimed scheduled post whose account's credential was refused: `publishing` → `deleted` with the reason, its first comment `failed`, refunded. */
 export async function cancelClaimed(db: Db, postId: string, reason: AccountInactiveReason): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const cancelled = await trx
       .updateTable('posts')
-      .set({ status: 'deleted', error_message: reason, updated_at: sql`now()` })
+      .set({ status: 'deleted', error_message: reason, ...failPendingCommentColumns(firstCommentNotSent.cancelled), updated_at: sql`now()` })
       .where('id', '=', postId)
       .where('status', '=', 'publishing')
       .executeTakeFirst();

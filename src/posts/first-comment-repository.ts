@@ -8,6 +8,7 @@ import { namedStatements } from '../db/named-statements';
 import { refundQuota, spendQuota, spendReservedOf } from '../quota/quota';
 import { earlierAttemptOpen, publishingAccountColumns, rowVersion } from './attempt-marks';
 import { unchangedSinceMark, viewOfMarked } from './attempt-outcomes';
+import { firstCommentCharges } from './first-comment-not-sent';
 import { recordPostEvents } from './post-events';
 
 /**
@@ -17,8 +18,6 @@ import { recordPostEvents } from './post-events';
  */
 
 type Trx = Transaction<Database>;
-
-const firstCommentCharges = ['first_comment', 'x_link_first_comment'] as const;
 
 /**
  * Marks a first comment's platform call as begun (migration 0053) and returns the row when its comment is `pending`
@@ -83,16 +82,18 @@ export async function recordFirstCommentOutcome(
 /**
  * `pending` → `failed` with the sentence, its charges refunded and its `first_comment.failed` event written. With
  * `staleForMs`, only a comment whose attempt began (or, never begun, whose retry was claimed) longer ago than that by
- * the database's clock: an attempt nobody will finish, its process gone mid-call or before it called. False when the
- * comment was not such a `pending` one (still in flight, or settled).
+ * the database's clock: an attempt nobody will finish, its process gone mid-call or before it called. With
+ * `postGone`, only under a post no longer live (`deleted`, `failed`): a comment whose attempt found nothing to send it
+ * under. False when the comment was not such a `pending` one (still in flight, or settled).
  */
-export async function failPendingFirstComment(db: Db, postId: string, message: string, options: { staleForMs?: number } = {}): Promise<boolean> {
+export async function failPendingFirstComment(db: Db, postId: string, message: string, options: { staleForMs?: number; postGone?: boolean } = {}): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     let fail = trx
       .updateTable('posts')
       .set({ first_comment_status: 'failed', first_comment_error: message, updated_at: sql`now()` })
       .where('id', '=', postId)
       .where('first_comment_status', '=', 'pending');
+    if (options.postGone) fail = fail.where('status', 'in', ['deleted', 'failed']);
     if (options.staleForMs !== undefined) {
       fail = fail.where(sql<boolean>`coalesce(first_comment_attempt_started_at, updated_at) < now() - make_interval(secs => ${options.staleForMs / 1000})`);
     }

@@ -10,6 +10,7 @@ import { refusalFromFailure, refusalOf, type PublishFailureKind, type Refusal } 
 import type { PostView } from './post-view';
 import { findOwnPost, getPostView } from './read';
 import * as firstComments from './first-comment-repository';
+import { firstCommentNotSent } from './first-comment-not-sent';
 import { xLinkOutcome } from './rules';
 import type { PostsRuntime } from './runtime';
 
@@ -104,7 +105,7 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   if (outcome.status === 'failed') return { kind: 'comment_refused', rateLimited: outcome.kind === 'rate_limited', message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds };
   if (outcome.status === 'skipped') {
     // The post stopped being published (deleted) between the claim and the send: nothing was sent, nothing is kept.
-    await firstComments.failPendingFirstComment(rt.db, row.id, 'The post is no longer published, so its first comment was not sent');
+    await firstComments.failPendingFirstComment(rt.db, row.id, firstCommentNotSent.noLongerPublished);
     throw new ApiError('first_comment_not_retryable', 'The post is no longer published; a first comment can be retried only on a published post');
   }
   return { kind: 'posted', post: await getPostView(rt.db, row.id) };
@@ -114,7 +115,7 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
  * How long a `pending` first comment's attempt may go unanswered before it is taken as abandoned: longer than the
  * workflow's first-comment activity may run (10 minutes), so no call can still be out.
  */
-const ABANDONED_AFTER_MS = 15 * 60_000;
+export const ABANDONED_AFTER_MS = 15 * 60_000;
 
 /**
  * A retry of a `pending` first comment: an attempt is in flight (409), unless it began so long ago that nobody will

@@ -1,5 +1,6 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Database, Db } from '../db';
+import { ABANDONED_AFTER_MS } from './first-comment';
 
 /**
  * The reconciler's reads of the `posts` table (`reconcile.ts`): the posts whose status needs a running workflow, to
@@ -63,4 +64,33 @@ function postsNeedingWorkflowsQuery(db: Db, scope: ReconcileScope) {
     );
   }
   return query.orderBy('scheduled_at');
+}
+
+/** How long a published post's first comment may stay `pending` with no attempt begun before it is taken as left. */
+const FIRST_COMMENT_LEFT_AFTER_MS = 5 * 60_000;
+
+/**
+ * Published posts whose first comment is still `pending` and that nothing is sending: never begun
+ * `leftAfterMs` after the post's last change (its recording, or a user's retry reopening it), or begun longer ago
+ * than any attempt lasts (`ABANDONED_AFTER_MS`), both by the database's clock; oldest first, at most 500 a look.
+ * The run that recorded such a post was lost before its comment step; the reconciler starts one that sends it.
+ * Read through a partial index of such rows (migration 0250), so the look does not scan the published posts.
+ */
+export async function postsWithFirstCommentLeft(db: Db, leftAfterMs = FIRST_COMMENT_LEFT_AFTER_MS) {
+  const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000})`;
+  return db
+    .selectFrom('posts')
+    .select(['id', 'thread_id', 'group_id', 'workflow_id', 'status', 'scheduled_at', 'updated_at', 'retry_count'])
+    .where('status', '=', sql.lit('published'))
+    .where('first_comment_status', '=', sql.lit('pending'))
+    .where('first_comment_text', 'is not', null)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('first_comment_attempt_started_at', 'is', null), eb('updated_at', '<', ago(leftAfterMs))]),
+        eb('first_comment_attempt_started_at', '<', ago(ABANDONED_AFTER_MS)),
+      ]),
+    )
+    .orderBy('updated_at')
+    .limit(500)
+    .execute();
 }

@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../db';
 import { waitingUntil } from './attempt-outcomes';
-import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, type ReconcileScope } from './reconcile-queries';
+import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
 import type { PostsRuntime } from './runtime';
-import { postWorkflowId, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
+import { firstCommentWorkflowId, postWorkflowId, startFirstCommentWorkflow, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
 
 /**
@@ -77,7 +77,35 @@ export async function reconcilePosts(rt: PostsRuntime, scope: ReconcileScope = '
     }
   };
   await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
-  return { checked, started, failed };
+  const followUps = await startLeftFirstComments(rt, signal);
+  return { checked, started: [...started, ...followUps.started], failed: failed + followUps.failed };
+}
+
+/**
+ * Published posts whose first comment stayed `pending` (`postsWithFirstCommentLeft`: the run that recorded the post
+ * was lost before its comment step) get `sendPendingFirstComment`, never while a workflow of the post's is running
+ * (it may be about to send it). The reconciler sends nothing itself; the comment's mark keeps it from going out twice.
+ */
+async function startLeftFirstComments(rt: PostsRuntime, signal?: AbortSignal): Promise<ReconcileResult> {
+  const rows = await postsWithFirstCommentLeft(rt.db);
+  const started: string[] = [];
+  let failed = 0;
+  for (const row of rows) {
+    if (signal?.aborted) break;
+    try {
+      if (await anyRunning(rt.temporal!, [unitWorkflowId(row), firstCommentWorkflowId(row.id)])) continue;
+      started.push((await startFirstCommentWorkflow(rt, row.id)).workflowId);
+    } catch (err) {
+      failed++;
+      rt.logger.error({ err, postId: row.id }, 'reconcile: could not start the workflow of a first comment left pending');
+    }
+  }
+  return { checked: rows.length, started, failed };
+}
+
+async function anyRunning(client: Client, workflowIds: readonly string[]): Promise<boolean> {
+  for (const id of workflowIds) if ((await workflowState(client, id)) === 'running') return true;
+  return false;
 }
 
 /**
@@ -139,7 +167,8 @@ interface StuckPost {
 
 /**
  * `herald posts stuck`: posts whose database state and workflow state disagree. With a Temporal client, every
- * `scheduled`/`publishing` post whose workflow is missing or closed. Without one (the embedded server of a running
+ * `scheduled`/`publishing` post whose workflow is missing or closed, and every published post whose first comment
+ * was left `pending` (`postsWithFirstCommentLeft`) with neither its workflow nor its comment's running. Without one (the embedded server of a running
  * service is not reachable from outside), the posts that show it from the database alone: overdue by more than
  * `graceMs` (their time, or after a failed attempt their retry's `next_attempt_at`, passed without an attempt), or
  * publishing for longer than that.
@@ -159,6 +188,18 @@ export async function findStuckPosts(db: Db, client: Client | null, now = new Da
     const longPublishing = row.status === 'publishing' && now.getTime() - row.updated_at.getTime() > graceMs;
     if (overdue) out.push({ ...base, workflow: 'unknown', reason: row.retry_count === 0 ? 'scheduled time passed without an attempt' : "a retry's time passed without an attempt" });
     else if (longPublishing) out.push({ ...base, workflow: 'unknown', reason: 'publishing for longer than expected' });
+  }
+  // Published, its first comment left `pending`: stuck until a workflow of the post's runs (the reconciler starts one).
+  for (const row of await postsWithFirstCommentLeft(db, client ? undefined : graceMs)) {
+    const base = { id: row.id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
+    const reason = 'the post is published but its first comment is still pending';
+    if (!client) {
+      out.push({ ...base, workflow: 'unknown', reason });
+      continue;
+    }
+    if (await anyRunning(client, [unitWorkflowId(row)])) continue;
+    const state = await workflowState(client, firstCommentWorkflowId(row.id));
+    if (state !== 'running') out.push({ ...base, workflow: state, reason: `${reason} and no workflow is sending it` });
   }
   return out;
 }

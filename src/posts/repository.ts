@@ -4,6 +4,7 @@ import { currentRequestOrigin } from '../events/request-origin';
 import type { Database, Db } from '../db';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
 import { refundQuota } from '../quota/quota';
+import { failPendingCommentColumns, firstCommentCharges, firstCommentNotSent } from './first-comment-not-sent';
 import { recordPostEvents } from './post-events';
 
 /**
@@ -138,23 +139,39 @@ function inUnit(eb: ExpressionBuilder<Database, 'posts'>, unit: PostUnit) {
   return eb('id', '=', unit.postId);
 }
 
-/** A failed post, or a published one the platform deleted, is marked `deleted` (the record stays). */
+/**
+ * A failed post, or a published one the platform deleted, is marked `deleted` (the record stays). A first comment
+ * still `pending` under it is `failed` in the same update and its charges refunded (quota rule 5: it will never go
+ * out); one in flight meanwhile lands under a deleted post and is not counted.
+ */
 export async function markDeleted(db: Db, postId: string, expected: 'failed' | 'published'): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    const deleted = await trx.updateTable('posts').set({ status: 'deleted', updated_at: sql`now()` }).where('id', '=', postId).where('status', '=', expected).returning('id').execute();
-    await recordPostEvents(trx, 'post.deleted', deleted.map((r) => r.id));
+    const deleted = await trx
+      .updateTable('posts')
+      .set({ status: 'deleted', ...failPendingCommentColumns(firstCommentNotSent.noLongerPublished), updated_at: sql`now()` })
+      .where('id', '=', postId)
+      .where('status', '=', expected)
+      .returning('id')
+      .execute();
+    const ids = deleted.map((r) => r.id);
+    // Only reservations move to refunded: a comment posted keeps its spent charge.
+    await refundQuota(trx, ids, firstCommentCharges);
+    await recordPostEvents(trx, 'post.deleted', ids);
   });
 }
 
 /**
  * Cancels scheduled posts (`scheduled` → `deleted`, `error_message` = the reason, null when the user deleted them),
- * every reservation refunded, in one transaction. A post already publishing finishes: nothing live is ever marked
+ * their first comments `failed` with a sentence, every reservation refunded, in one transaction. A post already publishing finishes: nothing live is ever marked
  * deleted. Returns the ids cancelled (none when repeated).
  */
 export async function cancelScheduled(db: Db, target: { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason | null }): Promise<string[]> {
   if (!target.postIds && !target.accountId) throw new Error('cancelScheduled needs postIds or accountId');
   return db.transaction().execute(async (trx) => {
-    let update = trx.updateTable('posts').set({ status: 'deleted', error_message: target.reason, updated_at: sql`now()` }).where('status', '=', 'scheduled');
+    let update = trx
+      .updateTable('posts')
+      .set({ status: 'deleted', error_message: target.reason, ...failPendingCommentColumns(firstCommentNotSent.cancelled), updated_at: sql`now()` })
+      .where('status', '=', 'scheduled');
     if (target.postIds) update = update.where('id', 'in', target.postIds.length ? target.postIds : ['00000000-0000-0000-0000-000000000000']);
     if (target.accountId) update = update.where('account_id', '=', target.accountId);
     const cancelled = (await update.returning('id').execute()).map((r) => r.id);

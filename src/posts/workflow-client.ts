@@ -87,6 +87,22 @@ export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, post
   return handle;
 }
 
+/** The workflow that sends a published post's first comment its own run left (`workflows/first-comment.ts`). */
+export const firstCommentWorkflowId = (postId: string) => `first-comment-${postId}`;
+
+/** Starts `sendPendingFirstComment` for a post (same reuse rule as a post's: a running one is used as is). */
+export async function startFirstCommentWorkflow(rt: PostsRuntime, postId: string): Promise<WorkflowHandle> {
+  const handle = await client(rt).workflow.start('sendPendingFirstComment', {
+    workflowId: firstCommentWorkflowId(postId),
+    taskQueue: rt.taskQueue,
+    args: [{ postId }],
+    typedSearchAttributes: await workflowSearchAttributes(rt.db, { postIds: [postId] }),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  rt.recentStarts?.record(handle.workflowId);
+  return handle;
+}
+
 /** Best effort: a workflow that is gone needs no wake-up (its next read of the row would end it anyway). */
 export async function signalPost(rt: PostsRuntime, postId: string, signal: keyof typeof postSignals, arg?: string | null): Promise<void> {
   if (!rt.temporal) return;

@@ -11,6 +11,7 @@ import type { MarkedPost } from '../posts/attempt-marks';
 import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
 import { recordPostEvents } from '../posts/post-events';
+import { failPendingCommentColumns, firstCommentNotSent } from '../posts/first-comment-not-sent';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 
 /**
@@ -225,13 +226,22 @@ export async function requeueThreadAwaitingCredential(db: Db, threadId: string, 
  * A claimed scheduled thread, nothing of it live, whose account's credential the platform refused: every part
  * `publishing` → `deleted` with the reason, as a claimed post (`cancelClaimed`) and the account's scheduled posts are
  * (publishing-api.md "Post status": a scheduled post whose credential is lost), its reservations returned, a
- * `post.cancelled` event for each part. Parts rolled back name no platform post.
+ * `post.cancelled` event for each part, its first comment `failed`. Parts rolled back name no platform post.
  */
 export async function cancelClaimedThread(db: Db, threadId: string, reason: AccountInactiveReason): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const cancelled = await trx
       .updateTable('posts')
-      .set({ status: 'deleted', error_message: reason, platform_post_id: null, platform_post_url: null, platform_post_url_unread: false, publish_attempt_started_at: null, updated_at: sql`now()` })
+      .set({
+        status: 'deleted',
+        error_message: reason,
+        platform_post_id: null,
+        platform_post_url: null,
+        platform_post_url_unread: false,
+        publish_attempt_started_at: null,
+        ...failPendingCommentColumns(firstCommentNotSent.cancelled),
+        updated_at: sql`now()`,
+      })
       .where('thread_id', '=', threadId)
       .where('status', '=', 'publishing')
       .returning('id')
