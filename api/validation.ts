@@ -5,11 +5,49 @@ import { apiErrorFromZod, type InputPart } from '../src/posts/rules/zod-error';
  * Validates one part of a request; a failure is 400 `bad_request` worded by the one zod formatter (`apiErrorFromZod`).
  * Bodies keep each issue's input, so a missing field reads "is required" and a refused one (`scheduled_at`) says
  * what to send instead.
+ *
+ * A NUL character is refused first, in any string or member name of any part, whatever the schema says of it:
+ * PostgreSQL cannot store or compare one in `text` or `jsonb` (every stored or filtered string would otherwise be a
+ * 500), and no field of the API means one. Checked before the schema so the answer names that field even when
+ * others are missing.
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: InputPart): z.output<S> {
+  const nul = nulIssue(value);
+  if (nul) throw apiErrorFromZod(new z.ZodError([nul]), where);
   const result = schema.safeParse(value, { reportInput: where === 'body' });
   if (result.success) return result.data;
   throw apiErrorFromZod(result.error, where);
+}
+
+const nulMessage = 'must not contain the NUL character (\\u0000)';
+
+/**
+ * The first string (or member name) holding U+0000, depth first. A loop with parent links, not recursion or copied
+ * paths: a JSON body may nest deeper than the stack, and copying the path at each level would be quadratic.
+ */
+function nulIssue(value: unknown): z.core.$ZodIssue | null {
+  interface At { value: unknown; key: PropertyKey | null; parent: At | null }
+  const pathOf = (at: At | null): PropertyKey[] => {
+    const path: PropertyKey[] = [];
+    for (let node = at; node !== null && node.key !== null; node = node.parent) path.push(node.key);
+    return path.reverse();
+  };
+  const stack: At[] = [{ value, key: null, parent: null }];
+  while (stack.length > 0) {
+    const at = stack.pop()!;
+    if (typeof at.value === 'string') {
+      if (at.value.includes('\u0000')) return { code: 'custom', path: pathOf(at), message: nulMessage, input: at.value };
+    } else if (Array.isArray(at.value)) {
+      for (let i = at.value.length - 1; i >= 0; i -= 1) stack.push({ value: at.value[i], key: i, parent: at });
+    } else if (at.value !== null && typeof at.value === 'object') {
+      const entries = Object.entries(at.value);
+      if (entries.some(([name]) => name.includes('\u0000'))) {
+        return { code: 'custom', path: pathOf(at), message: `member names ${nulMessage}`, input: at.value };
+      }
+      for (let i = entries.length - 1; i >= 0; i -= 1) stack.push({ value: entries[i][1], key: entries[i][0], parent: at });
+    }
+  }
+  return null;
 }
 
 /** Query flags: only the words `true` and `false`. */
