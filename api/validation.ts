@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isUuid } from '../src/db/uuid';
 import { apiErrorFromZod, type InputPart } from '../src/posts/rules/zod-error';
 
 /**
@@ -49,6 +50,17 @@ function nulIssue(value: unknown): z.core.$ZodIssue | null {
   }
   return null;
 }
+
+/**
+ * A resource id in the path (`/posts/:id`, `:comment_id`): every route declares its ids with this. Anything is
+ * accepted here: a malformed id names no resource, so the repository's `isUuid` check answers 404 `not_found` like an
+ * absent one (src/db/uuid.ts; publishing-api.md "Resource absent"). A UUID is lower-cased, the form Herald writes, so
+ * `/posts/<ID>` and `/posts/<id>` are one resource and one request (the idempotency fingerprint takes parsed params).
+ */
+export const pathId = z.string().transform((id) => (isUuid(id) ? id.toLowerCase() : id));
+
+/** The params of a route whose one path parameter is `:id`. */
+export const idParams = z.strictObject({ id: pathId });
 
 /** Query flags: only the words `true` and `false`. */
 export const queryBoolean = z

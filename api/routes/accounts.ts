@@ -14,10 +14,10 @@ import {
 import { createSealedBox, type SealedBox } from '../../src/crypto/sealed-box';
 import type { AppDeps } from '../deps';
 import { defineRoute } from '../route';
+import { idParams } from '../validation';
 
 /** decisions.md "Accounts": `/api/v1/accounts`. Reads need `accounts:read`, changes `accounts:write`. */
 
-const accountParams = z.strictObject({ id: z.guid({ error: 'must be a UUID' }) });
 const accountBody = z.object({ data: AccountSchema });
 const ConnectWarning = z
   .object({ account_id: z.string(), platform: z.string(), code: z.enum(['credential_not_renewable']), message: z.string() })
@@ -96,7 +96,7 @@ export const accountsRoutes = [
     description: "A disconnected account, or another user's, is 404.",
     tags: ['Accounts'],
     scope: 'accounts:read',
-    params: accountParams,
+    params: idParams,
     errors: ['not_found'],
     responses: { 200: { description: 'The account', schema: accountBody } },
     handler: async ({ params, auth, deps }) => ({
@@ -114,7 +114,7 @@ export const accountsRoutes = [
       '`timezone` sets (or, with null, clears) the zone schedule_at without an offset is read in. An empty body is 400.',
     tags: ['Accounts'],
     scope: 'accounts:write',
-    params: accountParams,
+    params: idParams,
     body: UpdateAccountBody,
     errors: ['not_found', 'account_limit_reached'],
     responses: { 200: { description: 'The account as changed', schema: accountBody } },
@@ -132,7 +132,7 @@ export const accountsRoutes = [
       'Repeating the request answers the same 200. Connecting the same platform account again restores it under the same id.',
     tags: ['Accounts'],
     scope: 'accounts:write',
-    params: accountParams,
+    params: idParams,
     errors: ['not_found'],
     responses: { 200: { description: 'The disconnected account', schema: accountBody } },
     handler: async ({ params, auth, deps }) => ({

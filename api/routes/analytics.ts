@@ -5,7 +5,7 @@ import { platformName } from '../../src/platforms/availability';
 import { metricKeys, platformSlugs, type PlatformFailureKind } from '../../src/platforms/types';
 import type { AppDeps } from '../deps';
 import { defineRoute } from '../route';
-import { queryBoolean } from '../validation';
+import { idParams, queryBoolean } from '../validation';
 import { postsRuntimeOf } from './posts';
 
 const MetricsSchema = z.object(
@@ -72,7 +72,7 @@ export const analyticsRoutes = [
       "The platform's own numbers for one published post, from the stored snapshot. The first request for a post reads the platform; `refresh=true` reads it again, at most once every 5 minutes per post. Costs no quota. Telegram reports no post analytics (502).",
     tags: ['Analytics'],
     scope: 'posts:read',
-    params: z.strictObject({ id: z.string() }),
+    params: idParams,
     query: z.strictObject({ refresh: queryBoolean.optional().meta({ description: 'Read the platform again now (default false)' }) }),
     responses: { 200: { description: 'The snapshot', schema: z.object({ data: PostAnalyticsSchema }) } },
     errors: ['analytics_refresh_rate_limited', 'upstream_error'],

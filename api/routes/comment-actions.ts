@@ -6,6 +6,7 @@ import type { ErrorCode } from '../../src/errors';
 import { createPostsLifecycle } from '../../src/posts/cancel';
 import type { AppDeps } from '../deps';
 import { defineRoute } from '../route';
+import { pathId } from '../validation';
 import { postsRuntimeOf } from './posts';
 
 /** Reply to, hide and delete a comment of a published post (publishing-api.md "Comments endpoints"). */
@@ -22,7 +23,7 @@ function runtimeOf(deps: AppDeps): CommentActionsRuntime {
   return rt;
 }
 
-const params = z.strictObject({ id: z.string(), comment_id: z.string() });
+const params = z.strictObject({ id: pathId, comment_id: pathId });
 const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 
 /** What every comment action may answer besides the errors every route may. */

@@ -3,7 +3,7 @@ import { CommentSchema } from '../../src/comments/listing-view';
 import { listComments, parseSince } from '../../src/comments/listing';
 import { commentSyncStatuses } from '../../src/db/tables/comments';
 import { defineRoute } from '../route';
-import { queryBoolean, queryInteger } from '../validation';
+import { idParams, queryBoolean, queryInteger } from '../validation';
 import { postsRuntimeOf } from './posts';
 
 /** `GET /api/v1/posts/:id/comments`: the stored comment snapshot of a post (publishing-api.md "Comments endpoints"). */
@@ -47,7 +47,7 @@ export const commentsRoutes = [
       'Newest first, from the stored snapshot; page with `meta.next_cursor` until it is null. `sync=auto` refreshes behind the answer once the platform window passed, `sync=true` waits (up to 10 s) for a refresh, `sync=false` never refreshes.',
     tags: ['Comments'],
     scope: 'posts:read',
-    params: z.strictObject({ id: z.string() }),
+    params: idParams,
     query: listCommentsQuery,
     responses: { 200: { description: 'A page of comments', schema: CommentListingSchema } },
     errors: ['not_found', 'platform_coming_soon', 'comments_unsupported', 'comment_read_budget_exceeded', 'comment_sync_rate_limited', 'comment_permission_required'],

@@ -4,7 +4,7 @@ import { findOwnEvent, listOwnEvents } from '../../src/events/repository';
 import { EventSchema, toEventView } from '../../src/events/view';
 import { ApiError } from '../../src/errors';
 import { defineRoute } from '../route';
-import { queryInteger } from '../validation';
+import { idParams, queryInteger } from '../validation';
 
 /** decisions.md "Events and webhooks": the events a user's changes wrote, kept 30 days. Scope `webhooks:read`. */
 
@@ -42,7 +42,7 @@ export const eventsRoutes = [
     description: "Another user's event, or one older than 30 days, is 404.",
     tags: ['Events'],
     scope: 'webhooks:read',
-    params: z.strictObject({ id: z.string() }),
+    params: idParams,
     errors: ['not_found'],
     responses: { 200: { description: 'The event', schema: z.object({ data: EventSchema }) } },
     handler: async ({ params, auth, deps }) => {

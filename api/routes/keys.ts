@@ -5,6 +5,7 @@ import type { ApiKeyRow } from '../../src/db/tables/api-keys';
 import { ApiError } from '../../src/errors';
 import { keyAuthenticatorOf } from '../middleware/auth';
 import { defineRoute } from '../route';
+import { idParams } from '../validation';
 
 /** decisions.md "Keys": POST/GET/DELETE /api/v1/keys, scope `keys:write` for all three. */
 
@@ -122,7 +123,7 @@ export const keysRoutes = [
     description: 'The key stops working at once. Revoking a revoked key answers the same 200. Another user\'s key is 404.',
     tags: ['Keys'],
     scope: 'keys:write',
-    params: z.strictObject({ id: z.guid({ error: 'must be a UUID' }) }),
+    params: idParams,
     errors: ['not_found'],
     responses: { 200: { description: 'The revoked key', schema: z.object({ data: ApiKeySchema }) } },
     handler: async ({ params, auth, deps }) => {

@@ -4,7 +4,7 @@ import { MediaSchema } from '../../src/media/routes';
 import { toMediaApiShape } from '../../src/media/store';
 import { removeUpload } from '../../src/posts/media-cleanup';
 import { defineRoute } from '../route';
-import { queryInteger } from '../validation';
+import { idParams, queryInteger } from '../validation';
 import { postsRuntimeOf } from './posts';
 
 /**
@@ -16,7 +16,6 @@ const listMediaQuery = z.strictObject({
   limit: queryInteger({ min: 1, max: 100 }).optional().meta({ description: 'Page size, default 20, max 100' }),
   offset: queryInteger({ min: 0 }).optional().meta({ description: 'Default 0' }),
 });
-const idParams = z.strictObject({ id: z.string() });
 
 const StorageSchema = z.object({
   used_bytes: z.number().int().meta({ description: 'What the uploads kept take' }),

@@ -16,6 +16,7 @@ import {
 import { createPostsRuntime, type PostsRuntime } from '../../src/posts/runtime';
 import type { AppDeps } from '../deps';
 import { defineRoute } from '../route';
+import { idParams } from '../validation';
 import { createdPostAnswer, deletedPostAnswer, firstCommentAnswer, updatedPostAnswer } from './posts-answers';
 
 const runtimes = new WeakMap<AppDeps, PostsRuntime>();
@@ -30,7 +31,6 @@ export function postsRuntimeOf(deps: AppDeps): PostsRuntime {
   return rt;
 }
 
-const idParams = z.strictObject({ id: z.string() });
 const data = <T extends z.ZodType>(schema: T) => z.object({ data: schema });
 
 

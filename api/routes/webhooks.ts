@@ -6,7 +6,7 @@ import { changeEndpoint, createEndpoint, rotateSecret, type WebhooksDeps } from 
 import { deleteOwnEndpoint, findOwnEndpoint, listDeliveries, listOwnEndpoints } from '../../src/webhooks/repository';
 import { redeliverEvent, sendTestEvent, type SendRefused } from '../../src/webhooks/sends';
 import { EventSchema, toEventView } from '../../src/events/view';
-import { queryInteger } from '../validation';
+import { idParams, queryInteger } from '../validation';
 import { postsRuntimeOf } from './posts';
 import { toWebhookEndpointView, WebhookEndpointSchema } from '../../src/webhooks/view';
 import type { AppDeps } from '../deps';
@@ -40,7 +40,6 @@ const createBody = z.strictObject({
 const changeBody = z
   .strictObject({ url: urlField.optional(), events: eventsField.nullable().optional(), description: descriptionField.nullable().optional(), enabled: z.boolean().optional() })
   .refine((body) => Object.keys(body).length > 0, 'must change at least one of url, events, description, enabled');
-const endpointParams = z.strictObject({ id: z.string() });
 const WithSecretSchema = WebhookEndpointSchema.extend({
   secret: z.string().meta({ description: '`whsec_` + base64 of 32 bytes. Shown once; stored encrypted' }),
 }).meta({ id: 'WebhookEndpointWithSecret' });
@@ -114,7 +113,7 @@ export const webhooksRoutes = [
     summary: 'Get a webhook endpoint',
     tags: ['Webhooks'],
     scope: 'webhooks:read',
-    params: endpointParams,
+    params: idParams,
     errors: ['not_found'],
     responses: { 200: { description: 'The endpoint', schema: z.object({ data: WebhookEndpointSchema }) } },
     handler: async ({ params, auth, deps }) => {
@@ -130,7 +129,7 @@ export const webhooksRoutes = [
     description: '`events: null` delivers every type again. `enabled: true` switches an endpoint Herald disabled back on and clears `disabled_reason`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
-    params: endpointParams,
+    params: idParams,
     body: changeBody,
     errors: ['bad_request', 'not_found'],
     responses: { 200: { description: 'The endpoint', schema: z.object({ data: WebhookEndpointSchema }) } },
@@ -147,7 +146,7 @@ export const webhooksRoutes = [
     summary: 'Delete a webhook endpoint',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
-    params: endpointParams,
+    params: idParams,
     errors: ['not_found'],
     responses: { 200: { description: 'The endpoint as it was; nothing more is delivered to it', schema: z.object({ data: WebhookEndpointSchema }) } },
     handler: async ({ params, auth, deps }) => {
@@ -164,7 +163,7 @@ export const webhooksRoutes = [
       'The new secret is shown once. The previous one keeps signing beside it for 24 hours, and so does every secret rotated out in the 24 hours before (one signature each in `webhook-signature`; at most three rotated-out secrets sign, so a fourth rotation within a day stops the oldest).',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
-    params: endpointParams,
+    params: idParams,
     errors: ['not_found'],
     responses: { 200: { description: 'The endpoint, with its new secret', schema: z.object({ data: WithSecretSchema }) } },
     handler: async ({ params, auth, deps }) => {
@@ -181,7 +180,7 @@ export const webhooksRoutes = [
       'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `already_in_flight: true` and sends nothing (`/redeliver` it to send it now). A switched-off endpoint is 409 `webhook_endpoint_disabled`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
-    params: endpointParams,
+    params: idParams,
     errors: ['not_found', 'webhook_endpoint_disabled'],
     responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, auth, deps }) => {
@@ -198,7 +197,7 @@ export const webhooksRoutes = [
       'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `already_in_flight: true` and sends nothing more. Another user\'s event is 404; a switched-off endpoint is 409 `webhook_endpoint_disabled`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
-    params: endpointParams,
+    params: idParams,
     body: z.strictObject({ event_id: z.string().min(1, 'must not be empty') }),
     errors: ['not_found', 'webhook_endpoint_disabled'],
     responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
@@ -216,7 +215,7 @@ export const webhooksRoutes = [
       'Newest first, kept 30 days: each attempt with its id, event, time, status code or error, and duration. `has_more` says whether older attempts follow; pass the last `id` of a page as `after` for the next one. `event_id` lists one event\'s attempts only.',
     tags: ['Webhooks'],
     scope: 'webhooks:read',
-    params: endpointParams,
+    params: idParams,
     query: z.strictObject({
       after: z.uuid('must be a delivery attempt id').optional().meta({ description: 'The last id of the previous page: the attempts older than it follow' }),
       event_id: z.string().min(1).max(100).optional().meta({ description: 'Only the attempts to deliver this event' }),

@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { AccountRow, AccountUpdate, InactiveReason, NewAccountRow } from '../db/tables/accounts';
 import type { User } from '../db/tables/users';
+import { isUuid } from '../db/uuid';
 import type { PlatformSlug } from '../platforms/types';
 
 /**
@@ -49,8 +50,9 @@ export async function findByPlatformAccount(trx: Trx, userId: string, platform: 
     .executeTakeFirst();
 }
 
-/** The user's account by id, disconnected ones included (the caller decides what they mean). */
+/** The user's account by id, disconnected ones included (the caller decides what they mean); none for a malformed id. */
 export async function findOwnAccount(db: Db | Trx, userId: string, accountId: string, options: { lock?: boolean } = {}): Promise<AccountRow | undefined> {
+  if (!isUuid(accountId)) return undefined;
   let query = db.selectFrom('accounts').selectAll().where('id', '=', accountId).where('user_id', '=', userId);
   if (options.lock) query = query.forUpdate();
   return query.executeTakeFirst();

@@ -3,6 +3,7 @@ import { ApiError } from '../errors';
 import type { Db } from '../db';
 import type { ApiKeyRow } from '../db/tables/api-keys';
 import { precompiled } from '../db/precompiled';
+import { isUuid } from '../db/uuid';
 import type { PlanName } from '../plans';
 import type { ScopeList } from './scopes';
 
@@ -155,8 +156,9 @@ export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyRow[]> 
     .execute();
 }
 
-/** Revokes the key if it belongs to the user (a second revoke keeps the first time). Null when not theirs. */
+/** Revokes the key if it belongs to the user (a second revoke keeps the first time). Null when not theirs or malformed. */
 export async function revokeApiKey(db: Db, keyId: string, userId: string | null, now = new Date()): Promise<ApiKeyRow | null> {
+  if (!isUuid(keyId)) return null;
   let query = db
     .updateTable('api_keys')
     .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.val(now)) }))

@@ -88,9 +88,11 @@ describe('accounts: list, get, patch, disconnect', function () {
     assert.deepEqual((await api.request('GET', `/api/v1/accounts/${unknown}`)).body, {
       error: { code: 'not_found', message: `Account ${unknown} not found` },
     });
-    const bad = await api.request('GET', '/api/v1/accounts/nope');
-    assert.equal(bad.status, 400);
-    assert.deepEqual(bad.body, { error: { code: 'bad_request', message: 'id: must be a UUID' } });
+    // A malformed id names no account: 404 on every method, as on every other resource.
+    for (const [method, body] of [['GET', undefined], ['PATCH', { timezone: 'UTC' }], ['DELETE', undefined]] as const) {
+      const bad = await api.request(method, '/api/v1/accounts/nope', body ? { body } : {});
+      assert.deepEqual([bad.status, bad.body], [404, { error: { code: 'not_found', message: 'Account nope not found' } }], method);
+    }
 
     await api.request('DELETE', `/api/v1/accounts/${account.id}`);
     assert.equal((await api.request('GET', `/api/v1/accounts/${account.id}`)).status, 404);

@@ -157,9 +157,16 @@ describe('keys API', () => {
     assert.ok(!listing.body.data.some((key: { id: string }) => key.id === other.keyId));
   });
 
-  it('answers 400 for a key id that is not a UUID', async () => {
+  it('answers 404 for a key id that is not a UUID, as every route does for a malformed id', async () => {
     const res = await api.request('DELETE', '/api/v1/keys/abc');
-    assert.equal(res.status, 400);
-    assert.deepEqual(res.body, { error: { code: 'bad_request', message: 'id: must be a UUID' } });
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { error: { code: 'not_found', message: 'API key abc not found' } });
+  });
+
+  it('revokes a key named by its id in upper case', async () => {
+    const other = await api.request('POST', '/api/v1/keys', { body: { name: 'upper' } });
+    const res = await api.request('DELETE', `/api/v1/keys/${String(other.body.data.id).toUpperCase()}`);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.data.id, other.body.data.id);
   });
 });
