@@ -88,7 +88,7 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
       const fingerprinted = route.body ? req.body : undefined;
       const outcome = await runIdempotent(
         deps,
-        { userId: auth.userId, key, method: req.method, path: `${req.baseUrl}${req.path}`, body: fingerprinted },
+        { userId: auth.userId, key, method: req.method, path: fingerprintPath(route, params), body: fingerprinted },
         run,
         deps.idempotency,
       );
@@ -101,6 +101,15 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
     else sendJson(res, result.body);
   });
   return chain;
+}
+
+/**
+ * The path the idempotency fingerprint takes: the route's pattern with its parsed params (ids lower-cased by `pathId`),
+ * not the path as sent, so every spelling Express routes to one endpoint (`/posts/`, `/API/V1/posts`, an upper-case
+ * id) is one request, and only another endpoint or resource is "a different path" (422 `idempotency_key_reused`).
+ */
+function fingerprintPath(route: AnyRoute, params: Record<string, unknown>): string {
+  return `/api/v1${route.path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => encodeURIComponent(String(params[name])))}`;
 }
 
 /**

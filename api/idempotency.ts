@@ -52,7 +52,7 @@ interface IdempotentRequest {
   userId: string;
   key: string;
   method: string;
-  /** The path as the client sent it, without the query string. */
+  /** The route's path with its parsed params (`api/app.ts` `fingerprintPath`), without the query string. */
   path: string;
   body: unknown;
 }
