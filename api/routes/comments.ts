@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { CommentSchema } from '../../src/comments/listing-view';
 import { listComments, parseSince } from '../../src/comments/listing';
 import { commentSyncStatuses } from '../../src/db/tables/comments';
+import { acceptedInstantRange } from '../../src/db/timestamp';
 import { defineRoute } from '../route';
 import { idParams, queryBoolean, queryInteger } from '../validation';
 import { postsRuntimeOf } from './posts';
@@ -13,7 +14,7 @@ const listCommentsQuery = z.strictObject({
   cursor: z.string().min(1, 'must not be empty').optional().meta({ description: 'meta.next_cursor of the previous page; opaque' }),
   since: z
     .string()
-    .transform((value, ctx) => parseSince(value) ?? (ctx.addIssue({ code: 'custom', message: 'must be an ISO 8601 date or date-time' }), z.NEVER))
+    .transform((value, ctx) => parseSince(value) ?? (ctx.addIssue({ code: 'custom', message: `must be an ISO 8601 date or date-time ${acceptedInstantRange}` }), z.NEVER))
     .optional()
     .meta({ description: 'Only comments posted after this time (ISO 8601; UTC when no offset)' }),
   sync: z.enum(['auto', 'true', 'false'], { error: 'must be one of auto, true, false' }).optional().meta({ description: 'Default auto (see the sync rules)' }),

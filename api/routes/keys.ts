@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/auth/api-keys';
 import { type GrantRefusal, grantRefusal, ScopeSchema, scopes } from '../../src/auth/scopes';
 import type { ApiKeyRow } from '../../src/db/tables/api-keys';
+import { acceptedInstantRange, isAcceptedInstant } from '../../src/db/timestamp';
 import { ApiError } from '../../src/errors';
 import { keyAuthenticatorOf } from '../middleware/auth';
 import { defineRoute } from '../route';
@@ -43,6 +44,7 @@ const createKeyBody = z.strictObject({
     .meta({ description: "Omitted: the new key inherits the calling key's scopes. null: full access (only a full-access key may ask)" }),
   expires_at: z.iso
     .datetime({ offset: true, error: 'must be an ISO 8601 timestamp with a timezone, like 2030-01-01T00:00:00Z' })
+    .refine((value) => isAcceptedInstant(new Date(value)), `must be ${acceptedInstantRange}`)
     .optional(),
 });
 

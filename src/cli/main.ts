@@ -6,6 +6,7 @@ import { scopes } from '../auth/scopes';
 import { ConfigError, loadConfig } from '../config';
 import { connectDatabase, type Connected } from '../db/connect';
 import { MigrationError, migrateToLatest } from '../db/migrate';
+import { acceptedInstantRange, isAcceptedInstant } from '../db/timestamp';
 import { createLogger } from '../logger';
 import { findStuckPosts } from '../posts/reconcile';
 import { runningWebUiUrl, webUiPostLink } from '../temporal/web-ui';
@@ -149,6 +150,7 @@ const commands: Record<string, Command> = {
         'expires-at': z.iso
           .datetime({ offset: true, error: '--expires-at must be an ISO 8601 timestamp with a timezone' })
           .transform((value) => new Date(value))
+          .refine(isAcceptedInstant, `--expires-at must be ${acceptedInstantRange}`)
           .refine((date) => date.getTime() > Date.now(), '--expires-at must be in the future')
           .optional(),
       }),

@@ -1,4 +1,5 @@
 import { ApiError } from '../errors';
+import { isAcceptedInstant } from '../db/timestamp';
 import { isUuid } from '../db/uuid';
 
 /**
@@ -26,13 +27,11 @@ export function decodeCursor(cursor: string, postId: string): { createdAt: strin
   return { createdAt: v.t as string, id: v.i as string };
 }
 
-// The listing casts the time to timestamptz, so only what encodeCursor writes passes: toISOString's form with a year
-// of four digits from 1 (PostgreSQL's range). Date.parse alone took "1", "March 7" or "+275760-09-13", which the cast
-// refused with a 500.
+// The listing casts the time to timestamptz, so only what encodeCursor writes passes: toISOString's form, in the
+// accepted years. Date.parse alone took "1", "March 7" or "+275760-09-13", which the cast refused with a 500.
 const WRITTEN_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const EARLIEST_TIME = Date.parse('0001-01-01T00:00:00.000Z');
 
 function isWrittenTime(t: string): boolean {
-  const ms = Date.parse(t);
-  return WRITTEN_TIME.test(t) && ms >= EARLIEST_TIME && new Date(ms).toISOString() === t;
+  const at = new Date(Date.parse(t));
+  return WRITTEN_TIME.test(t) && isAcceptedInstant(at) && at.toISOString() === t;
 }

@@ -3,6 +3,7 @@ import { DateTime } from 'luxon';
 import type { Db } from '../db';
 import type { CommentSyncStateRow, CommentSyncStatus } from '../db/tables/comments';
 import type { PostRow } from '../db/tables/posts';
+import { isAcceptedInstant } from '../db/timestamp';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { postNotFound } from '../posts/read';
@@ -151,8 +152,8 @@ function iso(at: Date | null): string | null {
   return at ? at.toISOString() : null;
 }
 
-/** `since`: an ISO 8601 date or date-time; without an offset it is read as UTC. */
+/** `since`: an ISO 8601 date or date-time within `isAcceptedInstant`'s years; without an offset it is read as UTC. */
 export function parseSince(value: string): Date | null {
   const parsed = DateTime.fromISO(value, { zone: 'utc' });
-  return parsed.isValid ? parsed.toJSDate() : null;
+  return parsed.isValid && isAcceptedInstant(parsed.toJSDate()) ? parsed.toJSDate() : null;
 }

@@ -48,7 +48,7 @@ describe('comment listing', function () {
       ['?sync=maybe', /^sync: must be one of auto, true, false$/],
       ['?include_hidden=yes', /^include_hidden: must be true or false$/],
       ['?include_deleted=1', /^include_deleted: must be true or false$/],
-      ['?since=yesterday', /^since: must be an ISO 8601 date or date-time$/],
+      ['?since=yesterday', /^since: must be an ISO 8601 date or date-time between the years 0001 and 9999 \(UTC\)$/],
       ['?cursor=bm9wZQ', /^cursor: not a cursor from this listing/],
       ['?parent_id=', /^parent_id: must not be empty$/],
       ['?order=asc', /^Unknown query parameter: order$/],

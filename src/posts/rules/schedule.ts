@@ -1,4 +1,5 @@
 import { DateTime, IANAZone } from 'luxon';
+import { acceptedInstantRange, isAcceptedInstant } from '../../db/timestamp';
 import { SCHEDULE_SPACING_MINUTES } from '../../platforms/capabilities';
 import { notice, violation, type Notice, type Violation } from './violation';
 
@@ -77,7 +78,7 @@ export function parseScheduleAt(input: ScheduleInput): ScheduleParse {
     if (offset && (Number(offset[1]) > 23 || Number(offset[2] ?? '0') > 59)) return refuse(`schedule_at ${raw} is not a real moment`);
     const withOffset = DateTime.fromISO(raw.replace(' ', 'T'), { setZone: true });
     if (!withOffset.isValid) return refuse(`schedule_at ${raw} is not a real moment`);
-    return done(withOffset, null);
+    return done(withOffset, null, raw);
   }
   const zoneName = input.timezone ?? input.accountTimezone ?? null;
   if (zoneName === null) {
@@ -89,7 +90,7 @@ export function parseScheduleAt(input: ScheduleInput): ScheduleParse {
   if (instant === null) {
     return refuse(`schedule_at ${raw} does not exist in ${zoneName}: the clocks skip that time (daylight saving)`);
   }
-  return done(DateTime.fromMillis(instant, { zone: 'UTC' }), zoneName);
+  return done(DateTime.fromMillis(instant, { zone: 'UTC' }), zoneName, raw);
 }
 
 /**
@@ -105,7 +106,9 @@ function firstInstantOfWallTime(wallMillis: number, zone: IANAZone): number | nu
   return matches.length === 0 ? null : Math.min(...matches);
 }
 
-function done(dt: DateTime, zone: string | null): ScheduleParse {
+function done(dt: DateTime, zone: string | null, raw: string): ScheduleParse {
+  // Four written digits still reach year 0 or 10000 through an offset or a zone.
+  if (!isAcceptedInstant(dt.toJSDate())) return refuse(`schedule_at ${raw} must be ${acceptedInstantRange}`);
   const iso = dt.toUTC().toISO({ suppressMilliseconds: false }) ?? '';
   return { ok: true, instant: dt.toJSDate(), iso, zone };
 }
