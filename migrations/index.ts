@@ -34,6 +34,7 @@ import * as m0210 from './0210_post_url_unread';
 import * as m0220 from './0220_post_next_attempt';
 import * as m0230 from './0230_scheduled_spacing';
 import * as m0240 from './0240_webhook_retired_secrets';
+import * as m0252 from './0252_post_schedule_version';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -75,4 +76,5 @@ export const migrations: Record<string, Migration> = {
   '0220_post_next_attempt': m0220,
   '0230_scheduled_spacing': m0230,
   '0240_webhook_retired_secrets': m0240,
+  '0252_post_schedule_version': m0252,
 };
