@@ -29,10 +29,12 @@ import type { PostView } from '../src/posts/post-view';
 /**
  * `retry`: the row's retry state (`RetryState`), which the workflow takes as its own; absent from a claim made up
  * without a read of the row (a new post's first wait) and from claims made before the row kept it.
+ * `scheduleVersion`: the row's `schedule_version` (migration 0252), which a hold for `until` is given and its claim
+ * requires; absent from claims made before the row kept it (they read version 0: see `claimAllScheduledAt`).
  */
 export type ClaimResult =
   | { kind: 'gone' }
-  | { kind: 'wait'; until: number; retry?: attemptOutcomes.RetryState }
+  | { kind: 'wait'; until: number; retry?: attemptOutcomes.RetryState; scheduleVersion?: number }
   | { kind: 'publish'; scheduled: boolean; hasFirstComment: boolean; retry?: attemptOutcomes.RetryState };
 
 /**
@@ -61,7 +63,7 @@ const HELD_CLAIMS_PER_STATEMENT = 100;
 
 export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
-  const heldClaims = new InstantClaims((postIds, at) => attemptMarks.claimAllScheduledAt(db, postIds, at), HELD_CLAIMS_PER_STATEMENT);
+  const heldClaims = new InstantClaims((postIds, at, versions) => attemptMarks.claimAllScheduledAt(db, postIds, at, versions), HELD_CLAIMS_PER_STATEMENT);
 
   /**
    * One create on the platform, not yet recorded: a refusal (or a row no longer `publishing`) as the attempt to
@@ -150,18 +152,20 @@ export function createPostActivities(rt: PostsRuntime) {
     if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
     const until = attemptOutcomes.waitingUntil(row);
     if (row.status === 'publishing' || until === null) return null;
-    return { kind: 'wait', until, retry: attemptOutcomes.retryStateOf(row) };
+    return { kind: 'wait', until, retry: attemptOutcomes.retryStateOf(row), scheduleVersion: row.schedule_version };
   }
 
   /** `publishWhenDue` at its instant: the exact-time claim, then the send and the record. */
-  async function claimHeldAndSend(input: { postId: string; dueAt: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
+  async function claimHeldAndSend(input: { postId: string; dueAt: number; scheduleVersion?: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
     let begun: Awaited<ReturnType<typeof heldClaims.claim>>;
     try {
-      begun = await heldClaims.claim(input.postId, input.dueAt);
+      // A hold without a version was started from a read made before the row kept one: version 0 then.
+      begun = await heldClaims.claim(input.postId, input.dueAt, input.scheduleVersion ?? 0);
       if (!begun) {
         const seen = claimSeenBy(await findPost(db, input.postId));
-        // Still due at `dueAt` yet not taken (a time the exact match cannot meet): no claim, so the workflow's
-        // claim by time takes it rather than holding again for the same instant.
+        // Still due at `dueAt` yet not taken (a time the exact match cannot meet, or a version moved since the hold
+        // was given it): no claim, so the workflow's claim by time takes it rather than holding again for the same
+        // instant. A stale hold reports the same, to a workflow that no longer listens.
         return { claim: seen?.kind === 'wait' && seen.until === input.dueAt ? null : seen };
       }
     } catch (err) {
@@ -191,7 +195,7 @@ export function createPostActivities(rt: PostsRuntime) {
       const retry = attemptOutcomes.retryStateOf(row);
       const retryDue = Math.max(retry.notBefore, input.notBefore ?? 0);
       const due = row.status === 'publishing' ? retryDue : Math.max(row.scheduled_at?.getTime() ?? 0, retryDue);
-      if (due > input.now) return { kind: 'wait', until: due, retry };
+      if (due > input.now) return { kind: 'wait', until: due, retry, scheduleVersion: row.schedule_version };
       if (row.status === 'publishing') return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment, retry };
       if (!(await attemptMarks.claimScheduled(db, input.postId))) return { kind: 'gone' };
       return { kind: 'publish', scheduled: true, hasFirstComment, retry };
@@ -243,14 +247,15 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /**
      * A scheduled post prepared a lead time ahead (README "Scheduled bursts"): held in the worker until its instant,
-     * then claimed (only if still `scheduled` at exactly `dueAt`, so a hold made stale by a reschedule or a
-     * cancellation never takes it), attempted and recorded as `claimAndPublish` does, with its result's shape.
+     * then claimed (only if still `scheduled` at exactly `dueAt` and `scheduleVersion`, the row's version its
+     * workflow read, so a hold made stale by a reschedule, even one away and back to `dueAt`, or a cancellation
+     * never takes it), attempted and recorded as `claimAndPublish` does, with its result's shape.
      * A regular activity, so the hold keeps no workflow task open; the workflow's loop continues from its result.
      * A claim it did not get reads the row and reports it, never claims it (another hold, or the workflow, owns it):
      * `gone`, `wait` for the row's new time, or no claim when the row is `publishing` (the workflow's retried claim
      * then attempts it, looking first, see `sendOnce`).
      */
-    async publishWhenDue(input: { postId: string; dueAt: number; holdMs: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
+    async publishWhenDue(input: { postId: string; dueAt: number; holdMs: number; scheduleVersion?: number }): Promise<{ claim: ClaimResult | null; attempt?: PublishAttempt }> {
       return holdUntilInstant(rt, input, () => claimHeldAndSend(input));
     },
 

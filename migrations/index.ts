@@ -36,6 +36,7 @@ import * as m0230 from './0230_scheduled_spacing';
 import * as m0240 from './0240_webhook_retired_secrets';
 import * as m0250 from './0250_publish_attempt_handle';
 import * as m0251 from './0251_idempotency_claims';
+import * as m0252 from './0252_post_schedule_version';
 import * as m0253 from './0253_first_comment_left_index';
 
 /**
@@ -80,5 +81,6 @@ export const migrations: Record<string, Migration> = {
   '0240_webhook_retired_secrets': m0240,
   '0250_publish_attempt_handle': m0250,
   '0251_idempotency_claims': m0251,
+  '0252_post_schedule_version': m0252,
   '0253_first_comment_left_index': m0253,
 };

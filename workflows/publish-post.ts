@@ -72,6 +72,13 @@ const PREPARE_BEFORE_DUE = 'prepare-before-due';
  * before it count and wait by themselves, as they did.
  */
 const RETRY_STATE_IN_ROW = 'retry-state-in-row';
+/**
+ * Patch id: a step a hold brought (its own report, or the read that found it stale) keeps a change signalled while
+ * that step was being read: the wait that follows wakes at once and the row is read again. Runs recorded before it
+ * cleared the flag there and slept to the step's time, missing the change. Asked only when it matters (a held step,
+ * a signal pending), so every other history is as it was.
+ */
+const HELD_STEP_KEEPS_WAKE = 'held-step-keeps-wake';
 
 /** What one claim-and-attempt step reports (`claimAndPublish`, `publishWhenDue`): no claim means claim again. */
 type Step = { claim: ClaimResult | null; attempt?: PublishAttempt };
@@ -94,11 +101,15 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
   let failures = input.carried?.failures ?? 0;
   const claimInput = () => ({ postId: input.postId, now: Date.now(), ...(retryInRow ? {} : { notBefore }) });
   let held: Step | undefined;
-  let created: Step | undefined = input.scheduledAt !== undefined && input.scheduledAt > Date.now() ? { claim: { kind: 'wait', until: input.scheduledAt } } : undefined;
+  // A row the API has just inserted is at `schedule_version` 0 (migration 0252).
+  let created: Step | undefined =
+    input.scheduledAt !== undefined && input.scheduledAt > Date.now() ? { claim: { kind: 'wait', until: input.scheduledAt, scheduleVersion: 0 } } : undefined;
   for (;;) {
     // Reset before reading: a change signalled while the row is being read still wakes the wait that follows. Not
-    // when nothing is read: a change signalled before the first wait must still wake it.
-    if (!created) woken = false;
+    // when nothing is read: a change signalled before the first wait must still wake it; nor after a held step, read
+    // before this turn (in the hold, or by the look that found it stale): a change signalled during that read was
+    // not seen by it, and clearing the flag would sleep to a time already replaced (a second reschedule lost).
+    if (!created && !(held && woken && patched(HELD_STEP_KEEPS_WAKE))) woken = false;
     // Claim and attempt in one local activity (or the held step did); a failed claim is made again with the
     // bookkeeping retries. Runs recorded before this change replay their separate claim (the patch marker says which).
     const step: Step =
@@ -117,7 +128,7 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
       if (workflowInfo().historyLength > (input.historyLimit ?? HISTORY_LIMIT)) {
         await continueAsNew<typeof publishPost>({ ...input, immediate: false, scheduledAt: undefined, carried: { failures, notBefore } });
       }
-      if (leadMs > 0 && !woken) held = await holdUntilDue(input.postId, claim.until, signals);
+      if (leadMs > 0 && !woken) held = await holdUntilDue(input.postId, claim.until, claim.scheduleVersion ?? 0, signals);
       continue;
     }
     const scheduled = claim.scheduled;
@@ -138,20 +149,21 @@ export async function publishPost(input: PublishPostInput): Promise<PublishPostR
 
 /**
  * The post held in the worker until `dueAt` by `publishWhenDue`, the workflow listening meanwhile. A signal makes it
- * read the row (never claiming it: the hold owns the claim). Rescheduled to another time, the hold is abandoned (its
- * exact-time claim now refuses it) and the new time is the step: a new wait, prepared again, so an earlier time is
- * not missed. Otherwise (still due at `dueAt`, cancelled, being published) the hold goes on and reports at the
- * instant. A hold that fails (its worker lost or shut down) is no claim: the loop claims with retries and attempts,
- * as before this patch.
+ * read the row (never claiming it: the hold owns the claim). Rescheduled (another time, or another
+ * `schedule_version`: moved away and back), the hold is abandoned (its claim, exact in time and version, now refuses
+ * it) and the row's time is the step: a new wait, prepared again, so an earlier time is not missed. Otherwise (still
+ * due at `dueAt` in the same version, cancelled, being published) the hold goes on and reports at the instant. A
+ * hold that fails (its worker lost or shut down) is no claim: the loop claims with retries and attempts, as before
+ * this patch. Reads made before the row kept a version report none: version 0, as the hold's own.
  */
-async function holdUntilDue(postId: string, dueAt: number, signals: WakeSignals): Promise<Step> {
+async function holdUntilDue(postId: string, dueAt: number, scheduleVersion: number, signals: WakeSignals): Promise<Step> {
   const holdMs = Math.max(0, dueAt - Date.now());
   return whileHeld<Step>(
-    () => heldCall(holdMs).publishWhenDue({ postId, dueAt, holdMs }),
+    () => heldCall(holdMs).publishWhenDue({ postId, dueAt, holdMs, scheduleVersion }),
     async () => ({ claim: null }),
     async () => {
       const seen = await bookkeeping.heldPostState({ postId });
-      return seen?.kind === 'wait' && seen.until !== dueAt ? { claim: seen } : null;
+      return seen?.kind === 'wait' && (seen.until !== dueAt || (seen.scheduleVersion ?? 0) !== scheduleVersion) ? { claim: seen } : null;
     },
     signals,
   );

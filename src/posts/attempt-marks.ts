@@ -1,4 +1,4 @@
-import { sql, type QueryCreator } from 'kysely';
+import { sql, type QueryCreator, type SqlBool } from 'kysely';
 import type { Database, Db } from '../db';
 import { idIsOneOf, oneOrManyIds, precompiled, type OneOrManyIds } from '../db/precompiled';
 import type { PostLink } from '../platforms/types';
@@ -64,11 +64,13 @@ export async function claimDueScheduled(db: Db, postId: string, now: Date) {
 /**
  * `claimDueScheduled` of posts held until their instant (`publishWhenDue`), in one statement for many (a burst's claims
  * at :00 are a few statements, not one per post): each claimed only if it is still `scheduled` at exactly
- * `scheduledAt` (to the millisecond, as the workflow read it), so a hold made stale by a reschedule or a cancellation
- * never takes the row. Returns the rows it took; a post missing from the answer was not taken.
+ * `scheduledAt` (to the millisecond, as the workflow read it) and at the `schedule_version` its hold was given
+ * (`versions`, by post id; migration 0252), so a hold made stale by a reschedule or a cancellation never takes the
+ * row, not even one moved away and back to the same time. Returns the rows it took (with their `schedule_version`);
+ * a post missing from the answer was not taken.
  */
-export async function claimAllScheduledAt(db: Db, postIds: readonly string[], scheduledAt: Date) {
-  return markAttempts(db, postIds, { scheduledAt });
+export async function claimAllScheduledAt(db: Db, postIds: readonly string[], scheduledAt: Date, versions: Readonly<Record<string, number>>) {
+  return markAttempts(db, postIds, { scheduledAt, versions: JSON.stringify(versions) });
 }
 
 /**
@@ -150,10 +152,10 @@ export async function recordAttemptHandle(db: Db, postId: string, handle: string
 
 /**
  * Which mark: a claim of `scheduled` rows due by `dueBy` (`claimDueScheduled`) or scheduled at exactly `scheduledAt`
- * (`claimAllScheduledAt`), which makes them `publishing`; with neither, the attempt of rows already `publishing`,
+ * and `versions` (`claimAllScheduledAt`), which makes them `publishing`; with neither, the attempt of rows already `publishing`,
  * and with `storedPartId`, a thread part stored before it in the same statement (`beginPartAttemptAfter`).
  */
-type MarkKind = { dueBy?: Date; scheduledAt?: Date };
+type MarkKind = { dueBy?: Date; scheduledAt?: Date; versions?: string };
 type MarkValues = OneOrManyIds & MarkKind & Partial<StoredPart>;
 
 /**
@@ -181,6 +183,8 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
       // Due: its time and its retry's, where it has them, have passed (`dueBy` once: one parameter per value).
       if (values.dueBy !== undefined) update = update.where(sql`coalesce(greatest(scheduled_at, next_attempt_at), '-infinity'::timestamptz)`, '<=', values.dueBy);
       if (values.scheduledAt !== undefined) update = update.where(sql`date_trunc('milliseconds', scheduled_at)`, '=', values.scheduledAt);
+      // Each post's version in one parameter (a JSON object by id): one statement shape whatever the batch.
+      if (values.versions !== undefined) update = update.where(sql<SqlBool>`schedule_version = (${values.versions}::jsonb ->> id::text)::int`);
       return update.returningAll().returning([earlierAttemptOpen('publish_attempt_started_at'), rowVersion]);
     })
     .selectFrom('marked')

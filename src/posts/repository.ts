@@ -52,9 +52,16 @@ export async function editPost(trx: Trx, postId: string, expected: PostStatus, c
 /**
  * A new time is a new plan: the posts still `expected` (the post, or every part of its thread, which share one time)
  * move to it, and a failed attempt's retry no longer waits (`next_attempt_at`); `retry_count` stays (README "Posts").
+ * Each move is a new `schedule_version`, even back to a time the post had: a hold prepared for the old plan can then
+ * never claim the post, even at the same instant (`claimAllScheduledAt`).
  */
 export async function moveScheduledTime(trx: Trx, postIds: readonly string[], expected: PostStatus, time: { scheduled_at: Date | null; timezone: string | null }): Promise<void> {
-  await trx.updateTable('posts').set({ ...time, next_attempt_at: null, updated_at: sql`now()` }).where('id', 'in', postIds).where('status', '=', expected).execute();
+  await trx
+    .updateTable('posts')
+    .set({ ...time, next_attempt_at: null, schedule_version: sql`schedule_version + 1`, updated_at: sql`now()` })
+    .where('id', 'in', postIds)
+    .where('status', '=', expected)
+    .execute();
 }
 
 /** The draft points at the post it became; false when it is no longer an unpromoted draft. */

@@ -29,4 +29,18 @@ describe('InstantClaims: the held posts of one instant claimed together (issue 1
     assert.equal(other.status, 'rejected', 'in the same statement as the failed one');
     assert.deepEqual(await claims.claim('later', 1_000), { id: 'later' }, 'a later turn starts a new batch');
   });
+
+  it('two holds of one post at different schedule versions: claimed at the higher, the row goes to its hold only', async () => {
+    const asked: Array<Record<string, number>> = [];
+    // As `claimAllScheduledAt`: a row is taken only at the version asked for it, and comes back with it.
+    const rows: Record<string, number> = { moved: 2, other: 0 };
+    const claims = new InstantClaims(async (ids, _at, versions) => {
+      asked.push(versions);
+      return ids.filter((id) => rows[id] === versions[id]).map((id) => ({ id, schedule_version: rows[id]! }));
+    }, 10);
+    // The abandoned hold (version 0) asks first, as it set the instant's timer.
+    const [stale, current, other] = await Promise.all([claims.claim('moved', 1_000, 0), claims.claim('moved', 1_000, 2), claims.claim('other', 1_000)]);
+    assert.deepEqual(asked, [{ moved: 2, other: 0 }]);
+    assert.deepEqual([stale, current, other], [undefined, { id: 'moved', schedule_version: 2 }, { id: 'other', schedule_version: 0 }]);
+  });
 });

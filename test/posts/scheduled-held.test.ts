@@ -61,7 +61,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
 
     // A stale hold (the row's time is another): nothing taken, nothing sent, the row's time reported.
     const stale = await env.run(activities.publishWhenDue, { postId: id, dueAt: Date.now(), holdMs: 0 });
-    assert.deepEqual(stale, { claim: { kind: 'wait', until: (await row(id)).scheduled_at!.getTime(), retry: { failures: 0, notBefore: 0 } } });
+    assert.deepEqual(stale, { claim: { kind: 'wait', until: (await row(id)).scheduled_at!.getTime(), retry: { failures: 0, notBefore: 0 }, scheduleVersion: 0 } });
     assert.equal((await row(id)).status, 'scheduled');
 
     // The row due 400 ms from now by this process's clock; the hold it is given is a minute: the clock decides.

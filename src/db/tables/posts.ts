@@ -45,6 +45,8 @@ interface PostsTable {
   platform_post_url_unread: Generated<boolean>;
   status: PostStatus;
   scheduled_at: Date | null;
+  /** Times the API moved `scheduled_at` (`moveScheduledTime`); a held post's claim requires the one it read (migration 0252). */
+  schedule_version: Generated<number>;
   timezone: string | null;
   published_at: Date | null;
   thread_id: string | null;
