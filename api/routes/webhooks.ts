@@ -72,8 +72,10 @@ const notFound = (id: string) => new ApiError('not_found', `Webhook endpoint ${i
 function sendRefusal(endpointId: string, refused: SendRefused, eventId?: string): ApiError {
   if ('disabled' in refused) {
     const why = refused.disabled.reason ? ` (${refused.disabled.reason})` : '';
+    // decisions.md: "Errors use the catalogue"; none of its 409s is about endpoints, so the catch-all 400, as for the
+    // 11th endpoint.
     return new ApiError(
-      'webhook_endpoint_disabled',
+      'bad_request',
       `Webhook endpoint ${endpointId} is disabled${why}, so nothing would be delivered to it; switch it back on with PATCH /api/v1/webhooks/${endpointId} { "enabled": true }`,
     );
   }
@@ -177,11 +179,11 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/test',
     summary: 'Send a test event',
     description:
-      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `already_in_flight: true` and sends nothing (`/redeliver` it to send it now). A switched-off endpoint is 409 `webhook_endpoint_disabled`.',
+      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `already_in_flight: true` and sends nothing (`/redeliver` it to send it now). A switched-off endpoint is 400 `bad_request`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: idParams,
-    errors: ['not_found', 'webhook_endpoint_disabled'],
+    errors: ['not_found'],
     responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, auth, deps }) => {
       const sent = await sendTestEvent(sendDeps(deps), auth.userId, params.id);
@@ -194,12 +196,12 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/redeliver',
     summary: 'Send an event again',
     description:
-      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `already_in_flight: true` and sends nothing more. Another user\'s event is 404; a switched-off endpoint is 409 `webhook_endpoint_disabled`.',
+      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `already_in_flight: true` and sends nothing more. Another user\'s event is 404; a switched-off endpoint is 400 `bad_request`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: idParams,
     body: z.strictObject({ event_id: z.string().min(1, 'must not be empty') }),
-    errors: ['not_found', 'webhook_endpoint_disabled'],
+    errors: ['not_found'],
     responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, body, auth, deps }) => {
       const sent = await redeliverEvent(sendDeps(deps), auth.userId, params.id, body.event_id);

@@ -119,7 +119,7 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     assert.equal((await h.api.request('POST', `/api/v1/webhooks/${id}/test`, { key: reader.apiKey })).status, 403);
   });
 
-  it('/test and /redeliver to a switched-off endpoint are 409 webhook_endpoint_disabled, saying how to switch it on; nothing is written or sent', async () => {
+  it('/test and /redeliver to a switched-off endpoint are 400 bad_request (the catalogue has no code of its own for it), saying how to switch it on; nothing is written or sent', async () => {
     const userOff = await endpoint('/switched-off');
     assert.equal((await h.api.request('PATCH', `/api/v1/webhooks/${userOff}`, { body: { enabled: false } })).status, 200);
     const heraldOff = await endpoint('/gone');
@@ -131,9 +131,9 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     for (const [id, why] of [[userOff, ''], [heraldOff, ' (The endpoint answered 410 Gone)']]) {
       for (const [path, body] of [['test', undefined], ['redeliver', { event_id: event.id }]] as const) {
         const res = await h.api.request('POST', `/api/v1/webhooks/${id}/${path}`, { body });
-        assert.equal(res.status, 409, `${path}: ${res.text}`);
+        assert.equal(res.status, 400, `${path}: ${res.text}`);
         assert.deepEqual(res.body.error, {
-          code: 'webhook_endpoint_disabled',
+          code: 'bad_request',
           message: `Webhook endpoint ${id} is disabled${why}, so nothing would be delivered to it; switch it back on with PATCH /api/v1/webhooks/${id} { "enabled": true }`,
         });
       }
@@ -146,7 +146,8 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
 
     const doc = await h.api.request('GET', '/api/v1/openapi.json');
     for (const path of ['/api/v1/webhooks/{id}/test', '/api/v1/webhooks/{id}/redeliver']) {
-      assert.match(doc.body.paths[path].post.responses['409'].description, /webhook_endpoint_disabled/, path);
+      assert.equal(doc.body.paths[path].post.responses['409'], undefined, path);
+      assert.match(doc.body.paths[path].post.responses['400'].description, /bad_request/, path);
     }
   });
 
