@@ -29,11 +29,19 @@ interface RouteDefinition<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body as the contract states it, for the OpenAPI document, when `body` validates more loosely so that the
+   * handler answers the contract's own code (a reply without text is 400 `validation_error`, not `bad_request`).
+   */
+  documentedBody?: z.ZodType;
   /** The route honours `Idempotency-Key` (keyed per user). */
   idempotent?: boolean;
   /** Success responses, by status. */
   responses: Record<number, { description: string; schema?: z.ZodType }>;
-  /** Error codes this route answers besides the ones every route may (documented in OpenAPI). */
+  /**
+   * Error codes this route answers besides the ones every route may, the idempotency ones of an `idempotent` route,
+   * and 404 `not_found` of a route with `params` (documented in OpenAPI; `api/openapi.ts` adds those three).
+   */
   errors?: ErrorCode[];
   handler(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteResult>;
 }
