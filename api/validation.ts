@@ -66,7 +66,7 @@ export const idParams = z.strictObject({ id: pathId });
 export const queryBoolean = z
   .enum(['true', 'false'], { error: 'must be true or false' })
   .transform((value) => value === 'true')
-  .meta({ type: 'boolean' });
+  .meta({ type: 'boolean' }); // the document shows what it parses to, as the contract's tables type it
 
 /** A non-negative integer written in decimal, as query strings carry numbers. Documented as the integer it is. */
 export function queryInteger(options: { min: number; max?: number }) {
