@@ -7,8 +7,6 @@ import type { AnyRoute } from './route';
 /** Errors any authenticated route may answer. */
 const commonErrors: ErrorCode[] = ['bad_request', 'unauthorized', 'insufficient_scope', 'rate_limited', 'internal_error'];
 const idempotencyErrors: ErrorCode[] = ['idempotency_key_invalid', 'idempotency_in_progress', 'idempotency_key_reused'];
-/** A route naming a resource in its path answers 404 when it is absent, another user's, or the id is malformed (`src/db/uuid.ts`). */
-const pathErrors: ErrorCode[] = ['not_found'];
 
 const requestIdHeader = {
   'X-Request-Id': z.string().meta({ description: 'The id of this request: the one sent if it matched [A-Za-z0-9._:-]{1,128}, else generated. Quote it when reporting a problem' }),
@@ -107,9 +105,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]) {
 }
 
 function registerOperation(registry: OpenAPIRegistry, route: DocumentedOperation): void {
-  const codes = [
-    ...new Set([...commonErrors, ...(route.idempotent ? idempotencyErrors : []), ...(route.params ? pathErrors : []), ...(route.errors ?? [])]),
-  ];
+  const codes = [...new Set([...commonErrors, ...(route.idempotent ? idempotencyErrors : []), ...(route.errors ?? [])])];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
 

@@ -39,8 +39,8 @@ interface RouteDefinition<
   /** Success responses, by status. */
   responses: Record<number, { description: string; schema?: z.ZodType }>;
   /**
-   * Error codes this route answers besides the ones every route may, the idempotency ones of an `idempotent` route,
-   * and 404 `not_found` of a route with `params` (documented in OpenAPI; `api/openapi.ts` adds those three).
+   * Error codes this route answers besides the ones every route may (documented in OpenAPI); a route with `params`
+   * names its 404 (`not_found`, `media_not_found`). `test/foundation/openapi-truth.test.ts` asks every route.
    */
   errors?: ErrorCode[];
   handler(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteResult>;

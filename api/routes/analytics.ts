@@ -76,7 +76,7 @@ export const analyticsRoutes = [
     params: idParams,
     query: z.strictObject({ refresh: queryBoolean.optional().meta({ description: 'Read the platform again now (default false)' }) }),
     responses: { 200: { description: 'The snapshot', schema: z.object({ data: PostAnalyticsSchema }) } },
-    errors: ['analytics_refresh_rate_limited', 'upstream_error'],
+    errors: ['not_found', 'analytics_refresh_rate_limited', 'upstream_error'],
     handler: async ({ params, query, auth, deps }) => {
       const result = await getPostAnalytics(analyticsDeps(deps), auth.userId, params.id, { refresh: query.refresh === true });
       return answer(result, params.id);
