@@ -14,8 +14,9 @@ import type { Logger } from '../src/logger';
  * 2. Everyone else reads the row: a different method, path or body is 422 `idempotency_key_reused`; a completed
  *    row is replayed with `Idempotent-Replay: true`; an in-progress row is waited for (up to `waitMs`) so identical
  *    concurrent requests all get the same answer, and after that the answer is 409 `idempotency_in_progress`.
- * 3. The outcome is stored when it is a client-visible answer (2xx-4xx, including `ApiError`s the handler threw).
- *    A 5xx or unexpected failure deletes the claim instead, so the client may retry with the same key.
+ * 3. The outcome is stored when it is a client-visible answer (2xx-4xx, including `ApiError`s the handler threw)
+ *    that a retry would get again. A 5xx, an unexpected failure, or a refusal that says "not now" (`keptForReplay`)
+ *    deletes the claim instead, so the client may retry with the same key.
  * 4. Rows older than the 24-hour window no longer count: the key can be claimed afresh. A claim whose lease ran out
  *    (its process died) can be taken over by an identical request.
  * 5. Each claim has its own id (`claim_id`), and every write of the row while claimed (renewal, stored outcome,
@@ -222,7 +223,7 @@ async function executeClaimed(
   try {
     response = await execute();
   } catch (err) {
-    if (!(err instanceof ApiError) || err.status >= 500) {
+    if (!(err instanceof ApiError) || !keptForReplay(err)) {
       clearInterval(renew);
       await release(db, logger, request, err instanceof ApiError ? err.status : 500);
       throw err;
@@ -290,4 +291,24 @@ export async function deleteExpiredIdempotencyKeys(db: Db, windowMs = defaults.w
     .where('created_at', '<', sql<Date>`now() - ${`${windowMs} milliseconds`}::interval`)
     .executeTakeFirst();
   return Number(result.numDeletedRows);
+}
+
+/**
+ * Refusals that hold only until something outside the request changes: the account is reconnected (409
+ * `comment_permission_required`), the post is published or the attempt in flight ends (409
+ * `first_comment_not_retryable`). Replaying them for 24 hours would refuse the same request after it could pass.
+ */
+const passingRefusals: ReadonlySet<string> = new Set(['comment_permission_required', 'first_comment_not_retryable']);
+
+/**
+ * Whether a refusal the handler threw is stored and replayed for the key's 24 hours: one the same request would get
+ * again. Not a 5xx (the client may retry), and not one that says "not now": naming a wait (`Retry-After`), any 429 (a
+ * rate, a monthly quota, an account limit: time or an upgrade lifts them), any 402 (the plan or its allowance), and
+ * `passingRefusals`. (Stripe, likewise, saves no result of a request that conflicted with a concurrent one.) Handlers
+ * refuse by throwing `ApiError`; what they return is a success, always stored.
+ */
+function keptForReplay(refusal: ApiError): boolean {
+  if (refusal.status >= 500 || refusal.status === 429 || refusal.status === 402) return false;
+  if (Object.keys(refusal.headers).some((name) => name.toLowerCase() === 'retry-after')) return false;
+  return !passingRefusals.has(refusal.code);
 }

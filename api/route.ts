@@ -29,11 +29,19 @@ interface RouteDefinition<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * The body as the contract states it, for the OpenAPI document, when `body` validates more loosely so that the
+   * handler answers the contract's own code (a reply without text is 400 `validation_error`, not `bad_request`).
+   */
+  documentedBody?: z.ZodType;
   /** The route honours `Idempotency-Key` (keyed per user). */
   idempotent?: boolean;
   /** Success responses, by status. */
   responses: Record<number, { description: string; schema?: z.ZodType }>;
-  /** Error codes this route answers besides the ones every route may (documented in OpenAPI). */
+  /**
+   * Error codes this route answers besides the ones every route may (documented in OpenAPI); a route with `params`
+   * names its 404 (`not_found`, `media_not_found`). `test/foundation/openapi-truth.test.ts` asks every route.
+   */
   errors?: ErrorCode[];
   handler(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteResult>;
 }

@@ -65,14 +65,16 @@ export const idParams = z.strictObject({ id: pathId });
 /** Query flags: only the words `true` and `false`. */
 export const queryBoolean = z
   .enum(['true', 'false'], { error: 'must be true or false' })
-  .transform((value) => value === 'true');
+  .transform((value) => value === 'true')
+  .meta({ type: 'boolean' }); // the document shows what it parses to, as the contract's tables type it
 
-/** A non-negative integer written in decimal, as query strings carry numbers. */
+/** A non-negative integer written in decimal, as query strings carry numbers. Documented as the integer it is. */
 export function queryInteger(options: { min: number; max?: number }) {
   const range = options.max === undefined ? `at least ${options.min}` : `between ${options.min} and ${options.max}`;
   return z
     .string({ error: `must be an integer ${range}` })
     .regex(/^\d{1,9}$/, `must be an integer ${range}`)
     .transform(Number)
-    .refine((n) => n >= options.min && (options.max === undefined || n <= options.max), `must be an integer ${range}`);
+    .refine((n) => n >= options.min && (options.max === undefined || n <= options.max), `must be an integer ${range}`)
+    .meta({ type: 'integer', minimum: options.min, ...(options.max === undefined ? {} : { maximum: options.max }) });
 }

@@ -24,8 +24,6 @@ export const errorStatus = {
   first_comment_not_retryable: 409,
   comment_permission_required: 409,
   idempotency_in_progress: 409,
-  /** POST /webhooks/:id/test or /redeliver to a switched-off endpoint. Not a publishing-api.md code. */
-  webhook_endpoint_disabled: 409,
   idempotency_key_reused: 422,
   rate_limited: 429,
   usage_limit_exceeded: 429,

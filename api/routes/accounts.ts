@@ -22,7 +22,7 @@ const accountBody = z.object({ data: AccountSchema });
 const ConnectWarning = z
   .object({ account_id: z.string(), platform: z.string(), code: z.enum(['credential_not_renewable']), message: z.string() })
   .meta({ id: 'ConnectWarning', description: 'Something the connection will need later (today: reconnecting when a token Herald cannot renew ends)' });
-const connectedBody = z.object({ data: AccountSchema, warnings: z.array(ConnectWarning) });
+const connectedBody = z.object({ data: AccountSchema, meta: z.object({ warnings: z.array(ConnectWarning) }) });
 
 const sealedBoxes = new WeakMap<AppDeps, SealedBox>();
 
@@ -56,7 +56,7 @@ export const accountsRoutes = [
       'Connects an account with credentials you already hold. Herald verifies them with the platform first (a refusal is 502 upstream_error and nothing is saved), stores them encrypted and never returns them. ' +
       'Connecting a platform account you already have (same platform account) refreshes its credentials, switches it back on and answers 200; it needs no free slot unless you had deactivated or disconnected it. ' +
       'A new account beyond the plan limit is 429 account_limit_reached. Accounts you deactivated or disconnected do not count toward the limit. ' +
-      'Expiring tokens (x OAuth 2.0, linkedin, threads, instagram) are renewed by Herald before they end; `warnings` says when this one cannot be (no refresh_token, or no app credentials configured), so the account will need reconnecting when its token ends. A reconnect without a refresh_token keeps the stored one, unless the platform refused it (then the reconnect is warned like one without).',
+      'Expiring tokens (x OAuth 2.0, linkedin, threads, instagram) are renewed by Herald before they end; `meta.warnings` says when this one cannot be (no refresh_token, or no app credentials configured), so the account will need reconnecting when its token ends. A reconnect without a refresh_token keeps the stored one, unless the platform refused it (then the reconnect is warned like one without).',
     tags: ['Accounts'],
     scope: 'accounts:write',
     body: ConnectAccountBody,
@@ -76,7 +76,7 @@ export const accountsRoutes = [
     handler: async ({ body, auth, deps }) => {
       const { account, created, warnings } = await connectAccount(accountsDeps(deps), auth.userId, body);
       const entries = warnings.map((warning) => ({ account_id: account.id, platform: account.platform, ...warning }));
-      return { status: created ? 201 : 200, body: { data: toAccountView(account), warnings: entries } };
+      return { status: created ? 201 : 200, body: { data: toAccountView(account), meta: { warnings: entries } } };
     },
   }),
   defineRoute({

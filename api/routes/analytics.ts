@@ -39,8 +39,9 @@ function answer(result: AnalyticsResult, postId: string) {
       throw new ApiError('bad_request', `Post ${postId} is ${result.status}: analytics exist once the post is published.`);
     case 'no_platform_analytics':
       throw new ApiError('upstream_error', `${platformName(result.platform)} has no post analytics: its API does not report a post's views or reactions.`);
+    // publishing-api.md "Errors": "account not found or not active" is 404; decisions.md gives 400 only to a post not published.
     case 'account_disconnected':
-      throw new ApiError('bad_request', `The ${platformName(result.platform)} account of post ${postId} was disconnected: Herald can no longer read its analytics.`);
+      throw new ApiError('not_found', `The ${platformName(result.platform)} account of post ${postId} was disconnected: Herald can no longer read its analytics.`);
     case 'refresh_too_soon':
       throw new ApiError(
         'analytics_refresh_rate_limited',
@@ -75,7 +76,7 @@ export const analyticsRoutes = [
     params: idParams,
     query: z.strictObject({ refresh: queryBoolean.optional().meta({ description: 'Read the platform again now (default false)' }) }),
     responses: { 200: { description: 'The snapshot', schema: z.object({ data: PostAnalyticsSchema }) } },
-    errors: ['analytics_refresh_rate_limited', 'upstream_error'],
+    errors: ['not_found', 'analytics_refresh_rate_limited', 'upstream_error'],
     handler: async ({ params, query, auth, deps }) => {
       const result = await getPostAnalytics(analyticsDeps(deps), auth.userId, params.id, { refresh: query.refresh === true });
       return answer(result, params.id);

@@ -48,7 +48,8 @@ export const commentActionRoutes = [
     params,
     // No body, no `text` and `text: null` are all "no text": 400 validation_error from the reply's own check (the
     // contract's code for it), not the schema's bad_request.
-    body: z.strictObject({ text: z.string().nullish().meta({ description: 'Required; the same per-platform character limit as a post' }) }).optional(),
+    body: z.strictObject({ text: z.string().nullish() }).optional(),
+    documentedBody: z.strictObject({ text: z.string().meta({ description: 'The same per-platform character limit as a post; missing or over it is 400 validation_error' }) }),
     idempotent: true,
     responses: { 201: { description: 'The reply, in the comment shape', schema: data(CommentSchema) } },
     errors: [...actionErrors, 'validation_error', 'x_link_posts_require_paid_plan', 'usage_limit_exceeded'],

@@ -24,15 +24,15 @@ export const eventsRoutes = [
     path: '/events',
     summary: 'List events',
     description:
-      'Newest first. `has_more` says whether older events follow; pass the last id of a page as `after` for the next one. Events are kept 30 days.',
+      'Newest first. `meta.has_more` says whether older events follow; pass the last id of a page as `after` for the next one. Events are kept 30 days.',
     tags: ['Events'],
     scope: 'webhooks:read',
     query: listEventsQuery,
-    responses: { 200: { description: 'A page of events', schema: z.object({ data: z.array(EventSchema), has_more: z.boolean() }) } },
+    responses: { 200: { description: 'A page of events', schema: z.object({ data: z.array(EventSchema), meta: z.object({ has_more: z.boolean() }) }) } },
     handler: async ({ query, auth, deps }) => {
       const limit = query.limit ?? 20;
       const rows = await listOwnEvents(deps.db, auth.userId, { type: query.type, after: query.after, limit: limit + 1 });
-      return { status: 200, body: { data: rows.slice(0, limit).map(toEventView), has_more: rows.length > limit } };
+      return { status: 200, body: { data: rows.slice(0, limit).map(toEventView), meta: { has_more: rows.length > limit } } };
     },
   }),
   defineRoute({

@@ -28,11 +28,11 @@ export const mediaRoutes = [
     path: '/media',
     summary: 'List uploads',
     description:
-      "The uploads you keep, newest first, and the plan's media storage they take. No cursor: stop when a page is shorter than `limit`. Copies Herald downloads for a post's `media_urls` are not listed and do not count.",
+      "The uploads you keep, newest first, and (`meta.storage`) the plan's media storage they take. No cursor: stop when a page is shorter than `limit`. Copies Herald downloads for a post's `media_urls` are not listed and do not count.",
     tags: ['Media'],
     scope: 'posts:read',
     query: listMediaQuery,
-    responses: { 200: { description: 'A page of uploads', schema: z.object({ data: z.array(MediaSchema), storage: StorageSchema }) } },
+    responses: { 200: { description: 'A page of uploads', schema: z.object({ data: z.array(MediaSchema), meta: z.object({ storage: StorageSchema }) }) } },
     handler: async ({ query, auth, deps }) => {
       const store = postsRuntimeOf(deps).mediaStore;
       const [uploads, storage] = await Promise.all([
@@ -40,7 +40,7 @@ export const mediaRoutes = [
         store.storageOf(auth.userId, auth.plan),
       ]);
       const limit = Number.isFinite(storage.limitBytes) ? storage.limitBytes : null;
-      return { status: 200, body: { data: uploads.map(toMediaApiShape), storage: { used_bytes: storage.usedBytes, limit_bytes: limit } } };
+      return { status: 200, body: { data: uploads.map(toMediaApiShape), meta: { storage: { used_bytes: storage.usedBytes, limit_bytes: limit } } } };
     },
   }),
   defineRoute({

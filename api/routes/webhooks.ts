@@ -63,7 +63,9 @@ const DeliverySchema = z
 
 const SentSchema = z.object({
   data: EventSchema,
-  already_in_flight: z.boolean().meta({ description: 'True when the same delivery was already under way: this request joined it and sent nothing more' }),
+  meta: z.object({
+    already_in_flight: z.boolean().meta({ description: 'True when the same delivery was already under way: this request joined it and sent nothing more' }),
+  }),
 });
 
 const notFound = (id: string) => new ApiError('not_found', `Webhook endpoint ${id.slice(0, 100)} not found`);
@@ -72,8 +74,10 @@ const notFound = (id: string) => new ApiError('not_found', `Webhook endpoint ${i
 function sendRefusal(endpointId: string, refused: SendRefused, eventId?: string): ApiError {
   if ('disabled' in refused) {
     const why = refused.disabled.reason ? ` (${refused.disabled.reason})` : '';
+    // decisions.md: "Errors use the catalogue"; none of its 409s is about endpoints, so the catch-all 400, as for the
+    // 11th endpoint.
     return new ApiError(
-      'webhook_endpoint_disabled',
+      'bad_request',
       `Webhook endpoint ${endpointId} is disabled${why}, so nothing would be delivered to it; switch it back on with PATCH /api/v1/webhooks/${endpointId} { "enabled": true }`,
     );
   }
@@ -177,16 +181,16 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/test',
     summary: 'Send a test event',
     description:
-      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `already_in_flight: true` and sends nothing (`/redeliver` it to send it now). A switched-off endpoint is 409 `webhook_endpoint_disabled`.',
+      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `meta.already_in_flight: true` and sends nothing (`/redeliver` it to send it now). A switched-off endpoint is 400 `bad_request`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: idParams,
-    errors: ['not_found', 'webhook_endpoint_disabled'],
+    errors: ['not_found'],
     responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, auth, deps }) => {
       const sent = await sendTestEvent(sendDeps(deps), auth.userId, params.id);
       if (!sent.ok) throw sendRefusal(params.id, sent);
-      return { status: 202, body: { data: toEventView(sent.event), already_in_flight: sent.alreadyInFlight } };
+      return { status: 202, body: { data: toEventView(sent.event), meta: { already_in_flight: sent.alreadyInFlight } } };
     },
   }),
   defineRoute({
@@ -194,17 +198,17 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/redeliver',
     summary: 'Send an event again',
     description:
-      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `already_in_flight: true` and sends nothing more. Another user\'s event is 404; a switched-off endpoint is 409 `webhook_endpoint_disabled`.',
+      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `meta.already_in_flight: true` and sends nothing more. Another user\'s event is 404; a switched-off endpoint is 400 `bad_request`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: idParams,
     body: z.strictObject({ event_id: z.string().min(1, 'must not be empty') }),
-    errors: ['not_found', 'webhook_endpoint_disabled'],
+    errors: ['not_found'],
     responses: { 202: { description: 'The event being delivered', schema: SentSchema } },
     handler: async ({ params, body, auth, deps }) => {
       const sent = await redeliverEvent(sendDeps(deps), auth.userId, params.id, body.event_id);
       if (!sent.ok) throw sendRefusal(params.id, sent, body.event_id);
-      return { status: 202, body: { data: toEventView(sent.event), already_in_flight: sent.alreadyInFlight } };
+      return { status: 202, body: { data: toEventView(sent.event), meta: { already_in_flight: sent.alreadyInFlight } } };
     },
   }),
   defineRoute({
@@ -212,7 +216,7 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/deliveries',
     summary: "List an endpoint's delivery attempts",
     description:
-      'Newest first, kept 30 days: each attempt with its id, event, time, status code or error, and duration. `has_more` says whether older attempts follow; pass the last `id` of a page as `after` for the next one. `event_id` lists one event\'s attempts only.',
+      'Newest first, kept 30 days: each attempt with its id, event, time, status code or error, and duration. `meta.has_more` says whether older attempts follow; pass the last `id` of a page as `after` for the next one. `event_id` lists one event\'s attempts only.',
     tags: ['Webhooks'],
     scope: 'webhooks:read',
     params: idParams,
@@ -222,7 +226,7 @@ export const webhooksRoutes = [
       limit: queryInteger({ min: 1, max: 100 }).optional().meta({ description: 'Default 50, max 100' }),
     }),
     errors: ['not_found'],
-    responses: { 200: { description: 'A page of attempts', schema: z.object({ data: z.array(DeliverySchema), has_more: z.boolean() }) } },
+    responses: { 200: { description: 'A page of attempts', schema: z.object({ data: z.array(DeliverySchema), meta: z.object({ has_more: z.boolean() }) }) } },
     handler: async ({ params, query, auth, deps }) => {
       const endpoint = await findOwnEndpoint(deps.db, auth.userId, params.id);
       if (!endpoint) throw notFound(params.id);
@@ -231,7 +235,7 @@ export const webhooksRoutes = [
       const data = rows
         .slice(0, limit)
         .map((r) => ({ id: r.id, event_id: r.event_id, attempted_at: r.attempted_at.toISOString(), status_code: r.status_code, error: r.error, duration_ms: r.duration_ms, delivered: r.delivered }));
-      return { status: 200, body: { data, has_more: rows.length > limit } };
+      return { status: 200, body: { data, meta: { has_more: rows.length > limit } } };
     },
   }),
 ];

@@ -17,8 +17,8 @@ import { findCommentForUser, type OwnCommentInput } from './repository';
  * Everything a comment action (reply, hide, delete) checks before it reaches a platform, in the order a client
  * learns of it: the post is the user's (404), the platform's comments are open (501 `platform_coming_soon`), the post
  * can read comments at all (501 `comments_unsupported`), the comment is one of the post's (404), the platform allows
- * the action on this comment (501 `comment_action_unsupported`), and the connection can carry it (409
- * `comment_permission_required`).
+ * the action on this comment (501 `comment_action_unsupported`), the account is still connected (404) and the
+ * connection can carry it (409 `comment_permission_required`).
  */
 
 export type CommentAction = 'reply' | 'hide' | 'delete';
@@ -69,8 +69,10 @@ export function checkCommentTarget(rt: Pick<PostsRuntime, 'config' | 'sealedBox'
 
   const name = platformName(post.platform);
   const ctx = account && account.inactive_reason !== 'disconnected' ? platformContextOf(rt.sealedBox, account) : null;
+  // Disconnected is "account not found or not active" (404), as a reply from a switched-off account is below; 409 is
+  // only for a connection that needs re-authorizing (publishing-api.md "Errors").
   if (!account || !ctx) {
-    throw new ApiError('comment_permission_required', `The ${name} account of this post was disconnected; reconnect it to ${action} comments.`);
+    throw new ApiError('not_found', `The ${name} account of this post was disconnected; reconnect it to ${action} comments.`);
   }
   if (account.inactive_reason === 'connection_lost') {
     throw new ApiError('comment_permission_required', `${name} no longer accepts this account's connection; reconnect the account from the dashboard.`);

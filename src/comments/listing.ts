@@ -119,7 +119,7 @@ async function syncForListing(
   // Rule 7 needs no workflow: the plan decides it, and it holds from the very first listing.
   if (limits) {
     const refusal = planRefusal(post.platform, ownCredentials, limits);
-    if (refusal) return { status: 'plan', reason: refusal, synced_at: iso(state?.synced_at ?? null), next_sync_after: iso(state?.next_sync_after ?? null) ?? now.toISOString() };
+    if (refusal) return { status: 'plan', reason: refusal, synced_at: syncedAt(post, state), next_sync_after: iso(state?.next_sync_after ?? null) ?? now.toISOString() };
   }
   if (mode === 'auto' && isDue(post.platform, state, 'auto', now)) await requestRefresh(rt, post.id);
   if (mode === 'true') {
@@ -128,7 +128,7 @@ async function syncForListing(
   }
   return {
     status: state?.status ?? 'ok',
-    synced_at: iso(state?.synced_at ?? null),
+    synced_at: syncedAt(post, state),
     reason: state?.reason ?? null,
     next_sync_after: iso(state?.next_sync_after ?? null) ?? now.toISOString(),
   };
@@ -146,6 +146,15 @@ function refusalError(state: CommentSyncStateRow, now: Date): ApiError {
   if (state.status === 'permission') return new ApiError('comment_permission_required', reason);
   const waitSeconds = Math.max(1, Math.ceil(((state.next_sync_after?.getTime() ?? now.getTime()) - now.getTime()) / 1000));
   return new ApiError('comment_sync_rate_limited', reason, {}, { 'Retry-After': String(waitSeconds) });
+}
+
+/**
+ * When the snapshot of a published post was last known to match the platform. Before its first sync that is the
+ * moment it was published: it had no comments then but the ones Herald wrote itself, which are stored at once. So
+ * `synced_at` is a timestamp, as the contract types it, and `ok` ("snapshot is current") holds as of that time.
+ */
+function syncedAt(post: PostRow, state: CommentSyncStateRow | undefined): string | null {
+  return iso(state?.synced_at ?? post.published_at);
 }
 
 function iso(at: Date | null): string | null {

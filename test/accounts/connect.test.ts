@@ -22,7 +22,7 @@ function expectAccount(res: { status: number; body: any }, status: number, field
     const endsIn = Date.parse(data.credential_expires_at) - Date.now();
     assert.ok(endsIn > credential.endsInS * 1000 - 120_000 && endsIn <= credential.endsInS * 1000, `credential_expires_at ${data.credential_expires_at}`);
   }
-  const warnings = res.body?.warnings ?? [];
+  const warnings = res.body?.meta?.warnings ?? [];
   if (credential?.warning) {
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
     assert.match(warnings[0].message, credential.warning);
@@ -41,7 +41,7 @@ function expectAccount(res: { status: number; body: any }, status: number, field
       credential_expires_at: credential ? data.credential_expires_at : null,
       created_at: data.created_at,
     },
-    warnings: credential?.warning ? [{ account_id: data.id, platform: data.platform, code: 'credential_not_renewable', message: warnings[0].message }] : [],
+    meta: { warnings: credential?.warning ? [{ account_id: data.id, platform: data.platform, code: 'credential_not_renewable', message: warnings[0].message }] : [] },
   });
 }
 

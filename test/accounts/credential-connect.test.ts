@@ -55,7 +55,7 @@ describe('Accounts: credentials that end', function () {
     platforms.x.addUser({ username: 'renewable', bearerToken: 'x-renewable-1' });
     const res = await withApps.request('POST', '/api/v1/accounts', { body: { access_token: 'x-renewable-1', refresh_token: 'x-refresh-1' } });
     assert.equal(res.status, 201, res.text);
-    assert.deepEqual(res.body.warnings, []);
+    assert.deepEqual(res.body.meta.warnings, []);
     assert.ok(endsInAbout(res.body.data.credential_expires_at, 2 * 3600), res.body.data.credential_expires_at);
     assert.deepEqual(kept, [res.body.data.id]);
     const got = await withApps.request('GET', `/api/v1/accounts/${res.body.data.id}`);
@@ -68,7 +68,7 @@ describe('Accounts: credentials that end', function () {
     platforms.x.addUser({ username: 'noapp', bearerToken: 'x-noapp-1' });
     const res = await withoutApps.request('POST', '/api/v1/accounts', { body: { access_token: 'x-noapp-1', refresh_token: 'x-noapp-refresh' } });
     assert.equal(res.status, 201, res.text);
-    assert.deepEqual(res.body.warnings, [
+    assert.deepEqual(res.body.meta.warnings, [
       {
         account_id: res.body.data.id,
         platform: 'x',
@@ -89,24 +89,24 @@ describe('Accounts: credentials that end', function () {
       body: { access_token: oauth1.token, access_token_secret: oauth1.tokenSecret, api_key: oauth1.consumerKey, api_secret: oauth1.consumerSecret },
     });
     assert.equal(own.status, 201, own.text);
-    assert.deepEqual([own.body.data.credential_expires_at, own.body.warnings], [null, []]);
+    assert.deepEqual([own.body.data.credential_expires_at, own.body.meta.warnings], [null, []]);
     const { page } = platforms.facebook;
     const fb = await withApps.request('POST', '/api/v1/accounts', { body: { platform: 'facebook', page_id: page.id, access_token: page.token } });
     assert.equal(fb.status, 201, fb.text);
-    assert.deepEqual([fb.body.data.credential_expires_at, fb.body.warnings], [null, []]);
+    assert.deepEqual([fb.body.data.credential_expires_at, fb.body.meta.warnings], [null, []]);
     const { user } = platforms.instagram;
     const viaFacebook = await withApps.request('POST', '/api/v1/accounts', {
       body: { platform: 'instagram', via: 'facebook', access_token: user.fbToken, ig_user_id: user.igUserId },
     });
     assert.equal(viaFacebook.status, 201, viaFacebook.text);
-    assert.deepEqual([viaFacebook.body.data.credential_expires_at, viaFacebook.body.warnings], [null, []]);
+    assert.deepEqual([viaFacebook.body.data.credential_expires_at, viaFacebook.body.meta.warnings], [null, []]);
     assert.deepEqual(kept, []);
   });
 
   it('threads renews with the token alone: renewable without app credentials', async () => {
     const res = await withoutApps.request('POST', '/api/v1/accounts', { body: { platform: 'threads', access_token: platforms.threads.user.token } });
     assert.ok(res.status === 201 || res.status === 200, res.text);
-    assert.deepEqual(res.body.warnings, []);
+    assert.deepEqual(res.body.meta.warnings, []);
     assert.ok(endsInAbout(res.body.data.credential_expires_at, 60 * 86_400));
     assert.deepEqual(kept, [res.body.data.id]);
   });
@@ -115,14 +115,14 @@ describe('Accounts: credentials that end', function () {
     const { member } = platforms.linkedin;
     const renewable = await withApps.request('POST', '/api/v1/accounts', { body: { platform: 'linkedin', access_token: member.token, refresh_token: 'li-refresh-1' } });
     assert.equal(renewable.status, 201, renewable.text);
-    assert.deepEqual(renewable.body.warnings, []);
+    assert.deepEqual(renewable.body.meta.warnings, []);
     assert.deepEqual(kept, [renewable.body.data.id]);
     assert.equal((await storedCredentials(renewable.body.data.id)).refresh_token, 'li-refresh-1');
 
     const other = await withoutApps.request('POST', '/api/v1/accounts', { body: { platform: 'linkedin', access_token: member.token, refresh_token: 'li-refresh-2' } });
     assert.equal(other.status, 201, other.text);
-    assert.equal(other.body.warnings.length, 1);
-    assert.match(other.body.warnings[0].message, /no LinkedIn app credentials \(HERALD_LINKEDIN_CLIENT_ID and HERALD_LINKEDIN_CLIENT_SECRET\)/);
+    assert.equal(other.body.meta.warnings.length, 1);
+    assert.match(other.body.meta.warnings[0].message, /no LinkedIn app credentials \(HERALD_LINKEDIN_CLIENT_ID and HERALD_LINKEDIN_CLIENT_SECRET\)/);
     assert.ok(endsInAbout(other.body.data.credential_expires_at, 60 * 86_400));
     assert.deepEqual(kept, [renewable.body.data.id, other.body.data.id], 'a credential nothing can renew has its workflow too');
 
@@ -138,7 +138,7 @@ describe('Accounts: credentials that end', function () {
     user.bearerToken = 'x-reconnect-2';
     const again = await withApps.request('POST', '/api/v1/accounts', { body: { access_token: 'x-reconnect-2' } });
     assert.equal(again.status, 200, again.text);
-    assert.deepEqual(again.body.warnings, [], 'still renewable with the stored refresh token');
+    assert.deepEqual(again.body.meta.warnings, [], 'still renewable with the stored refresh token');
     assert.deepEqual(await storedCredentials(first.body.data.id), { access_token: 'x-reconnect-2', refresh_token: 'x-reconnect-refresh' });
     assert.deepEqual(kept, [first.body.data.id, first.body.data.id], 'the workflow is woken to read the new token');
 

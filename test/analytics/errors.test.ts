@@ -140,13 +140,13 @@ describe('analytics: errors', function () {
     }
   });
 
-  it('a post whose account was disconnected, with no snapshot yet, is 400: its platform can no longer be read', async () => {
+  it('a post whose account was disconnected, with no snapshot yet, is 404 not_found ("account not found or not active"): its platform can no longer be read', async () => {
     const { accountId } = await world.connect('x');
     const postId = await world.insertPost({ accountId, platform: 'x', status: 'published', platformPostId: '99' });
     await world.api.deps.db.updateTable('accounts').set({ credentials_sealed: null, active: false, inactive_reason: 'disconnected' }).where('id', '=', accountId).execute();
     const res = await world.analytics(postId);
-    assert.equal(res.status, 400);
-    assert.equal(res.body.error.code, 'bad_request');
+    assert.equal(res.status, 404);
+    assert.equal(res.body.error.code, 'not_found');
     assert.match(res.body.error.message, /X account of post .* was disconnected/);
   });
 

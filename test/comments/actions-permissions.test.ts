@@ -94,6 +94,19 @@ describe('comment actions: permissions and connections', function () {
     assert.equal((await stored(post.first_comment!.comment_id!)).deleted, false, 'nothing changed');
   });
 
+  it('a disconnected account is "account not found or not active": 404 not_found on reply and delete, not 409 (which is for re-authorizing)', async () => {
+    const gone = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const post = await publish(h, gone.id, 'x disconnect target', { first_comment: 'own words' });
+    assert.equal((await h.api.request('DELETE', `/api/v1/accounts/${gone.id}`)).status, 200);
+    const calls = h.standIns.x.standIn.calls().length;
+    const removed = await remove(post.id, post.first_comment!.comment_id!);
+    assert.deepEqual([removed.status, removed.body.error.code], [404, 'not_found'], removed.text);
+    assert.match(removed.body.error.message, /^The X account of this post was disconnected; reconnect it to delete comments\.$/);
+    const replied = await h.api.request('POST', `${path(post.id, post.first_comment!.comment_id!)}/reply`, { body: { text: 'hello' } });
+    assert.deepEqual([replied.status, replied.body.error.code], [404, 'not_found'], replied.text);
+    assert.equal(h.standIns.x.standIn.calls().length, calls, 'refused before calling X');
+  });
+
   it('a refresh refused for a withheld permission marks the account reauthorization_required too; reconnecting clears it', async () => {
     const post = await publish(h, facebook.id, 'fb refresh permission target');
     h.standIns.facebook.standIn.inject({ method: 'GET', path: /\/comments$/ }, { kind: 'reply', response: graphErrors.permission() });

@@ -21,12 +21,12 @@ describe('GET /api/v1/events and /api/v1/events/:id', function () {
     const first = await api.request('GET', '/api/v1/events?limit=2');
     assert.equal(first.status, 200, first.text);
     assert.deepEqual(first.body.data.map((e: { id: string }) => e.id), [written[4], written[3]]);
-    assert.equal(first.body.has_more, true);
+    assert.equal(first.body.meta.has_more, true);
     assert.deepEqual(Object.keys(first.body.data[0]).sort(), ['created_at', 'data', 'id', 'request', 'type']);
     const second = await api.request('GET', `/api/v1/events?limit=2&after=${written[3]}`);
     assert.deepEqual(second.body.data.map((e: { id: string }) => e.id), [written[2], written[1]]);
     const last = await api.request('GET', `/api/v1/events?limit=2&after=${written[1]}`);
-    assert.deepEqual([last.body.data.map((e: { id: string }) => e.id), last.body.has_more], [[written[0]], false]);
+    assert.deepEqual([last.body.data.map((e: { id: string }) => e.id), last.body.meta.has_more], [[written[0]], false]);
   });
 
   it('filters by type', async () => {

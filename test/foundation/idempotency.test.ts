@@ -49,7 +49,25 @@ const routes = [
       return { status: 200, body: { data: { id: params.id, serial: executions } } };
     },
   }),
+  defineRoute({
+    method: 'post',
+    path: '/test/later',
+    summary: 'refuses with the next of `refusals` while there is one, then succeeds',
+    scope: 'posts:write',
+    idempotent: true,
+    body: z.strictObject({ n: z.number() }),
+    responses: { 201: { description: 'done' } },
+    handler: async () => {
+      executions++;
+      const refusal = refusals.shift();
+      if (refusal) throw refusal;
+      return { status: 201, body: { data: { serial: executions } } };
+    },
+  }),
 ];
+
+/** What `/test/later` answers next (then 201). */
+const refusals: ApiError[] = [];
 
 describe('Idempotency-Key', () => {
   let a: TestApi;
@@ -326,6 +344,35 @@ describe('Idempotency-Key', () => {
     await post(a, null, { text: 'x' });
     await post(a, null, { text: 'x' });
     assert.equal(executions, 2);
+  });
+
+  it('does not store a refusal that says "not now" (Retry-After, 429, 402, comment_permission_required, first_comment_not_retryable): the same key executes again', async () => {
+    const notNow = [
+      new ApiError('first_comment_rate_limited', 'X is throttling', {}, { 'Retry-After': '30' }),
+      new ApiError('usage_limit_exceeded', 'Monthly quota spent'),
+      new ApiError('account_limit_reached', 'Account limit'),
+      new ApiError('x_link_posts_require_paid_plan', 'Upgrade'),
+      new ApiError('comment_permission_required', 'Reconnect the account'),
+      new ApiError('first_comment_not_retryable', 'Another attempt is in flight'),
+      new ApiError('bad_request', 'A 400 naming a wait', {}, { 'retry-after': '5' }),
+    ];
+    for (const [i, refusal] of notNow.entries()) {
+      refusals.push(refusal);
+      const body = { n: i };
+      const refused = await request(a.url, 'POST', '/api/v1/test/later', { key: a.apiKey, body, headers: { 'idempotency-key': `k-later-${i}` } });
+      assert.deepEqual([refused.status, refused.body.error.code], [refusal.status, refusal.code]);
+      const retried = await request(b.url, 'POST', '/api/v1/test/later', { key: a.apiKey, body, headers: { 'idempotency-key': `k-later-${i}` } });
+      assert.equal(retried.status, 201, `${refusal.code}: ${retried.text}`);
+      assert.equal(retried.headers.get('idempotent-replay'), null);
+      const replayed = await request(a.url, 'POST', '/api/v1/test/later', { key: a.apiKey, body, headers: { 'idempotency-key': `k-later-${i}` } });
+      assert.deepEqual([replayed.status, replayed.headers.get('idempotent-replay'), replayed.body], [201, 'true', retried.body], 'the success is stored');
+    }
+    assert.equal(executions, 2 * notNow.length);
+
+    refusals.push(new ApiError('post_not_editable', 'A definite refusal'));
+    const definite = await request(a.url, 'POST', '/api/v1/test/later', { key: a.apiKey, body: { n: 99 }, headers: { 'idempotency-key': 'k-later-definite' } });
+    const again = await request(b.url, 'POST', '/api/v1/test/later', { key: a.apiKey, body: { n: 99 }, headers: { 'idempotency-key': 'k-later-definite' } });
+    assert.deepEqual([definite.status, again.status, again.headers.get('idempotent-replay')], [409, 409, 'true'], 'other 4xx are still replayed');
   });
 
   it('is documented in the OpenAPI document of an idempotent route', async () => {

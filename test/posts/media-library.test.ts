@@ -48,7 +48,7 @@ describe('Uploads kept: GET and DELETE /api/v1/media, and the sweep of copies', 
   const listing = async (query = '') => {
     const res = await h.api.request('GET', `/api/v1/media${query}`);
     assert.equal(res.status, 200, res.text);
-    return res.body as { data: Array<{ id: string; size: number }>; storage: { used_bytes: number; limit_bytes: number | null } };
+    return res.body as { data: Array<{ id: string; size: number }>; meta: { storage: { used_bytes: number; limit_bytes: number | null } } };
   };
 
   it('lists the uploads kept, newest first, a page at a time, with the storage of the plan they take; copies are not listed', async () => {
@@ -58,7 +58,7 @@ describe('Uploads kept: GET and DELETE /api/v1/media, and the sweep of copies', 
     await schedule({ text: 'a copy is not an upload', media_urls: [`${originUrl}/13.png`] });
     const page = await listing('?limit=2');
     assert.deepEqual(page.data.map((m) => m.id), [second.id, first.id]);
-    assert.deepEqual(page.storage, { used_bytes: before.storage.used_bytes + first.size + second.size, limit_bytes: 10_000_000_000 });
+    assert.deepEqual(page.meta.storage, { used_bytes: before.meta.storage.used_bytes + first.size + second.size, limit_bytes: 10_000_000_000 });
     assert.deepEqual((await listing('?limit=1&offset=1')).data.map((m) => m.id), [first.id]);
     assert.equal((await h.api.request('GET', '/api/v1/media?limit=101')).status, 400);
   });
@@ -99,10 +99,10 @@ describe('Uploads kept: GET and DELETE /api/v1/media, and the sweep of copies', 
   it('DELETE of an upload a scheduled post uses: gone from the uploads and the storage, the post still publishes it, then the file goes', async () => {
     const kept = await upload(41);
     const postId = await schedule({ text: 'publishes a deleted upload', media_ids: [kept.id] });
-    const used = (await listing()).storage.used_bytes;
+    const used = (await listing()).meta.storage.used_bytes;
     assert.equal((await h.api.request('DELETE', `/api/v1/media/${kept.id}`)).status, 200);
     assert.equal(await stored(kept.id), 'url', 'kept for the post, as a copy');
-    assert.equal((await listing()).storage.used_bytes, used - kept.size);
+    assert.equal((await listing()).meta.storage.used_bytes, used - kept.size);
     assert.ok(!(await listing('?limit=100')).data.some((m) => m.id === kept.id));
     assert.equal((await h.api.request('GET', `/api/v1/media/${kept.id}`)).status, 404);
     const named = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'names it again', media_ids: [kept.id] } });

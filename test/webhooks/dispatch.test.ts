@@ -101,7 +101,7 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     assert.equal(deliveries.status, 200, deliveries.text);
     assert.deepEqual(deliveries.body.data.map((d: { event_id: string; status_code: number; delivered: boolean }) => [d.event_id, d.status_code, d.delivered]), [[event.id, 200, true], [tested.body.data.id, 200, true]]);
     assert.deepEqual(Object.keys(deliveries.body.data[0]).sort(), ['attempted_at', 'delivered', 'duration_ms', 'error', 'event_id', 'id', 'status_code']);
-    assert.equal(deliveries.body.has_more, false);
+    assert.equal(deliveries.body.meta.has_more, false);
 
     const stranger = await h.api.newUser();
     for (const [method, path, body] of [
@@ -119,7 +119,7 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     assert.equal((await h.api.request('POST', `/api/v1/webhooks/${id}/test`, { key: reader.apiKey })).status, 403);
   });
 
-  it('/test and /redeliver to a switched-off endpoint are 409 webhook_endpoint_disabled, saying how to switch it on; nothing is written or sent', async () => {
+  it('/test and /redeliver to a switched-off endpoint are 400 bad_request (the catalogue has no code of its own for it), saying how to switch it on; nothing is written or sent', async () => {
     const userOff = await endpoint('/switched-off');
     assert.equal((await h.api.request('PATCH', `/api/v1/webhooks/${userOff}`, { body: { enabled: false } })).status, 200);
     const heraldOff = await endpoint('/gone');
@@ -131,9 +131,9 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     for (const [id, why] of [[userOff, ''], [heraldOff, ' (The endpoint answered 410 Gone)']]) {
       for (const [path, body] of [['test', undefined], ['redeliver', { event_id: event.id }]] as const) {
         const res = await h.api.request('POST', `/api/v1/webhooks/${id}/${path}`, { body });
-        assert.equal(res.status, 409, `${path}: ${res.text}`);
+        assert.equal(res.status, 400, `${path}: ${res.text}`);
         assert.deepEqual(res.body.error, {
-          code: 'webhook_endpoint_disabled',
+          code: 'bad_request',
           message: `Webhook endpoint ${id} is disabled${why}, so nothing would be delivered to it; switch it back on with PATCH /api/v1/webhooks/${id} { "enabled": true }`,
         });
       }
@@ -146,7 +146,8 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
 
     const doc = await h.api.request('GET', '/api/v1/openapi.json');
     for (const path of ['/api/v1/webhooks/{id}/test', '/api/v1/webhooks/{id}/redeliver']) {
-      assert.match(doc.body.paths[path].post.responses['409'].description, /webhook_endpoint_disabled/, path);
+      assert.equal(doc.body.paths[path].post.responses['409'], undefined, path);
+      assert.match(doc.body.paths[path].post.responses['400'].description, /bad_request/, path);
     }
   });
 
@@ -164,8 +165,8 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     for (let i = 0; i < 100 && sentTo().length < 2; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     assert.deepEqual(sentTo().map((r) => r.id).sort(), [event.id, tests[0].body.data.id].sort());
-    assert.deepEqual(asks.map((res) => [res.status, res.body.data.id, res.body.already_in_flight]), [[202, event.id, false], [202, event.id, true], [202, event.id, true]]);
-    assert.deepEqual(tests.map((res) => [res.status, res.body.data.id, res.body.already_in_flight]), [[202, tests[0].body.data.id, false], [202, tests[0].body.data.id, true], [202, tests[0].body.data.id, true]]);
+    assert.deepEqual(asks.map((res) => [res.status, res.body.data.id, res.body.meta.already_in_flight]), [[202, event.id, false], [202, event.id, true], [202, event.id, true]]);
+    assert.deepEqual(tests.map((res) => [res.status, res.body.data.id, res.body.meta.already_in_flight]), [[202, tests[0].body.data.id, false], [202, tests[0].body.data.id, true], [202, tests[0].body.data.id, true]]);
     const testEvents = await h.db.selectFrom('events').select('id').where('type', '=', 'webhook.test').where(sql<boolean>`data->>'endpoint_id' = ${id}`).execute();
     assert.equal(testEvents.length, 1, 'one webhook.test written');
 
@@ -199,14 +200,14 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     do {
       const res = await h.api.request('GET', `/api/v1/webhooks/${id}/deliveries?limit=50${after ? `&after=${after}` : ''}`);
       assert.equal(res.status, 200, res.text);
-      pages.push({ ids: res.body.data.map((d: { id: string }) => d.id), hasMore: res.body.has_more });
+      pages.push({ ids: res.body.data.map((d: { id: string }) => d.id), hasMore: res.body.meta.has_more });
       after = res.body.data.at(-1)?.id;
     } while (pages.at(-1)!.hasMore);
     assert.deepEqual(pages.map((p) => [p.ids.length, p.hasMore]), [[50, true], [50, true], [30, false]]);
     assert.deepEqual(pages.flatMap((p) => p.ids), expected.map((r) => r.id));
 
     const one = await h.api.request('GET', `/api/v1/webhooks/${id}/deliveries?limit=100&event_id=${events[1].id}`);
-    assert.deepEqual([one.body.data.length, one.body.has_more], [65, false]);
+    assert.deepEqual([one.body.data.length, one.body.meta.has_more], [65, false]);
     assert.deepEqual(one.body.data.map((d: { id: string }) => d.id), expected.filter((r) => r.event_id === events[1].id).map((r) => r.id));
     assert.equal((await h.api.request('GET', `/api/v1/webhooks/${id}/deliveries?after=not-an-id`)).status, 400);
   });
