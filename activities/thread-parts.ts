@@ -23,10 +23,14 @@ interface ThreadPartRef {
   threadOrder: number;
 }
 
-/** `retry`: the rows' retry state, as a post's claim carries it (`ClaimResult`); absent from claims made before it. */
+/**
+ * `retry`: the rows' retry state, as a post's claim carries it (`ClaimResult`); absent from claims made before it.
+ * `scheduleVersion`: the parts' `schedule_version` (they share it), which a hold for `until` is given and its claim
+ * requires, as a post's; absent from claims made before (version 0).
+ */
 export type ThreadClaim =
   | { kind: 'gone' }
-  | { kind: 'wait'; until: number; retry?: attemptOutcomes.RetryState }
+  | { kind: 'wait'; until: number; retry?: attemptOutcomes.RetryState; scheduleVersion?: number }
   | {
       kind: 'publish';
       scheduled: boolean;

@@ -18,8 +18,8 @@ const HELD_CLAIMS_PER_STATEMENT = 100;
 export function createHeldThreadActivities(rt: PostsRuntime) {
   const { db } = rt;
   const { publishClaimOf, sendAndRecord } = createThreadParts(rt);
-  const heldClaims = new InstantClaims<{ id: string; parts: threads.ThreadPartRow[] }>(
-    async (threadIds, at) => byThread(await threads.claimThreadsScheduledAt(db, threadIds, at)),
+  const heldClaims = new InstantClaims<{ id: string; schedule_version: number; parts: threads.ThreadPartRow[] }>(
+    async (threadIds, at, versions) => byThread(await threads.claimThreadsScheduledAt(db, threadIds, at, versions)),
     HELD_CLAIMS_PER_STATEMENT,
   );
 
@@ -35,7 +35,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
     if (status !== 'scheduled' && status !== 'publishing' && status !== 'published') return { claim: { kind: 'gone' } };
     if (status === 'scheduled') {
       const until = waitingUntil(rows[0]!);
-      return { claim: until === null ? null : { kind: 'wait', until, retry: retryStateOf(rows[0]!) } };
+      return { claim: until === null ? null : { kind: 'wait', until, retry: retryStateOf(rows[0]!), scheduleVersion: rows[0]!.schedule_version } };
     }
     const firstUnstored = rows.findIndex((r) => r.platform_post_id === null);
     const live = firstUnstored === -1 ? rows : rows.slice(0, firstUnstored);
@@ -43,19 +43,20 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
     return { claim: publishClaimOf(rows), sent: firstUnstored === -1 ? sent : [...sent, null], recorded: status === 'published' };
   }
 
-  /** `publishThreadWhenDue` at its instant: the exact-time claim, then the sends. */
-  async function claimHeldAndSend(input: { threadId: string; dueAt: number }): Promise<ThreadStep> {
+  /** `publishThreadWhenDue` at its instant: the claim exact in time and version, then the sends. */
+  async function claimHeldAndSend(input: { threadId: string; dueAt: number; scheduleVersion?: number }): Promise<ThreadStep> {
     let rows: threads.ThreadPartRow[] | undefined;
     try {
-      rows = (await heldClaims.claim(input.threadId, input.dueAt))?.parts;
+      // A hold without a version was started by workflow code from before the rows kept one: version 0 then.
+      rows = (await heldClaims.claim(input.threadId, input.dueAt, input.scheduleVersion ?? 0))?.parts;
     } catch (err) {
       rt.logger.warn({ err, threadId: input.threadId }, 'claiming a held thread failed; the workflow claims it again with retries');
       return { claim: null };
     }
     if (!rows) {
       const seen = await stepOf(input.threadId);
-      // Still due at `dueAt` yet not taken: no claim, so the workflow's claim by time takes it rather than holding
-      // again for the same instant.
+      // Still due at `dueAt` yet not taken (or at another version: a stale hold, whose workflow no longer listens):
+      // no claim, so the workflow's claim by time takes it rather than holding again for the same instant.
       return seen.claim?.kind === 'wait' && seen.claim.until === input.dueAt ? { claim: null } : seen;
     }
     const claim = publishClaimOf(rows);
@@ -66,11 +67,12 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
   return {
     /**
      * A scheduled thread prepared a lead time ahead: held in the worker until `dueAt` (`holdUntilInstant`), then
-     * claimed whole only if still `scheduled` at exactly `dueAt` (a hold made stale by a reschedule or a cancellation
-     * never takes it), and its parts sent from the instant. A claim it did not get reads the rows and reports them,
-     * never claims them.
+     * claimed whole only if still `scheduled` at exactly `dueAt` and `scheduleVersion`, the parts' version its
+     * workflow read (a hold made stale by a reschedule, even one away and back to `dueAt`, or a cancellation never
+     * takes it), and its parts sent from the instant. A claim it did not get reads the rows and reports them, never
+     * claims them.
      */
-    async publishThreadWhenDue(input: { threadId: string; dueAt: number; holdMs: number }): Promise<ThreadStep> {
+    async publishThreadWhenDue(input: { threadId: string; dueAt: number; holdMs: number; scheduleVersion?: number }): Promise<ThreadStep> {
       return holdUntilInstant(rt, input, () => claimHeldAndSend(input));
     },
 
@@ -83,9 +85,12 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
 
 export type HeldThreadActivities = ReturnType<typeof createHeldThreadActivities>;
 
-/** The rows a claim took, one entry per thread, its parts in order. */
-function byThread(rows: threads.ThreadPartRow[]): Array<{ id: string; parts: threads.ThreadPartRow[] }> {
+/**
+ * The rows a claim took, one entry per thread, its parts in order, with their shared version (`InstantClaims` gives
+ * the thread to the hold of that version, not to a stale one of the same instant).
+ */
+function byThread(rows: threads.ThreadPartRow[]): Array<{ id: string; schedule_version: number; parts: threads.ThreadPartRow[] }> {
   const threadsById = new Map<string, threads.ThreadPartRow[]>();
   for (const row of rows) threadsById.set(row.thread_id!, [...(threadsById.get(row.thread_id!) ?? []), row]);
-  return [...threadsById].map(([id, parts]) => ({ id, parts: parts.sort((a, b) => a.thread_order! - b.thread_order!) }));
+  return [...threadsById].map(([id, parts]) => ({ id, schedule_version: parts[0]!.schedule_version, parts: parts.sort((a, b) => a.thread_order! - b.thread_order!) }));
 }

@@ -55,7 +55,7 @@ export function createThreadActivities(rt: PostsRuntime) {
       if (status !== 'scheduled' && status !== 'publishing') return { kind: 'gone' };
       const retry = retryStateOf(rows[0]!);
       const due = Math.max(status === 'scheduled' ? (rows[0]!.scheduled_at?.getTime() ?? 0) : 0, retry.notBefore, input.notBefore ?? 0);
-      if (due > input.now) return { kind: 'wait', until: due, retry };
+      if (due > input.now) return { kind: 'wait', until: due, retry, scheduleVersion: rows[0]!.schedule_version };
       if (status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
       return rows;
     });

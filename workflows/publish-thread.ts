@@ -107,6 +107,14 @@ const RETRY_STATE_IN_ROWS = 'thread-retry-state-in-rows';
  */
 const CANCELLED_ON_LOST_CONNECTION = 'thread-cancelled-on-lost-connection';
 
+/**
+ * Patch id: a step a hold brought (its own report, or the read that found it stale) keeps a change signalled while
+ * that step was being read: the wait that follows wakes at once and the rows are read again. Runs recorded before it
+ * cleared the flag there and slept to the step's time, missing the change. Asked only when it matters (a held step,
+ * a signal pending), so every other history is as it was. A post's `held-step-keeps-wake`, for threads.
+ */
+const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
+
 interface PublishedPart {
   postId: string;
   threadOrder: number;
@@ -131,15 +139,21 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
   let failures = 0;
   // What an activity that claims and sends by itself reported (a hold at the instant, an immediate thread's one activity).
   let reported: ThreadStep | undefined = immediate ? await publishNow(input.threadId) : undefined;
+  // `reported` came from a hold (`holdUntilDue`), read before the turn that takes it.
+  let held = false;
+  // Rows the API has just inserted are at `schedule_version` 0 (migration 0252).
   let created: ThreadStep | undefined =
-    input.scheduledAt !== undefined && input.scheduledAt > Date.now() && patched(HELD_UNTIL_DUE) ? { claim: { kind: 'wait', until: input.scheduledAt } } : undefined;
+    input.scheduledAt !== undefined && input.scheduledAt > Date.now() && patched(HELD_UNTIL_DUE) ? { claim: { kind: 'wait', until: input.scheduledAt, scheduleVersion: 0 } } : undefined;
   for (;;) {
     // Cleared before reading: a change signalled while the rows are being read still wakes the wait that follows. Not
-    // when nothing is read: a change signalled before the first wait must still wake it.
+    // when nothing is read: a change signalled before the first wait must still wake it; nor after a held step, read
+    // before this turn (in the hold, or by the look that found it stale): a change signalled during that read was not
+    // seen by it, and clearing the flag would sleep to a time already replaced (a second reschedule lost).
     const clearedBeforeRead = patched(WAKE_CLEARED_BEFORE_READ);
-    if (clearedBeforeRead && !created) woken = false;
+    if (clearedBeforeRead && !created && !(held && woken && patched(HELD_STEP_KEEPS_WAKE))) woken = false;
     const step: ThreadStep = reported ?? created ?? { claim: null };
     reported = created = undefined;
+    held = false;
     const claim: ThreadClaim = step.claim ?? (await bookkeeping.claimThread({ threadId: input.threadId, now: Date.now(), ...(retryInRows ? {} : { notBefore }) }));
     if (claim.kind === 'gone') return { outcome: 'gone' };
     if (retryInRows && claim.retry) ({ failures, notBefore } = claim.retry);
@@ -148,7 +162,10 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       // Waiting for its time (not a retry's): prepared a lead ahead, so at the instant only claims and sends run.
       const leadMs = claim.until > notBefore && (input.dueLeadMs ?? 0) > 0 && patched(HELD_UNTIL_DUE) ? input.dueLeadMs! : 0;
       await condition(() => woken, Math.max(1, claim.until - leadMs - Date.now()));
-      if (leadMs > 0 && !woken) reported = await holdUntilDue(input.threadId, claim.until, signals);
+      if (leadMs > 0 && !woken) {
+        reported = await holdUntilDue(input.threadId, claim.until, claim.scheduleVersion ?? 0, signals);
+        held = true;
+      }
       continue;
     }
 
@@ -277,18 +294,19 @@ async function publishParts(
 /**
  * The thread held in the worker until `dueAt` by `publishThreadWhenDue`, the workflow listening meanwhile (as a
  * post's `holdUntilDue`). A signal makes it read the rows (never claiming them: the hold owns the claim); rescheduled
- * to another time, the hold is abandoned and the new time is the step (a new wait, prepared again). A hold that fails
+ * (another time, or another `schedule_version`: moved away and back), the hold is abandoned (its claim, exact in
+ * time and version, now refuses it) and the rows' time is the step (a new wait, prepared again). A hold that fails
  * (its worker lost or shut down) is what the rows say: not claimed (scheduled), claimed with the parts whose ids are
- * stored sent and the next one unknown, or gone.
+ * stored sent and the next one unknown, or gone. Reads made before the rows kept a version report none: version 0.
  */
-async function holdUntilDue(threadId: string, dueAt: number, signals: WakeSignals): Promise<ThreadStep> {
+async function holdUntilDue(threadId: string, dueAt: number, scheduleVersion: number, signals: WakeSignals): Promise<ThreadStep> {
   const holdMs = Math.max(0, dueAt - Date.now());
   return whileHeld<ThreadStep>(
-    () => heldCall(holdMs).publishThreadWhenDue({ threadId, dueAt, holdMs }),
+    () => heldCall(holdMs).publishThreadWhenDue({ threadId, dueAt, holdMs, scheduleVersion }),
     () => queued.bookkeeping.heldThreadState({ threadId }),
     async () => {
       const seen = await queued.bookkeeping.heldThreadState({ threadId });
-      return seen.claim?.kind === 'wait' && seen.claim.until !== dueAt ? seen : null;
+      return seen.claim?.kind === 'wait' && (seen.claim.until !== dueAt || (seen.claim.scheduleVersion ?? 0) !== scheduleVersion) ? seen : null;
     },
     signals,
   );

@@ -70,8 +70,21 @@ export async function claimDueScheduled(db: Db, postId: string, now: Date) {
  * a post missing from the answer was not taken.
  */
 export async function claimAllScheduledAt(db: Db, postIds: readonly string[], scheduledAt: Date, versions: Readonly<Record<string, number>>) {
-  return markAttempts(db, postIds, { scheduledAt, versions: JSON.stringify(versions) });
+  return markAttempts(db, postIds, { scheduledAt, versions: heldVersions(versions) });
 }
+
+/**
+ * The version rule of a held claim (`claimAllScheduledAt`, and a thread's, `claimThreadsScheduledAt`): the row is at
+ * the `schedule_version` its hold was given. `versions`: a JSON object of versions by hold key (`heldVersions`), one
+ * parameter, so one statement shape whatever the batch; `key`: the column the holds are keyed by (a post's `id`, a
+ * thread's `thread_id`: its parts move together, `moveScheduledTime`, so they share their version).
+ */
+export function atHeldVersion(versions: unknown, key: 'id' | 'thread_id') {
+  return sql<SqlBool>`schedule_version = (${versions}::jsonb ->> ${sql.ref(key)}::text)::int`;
+}
+
+/** The `versions` parameter of `atHeldVersion`. */
+export const heldVersions = (versions: Readonly<Record<string, number>>): string => JSON.stringify(versions);
 
 /**
  * Marks a platform call as begun (migration 0050) and returns the `publishing` row, with whether an earlier call never
@@ -183,8 +196,7 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
       // Due: its time and its retry's, where it has them, have passed (`dueBy` once: one parameter per value).
       if (values.dueBy !== undefined) update = update.where(sql`coalesce(greatest(scheduled_at, next_attempt_at), '-infinity'::timestamptz)`, '<=', values.dueBy);
       if (values.scheduledAt !== undefined) update = update.where(sql`date_trunc('milliseconds', scheduled_at)`, '=', values.scheduledAt);
-      // Each post's version in one parameter (a JSON object by id): one statement shape whatever the batch.
-      if (values.versions !== undefined) update = update.where(sql<SqlBool>`schedule_version = (${values.versions}::jsonb ->> id::text)::int`);
+      if (values.versions !== undefined) update = update.where(atHeldVersion(values.versions, 'id'));
       return update.returningAll().returning([earlierAttemptOpen('publish_attempt_started_at'), rowVersion]);
     })
     .selectFrom('marked')

@@ -10,8 +10,8 @@
  * `version`: the post's `schedule_version` its hold was given (migration 0252). Two holds of one post in one batch (a
  * stale one, abandoned by a reschedule away and back to the same instant, and the current one) are claimed once, at
  * the higher version (versions only grow, so the hold that read the row last), and the row goes to the hold of the
- * version it was taken at, never to the stale one. Rows without a `schedule_version` (a thread's) go to the first
- * asking.
+ * version it was taken at, never to the stale one (a thread's claim reports its parts' shared version as the row's).
+ * Rows without a `schedule_version` go to the first asking.
  */
 export class InstantClaims<Row extends { id: string; schedule_version?: number }> {
   private readonly pending = new Map<number, Array<{ postId: string; version: number; done: (row: Row | undefined) => void; failed: (err: unknown) => void }>>();

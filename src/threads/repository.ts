@@ -7,7 +7,7 @@ import type { AccountRow } from '../db/tables/accounts';
 import { loadPostViews } from '../posts/view-queries';
 import { CREDENTIAL_WAIT_LIMIT_MS, publishedViewOf, publishMarkedRows, type OutcomeToRecord } from '../posts/attempt-outcomes';
 import { urlUnreadOf } from '../posts/post-link';
-import type { MarkedPost } from '../posts/attempt-marks';
+import { atHeldVersion, heldVersions, type MarkedPost } from '../posts/attempt-marks';
 import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
 import { recordPostEvents } from '../posts/post-events';
@@ -101,11 +101,14 @@ export async function claimScheduledThread(trx: Trx, threadId: string): Promise<
 
 /**
  * The held threads of one instant (`publishThreadWhenDue`): every part of each named thread still `scheduled` at
- * exactly `at` becomes `publishing`, in one statement; returns the rows taken, by thread and part. The parts are
- * locked first in (thread, part) order, as a cancellation locks them (`loadThreadParts`), so the two never deadlock,
- * and a thread is taken whole or not at all (its parts share their status and time).
+ * exactly `at` and at the `schedule_version` its hold was given (`versions`, by thread id: a post's rule,
+ * `atHeldVersion`; migration 0252) becomes `publishing`, in one statement, so a hold abandoned by a reschedule away
+ * and back to `at` never takes it; returns the rows taken, by thread and part. The parts are locked first in (thread,
+ * part) order, as a cancellation locks them (`loadThreadParts`), so the two never deadlock, and a thread is taken
+ * whole or not at all (its parts share their status, time and version).
  */
-export async function claimThreadsScheduledAt(db: Db, threadIds: readonly string[], at: Date): Promise<ThreadPartRow[]> {
+export async function claimThreadsScheduledAt(db: Db, threadIds: readonly string[], at: Date, versions: Readonly<Record<string, number>>): Promise<ThreadPartRow[]> {
+  const atVersion = atHeldVersion(heldVersions(versions), 'thread_id');
   return db
     .updateTable('posts')
     .set({ status: 'publishing', request_origin: null, updated_at: sql`now()` })
@@ -116,12 +119,14 @@ export async function claimThreadsScheduledAt(db: Db, threadIds: readonly string
         .where('thread_id', 'in', [...threadIds])
         .where('status', '=', 'scheduled')
         .where('scheduled_at', '=', at)
+        .where(atVersion)
         .orderBy('thread_id')
         .orderBy('thread_order')
         .forUpdate(),
     )
     .where('status', '=', 'scheduled')
     .where('scheduled_at', '=', at)
+    .where(atVersion)
     .returningAll()
     .returning(accountVia)
     .execute();
