@@ -74,7 +74,7 @@ const FIRST_COMMENT_LEFT_AFTER_MS = 5 * 60_000;
  * `leftAfterMs` after the post's last change (its recording, or a user's retry reopening it), or begun longer ago
  * than any attempt lasts (`ABANDONED_AFTER_MS`), both by the database's clock; oldest first, at most 500 a look.
  * The run that recorded such a post was lost before its comment step; the reconciler starts one that sends it.
- * Read through a partial index of such rows (migration 0250), so the look does not scan the published posts.
+ * Read through a partial index of such rows (migration 0253), so the look does not scan the published posts.
  */
 export async function postsWithFirstCommentLeft(db: Db, leftAfterMs = FIRST_COMMENT_LEFT_AFTER_MS) {
   const ago = (ms: number) => sql<Date>`now() - make_interval(secs => ${ms / 1000})`;
