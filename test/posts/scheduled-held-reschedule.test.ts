@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type pg from 'pg';
-import { openDatabase, type DatabaseHandle } from '../../src/db';
 import { moveScheduledTime } from '../../src/posts/repository';
 import { postWorkflowId, signalPost } from '../../src/posts/workflow-client';
 import { testDatabase } from '../helpers/db';
+import { gatedDatabase } from '../helpers/gated-database';
 import { insertXAccount } from './fixtures';
 import { activitiesOf, endWaitingWorkflow, harnessActivities, startPostsHarness, type PostsHarness } from './harness';
 
@@ -20,46 +19,6 @@ const LEAD_MS = 25_000;
 /** The read a held workflow makes when signalled (`heldPostState` → `findPost`), as the pool sends it. */
 const POST_BY_ID = 'select * from "posts" where "id" = $1';
 
-/**
- * The test database through a pool of its own whose next read of one post's row by id can be held back: the statement
- * runs at once (its answer is the row as it was then) and its answer is delivered when the test releases it.
- */
-function gatedDatabase(url: string) {
-  const handle: DatabaseHandle = openDatabase(url, { max: 10, applicationName: 'herald-test-held-reschedule' });
-  let gate: { postId: string; reached: () => void; released: Promise<void> } | undefined;
-  handle.pool.on('connect', (client: pg.PoolClient) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const config = args[0] as { text?: string; values?: unknown[] } | string;
-      const text = typeof config === 'string' ? config : config.text;
-      const values = typeof config === 'string' ? (args[1] as unknown[] | undefined) : config.values;
-      const held = gate && text === POST_BY_ID && values?.[0] === gate.postId ? gate : undefined;
-      if (!held) return query(...args);
-      gate = undefined;
-      held.reached();
-      const last = args.length - 1;
-      const callback = args[last];
-      if (typeof callback === 'function') {
-        args[last] = (...answer: unknown[]) => void held.released.then(() => (callback as (...a: unknown[]) => void)(...answer));
-        return query(...args);
-      }
-      return (query(...args) as Promise<unknown>).then((answer) => held.released.then(() => answer));
-    };
-  });
-  return {
-    handle,
-    /** Holds back the answer of the next read of `postId`'s row until `release()`; `reached` when it was sent. */
-    holdNextRead(postId: string) {
-      let reached!: () => void;
-      let release!: () => void;
-      const sent = new Promise<void>((done) => (reached = done));
-      const released = new Promise<void>((done) => (release = done));
-      gate = { postId, reached, released };
-      return { sent, release };
-    },
-  };
-}
-
 describe('Scheduled posts: reschedules racing the hold (issue 15, audit D findings 1 and 4)', function () {
   this.timeout(240_000);
   let h: PostsHarness;
@@ -67,7 +26,7 @@ describe('Scheduled posts: reschedules racing the hold (issue 15, audit D findin
 
   before(async function () {
     const shared = await testDatabase();
-    gated = gatedDatabase(shared.url);
+    gated = gatedDatabase(shared.url, { applicationName: 'herald-test-held-reschedule', isRead: (text) => text === POST_BY_ID });
     h = await startPostsHarness({ posts: { dueLeadMs: LEAD_MS }, database: { ...gated.handle, url: shared.url, name: shared.name } });
   });
   after(async () => {

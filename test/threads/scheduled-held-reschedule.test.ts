@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type pg from 'pg';
 import type { ThreadStep } from '../../activities/thread-parts';
-import { openDatabase, type DatabaseHandle } from '../../src/db';
 import { moveScheduledTime } from '../../src/posts/repository';
 import { signalThread, threadWorkflowId } from '../../src/threads/workflow-client';
 import { testDatabase } from '../helpers/db';
+import { gatedDatabase } from '../helpers/gated-database';
 import { insertXAccount } from '../posts/fixtures';
 import { activitiesOf, endWaitingWorkflow, harnessActivities, startPostsHarness, type PostsHarness } from '../posts/harness';
 
@@ -20,46 +19,6 @@ const LEAD_MS = 25_000;
 /** The read a held workflow makes when signalled (`heldThreadState` → `loadThreadParts`, unlocked), by its text. */
 const isThreadRead = (text: string | undefined) => text !== undefined && /^select .* from "posts" where "thread_id" = \$1 order by "thread_order"$/.test(text);
 
-/**
- * The test database through a pool of its own whose next read of one thread's parts can be held back: the statement
- * runs at once (its answer is the rows as they were then) and its answer is delivered when the test releases it.
- */
-function gatedDatabase(url: string) {
-  const handle: DatabaseHandle = openDatabase(url, { max: 10, applicationName: 'herald-test-held-thread-reschedule' });
-  let gate: { threadId: string; reached: () => void; released: Promise<void> } | undefined;
-  handle.pool.on('connect', (client: pg.PoolClient) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      const config = args[0] as { text?: string; values?: unknown[] } | string;
-      const text = typeof config === 'string' ? config : config.text;
-      const values = typeof config === 'string' ? (args[1] as unknown[] | undefined) : config.values;
-      const held = gate && isThreadRead(text) && values?.[0] === gate.threadId ? gate : undefined;
-      if (!held) return query(...args);
-      gate = undefined;
-      held.reached();
-      const last = args.length - 1;
-      const callback = args[last];
-      if (typeof callback === 'function') {
-        args[last] = (...answer: unknown[]) => void held.released.then(() => (callback as (...a: unknown[]) => void)(...answer));
-        return query(...args);
-      }
-      return (query(...args) as Promise<unknown>).then((answer) => held.released.then(() => answer));
-    };
-  });
-  return {
-    handle,
-    /** Holds back the answer of the next read of `threadId`'s parts until `release()`; `sent` when it was sent. */
-    holdNextRead(threadId: string) {
-      let reached!: () => void;
-      let release!: () => void;
-      const sent = new Promise<void>((done) => (reached = done));
-      const released = new Promise<void>((done) => (release = done));
-      gate = { threadId, reached, released };
-      return { sent, release };
-    },
-  };
-}
-
 describe('Scheduled threads: reschedules racing the hold (the posts\' audit D findings 1 and 4, for threads)', function () {
   this.timeout(240_000);
   let h: PostsHarness;
@@ -67,7 +26,7 @@ describe('Scheduled threads: reschedules racing the hold (the posts\' audit D fi
 
   before(async function () {
     const shared = await testDatabase();
-    gated = gatedDatabase(shared.url);
+    gated = gatedDatabase(shared.url, { applicationName: 'herald-test-held-thread-reschedule', isRead: isThreadRead });
     h = await startPostsHarness({ plan: 'pro', posts: { dueLeadMs: LEAD_MS }, database: { ...gated.handle, url: shared.url, name: shared.name } });
   });
   after(async () => {
