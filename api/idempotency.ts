@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
+import { AccountNotActiveError } from '../src/accounts/not-active';
 import type { Db } from '../src/db';
 import { ApiError } from '../src/errors';
 import type { Logger } from '../src/logger';
@@ -303,12 +304,14 @@ const passingRefusals: ReadonlySet<string> = new Set(['comment_permission_requir
 /**
  * Whether a refusal the handler threw is stored and replayed for the key's 24 hours: one the same request would get
  * again. Not a 5xx (the client may retry), and not one that says "not now": naming a wait (`Retry-After`), any 429 (a
- * rate, a monthly quota, an account limit: time or an upgrade lifts them), any 402 (the plan or its allowance), and
- * `passingRefusals`. (Stripe, likewise, saves no result of a request that conflicted with a concurrent one.) Handlers
- * refuse by throwing `ApiError`; what they return is a success, always stored.
+ * rate, a monthly quota, an account limit: time or an upgrade lifts them), any 402 (the plan or its allowance),
+ * `passingRefusals`, and the 404 of an account switched off or disconnected (`AccountNotActiveError`: switching it on
+ * or reconnecting it lets the request through; an absent account's 404, the same code, is kept). (Stripe, likewise,
+ * saves no result of a request that conflicted with a concurrent one.) Handlers refuse by throwing `ApiError`; what
+ * they return is a success, always stored.
  */
 function keptForReplay(refusal: ApiError): boolean {
   if (refusal.status >= 500 || refusal.status === 429 || refusal.status === 402) return false;
   if (Object.keys(refusal.headers).some((name) => name.toLowerCase() === 'retry-after')) return false;
-  return !passingRefusals.has(refusal.code);
+  return !passingRefusals.has(refusal.code) && !(refusal instanceof AccountNotActiveError);
 }
