@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { comment, commentsConfig, connectAccount, publish, snapshot } from '../comments/actions-fixtures';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
@@ -11,7 +12,7 @@ describe('Idempotency-Key: a 404 for an account not active is not replayed', fun
   this.timeout(60_000);
   let h: PostsHarness;
   before(async () => {
-    h = await startPostsHarness();
+    h = await startPostsHarness({ plan: 'starter', config: commentsConfig() });
   });
   after(async () => h?.stop());
 
@@ -50,6 +51,38 @@ describe('Idempotency-Key: a 404 for an account not active is not replayed', fun
     const retried = await retry();
     assert.deepEqual([retried.status, retried.headers.get('idempotent-replay')], [200, null], retried.text);
     assert.equal(retried.body.data.first_comment.status, 'posted');
+  });
+
+  it('a comment reply refused for an account switched off runs again with the same key once it is switched on', async () => {
+    const { page } = h.standIns.facebook;
+    const facebook = await connectAccount(h, { platform: 'facebook', page_id: page.id, access_token: page.token });
+    const post = await publish(h, facebook.id, 'a post with a question under it');
+    h.standIns.facebook.addExternalComment(post.platform_post_id, 'a question');
+    await snapshot(h, post.id);
+    const question = await comment(h, post.id, 'a question');
+    await switchTo(facebook.id, false);
+    const reply = () => h.api.request('POST', `/api/v1/posts/${post.id}/comments/${question.id}/reply`, { body: { text: 'an answer' }, headers: { 'Idempotency-Key': `reply-${question.id}` } });
+
+    const refused = await reply();
+    assert.deepEqual([refused.status, refused.body], [404, { error: { code: 'not_found', message: `Account ${facebook.id} is not active; activate it to reply from it.` } }]);
+    await switchTo(facebook.id, true);
+    const replied = await reply();
+    assert.deepEqual([replied.status, replied.headers.get('idempotent-replay')], [201, null], replied.text);
+  });
+
+  it('a create refused for a disconnected account runs again with the same key once it is reconnected (same id)', async () => {
+    const { page } = h.standIns.facebook;
+    const facebook = await connectAccount(h, { platform: 'facebook', page_id: page.id, access_token: page.token });
+    const gone = await h.api.request('DELETE', `/api/v1/accounts/${facebook.id}`);
+    assert.equal(gone.status, 200, gone.text);
+    const send = () => h.api.request('POST', '/api/v1/posts', { body: { account_id: facebook.id, text: 'once reconnected' }, headers: { 'Idempotency-Key': `gone-${facebook.id}` } });
+
+    const refused = await send();
+    assert.deepEqual([refused.status, refused.body.error.message], [404, `Account ${facebook.id} is not active`]);
+    const again = await connectAccount(h, { platform: 'facebook', page_id: page.id, access_token: page.token });
+    assert.equal(again.id, facebook.id);
+    const created = await send();
+    assert.deepEqual([created.status, created.headers.get('idempotent-replay')], [201, null], created.text);
   });
 
   it('a create refused for an account that does not exist is still replayed', async () => {
