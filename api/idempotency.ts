@@ -1,12 +1,14 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
+import { AccountNotActiveError } from '../src/accounts/not-active';
 import type { Db } from '../src/db';
 import { ApiError } from '../src/errors';
 import type { Logger } from '../src/logger';
+import { claimKey, idempotencyWindowMs, readKey, releaseClaim, renewClaim, storeAnswer, type Claim, type StoredResponse } from './idempotency-repository';
 
 /**
- * `Idempotency-Key` as publishing-api.md specifies it, stored in Postgres so that it holds across API processes.
+ * `Idempotency-Key` as publishing-api.md specifies it, stored in Postgres so that it holds across API processes (the
+ * rows and their writes: `api/idempotency-repository.ts`).
  *
  * Protocol, per (user, key):
  * 1. Claim the key with one INSERT ... ON CONFLICT. Exactly one request wins the claim and executes; its row is
@@ -40,14 +42,8 @@ const defaults: Required<IdempotencyOptions> = {
   waitMs: 10_000,
   pollMs: 50,
   leaseMs: 60_000,
-  windowMs: 24 * 60 * 60 * 1000,
+  windowMs: idempotencyWindowMs,
 };
-
-interface StoredResponse {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
 
 interface IdempotentRequest {
   userId: string;
@@ -104,16 +100,11 @@ export async function runIdempotent(
   const deadline = Date.now() + opts.waitMs;
 
   for (;;) {
-    const claimId = await claim(db, request, fingerprint, opts);
+    const claimId = await claimKey(db, { ...request, fingerprint }, opts);
     if (claimId !== null) {
       return { response: await executeClaimed({ db, logger }, { ...request, claimId }, execute, opts), replayed: false };
     }
-    const row = await db
-      .selectFrom('idempotency_keys')
-      .select(['fingerprint', 'method', 'path', 'state', 'response_status', 'response_body', 'response_headers'])
-      .where('user_id', '=', request.userId)
-      .where('key', '=', request.key)
-      .executeTakeFirst();
+    const row = await readKey(db, request);
     if (!row) continue; // released between our claim and our read: claim again
     if (row.fingerprint !== fingerprint) {
       throw new ApiError(
@@ -145,65 +136,8 @@ function storedBody(text: string | null): unknown {
   return text === null ? undefined : JSON.parse(text);
 }
 
-/** The id of this request's claim when it now owns the key; null when another request does (or did). */
-async function claim(
-  db: Db,
-  request: IdempotentRequest,
-  fingerprint: string,
-  opts: Required<IdempotencyOptions>,
-): Promise<string | null> {
-  const claimId = randomUUID();
-  const lease = sql<Date>`now() + ${`${opts.leaseMs} milliseconds`}::interval`;
-  const windowStart = sql<Date>`now() - ${`${opts.windowMs} milliseconds`}::interval`;
-  const claimed = await db
-    .insertInto('idempotency_keys')
-    .values({
-      user_id: request.userId,
-      key: request.key,
-      fingerprint,
-      method: request.method.toUpperCase(),
-      path: request.path,
-      state: 'in_progress',
-      locked_until: lease,
-      claim_id: claimId,
-      response_status: null,
-      response_body: null,
-      response_headers: null,
-      created_at: sql<Date>`now()`,
-    })
-    .onConflict((oc) =>
-      oc
-        .columns(['user_id', 'key'])
-        .doUpdateSet((eb) => ({
-          fingerprint: eb.ref('excluded.fingerprint'),
-          method: eb.ref('excluded.method'),
-          path: eb.ref('excluded.path'),
-          state: 'in_progress',
-          locked_until: eb.ref('excluded.locked_until'),
-          claim_id: eb.ref('excluded.claim_id'),
-          response_status: null,
-          response_body: null,
-          response_headers: null,
-          // A key past its window starts a new one; a takeover of a dead claim keeps the window of the key's first use.
-          created_at: sql<Date>`case when ${eb.ref('idempotency_keys.created_at')} < ${windowStart} then ${eb.ref('excluded.created_at')} else ${eb.ref('idempotency_keys.created_at')} end`,
-        }))
-        .where((eb) =>
-          eb.or([
-            eb('idempotency_keys.created_at', '<', windowStart),
-            eb.and([
-              eb('idempotency_keys.state', '=', 'in_progress'),
-              eb('idempotency_keys.locked_until', '<', sql<Date>`now()`),
-              eb('idempotency_keys.fingerprint', '=', fingerprint),
-            ]),
-          ]),
-        ),
-    )
-    .returning('key')
-    .executeTakeFirst();
-  return claimed === undefined ? null : claimId;
-}
-
-type ClaimedRequest = IdempotentRequest & { claimId: string };
+/** The request whose claim holds the key, as it runs (`Claim`, with what the log names). */
+type ClaimedRequest = IdempotentRequest & Claim;
 
 async function executeClaimed(
   { db, logger }: { db: Db; logger: Logger },
@@ -212,10 +146,7 @@ async function executeClaimed(
   opts: Required<IdempotencyOptions>,
 ): Promise<StoredResponse> {
   const renew = setInterval(() => {
-    claimedRow(db, request)
-      .set({ locked_until: sql<Date>`now() + ${`${opts.leaseMs} milliseconds`}::interval` })
-      .execute()
-      .catch(() => undefined);
+    renewClaim(db, request, opts.leaseMs).catch(() => undefined);
   }, Math.max(1, Math.floor(opts.leaseMs / 3)));
   renew.unref();
 
@@ -235,42 +166,14 @@ async function executeClaimed(
     await release(db, logger, request, response.status);
     return response;
   }
-  const stored = await claimedRow(db, request)
-    .set({
-      state: 'completed',
-      response_status: response.status,
-      response_body: response.body === undefined ? null : JSON.stringify(response.body),
-      response_headers: JSON.stringify(response.headers ?? {}),
-    })
-    .executeTakeFirst();
-  if (stored.numUpdatedRows === 0n) logClaimLost(logger, request, response.status, 'its answer was not stored');
+  if (!(await storeAnswer(db, request, response))) logClaimLost(logger, request, response.status, 'its answer was not stored');
   return response;
-}
-
-/**
- * The row while this request's claim still holds it: the key, still in progress, under this claim's id. A request
- * whose lease ran out and was taken over matches nothing here.
- */
-function claimedRow(db: Db, request: ClaimedRequest) {
-  return db
-    .updateTable('idempotency_keys')
-    .where('user_id', '=', request.userId)
-    .where('key', '=', request.key)
-    .where('state', '=', 'in_progress')
-    .where('claim_id', '=', request.claimId);
 }
 
 /** Gives the key back (a 5xx or crash is not stored, so the client may retry), unless another claim holds it now. */
 async function release(db: Db, logger: Logger, request: ClaimedRequest, status: number): Promise<void> {
-  const released = await db
-    .deleteFrom('idempotency_keys')
-    .where('user_id', '=', request.userId)
-    .where('key', '=', request.key)
-    .where('state', '=', 'in_progress')
-    .where('claim_id', '=', request.claimId)
-    .executeTakeFirst()
-    .catch(() => undefined);
-  if (released?.numDeletedRows === 0n) logClaimLost(logger, request, status, 'the key was not released');
+  const released = await releaseClaim(db, request).catch(() => undefined);
+  if (released === false) logClaimLost(logger, request, status, 'the key was not released');
 }
 
 /**
@@ -284,15 +187,6 @@ function logClaimLost(logger: Logger, request: ClaimedRequest, status: number, c
   );
 }
 
-/** Rows past the window are dead weight; the worker or an operator may call this periodically. */
-export async function deleteExpiredIdempotencyKeys(db: Db, windowMs = defaults.windowMs): Promise<number> {
-  const result = await db
-    .deleteFrom('idempotency_keys')
-    .where('created_at', '<', sql<Date>`now() - ${`${windowMs} milliseconds`}::interval`)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
 /**
  * Refusals that hold only until something outside the request changes: the account is reconnected (409
  * `comment_permission_required`), the post is published or the attempt in flight ends (409
@@ -303,12 +197,14 @@ const passingRefusals: ReadonlySet<string> = new Set(['comment_permission_requir
 /**
  * Whether a refusal the handler threw is stored and replayed for the key's 24 hours: one the same request would get
  * again. Not a 5xx (the client may retry), and not one that says "not now": naming a wait (`Retry-After`), any 429 (a
- * rate, a monthly quota, an account limit: time or an upgrade lifts them), any 402 (the plan or its allowance), and
- * `passingRefusals`. (Stripe, likewise, saves no result of a request that conflicted with a concurrent one.) Handlers
- * refuse by throwing `ApiError`; what they return is a success, always stored.
+ * rate, a monthly quota, an account limit: time or an upgrade lifts them), any 402 (the plan or its allowance),
+ * `passingRefusals`, and the 404 of an account switched off or disconnected (`AccountNotActiveError`: switching it on
+ * or reconnecting it lets the request through; an absent account's 404, the same code, is kept). (Stripe, likewise,
+ * saves no result of a request that conflicted with a concurrent one.) Handlers refuse by throwing `ApiError`; what
+ * they return is a success, always stored.
  */
 function keptForReplay(refusal: ApiError): boolean {
   if (refusal.status >= 500 || refusal.status === 429 || refusal.status === 402) return false;
   if (Object.keys(refusal.headers).some((name) => name.toLowerCase() === 'retry-after')) return false;
-  return !passingRefusals.has(refusal.code);
+  return !passingRefusals.has(refusal.code) && !(refusal instanceof AccountNotActiveError);
 }

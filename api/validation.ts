@@ -13,11 +13,19 @@ import { apiErrorFromZod, type InputPart } from '../src/posts/rules/zod-error';
  * others are missing.
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: InputPart): z.output<S> {
-  const nul = nulIssue(value);
-  if (nul) throw apiErrorFromZod(new z.ZodError([nul]), where);
+  refuseNul(value, where);
   const result = schema.safeParse(value, { reportInput: where === 'body' });
   if (result.success) return result.data;
   throw apiErrorFromZod(result.error, where);
+}
+
+/**
+ * The NUL rule alone, for input a route reads without `parseInput`: the media upload's JSON body (`src/media/routes.ts`),
+ * which words its own schema refusal. Throws 400 `bad_request` naming the first field holding U+0000.
+ */
+export function refuseNul(value: unknown, where: InputPart): void {
+  const nul = nulIssue(value);
+  if (nul) throw apiErrorFromZod(new z.ZodError([nul]), where);
 }
 
 const nulMessage = 'must not contain the NUL character (\\u0000)';

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
 import type { ReadinessProbe } from '../api/deps';
-import { deleteExpiredIdempotencyKeys } from '../api/idempotency';
+import { deleteExpiredIdempotencyKeys } from '../api/idempotency-repository';
 import type { AnyRoute } from '../api/route';
 import { startServer as startTemporalDevServer } from '../temporal-dev';
 import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts/credential-workflow-client';

@@ -1,4 +1,5 @@
 import { platformContextOf } from '../accounts/credentials';
+import { AccountNotActiveError } from '../accounts/not-active';
 import type { AccountRow } from '../db/tables/accounts';
 import type { CommentRow } from '../db/tables/comments';
 import type { PostRow } from '../db/tables/posts';
@@ -72,7 +73,8 @@ export function checkCommentTarget(rt: Pick<PostsRuntime, 'config' | 'sealedBox'
   // Disconnected is "account not found or not active" (404), as a reply from a switched-off account is below; 409 is
   // only for a connection that needs re-authorizing (publishing-api.md "Errors").
   if (!account || !ctx) {
-    throw new ApiError('not_found', `The ${name} account of this post was disconnected; reconnect it to ${action} comments.`);
+    const message = `The ${name} account of this post was disconnected; reconnect it to ${action} comments.`;
+    throw account ? new AccountNotActiveError(message) : new ApiError('not_found', message);
   }
   if (account.inactive_reason === 'connection_lost') {
     throw new ApiError('comment_permission_required', `${name} no longer accepts this account's connection; reconnect the account from the dashboard.`);
@@ -80,7 +82,7 @@ export function checkCommentTarget(rt: Pick<PostsRuntime, 'config' | 'sealedBox'
   if (account.inactive_reason === 'reauthorization_required') throw new ApiError('comment_permission_required', reauthorizeSentence(name, account.active));
   // A reply is published like a post, and posting needs an active account; hiding and deleting do not.
   if (action === 'reply' && !account.active) {
-    throw new ApiError('not_found', `Account ${account.id} is not active; activate it to reply from it.`);
+    throw new AccountNotActiveError(`Account ${account.id} is not active; activate it to reply from it.`);
   }
   return { post: { ...post, platform_post_id: post.platform_post_id }, comment, account, ctx };
 }

@@ -1,5 +1,6 @@
 import express, { type Request, Router } from 'express';
 import { z } from 'zod';
+import { refuseNul } from '../../api/validation';
 import { ApiError } from '../errors';
 import type { HttpClient } from '../net/http';
 import type { PlanName } from '../plans';
@@ -82,6 +83,9 @@ async function readUrlBody(req: Request): Promise<z.infer<typeof UrlUploadSchema
   if (req.body === undefined) {
     await new Promise<void>((resolve, reject) => parseJson(req, req.res!, (err?: unknown) => (err ? reject(err) : resolve())));
   }
+  // Before the schema, as on every route: a `url` holding U+0000 was fetched (the URL parser drops a leading or
+  // trailing one) and then failed to store as a 503.
+  refuseNul(req.body, 'body');
   const parsed = UrlUploadSchema.safeParse(req.body);
   if (!parsed.success) {
     throw new ApiError('bad_request', 'The JSON body must be { "url": "<http(s) URL of an image or video>" } and nothing else');

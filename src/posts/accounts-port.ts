@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { platformContextOf } from '../accounts/credentials';
+import { AccountNotActiveError } from '../accounts/not-active';
 import { AccountNotConnectedError, loadPlatformContext } from '../accounts/platform-context';
 import type { Db } from '../db';
 import { precompiled } from '../db/precompiled';
@@ -23,10 +24,8 @@ function postingAccountsOf(rows: readonly PostingAccount[], ids: readonly string
   const byId = new Map(rows.map((row) => [row.id.toLowerCase(), row]));
   return ids.map((id) => {
     const row = byId.get(id.toLowerCase());
-    if (!row || !row.active) {
-      const what = row ? 'is not active' : 'was not found';
-      throw new ApiError('not_found', fanOut ? `Account ${id}: account ${what}` : `Account ${id} ${what}`);
-    }
+    if (!row) throw new ApiError('not_found', fanOut ? `Account ${id}: account was not found` : `Account ${id} was not found`);
+    if (!row.active) throw new AccountNotActiveError(fanOut ? `Account ${id}: account is not active` : `Account ${id} is not active`);
     return row;
   });
 }

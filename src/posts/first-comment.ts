@@ -1,3 +1,4 @@
+import { AccountNotActiveError } from '../accounts/not-active';
 import { ownAuthor } from '../comments/actions-target';
 import type { OwnCommentInput } from '../comments/repository';
 import type { AccountRow } from '../db/tables/accounts';
@@ -91,9 +92,8 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   // Only an account that can post sends it (publishing-api.md: 404 for an account "not found or not active"), and
   // nothing is reserved for one that cannot.
   const account = row.account_id === null ? undefined : await accountOfPost(rt.db, row.account_id);
-  if (!account || !account.active) {
-    throw new ApiError('not_found', account ? `Account ${account.id} is not active; reconnect it or switch it on to retry the first comment` : 'The account of this post was disconnected; its first comment can no longer be sent');
-  }
+  if (!account) throw new ApiError('not_found', 'The account of this post was disconnected; its first comment can no longer be sent');
+  if (!account.active) throw new AccountNotActiveError(`Account ${account.id} is not active; reconnect it or switch it on to retry the first comment`);
   const limits = await loadLimits(rt.db, userId);
   const links = linkCharge(account, limits, row.first_comment_text);
   await rt.db.transaction().execute(async (trx) => {

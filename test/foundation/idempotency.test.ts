@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineRoute } from '../../api/route';
+import { AccountNotActiveError } from '../../src/accounts/not-active';
 import { ApiError } from '../../src/errors';
 import { createLogger } from '../../src/logger';
 import { type TestApi, request, startApi } from '../helpers/api';
@@ -346,7 +347,7 @@ describe('Idempotency-Key', () => {
     assert.equal(executions, 2);
   });
 
-  it('does not store a refusal that says "not now" (Retry-After, 429, 402, comment_permission_required, first_comment_not_retryable): the same key executes again', async () => {
+  it('does not store a refusal that says "not now" (Retry-After, 429, 402, comment_permission_required, first_comment_not_retryable, an account not active): the same key executes again', async () => {
     const notNow = [
       new ApiError('first_comment_rate_limited', 'X is throttling', {}, { 'Retry-After': '30' }),
       new ApiError('usage_limit_exceeded', 'Monthly quota spent'),
@@ -355,6 +356,7 @@ describe('Idempotency-Key', () => {
       new ApiError('comment_permission_required', 'Reconnect the account'),
       new ApiError('first_comment_not_retryable', 'Another attempt is in flight'),
       new ApiError('bad_request', 'A 400 naming a wait', {}, { 'retry-after': '5' }),
+      new AccountNotActiveError('Account 1 is not active'),
     ];
     for (const [i, refusal] of notNow.entries()) {
       refusals.push(refusal);

@@ -123,6 +123,27 @@ describe('media routes', function () {
       assert.equal((await store.describeForUser(userId, body.data.id)).sourceUrl, `${originUrl}/clip`);
     });
 
+    it('refuses a JSON url holding NUL with 400 naming the field, as every route does, and stores nothing', async () => {
+      // The URL parser drops a leading or trailing U+0000, so these fetched the clip and then failed to store (503).
+      for (const url of [`\u0000${originUrl}/clip`, `${originUrl}/clip\u0000`]) {
+        const before = await mediaCount();
+        const res = await uploadUrl({ url });
+        assert.deepEqual({ status: res.status, body: await res.json() }, {
+          status: 400,
+          body: { error: { code: 'bad_request', message: 'url: must not contain the NUL character (\\u0000)' } },
+        });
+        assert.equal(await mediaCount(), before);
+      }
+    });
+
+    it('refuses a multipart file name holding NUL as a malformed body (the parser), storing nothing', async () => {
+      // The part takes no text field (`fields: 0`) and its name is never read: no NUL of a multipart body reaches a query.
+      const before = await mediaCount();
+      const res = await upload(gif(2, 2), { filename: 'a\u0000b.gif' });
+      assert.deepEqual({ status: res.status, body: await res.json() }, { status: 400, body: { error: { code: 'bad_request', message: 'Malformed multipart body' } } });
+      assert.equal(await mediaCount(), before);
+    });
+
     it('refuses a large upload early and still answers the client with the envelope', async () => {
       const started = Date.now();
       const res = await upload(Buffer.alloc(20_000_000, 7));
