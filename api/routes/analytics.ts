@@ -31,6 +31,13 @@ const failureMessages: Record<PlatformFailureKind, (name: string) => string> = {
   permanent: (p) => `${p} refused to give this post's analytics.`,
 };
 
+/** Why a platform read is refused inside the 5-minute floor, each true to what happened. */
+const tooSoonMessages: Record<Extract<AnalyticsResult, { kind: 'refresh_too_soon' }>['reason'], (postId: string, seconds: number) => string> = {
+  recent_read: (id, s) => `Analytics of post ${id} were read from the platform less than 5 minutes ago; refresh again in ${s} seconds.`,
+  in_flight: (id, s) => `Analytics of post ${id} are being read from the platform right now; refresh again in ${s} seconds.`,
+  failed_read: (id, s) => `The last read of post ${id}'s analytics from the platform failed, and it counts as a read: the platform can be asked again in ${s} seconds.`,
+};
+
 function answer(result: AnalyticsResult, postId: string) {
   switch (result.kind) {
     case 'ok':
@@ -43,14 +50,16 @@ function answer(result: AnalyticsResult, postId: string) {
     case 'account_disconnected':
       throw new ApiError('not_found', `The ${platformName(result.platform)} account of post ${postId} was disconnected: Herald can no longer read its analytics.`);
     case 'refresh_too_soon':
+      throw new ApiError('analytics_refresh_rate_limited', tooSoonMessages[result.reason](postId, result.retryAfterSeconds), {}, { 'Retry-After': String(result.retryAfterSeconds) });
+    case 'concurrent_read_failed':
+      throw new ApiError('upstream_error', `${platformName(result.platform)} did not give this post's analytics to the request reading them at the same time; try again later.`);
+    case 'read_still_in_flight':
       throw new ApiError(
-        'analytics_refresh_rate_limited',
-        `Analytics of post ${postId} were read from the platform less than 5 minutes ago; refresh again in ${result.retryAfterSeconds} seconds.`,
+        'upstream_error',
+        `${platformName(result.platform)} has not answered Herald's read of this post's analytics yet; try again in ${result.retryAfterSeconds} seconds.`,
         {},
         { 'Retry-After': String(result.retryAfterSeconds) },
       );
-    case 'concurrent_read_failed':
-      throw new ApiError('upstream_error', `${platformName(result.platform)} did not give this post's analytics to the request reading them at the same time; try again later.`);
     case 'platform_failed': {
       const { failure } = result;
       const wait = failure.kind === 'rate_limited' && failure.retryAfterSeconds !== undefined ? { 'Retry-After': String(failure.retryAfterSeconds) } : undefined;
@@ -70,7 +79,7 @@ export const analyticsRoutes = [
     path: '/analytics/posts/:id',
     summary: "A published post's analytics",
     description:
-      "The platform's own numbers for one published post, from the stored snapshot. The first request for a post reads the platform; `refresh=true` reads it again, at most once every 5 minutes per post. Costs no quota. Telegram reports no post analytics (502).",
+      "The platform's own numbers for one published post, from the stored snapshot. The first request for a post reads the platform; `refresh=true` reads it again, at most once every 5 minutes per post (a read that failed counts: 429 until the floor passes). Costs no quota. Telegram reports no post analytics (502).",
     tags: ['Analytics'],
     scope: 'posts:read',
     params: idParams,

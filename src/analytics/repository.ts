@@ -61,7 +61,22 @@ export async function storeSnapshot(
     .executeTakeFirst();
 }
 
-/** A read that failed stores nothing: the claim is given back and the previous snapshot and floor stay as they were. */
+/**
+ * A platform read that failed still counts against the floor (decisions.md: "a platform read within 5 minutes of the
+ * last one ... is 429"), or a dashboard polling a post whose read keeps failing would call the platform on every
+ * request and spend the token's rate limit that publishing shares. Ends the claim and sets the floor; the numbers and
+ * `synced_at` of an earlier snapshot stay as they were.
+ */
+export async function recordFailedRead(db: Db, postId: string, claimId: string, nextRefreshAfter: Date): Promise<void> {
+  await db
+    .updateTable('post_analytics')
+    .set({ next_refresh_after: nextRefreshAfter, refresh_claim_id: null, refresh_claimed_at: null, updated_at: sql`now()` })
+    .where('post_id', '=', postId)
+    .where('refresh_claim_id', '=', claimId)
+    .execute();
+}
+
+/** A read that never reached the platform (no credentials to read with): the claim is given back, the floor unchanged. */
 export async function releaseClaim(db: Db, postId: string, claimId: string): Promise<void> {
   await db
     .updateTable('post_analytics')

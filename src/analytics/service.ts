@@ -6,15 +6,15 @@ import type { PostAnalyticsRow } from '../db/tables/analytics';
 import type { PostRow } from '../db/tables/posts';
 import type { Logger } from '../logger';
 import type { PlatformAdapters } from '../platforms/registry';
-import { isPlatformFailure, type PlatformFailure, type PlatformSlug, type PostMetrics } from '../platforms/types';
+import { isPlatformFailure, type MetricsRequest, type PlatformContext, type PlatformFailure, type PlatformSlug, type PostMetrics } from '../platforms/types';
 import { findOwnLivePost } from '../posts/read';
 import { natureFromUrl } from '../posts/rules/media-formats';
-import { claimRefresh, findSnapshot, releaseClaim, storeSnapshot } from './repository';
+import { claimRefresh, findSnapshot, recordFailedRead, releaseClaim, storeSnapshot } from './repository';
 
 /**
  * `GET /api/v1/analytics/posts/:id` (decisions.md "Analytics"): the stored snapshot answers; the platform is read
- * when there is none yet or on `refresh=true`, at most once per post in any 5 minutes, and by one request at a time
- * across every API process (the claim in `repository.ts`). The read is synchronous, on the request path: it is one
+ * when there is none yet or on `refresh=true`, at most once per post in any 5 minutes (a failed read counts), and by
+ * one request at a time across every API process (the claim in `repository.ts`). The read is synchronous, on the request path: it is one
  * bounded GET (two to five on Facebook and LinkedIn) through the adapter's HTTP client and timeouts, nothing to
  * resume after a crash, so no workflow. Analytics spend no quota and never change the account's state.
  */
@@ -23,9 +23,16 @@ import { claimRefresh, findSnapshot, releaseClaim, storeSnapshot } from './repos
 const REFRESH_FLOOR_MS = 5 * 60_000;
 /** A claim older than this belongs to a request that died (longer than any adapter's read with its timeouts). */
 const CLAIM_ABANDONED_AFTER_MS = 2 * 60_000;
-/** How often a request waiting for another's first read looks again, and for how long at most. */
+/**
+ * How often a request waiting for another's first read looks again, and for how long at most: a little under one
+ * platform call's 30 s timeout, so a plain GET never hangs longer than a one-call read can take (Facebook's and
+ * Instagram's two sequential calls, or Bluesky's session renewal, may take longer: the waiter then answers that the
+ * platform has not answered yet, with a short Retry-After, rather than holding the connection past common proxy limits).
+ */
 const WAIT_POLL_MS = 100;
-const WAIT_LIMIT_MS = 60_000;
+const WAIT_LIMIT_MS = 25_000;
+/** Retry-After of that answer: the read in flight may end any moment; asking again soon costs no platform call. */
+const IN_FLIGHT_RETRY_AFTER_SECONDS = 10;
 
 interface AnalyticsDeps {
   db: Db;
@@ -50,10 +57,16 @@ export type AnalyticsResult =
   | { kind: 'not_published'; status: PostRow['status'] }
   | { kind: 'no_platform_analytics'; platform: PlatformSlug }
   | { kind: 'account_disconnected'; platform: PlatformSlug }
-  | { kind: 'refresh_too_soon'; retryAfterSeconds: number }
+  /**
+   * No platform read now: one is in flight (`in_flight`), the last one succeeded (`recent_read`) or failed
+   * (`failed_read`) inside the floor, which runs until `retryAfterSeconds` from now.
+   */
+  | { kind: 'refresh_too_soon'; retryAfterSeconds: number; reason: 'in_flight' | 'recent_read' | 'failed_read' }
   | { kind: 'platform_failed'; failure: PlatformFailure }
   /** The platform read another request made while this one waited failed (its reason went to that request). */
-  | { kind: 'concurrent_read_failed'; platform: PlatformSlug };
+  | { kind: 'concurrent_read_failed'; platform: PlatformSlug }
+  /** The first read this request waited for had not ended within `WAIT_LIMIT_MS`. */
+  | { kind: 'read_still_in_flight'; platform: PlatformSlug; retryAfterSeconds: number };
 
 export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, postId: string, options: { refresh: boolean }): Promise<AnalyticsResult> {
   const post = await findOwnLivePost(deps.db, userId, postId);
@@ -71,17 +84,21 @@ export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, post
     const claimedAt = snapshot?.refresh_claimed_at ?? null;
     if (claimedAt && claimedAt >= abandonedBefore) {
       // Another request is reading the platform: a refresh is too soon; a first read's answer is this request's too.
-      if (options.refresh || Date.now() > waitUntil) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(snapshot, now) };
+      if (options.refresh) return tooSoon(snapshot, now);
+      if (Date.now() > waitUntil) return { kind: 'read_still_in_flight', platform: post.platform, retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS };
       sawOtherRead = true;
       await sleep(WAIT_POLL_MS);
       continue;
     }
     // The read this request waited for failed: its failure is this request's too, not a reason to read again.
     if (sawOtherRead && !claimedAt) return { kind: 'concurrent_read_failed', platform: post.platform };
+    // Inside the floor: a refresh is too soon; a plain GET reaching here has no snapshot to answer, so the last read
+    // failed, and a failed read counts as a read (429 with the time left, no platform call).
+    if (snapshot?.next_refresh_after && snapshot.next_refresh_after > now) return tooSoon(snapshot, now);
     const claimId = randomUUID();
     if (await claimRefresh(deps.db, post.id, claimId, now, abandonedBefore)) return readPlatform(deps, published, claimId);
     // Lost the claim to a concurrent request, or the floor has not passed.
-    if (options.refresh) return { kind: 'refresh_too_soon', retryAfterSeconds: secondsUntilNextRead(await findSnapshot(deps.db, post.id), deps.now()) };
+    if (options.refresh) return tooSoon(await findSnapshot(deps.db, post.id), deps.now());
     sawOtherRead = true;
   }
 }
@@ -89,14 +106,24 @@ export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, post
 type PublishedPost = PostRow & { platform_post_id: string };
 
 async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: string): Promise<AnalyticsResult> {
-  let metrics: PostMetrics;
+  let ctx: PlatformContext;
+  let request: MetricsRequest;
   try {
     if (!post.account_id) throw new AccountNotConnectedError('', 'not_found');
-    const { ctx } = await loadPlatformContext(deps.db, deps.sealedBox, post.account_id);
-    metrics = await deps.adapters[post.platform].readMetrics!(ctx, { platformPostId: post.platform_post_id, hasVideo: await hasVideo(deps.db, post) });
+    ({ ctx } = await loadPlatformContext(deps.db, deps.sealedBox, post.account_id));
+    request = { platformPostId: post.platform_post_id, hasVideo: await hasVideo(deps.db, post), placement: placementOf(post) };
   } catch (err) {
+    // Nothing reached the platform: no floor.
     await releaseClaim(deps.db, post.id, claimId);
     if (err instanceof AccountNotConnectedError) return { kind: 'account_disconnected', platform: post.platform };
+    throw err;
+  }
+  let metrics: PostMetrics;
+  try {
+    metrics = await deps.adapters[post.platform].readMetrics!(ctx, request);
+  } catch (err) {
+    const failedAt = deps.now();
+    await recordFailedRead(deps.db, post.id, claimId, new Date(failedAt.getTime() + failureFloorMs(err)));
     if (!isPlatformFailure(err)) throw err;
     deps.logger.warn({ post_id: post.id, platform: err.platform, kind: err.kind, detail: err.detail }, 'analytics: platform read failed');
     return { kind: 'platform_failed', failure: err };
@@ -127,10 +154,30 @@ function viewOf(post: PublishedPost, snapshot: CompleteSnapshot): PostAnalytics 
   };
 }
 
-/** Until `next_refresh_after`; a read in flight with no floor yet sets one a full floor from now. At least 1 second. */
-function secondsUntilNextRead(row: PostAnalyticsRow | undefined, now: Date): number {
-  const next = row?.refresh_claim_id || !row?.next_refresh_after ? now.getTime() + REFRESH_FLOOR_MS : row.next_refresh_after.getTime();
-  return Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+/** The floor a failed read sets: 5 minutes, or the platform's own wait when a rate limit names a longer one. */
+function failureFloorMs(err: unknown): number {
+  const platformWait = isPlatformFailure(err) && err.kind === 'rate_limited' ? (err.retryAfterSeconds ?? 0) * 1000 : 0;
+  return Math.max(REFRESH_FLOOR_MS, platformWait);
+}
+
+/**
+ * Why no platform read now, and for how long: until `next_refresh_after`; a read in flight with no floor yet sets one a
+ * full floor from now. At least 1 second. A floor later than a full floor after `synced_at` was set by a failed read
+ * (a read is claimed only once the floor has passed, so a failure's floor always lands later than that).
+ */
+function tooSoon(row: PostAnalyticsRow | undefined, now: Date): AnalyticsResult {
+  const inFlight = !!row?.refresh_claim_id || !row?.next_refresh_after;
+  const next = inFlight || !row?.next_refresh_after ? now.getTime() + REFRESH_FLOOR_MS : row.next_refresh_after.getTime();
+  const retryAfterSeconds = Math.max(1, Math.ceil((next - now.getTime()) / 1000));
+  if (inFlight) return { kind: 'refresh_too_soon', retryAfterSeconds, reason: 'in_flight' };
+  const failed = !hasMetrics(row) || next > row.synced_at.getTime() + REFRESH_FLOOR_MS;
+  return { kind: 'refresh_too_soon', retryAfterSeconds, reason: failed ? 'failed_read' : 'recent_read' };
+}
+
+/** `configuration.placement` of the post (a story's insights differ from a feed post's); absent: the default feed. */
+function placementOf(post: PostRow): string | undefined {
+  const placement = post.configuration?.placement;
+  return typeof placement === 'string' ? placement : undefined;
 }
 
 /** Uploads are known by their media row; URLs by their extension (downloaded copies are removed after publishing). */

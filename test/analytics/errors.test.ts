@@ -52,7 +52,7 @@ describe('analytics: errors', function () {
     assert.equal(await storedSnapshot(postId), undefined);
   });
 
-  it('a platform refusal is 502 naming the platform, without its body, and stores nothing; the next request may read again', async () => {
+  it('a platform refusal is 502 naming the platform, without its body, and stores no numbers; the read counts against the 5-minute floor', async () => {
     const post = await world.publish('threads');
     world.standIns.threads.insightsAccess.granted = false;
     try {
@@ -64,17 +64,59 @@ describe('analytics: errors', function () {
       assert.equal(res.headers.get('retry-after'), null);
       const row = await storedSnapshot(post.postId);
       assert.equal(row?.metrics ?? null, null);
+      assert.equal(row?.synced_at ?? null, null);
       assert.equal(row?.refresh_claim_id ?? null, null);
+      assert.equal(row?.next_refresh_after?.toISOString(), new Date(world.clock.now().getTime() + 5 * 60_000).toISOString());
     } finally {
       world.standIns.threads.insightsAccess.granted = true;
     }
     world.standIns.threads.setMetrics(post.platformPostId, { likes: 1 });
+    world.clock.advance(5 * 60_000);
     const retried = await world.analytics(post.postId);
     assert.equal(retried.status, 200);
     assert.equal(retried.body.data.metrics.likes, 1);
   });
 
-  it('a refused refresh keeps the previous snapshot and its floor', async () => {
+  it('inside the floor a failed read set, a dashboard polling the post (plain GETs or refresh=true) gets 429 with Retry-After and the platform is not called', async () => {
+    const post = await world.publish('mastodon');
+    const reads = world.reads('mastodon');
+    world.standIns.mastodon.standIn.inject({ path: `/api/v1/statuses/${post.platformPostId}` }, { kind: 'reply', response: { status: 503, json: { error: 'Service Unavailable' } } });
+    const failed = await world.analytics(post.postId);
+    assert.equal(failed.status, 502, failed.text);
+    assert.equal(world.reads('mastodon'), reads + 1);
+    world.standIns.mastodon.setMetrics(post.platformPostId, { likes: 8 });
+    for (const [advanceMs, refresh, wait] of [[0, false, 300], [60_000, true, 240], [60_000, false, 180], [179_000, false, 1]] as const) {
+      world.clock.advance(advanceMs);
+      const polled = await world.analytics(post.postId, { refresh });
+      assert.equal(polled.status, 429, polled.text);
+      assert.equal(polled.body.error.code, 'analytics_refresh_rate_limited');
+      assert.match(polled.body.error.message, /^The last read of post .* from the platform failed/);
+      assert.equal(polled.headers.get('retry-after'), String(wait));
+    }
+    assert.equal(world.reads('mastodon'), reads + 1);
+    world.clock.advance(1_000);
+    const after = await world.analytics(post.postId);
+    assert.equal(after.status, 200, after.text);
+    assert.equal(after.body.data.metrics.likes, 8);
+    assert.equal(world.reads('mastodon'), reads + 2);
+  });
+
+  it("a platform rate limit naming a wait longer than 5 minutes floors the next read at the platform's wait", async () => {
+    const post = await world.publish('mastodon');
+    world.standIns.mastodon.rateLimit(`/api/v1/statuses/${post.platformPostId}`, new Date(Date.now() + 600_000));
+    const limited = await world.analytics(post.postId);
+    assert.equal(limited.status, 502);
+    const platformWait = Number(limited.headers.get('retry-after'));
+    assert.ok(platformWait > 590 && platformWait <= 600, String(platformWait));
+    const row = await storedSnapshot(post.postId);
+    assert.equal(row?.next_refresh_after?.getTime(), world.clock.now().getTime() + platformWait * 1000);
+    world.clock.advance(5 * 60_000);
+    const polled = await world.analytics(post.postId);
+    assert.equal(polled.status, 429);
+    assert.equal(polled.headers.get('retry-after'), String(platformWait - 300));
+  });
+
+  it('a refused refresh keeps the previous numbers and sync time; the floor runs 5 minutes from the failed read', async () => {
     const post = await world.publish('facebook');
     world.standIns.facebook.setMetrics(post.platformPostId, { likes: 7 });
     const first = await world.analytics(post.postId);
@@ -84,7 +126,14 @@ describe('analytics: errors', function () {
     assert.equal(failed.status, 502);
     assert.match(failed.body.error.message, /^Facebook /);
     const plain = await world.analytics(post.postId);
-    assert.deepEqual(plain.body, first.body);
+    assert.deepEqual(plain.body, { data: { ...first.body.data, next_refresh_after: new Date(world.clock.now().getTime() + 5 * 60_000).toISOString() } });
+    const reads = world.reads('facebook');
+    world.clock.advance(60_000);
+    const again = await world.analytics(post.postId, { refresh: true });
+    assert.equal(again.status, 429);
+    assert.equal(again.headers.get('retry-after'), '240');
+    assert.match(again.body.error.message, /^The last read of post .* failed/);
+    assert.equal(world.reads('facebook'), reads);
   });
 
   it("a platform rate limit is 502 with Retry-After from the platform's own reset, and Herald does not retry", async () => {
@@ -109,6 +158,7 @@ describe('analytics: errors', function () {
     const wait = Number(limited.headers.get('retry-after'));
     assert.ok(wait >= 55 && wait <= 60, String(wait));
     world.standIns.mastodon.liveStatuses().find((s) => s.id === post.platformPostId)!.deleted = true;
+    world.clock.advance(5 * 60_000); // the rate-limited read set the floor
     const gone = await world.analytics(post.postId);
     assert.equal(gone.status, 502);
     assert.equal(gone.body.error.message, 'Mastodon no longer has this post.');

@@ -121,6 +121,25 @@ describe('analytics: per platform', function () {
     assert.equal(call.query.metric, 'views,reach,likes,comments,saved,shares');
   });
 
+  it('instagram story: views, reach, replies, shares (the story metric set); likes, saves and the rest null', async () => {
+    const post = await world.publish('instagram', { configuration: { placement: 'story' } });
+    world.standIns.instagram.setMetrics(post.platformPostId, { impressions: 120, reach: 95, replies: 4, shares: 2, likes: 9, saves: 1 });
+    const res = await world.analytics(post.postId);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.data.metrics, metrics({ impressions: 120, reach: 95, replies: 4, shares: 2 }));
+    const call = world.standIns.instagram.standIn.calls('GET', `/v25.0/${post.platformPostId}/insights`)[0];
+    assert.equal(call.query.metric, 'views,reach,replies,shares');
+  });
+
+  it('instagram stand-in: a metric the media product type lacks refuses the whole insights call with #100, as Graph does', async () => {
+    const post = await world.publish('instagram', { configuration: { placement: 'story' } });
+    const ctx = { credentials: { access_token: world.standIns.instagram.user.igToken }, settings: { igUserId: world.standIns.instagram.user.igUserId, via: 'instagram' } };
+    await assert.rejects(
+      world.standIns.adapters.instagram.readMetrics!(ctx, { platformPostId: post.platformPostId, hasVideo: false }),
+      (err: Error & { kind?: string; detail?: { body?: string } }) => /does not support the likes, comments, saved metric for this media product type/.test(err.detail?.body ?? ''),
+    );
+  });
+
   it('instagram: media with too few viewers for insights (#10) gives the counts on the media, the rest null', async () => {
     const post = await world.publish('instagram');
     world.standIns.instagram.setMetrics(post.platformPostId, { likes: 3, replies: 1, impressions: 40 });

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { randomUUID } from 'node:crypto';
 import { request, startApi } from '../helpers/api';
 import { testSealedBox } from '../posts/fixtures';
 import { startAnalyticsWorld, type AnalyticsWorld } from './world';
@@ -125,7 +126,7 @@ describe('analytics: snapshot, refresh floor and concurrency', function () {
     const reads = world.reads('threads');
     world.standIns.threads.insightsAccess.granted = false;
     try {
-      // A failed read stores nothing, so a request arriving after it ended would read again: the platform answers
+      // A request arriving after the read failed gets 429 from the floor it set (errors.test.ts): the platform answers
       // slowly enough that all ten arrive while the read is in flight, even on a loaded machine.
       world.standIns.threads.standIn.inject({ path: `/v1.0/${post.platformPostId}/insights` }, { kind: 'delay', ms: 2_000 });
       const answers = await Promise.all(Array.from({ length: 10 }, () => world.analytics(post.postId)));
@@ -134,6 +135,28 @@ describe('analytics: snapshot, refresh floor and concurrency', function () {
     } finally {
       world.standIns.threads.insightsAccess.granted = true;
     }
+  });
+
+  it("a plain GET waiting on another process's first read gives up after 25 s: 502 saying the platform has not answered yet, Retry-After 10, no read of its own", async () => {
+    const post = await world.publish('x');
+    world.standIns.x.setMetrics(post.platformPostId, { likes: 6 });
+    const reads = world.reads('x');
+    // Another API process claimed the first read a moment ago and is still waiting for the platform.
+    await world.api.deps.db.insertInto('post_analytics').values({ post_id: post.postId, refresh_claim_id: randomUUID(), refresh_claimed_at: world.clock.now() }).execute();
+    const started = Date.now();
+    const waited = await world.analytics(post.postId);
+    const elapsed = Date.now() - started;
+    assert.equal(waited.status, 502, waited.text);
+    assert.deepEqual(waited.body, { error: { code: 'upstream_error', message: "X has not answered Herald's read of this post's analytics yet; try again in 10 seconds." } });
+    assert.equal(waited.headers.get('retry-after'), '10');
+    assert.ok(elapsed >= 25_000 && elapsed < 40_000, String(elapsed));
+    assert.equal(world.reads('x'), reads);
+    // That process died: its claim is taken over once abandoned (2 minutes), and the platform is read.
+    world.clock.advance(2 * 60_000 + 1_000);
+    const read = await world.analytics(post.postId);
+    assert.equal(read.status, 200, read.text);
+    assert.equal(read.body.data.metrics.likes, 6);
+    assert.equal(world.reads('x'), reads + 1);
   });
 
   it('the snapshot is one row a post with the numbers, sync time and floor', async () => {

@@ -95,12 +95,15 @@ export async function startAnalyticsWorld() {
   }
 
   /** A post row of the user in any status, as the posts feature writes it once published. */
-  async function insertPost(row: { userId?: string; accountId: string; platform: PlatformSlug; status: PostStatus; platformPostId: string | null; media?: StoredMediaRef[] }): Promise<string> {
+  async function insertPost(row: {
+    userId?: string; accountId: string; platform: PlatformSlug; status: PostStatus; platformPostId: string | null; media?: StoredMediaRef[]; configuration?: Record<string, unknown>;
+  }): Promise<string> {
     const inserted = await api.deps.db
       .insertInto('posts')
       .values({
         user_id: row.userId ?? api.userId, account_id: row.accountId, platform: row.platform, text: 'Numbers, please', status: row.status,
         platform_post_id: row.platformPostId, published_at: row.status === 'published' ? clock.now() : null, media: row.media ? JSON.stringify(row.media) : null,
+        configuration: row.configuration ? JSON.stringify(row.configuration) : null,
       })
       .returning('id')
       .executeTakeFirstOrThrow();
@@ -117,12 +120,12 @@ export async function startAnalyticsWorld() {
     connect,
     insertPost,
     /** Publishes on the platform's stand-in through the real adapter and records the published row. */
-    async publish(platform: MetricsPlatform, options: { media?: StoredMediaRef[]; video?: boolean } = {}): Promise<PublishedFixture> {
+    async publish(platform: MetricsPlatform, options: { media?: StoredMediaRef[]; video?: boolean; configuration?: Record<string, unknown> } = {}): Promise<PublishedFixture> {
       const { accountId, ctx } = await accountFor(platform);
       const slug = slugOf(platform);
       const media = options.video ? [video] : slug === 'instagram' ? [image] : [];
-      const published = await standIns.adapters[slug].publish(ctx, { postId: randomUUID(), text: `Numbers ${randomUUID()}`, media });
-      const postId = await insertPost({ accountId, platform: slug, status: 'published', platformPostId: published.platformPostId, media: options.media });
+      const published = await standIns.adapters[slug].publish(ctx, { postId: randomUUID(), text: `Numbers ${randomUUID()}`, media, configuration: options.configuration });
+      const postId = await insertPost({ accountId, platform: slug, status: 'published', platformPostId: published.platformPostId, media: options.media, configuration: options.configuration });
       return { postId, platformPostId: published.platformPostId, accountId };
     },
     analytics(postId: string, options: { refresh?: boolean; key?: string } = {}) {

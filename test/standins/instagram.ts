@@ -62,6 +62,17 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
     return record;
   }
 
+  /**
+   * Media insights by product type (Instagram Media Insights reference, "media product type" of each metric): stories
+   * have no likes, comments or saved; feed posts and reels have no replies or navigation.
+   */
+  const insightsOfProductType: Record<'FEED' | 'REELS' | 'STORY', readonly string[]> = {
+    FEED: ['views', 'reach', 'likes', 'comments', 'saved', 'shares', 'total_interactions', 'profile_visits', 'profile_activity', 'follows'],
+    REELS: ['views', 'reach', 'likes', 'comments', 'saved', 'shares', 'total_interactions', 'ig_reels_avg_watch_time', 'ig_reels_video_view_total_time'],
+    STORY: ['views', 'reach', 'replies', 'shares', 'navigation', 'total_interactions', 'profile_visits', 'profile_activity', 'follows'],
+  };
+  const allInsights = [...new Set(Object.values(insightsOfProductType).flat())];
+  const productTypeOf = (kind: InstagramMedia['kind']) => (kind === 'story' ? 'STORY' : kind === 'reel' ? 'REELS' : 'FEED');
   const metrics = new MetricsBook();
   /** Media Instagram shows no insights for yet: error (#10) "Not enough viewers for the media to show insights". */
   const fewViewers = new Set<string>();
@@ -86,16 +97,25 @@ export async function startInstagramStandIn(opts: { processingPolls?: number; ne
       });
     }
 
-    /** Media insights (protocols.md section 12): `views` replaced impressions and plays; the old names are invalid metrics. */
+    /**
+     * Media insights (protocols.md section 12): `views` replaced impressions and plays; the old names are invalid
+     * metrics. A metric the media's product type lacks refuses the whole call with #100, naming every such metric.
+     */
     standIn.on('GET', `${prefix}/:id/insights`, (req) => {
       auth(req);
       const item = media.get(req.params.id);
       if (!item) throw new StandInReply(graphErrors.unknownObject(req.params.id));
       if (fewViewers.has(item.id)) return graphError({ code: 10, type: 'OAuthException', message: '(#10) Not enough viewers for the media to show insights' });
+      const supported = insightsOfProductType[productTypeOf(item.kind)];
+      const asked = (req.query.metric ?? '').split(',').map((n) => n.trim());
+      const unsupported = asked.filter((n) => allInsights.includes(n) && !supported.includes(n));
+      if (unsupported.length > 0) {
+        return graphError({ code: 100, type: 'OAuthException', message: `(#100) The Media Insights API does not support the ${unsupported.join(', ')} metric for this media product type.` });
+      }
       const m = metrics.get(item.id);
       return graphInsightsAnswer(item.id, req.query.metric, {
-        values: { views: m.impressions, reach: m.reach, likes: m.likes, comments: m.replies, saved: m.saves, shares: m.shares },
-        valid: ['views', 'reach', 'likes', 'comments', 'saved', 'shares', 'total_interactions', 'profile_visits', 'follows'],
+        values: { views: m.impressions, reach: m.reach, likes: m.likes, comments: m.replies, replies: m.replies, saved: m.saves, shares: m.shares },
+        valid: allInsights,
         deprecated: ['impressions', 'plays', 'clips_replays_count', 'ig_reels_aggregated_all_plays_count', 'video_views'],
       });
     });
