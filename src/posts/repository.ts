@@ -37,14 +37,21 @@ export function postsInsertOf(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>) {
   return db.insertInto('posts').values(rows.map((row) => (row.status === 'publishing' ? { ...row, request_origin: request } : row)));
 }
 
-/** Edits a scheduled post or a draft in place; false when it left `expected` (or was promoted) meanwhile. */
-export async function editPost(trx: Trx, postId: string, expected: PostStatus, content: PostUpdate): Promise<boolean> {
+/**
+ * Edits a scheduled post or a draft in place, over the row as the edit read it: false when anything wrote it since
+ * its version `readVersion` (its `xmin`, `findOwnPost`), even where it is still `expected`. The edit writes back every
+ * column it planned, the ones it did not change as it read them, so over another edit made meanwhile it would undo
+ * it: a text edit, the time a reschedule moved (the workflow then publishes at the old time, a thread's part apart
+ * from its other parts), and a reschedule, a text edit (README "Posts", edit-races).
+ */
+export async function editPost(trx: Trx, read: { id: string; status: PostStatus; row_version: string }, content: PostUpdate): Promise<boolean> {
   const changed = await trx
     .updateTable('posts')
     .set({ ...content, updated_at: sql`now()` })
-    .where('id', '=', postId)
-    .where('status', '=', expected)
+    .where('id', '=', read.id)
+    .where('status', '=', read.status)
     .where('promoted_to_id', 'is', null)
+    .where(sql`xmin`, '=', sql`${read.row_version}::xid`)
     .executeTakeFirst();
   return changed.numUpdatedRows > 0n;
 }
