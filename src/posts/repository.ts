@@ -38,11 +38,10 @@ export function postsInsertOf(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>) {
 }
 
 /**
- * Edits a scheduled post or a draft in place, over the row as the edit read it: false when anything wrote it since
- * its version `readVersion` (its `xmin`, `findOwnPost`), even where it is still `expected`. The edit writes back every
- * column it planned, the ones it did not change as it read them, so over another edit made meanwhile it would undo
- * it: a text edit, the time a reschedule moved (the workflow then publishes at the old time, a thread's part apart
- * from its other parts), and a reschedule, a text edit (README "Posts", edit-races).
+ * Edits a scheduled post or a draft in place, only over the row as the edit read it (`read.row_version`, its `xmin` as
+ * `findOwnPost` returned it): false when anything wrote it since, even where it is still `read.status`. The edit
+ * writes back every column it planned, those it did not change as it read them, so over a write made meanwhile it
+ * would undo it: a text edit's old time over a reschedule, a reschedule's old text over a text edit (README "Posts").
  */
 export async function editPost(trx: Trx, read: { id: string; status: PostStatus; row_version: string }, content: PostUpdate): Promise<boolean> {
   const changed = await trx
