@@ -248,12 +248,16 @@ export function renewalOverdueMessage(platform: string, what: 'post' | 'thread' 
  * row says "now", never null, so the post does not take a slot of the spacing rule again, migration 0230). Only
  * while the post's time is less than `CREDENTIAL_WAIT_LIMIT_MS` before `now` (the workflow's clock; absent from runs
  * older than the limit): false when the wait is over, the row unchanged, its refusal then a failed attempt.
+ * The attempt's mark stays as the attempt left it (`sendMarked` decides, as for `recordFailedAttempt`): open only when
+ * the renewal stopped the look an earlier call's open mark asked for, a call that may have sent, so the attempt
+ * after the renewal still looks first (it was cleared: X then refused the resend as a duplicate and the live post
+ * was failed; a platform that takes the same text twice could publish it twice).
  */
 export async function requeueAwaitingCredential(db: Db, postId: string, options: { retryAt?: number; now?: number } = {}): Promise<boolean> {
   const { retryAt, now } = options;
   let requeue = db
     .updateTable('posts')
-    .set({ status: 'scheduled', publish_attempt_started_at: null, next_attempt_at: retryAt === undefined ? sql`now()` : new Date(retryAt), updated_at: sql`now()` })
+    .set({ status: 'scheduled', next_attempt_at: retryAt === undefined ? sql`now()` : new Date(retryAt), updated_at: sql`now()` })
     .where('id', '=', postId)
     .where('status', '=', 'publishing');
   if (now !== undefined) requeue = requeue.where('scheduled_at', '>', new Date(now - CREDENTIAL_WAIT_LIMIT_MS));

@@ -5,7 +5,7 @@ import type { PostView } from './post-view';
 import * as postQueries from './view-queries';
 
 /** The user's post row, or 404 `not_found` (absent, another user's, or not a UUID). */
-export async function findOwnPost(db: Db, userId: string, postId: string): Promise<PostRow> {
+export async function findOwnPost(db: Db, userId: string, postId: string): Promise<postQueries.OwnPostRow> {
   const row = await postQueries.findOwnPost(db, userId, postId);
   if (!row) throw postNotFound(postId);
   return row;

@@ -37,14 +37,20 @@ export function postsInsertOf(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>) {
   return db.insertInto('posts').values(rows.map((row) => (row.status === 'publishing' ? { ...row, request_origin: request } : row)));
 }
 
-/** Edits a scheduled post or a draft in place; false when it left `expected` (or was promoted) meanwhile. */
-export async function editPost(trx: Trx, postId: string, expected: PostStatus, content: PostUpdate): Promise<boolean> {
+/**
+ * Edits a scheduled post or a draft in place, only over the row as the edit read it (`read.row_version`, its `xmin` as
+ * `findOwnPost` returned it): false when anything wrote it since, even where it is still `read.status`. The edit
+ * writes back every column it planned, those it did not change as it read them, so over a write made meanwhile it
+ * would undo it: a text edit's old time over a reschedule, a reschedule's old text over a text edit (README "Posts").
+ */
+export async function editPost(trx: Trx, read: { id: string; status: PostStatus; row_version: string }, content: PostUpdate): Promise<boolean> {
   const changed = await trx
     .updateTable('posts')
     .set({ ...content, updated_at: sql`now()` })
-    .where('id', '=', postId)
-    .where('status', '=', expected)
+    .where('id', '=', read.id)
+    .where('status', '=', read.status)
     .where('promoted_to_id', 'is', null)
+    .where(sql`xmin`, '=', sql`${read.row_version}::xid`)
     .executeTakeFirst();
   return changed.numUpdatedRows > 0n;
 }

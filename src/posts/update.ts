@@ -13,7 +13,8 @@ import { prepareMedia } from './prepare-media';
 import { findOwnPost, getPostView } from './read';
 import { editPost, insertPosts, markPromoted, moveScheduledTime, unmarkFailedPromotion } from './repository';
 import { againOnSpacingClash } from './spacing-guard';
-import { scheduledTimesNear } from './view-queries';
+import { againOnChangedRow, ChangedSinceRead } from './edit-guard';
+import { scheduledTimesNear, type OwnPostRow } from './view-queries';
 import { publishOutcome } from './respond';
 import type { UpdateOutcome } from './outcomes';
 import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
@@ -42,7 +43,7 @@ function accountBodyOf(row: PostRow): AccountBody {
 
 /** Everything an update decided before it writes: the validated change and the media it prepared. */
 interface PlannedUpdate {
-  row: PostRow;
+  row: OwnPostRow;
   account: PostingAccount;
   limits: Awaited<ReturnType<typeof loadLimits>>;
   now: Date;
@@ -66,18 +67,21 @@ interface PlannedUpdate {
  * promoted whole (`src/threads/promote.ts`).
  */
 export async function updatePost(rt: PostsRuntime, userId: string, postId: string, body: UpdatePostBody): Promise<UpdateOutcome> {
-  const row = await findOwnPost(rt.db, userId, postId);
-  const checked = checkUpdateRequest(body, { status: row.status, promoted: row.promoted_to_id !== null });
-  const early = checked.violations[0];
-  if (early) throw new ApiError(early.code, early.message);
-  // A draft thread is promoted whole (publishing-api.md "States and transitions" rule 3).
-  if (row.thread_id !== null && row.status === 'draft' && checked.intent !== 'edit') return promoteDraftThread(rt, userId, row, body);
-  // A new time that clashes with a post scheduled at the same moment is judged again from a new read.
-  return againOnSpacingClash(() => editOrPromote(rt, userId, row, body));
+  // Written only over the row it read: a row written meanwhile (a reschedule, another edit) is read and judged again.
+  return againOnChangedRow(async () => {
+    const row = await findOwnPost(rt.db, userId, postId);
+    const checked = checkUpdateRequest(body, { status: row.status, promoted: row.promoted_to_id !== null });
+    const early = checked.violations[0];
+    if (early) throw new ApiError(early.code, early.message);
+    // A draft thread is promoted whole (publishing-api.md "States and transitions" rule 3).
+    if (row.thread_id !== null && row.status === 'draft' && checked.intent !== 'edit') return promoteDraftThread(rt, userId, row, body);
+    // A new time that clashes with a post scheduled at the same moment is judged again from a new read.
+    return againOnSpacingClash(() => editOrPromote(rt, userId, row, body));
+  });
 }
 
 /** The change planned against every rule, then written: in place, or as the post a promoted draft becomes. */
-async function editOrPromote(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<UpdateOutcome> {
+async function editOrPromote(rt: PostsRuntime, userId: string, row: OwnPostRow, body: UpdatePostBody): Promise<UpdateOutcome> {
   if (row.thread_id !== null && body.first_comment !== undefined) {
     const last = await lastPartId(rt.db, row.thread_id);
     if (last !== row.id) return editWithThreadFirstComment(rt, userId, row, await findOwnPost(rt.db, userId, last), body);
@@ -99,7 +103,7 @@ async function editOrPromote(rt: PostsRuntime, userId: string, row: PostRow, bod
 }
 
 /** Validates the change against every rule of the post's account, then prepares the media it names. */
-async function planUpdate(rt: PostsRuntime, userId: string, row: PostRow, body: UpdatePostBody): Promise<PlannedUpdate> {
+async function planUpdate(rt: PostsRuntime, userId: string, row: OwnPostRow, body: UpdatePostBody): Promise<PlannedUpdate> {
   // A thread shares one time: its other parts move with this one and never count against its spacing.
   const unit = row.thread_id === null ? [row.id] : await threadPartIds(rt.db, row.thread_id);
   if (row.account_id === null) throw new ApiError('not_found', 'The account of this post was disconnected; the post can no longer change');
@@ -174,9 +178,8 @@ const contentChargeKinds: readonly ReservationKind[] = ['first_comment', 'x_link
 async function writeEdit(trx: Transaction<Database>, userId: string, planned: PlannedUpdate, body: UpdatePostBody): Promise<void> {
   const { row, validation } = planned;
   const content = contentOf(planned, body);
-  if (!(await editPost(trx, row.id, row.status, content))) {
-    throw new ApiError('post_not_editable', 'The post changed state while it was being edited (it may be publishing); read it again');
-  }
+  // Anything written since the read (a claim, another edit, a reschedule whose time this would write back): judged again.
+  if (!(await editPost(trx, row, content))) throw new ChangedSinceRead();
   if (body.schedule_at !== undefined) {
     await moveScheduledTime(trx, planned.unit, row.status, { scheduled_at: content.scheduled_at, timezone: content.timezone });
   }
@@ -258,7 +261,7 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
  * (every rule, the media prepared) before anything is written, then both are written in one transaction. Answered as
  * a PATCH of the named part is, a draft's `warnings` covering both parts.
  */
-async function editWithThreadFirstComment(rt: PostsRuntime, userId: string, named: PostRow, last: PostRow, body: UpdatePostBody): Promise<UpdateOutcome> {
+async function editWithThreadFirstComment(rt: PostsRuntime, userId: string, named: OwnPostRow, last: OwnPostRow, body: UpdatePostBody): Promise<UpdateOutcome> {
   const { first_comment, ...rest } = body;
   // Only the first comment asked (a timezone alone changes nothing): the named part itself does not change, and the
   // timezone is checked with the comment, as a PATCH of the last part checks it.

@@ -4,6 +4,7 @@ import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow, PostStatus } from '../db/tables/posts';
 import { idIsOneOf, oneOrManyIds, precompiled, type OneOrManyIds, unseenByPlanner } from '../db/precompiled';
 import { isUuid } from '../db/uuid';
+import { rowVersion } from './attempt-marks';
 import { toPostView, type PostView } from './post-view';
 import { spacingWindowsOf } from './rules/schedule';
 
@@ -27,10 +28,13 @@ export async function findPost(db: DbOrTrx, postId: string): Promise<PostRow | u
   return (await postByIdQuery.execute(db, { postId }))[0];
 }
 
+/** A post's row as the API read it to change it, with its version (`row_version`): an edit writes it only unchanged since (`editPost`). */
+export type OwnPostRow = PostRow & { row_version: string };
+
 /** The user's post row; undefined when absent, another user's, or not a UUID. A promoted draft is found: an edit or a delete of it answers 409. */
-export async function findOwnPost(db: Db, userId: string, postId: string): Promise<PostRow | undefined> {
+export async function findOwnPost(db: Db, userId: string, postId: string): Promise<OwnPostRow | undefined> {
   if (!isUuid(postId)) return undefined;
-  return db.selectFrom('posts').selectAll().where('id', '=', postId).where('user_id', '=', userId).executeTakeFirst();
+  return db.selectFrom('posts').selectAll().select(rowVersion).where('id', '=', postId).where('user_id', '=', userId).executeTakeFirst();
 }
 
 // A promoted draft is gone (publishing-api.md "Post status"): the post it became is read under its own id. Every read

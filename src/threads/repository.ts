@@ -190,8 +190,12 @@ export async function discardThread(db: Db, threadId: string, partIds: readonly 
 }
 
 /**
- * A scheduled thread's `publishing` parts back to `scheduled`, none of them live (any sent part was rolled back), no
- * attempt open, not looked at again before `retryAt` (`next_attempt_at`; absent from runs older than the column).
+ * A scheduled thread's `publishing` parts back to `scheduled`, none of them live that Herald knows of (any part stored
+ * sent was rolled back), not looked at again before `retryAt` (`next_attempt_at`; absent from runs older than the
+ * column). A part's attempt mark stays as its attempt left it (`sendMarked` decides, as for a post): open only where
+ * its call may have sent (a look an earlier call's mark asked for, stopped by a credential renewal; a server error to
+ * a create), so the next attempt looks for it before sending it again. It was cleared: a first part that had gone out
+ * was sent again (X refuses that as a duplicate: the thread failed with its first part live).
  */
 function requeueParts(db: Db, threadId: string, retryAt: number | undefined) {
   return db
@@ -202,7 +206,6 @@ function requeueParts(db: Db, threadId: string, retryAt: number | undefined) {
       platform_post_id: null,
       platform_post_url: null,
       platform_post_url_unread: false,
-      publish_attempt_started_at: null,
       updated_at: sql`now()`,
     })
     .where('thread_id', '=', threadId)

@@ -9,9 +9,12 @@ import { RenewalSetupFailure } from '../../src/platforms/renewal/token-endpoint'
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createHttpClient } from '../../src/net/http';
 import { createGraphRenewer } from '../../src/platforms/graph/refresh';
+import type { CredentialRenewers } from '../../src/platforms/renewal/types';
+import { createActivities } from '../../activities';
+import { testConfig } from '../helpers/api';
 import { createXRenewer } from '../../src/platforms/x/refresh';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
-import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { endWaitingWorkflow, startPostsHarness, type PostsHarness } from '../posts/harness';
 import { silenceSdkLogs } from '../helpers/temporal';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
 
@@ -30,12 +33,13 @@ describe('Credentials that stay alive', function () {
   this.timeout(300_000);
   let h: PostsHarness;
   const http = createHttpClient({ allowInsecure: true, timeoutMs: 5_000 });
+  let renewers: CredentialRenewers;
 
   before(async function () {
     // Failing renewals are the point of some tests: the SDK's warning for each retried activity is noise here.
     silenceSdkLogs('ERROR');
     let xOrigin = '';
-    const renewers = { x: createXRenewer({ http, origin: 'http://placeholder.invalid', app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }) };
+    renewers = { x: createXRenewer({ http, origin: 'http://placeholder.invalid', app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }) };
     h = await startPostsHarness({ plan: 'pro', posts: { renewers, renewalPatienceMs: [20, 20] } });
     xOrigin = h.standIns.x.origin;
     // The stand-ins start inside the harness: point the renewer at the X stand-in now that its origin is known.
@@ -443,6 +447,82 @@ describe('Credentials that stay alive', function () {
     );
     assert.equal(renewalsSince(from).length >= 1, true);
     await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  /** The activities as the worker has them, with this test's renewers (credentials kept alive on demand), called by the test. */
+  const activitiesKeepingCredentials = () =>
+    createActivities({
+      config: testConfig(),
+      db: h.db,
+      logger: createLogger('silent'),
+      posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, now: h.now, renewers, renewalPatienceMs: [20, 20] },
+    });
+
+  it('an interrupted attempt whose look a failing renewal stopped waits with its mark kept: once renewed it looks, finds the post, never sends it twice', async () => {
+    const { row, accessToken } = await renewableXAccount();
+    await h.syncClock();
+    // The workflow's clock (earlier tests skipped hours of it), as the worker's claims read it.
+    const now = h.now().getTime();
+    const text = 'landed, then the worker stopped, then the token ended';
+    const post = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: row.id, platform: 'x', text, status: 'publishing', scheduled_at: h.now() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const activities = activitiesKeepingCredentials();
+    assert.equal((await activities.publishToPlatform({ postId: post.id, now })).ok, true);
+    // Back to the state of a worker that stopped between X's answer and the write: the mark is open.
+    await h.db.updateTable('posts').set({ status: 'publishing', platform_post_id: null }).where('id', '=', post.id).execute();
+    h.standIns.x.expireAccessToken(accessToken);
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/oauth2/token' }, serviceUnavailable, 10);
+
+    // The look first meets the ended token and the renewal fails: nothing is asked, the post waits for the credential.
+    const stopped = await activities.publishToPlatform({ postId: post.id, now });
+    assert.deepEqual(stopped.ok === false && 'awaitingCredential' in stopped ? [stopped.kind, stopped.awaitingCredential] : stopped, ['retryable', true]);
+    assert.deepEqual(await activities.awaitCredential({ postId: post.id, retryAt: now + 1, now }), { waiting: true });
+    const waiting = await h.db.selectFrom('posts').selectAll().where('id', '=', post.id).executeTakeFirstOrThrow();
+    assert.equal(waiting.status, 'scheduled');
+
+    // Renewed, the next claim looks first and finds what the earlier call sent.
+    h.standIns.x.standIn.clearFaults();
+    const step = await activities.claimAndPublish({ postId: post.id, now: now + 2 });
+    assert.equal(step.attempt?.ok, true, JSON.stringify(step));
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 1, 'sent once');
+    assert.ok(waiting.publish_attempt_started_at !== null, 'the earlier call may have sent: its mark stayed while the post waited');
+    assert.equal((await h.db.selectFrom('posts').select('status').where('id', '=', post.id).executeTakeFirstOrThrow()).status, 'published');
+  });
+
+  it("a scheduled thread's interrupted first part whose look a failing renewal stopped keeps its mark while the thread waits: once renewed it is found, not sent again", async () => {
+    const { row, accessToken } = await renewableXAccount();
+    await h.syncClock();
+    const now = h.now().getTime();
+    const texts: [string, string] = ['first part landed, then the worker stopped, then the token ended', 'its second part, once renewed'];
+    const { threadId, partIds } = await scheduleThread(row.id, texts, now + 10 * 60_000);
+    await endWaitingWorkflow(h, threadWorkflowId(threadId));
+    const activities = activitiesKeepingCredentials();
+    const due = now + 10 * 60_000;
+    assert.equal((await activities.claimThread({ threadId, now: due })).kind, 'publish');
+    assert.equal((await activities.publishThreadPart({ postId: partIds[0]!, replyTo: null })).ok, true);
+    // Back to the state of a worker that stopped between X's answer and the store: the part's mark open, its id unknown.
+    await h.db.updateTable('posts').set({ platform_post_id: null, platform_post_url: null, publish_attempt_started_at: new Date(due) }).where('id', '=', partIds[0]!).execute();
+    h.standIns.x.expireAccessToken(accessToken);
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/oauth2/token' }, serviceUnavailable, 10);
+
+    const stopped = await activities.publishThreadPart({ postId: partIds[0]!, replyTo: null });
+    assert.deepEqual(stopped.ok === false ? [stopped.kind, stopped.awaitingCredential] : stopped, ['retryable', true]);
+    // Nothing of it is stored live, so nothing is rolled back: the thread waits for the credential (as its workflow does).
+    assert.deepEqual(await activities.awaitThreadCredential({ threadId, retryAt: due + 1, now: due }), { waiting: true });
+    const waiting = await post(partIds[0]!);
+    assert.equal(waiting.status, 'scheduled');
+
+    h.standIns.x.standIn.clearFaults();
+    assert.equal((await activities.claimThread({ threadId, now: due + 2 })).kind, 'publish');
+    const first = await activities.publishThreadPart({ postId: partIds[0]!, replyTo: null });
+    assert.equal(first.ok, true, JSON.stringify(first));
+    const root = first.ok ? first.platformPostId : '';
+    assert.equal((await activities.publishThreadPart({ postId: partIds[1]!, replyTo: { platformPostId: root, rootPlatformPostId: root } })).ok, true);
+    assert.deepEqual(texts.map((text) => h.standIns.x.tweets().filter((t) => t.text === text).length), [1, 1], 'each part sent once');
+    assert.ok(waiting.publish_attempt_started_at !== null, 'the earlier call may have sent: its mark stayed while the thread waited');
   });
 
   it('a post waits for a failing renewal an hour past its time, then its attempts count and it fails saying the renewal failed', async () => {
