@@ -12,9 +12,23 @@ export function searchAttributesSizeRefusal(indexedFields: Record<string, Msg> |
     const size: number = payload?.data?.length ?? 0;
     if (size > SEARCH_ATTRIBUTE_LIMITS.valueBytes) return `search attribute ${name} value size ${size} exceeds size limit ${SEARCH_ATTRIBUTE_LIMITS.valueBytes}`;
   }
+  if (sizeBound(indexedFields) <= SEARCH_ATTRIBUTE_LIMITS.totalBytes) return null; // every start passes here: no encode
   const total = encode('temporal.api.common.v1.SearchAttributes', { indexedFields }).length;
   if (total > SEARCH_ATTRIBUTE_LIMITS.totalBytes) return `total size of search attributes ${total} exceeds size limit ${SEARCH_ATTRIBUTE_LIMITS.totalBytes}`;
   return null;
+}
+
+/**
+ * At least the encoded size: the bytes of the names, metadata and data, plus more than the tags and length prefixes
+ * of a map entry (at most 11 bytes with the payload's data prefix) and of a metadata entry (at most 10) can take.
+ */
+function sizeBound(indexedFields: Record<string, Msg>): number {
+  let bytes = 0;
+  for (const [name, payload] of Object.entries(indexedFields)) {
+    bytes += 32 + Buffer.byteLength(name) + (payload?.data?.length ?? 0);
+    for (const [key, value] of Object.entries<Uint8Array>(payload?.metadata ?? {})) bytes += 16 + Buffer.byteLength(key) + (value?.length ?? 0);
+  }
+  return bytes;
 }
 
 /**
