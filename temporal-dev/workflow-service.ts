@@ -9,12 +9,13 @@ import {
   locateActivity,
 } from './activities';
 import type { Engine } from './engine';
-import { notFound, RpcError, workflowCompleted } from './errors';
+import { invalidArgument, notFound, RpcError, workflowCompleted } from './errors';
 import { requestCancelRun, signalRun, startWorkflow, terminateRun } from './executions';
 import { countWorkflows, describeWorkflow, getHistory, listWorkflows } from './inspection';
 import { searchAttributeKeys } from './operator-service';
 import { duration, TaskQueueKind, TaskQueueType, timestamp, type Msg } from './proto';
 import { queryWorkflow, respondQueryTaskCompleted } from './queries';
+import { searchAttributesSizeRefusal } from './search-attribute-limits';
 import type { PollContext } from './task-queues';
 import { pollUpdate, updateWorkflow } from './updates';
 import { completeWorkflowTask, failWorkflowTask, nestedWorkflowTask } from './workflow-tasks';
@@ -30,6 +31,12 @@ function namespaceInfo(engine: Engine, name: string): Msg {
     config: { workflowExecutionRetentionTtl: duration(24 * 3600 * 1000), historyArchivalState: 2, visibilityArchivalState: 2 },
     isGlobalNamespace: false,
   };
+}
+
+/** As the real frontend, before anything else of a start: even a start that would use the running workflow is refused. */
+function checkSearchAttributesSize(req: Msg): void {
+  const refusal = searchAttributesSizeRefusal(req.searchAttributes?.indexedFields);
+  if (refusal) throw invalidArgument(refusal);
 }
 
 function startResponse(run: { runId: string; status: number }, started: boolean, eagerWorkflowTask?: Msg): Msg {
@@ -83,10 +90,12 @@ export function workflowServiceHandlers(engine: Engine): Record<string, Handler>
     GetSearchAttributes: (req) => ({ keys: searchAttributeKeys(engine, req.namespace) }),
 
     StartWorkflowExecution: (req) => {
+      checkSearchAttributesSize(req);
       const { run, started, eagerWorkflowTask } = startWorkflow(engine, req, {}, { allowEager: true });
       return startResponse(run, started, eagerWorkflowTask);
     },
     SignalWithStartWorkflowExecution: (req) => {
+      checkSearchAttributesSize(req);
       const current = engine.currentRun(engine.ns(req.namespace).name, req.workflowId);
       const signal = { signalName: req.signalName, input: req.signalInput, header: req.header, identity: req.identity };
       if (current?.open) {
@@ -167,6 +176,7 @@ export function workflowServiceHandlers(engine: Engine): Record<string, Handler>
       if (!startOp?.startWorkflow || !updateOp?.updateWorkflow) {
         throw new RpcError(status.INVALID_ARGUMENT, 'ExecuteMultiOperation supports exactly [startWorkflow, updateWorkflow]');
       }
+      checkSearchAttributesSize(startOp.startWorkflow);
       const { run, started } = startWorkflow(engine, startOp.startWorkflow);
       const update = await updateWorkflow(engine, run, updateOp.updateWorkflow, ctx);
       return { responses: [{ startWorkflow: startResponse(run, started) }, { updateWorkflow: update }] };

@@ -3,11 +3,13 @@
 import { handleCommands } from './commands';
 import type { Engine } from './engine';
 import { notFound } from './errors';
-import { duration, encodeAnswer, EncodedMessage, TaskQueueKind, timestamp, WorkflowTaskFailedCause, type Msg } from './proto';
+import { terminateRun } from './executions';
+import { CommandType, duration, encodeAnswer, EncodedMessage, TaskQueueKind, timestamp, WorkflowTaskFailedCause, type Msg } from './proto';
 import type { Run } from './run';
 import type { WorkflowTask } from './run-state';
 import type { PollRequest } from './task-queues';
 import { answerAttachedQueries, attachedQueries, redispatchAttached } from './queries';
+import { upsertsSizeRefusal } from './search-attribute-limits';
 import { pendingUpdateMessages, requeueDeliveredUpdates } from './updates';
 
 /** Adds an event that did not come from the workflow's own commands (signal, activity result, timer ...). */
@@ -140,6 +142,12 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
     });
     return {};
   }
+  const upserts = commands.filter((c) => c.commandType === CommandType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
+  const refusal = upserts.length ? upsertsSizeRefusal(run.searchAttributes, upserts.map((c) => c.upsertWorkflowSearchAttributesCommandAttributes?.searchAttributes?.indexedFields ?? {})) : null;
+  if (refusal) {
+    terminateForBadCommand(engine, run, wft, WorkflowTaskFailedCause.BAD_SEARCH_ATTRIBUTES!, refusal, req.identity ?? '');
+    return {};
+  }
   finishTask(engine, run, wft);
   for (const event of wft.transientEvents) run.appendEvent(event);
   const completedEventId = run.append(
@@ -209,6 +217,25 @@ function endWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, type: stri
   flushBuffered(run);
   // New events make the next task a regular one; otherwise the retry stays transient.
   scheduleWorkflowTask(engine, run, newEvents ? 1 : wft.attempt + 1);
+}
+
+/**
+ * As the real server for a command beyond a size limit: the task fails (none of its commands take effect) and the
+ * workflow is terminated, the reason naming the cause, by the history service rather than retried for ever.
+ */
+function terminateForBadCommand(engine: Engine, run: Run, wft: WorkflowTask, cause: number, message: string, identity: string): void {
+  const causeName = Object.entries(WorkflowTaskFailedCause).find(([, value]) => value === cause)![0];
+  const reason = `WORKFLOW_TASK_FAILED_CAUSE_${causeName}: ${message}`;
+  finishTask(engine, run, wft);
+  requeueDeliveredUpdates(run, wft);
+  for (const event of wft.transientEvents) run.appendEvent(event);
+  run.append(
+    'WORKFLOW_TASK_FAILED',
+    { scheduledEventId: wft.scheduledEventId, startedEventId: wft.startedEventId, cause, failure: { message: reason, serverFailureInfo: { nonRetryable: true } }, identity },
+    engine.now(),
+  );
+  flushBuffered(run);
+  terminateRun(engine, run, reason, undefined, 'history-service');
 }
 
 function finishTask(engine: Engine, run: Run, wft: WorkflowTask): void {

@@ -176,7 +176,7 @@ const commands: Record<string, Command> = {
     // embedded server's is linked only when it answers.
     const ui = config.temporalWebUiUrl ?? (await runningWebUiUrl(config));
     const linked = (stuck: Awaited<ReturnType<typeof findStuckPosts>>) =>
-      ui ? { web_ui: ui, stuck: stuck.map((post) => ({ ...post, web_ui: webUiPostLink(ui, config.temporal.namespace, post.id) })) } : { stuck };
+      ui ? { web_ui: ui, stuck: stuck.map((post) => ({ ...post, web_ui: webUiPostLink(ui, config.temporal.namespace, post) })) } : { stuck };
     if (config.temporal.address === null) {
       // The embedded Temporal server lives inside the running service and cannot be asked from here.
       return { temporal: 'not_configured', ...linked(await findStuckPosts(handle.db, null, new Date(), graceMs)) };

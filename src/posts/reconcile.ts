@@ -1,4 +1,5 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { status } from '@grpc/grpc-js';
+import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from '../db';
 import { waitingUntil } from './attempt-outcomes';
 import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
@@ -21,6 +22,12 @@ interface ReconcileResult {
   started: string[];
   /** Workflows it could not look at or start (logged): the next look goes back to before this one. */
   failed: number;
+  /**
+   * Workflows Temporal refused to start as invalid (INVALID_ARGUMENT, logged as an error naming their posts): asking
+   * again gets the same answer, so they neither widen the next look nor are asked for again by this process's
+   * periodic looks (`refusedStarts`); the next service start asks once more (after the operator's fix).
+   */
+  refused: string[];
 }
 
 /**
@@ -40,16 +47,32 @@ function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { statu
   return row.status === 'scheduled' && row.scheduled_ms !== null && row.scheduled_ms > nowMs && rt.recentStarts?.has(workflowId) === true;
 }
 
-export async function reconcilePosts(rt: PostsRuntime, scope: ReconcileScope = 'all', signal?: AbortSignal): Promise<ReconcileResult> {
+/**
+ * A start refused as invalid: the request itself is wrong for this cluster (search attributes beyond its limits,
+ * or not registered), not the cluster unreachable or busy; it fails the same way every time it is sent.
+ */
+function refusedAsInvalid(err: unknown): err is ServiceError {
+  return err instanceof ServiceError && isGrpcServiceError(err.cause) && err.cause.code === status.INVALID_ARGUMENT;
+}
+
+export async function reconcilePosts(
+  rt: PostsRuntime,
+  scope: ReconcileScope = 'all',
+  signal?: AbortSignal,
+  refusedStarts: Set<string> = new Set(),
+): Promise<ReconcileResult> {
   // Skipped as they are read, not after: a burst's rows are never all held at once. A unit (a thread's parts) is
   // skipped only if every one of its rows is; one that is not is looked at, as before.
   let checked = 0;
   const nowMs = rt.now().getTime(); // one clock reading for the whole look, not one per row read
   const rows = await postsNeedingWorkflows(rt.db, scope, (row) => {
     checked++;
-    return scope === 'all' || !startedHereAndNotDue(rt, unitWorkflowId(row), row, nowMs);
+    const workflowId = unitWorkflowId(row);
+    if (refusedStarts.has(workflowId)) return false;
+    return scope === 'all' || !startedHereAndNotDue(rt, workflowId, row, nowMs);
   });
   const started: string[] = [];
+  const refused: string[] = [];
   let failed = 0;
   // A thread part is published by its thread's workflow, never by one of its own (it would go out standalone); the
   // posts of an immediate fan-out by their group's, restarted with those still publishing.
@@ -71,6 +94,15 @@ export async function reconcilePosts(rt: PostsRuntime, scope: ReconcileScope = '
         else await startPublishWorkflow(rt, row.id);
         started.push(workflowId);
       } catch (err) {
+        if (refusedAsInvalid(err)) {
+          refused.push(workflowId);
+          refusedStarts.add(workflowId);
+          rt.logger.error(
+            { err, workflowId, postIds, refusal: err.cause instanceof Error ? err.cause.message : String(err.cause) },
+            'reconcile: Temporal refused to start the workflow of these posts as invalid; not asked again until the service restarts (herald posts stuck lists them)',
+          );
+          continue;
+        }
         failed++;
         rt.logger.error({ err, workflowId, postIds }, 'reconcile: could not start a post workflow');
       }
@@ -78,7 +110,7 @@ export async function reconcilePosts(rt: PostsRuntime, scope: ReconcileScope = '
   };
   await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
   const followUps = await startLeftFirstComments(rt, signal);
-  return { checked, started: [...started, ...followUps.started], failed: failed + followUps.failed };
+  return { checked, started: [...started, ...followUps.started], failed: failed + followUps.failed, refused };
 }
 
 /**
@@ -100,7 +132,7 @@ async function startLeftFirstComments(rt: PostsRuntime, signal?: AbortSignal): P
       rt.logger.error({ err, postId: row.id }, 'reconcile: could not start the workflow of a first comment left pending');
     }
   }
-  return { checked: rows.length, started, failed };
+  return { checked: rows.length, started, failed, refused: [] };
 }
 
 async function anyRunning(client: Client, workflowIds: readonly string[]): Promise<boolean> {
@@ -117,13 +149,15 @@ async function anyRunning(client: Client, workflowIds: readonly string[]): Promi
  */
 export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first: Promise<ReconcileResult>; stop(): Promise<void> } {
   const stopping = new AbortController();
+  /** Workflows Temporal refused as invalid: this process does not ask again (see `ReconcileResult.refused`). */
+  const refusedStarts = new Set<string>();
   let lastCleanStart: number | undefined;
   let looking = false;
   const look = async (scope: ReconcileScope) => {
     looking = true;
     const start = performance.now();
     try {
-      const result = await reconcilePosts(rt, scope, stopping.signal);
+      const result = await reconcilePosts(rt, scope, stopping.signal, refusedStarts);
       if (result.failed === 0 && !stopping.signal.aborted) lastCleanStart = start;
       return result;
     } finally {
@@ -132,7 +166,7 @@ export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first:
   };
   const first = look('all').catch((err) => {
     rt.logger.error({ err }, 'reconcile at start failed');
-    return { checked: 0, started: [], failed: 1 };
+    return { checked: 0, started: [], failed: 1, refused: [] };
   });
   let running: Promise<unknown> = first;
   const timer = setInterval(() => {
@@ -156,6 +190,8 @@ export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first:
 
 interface StuckPost {
   id: string;
+  /** A thread part's thread: its workflow is found by ThreadId (a long thread's PostId lists only its first parts). */
+  thread_id: string | null;
   status: string;
   scheduled_at: string | null;
   updated_at: string;
@@ -177,7 +213,7 @@ export async function findStuckPosts(db: Db, client: Client | null, now = new Da
   const rows = await postsNeedingWorkflowsInDetail(db);
   const out: StuckPost[] = [];
   for (const row of rows) {
-    const base = { id: row.id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
+    const base = { id: row.id, thread_id: row.thread_id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
     if (client) {
       const state = await workflowState(client, unitWorkflowId(row));
       if (state !== 'running') out.push({ ...base, workflow: state, reason: `the post is ${row.status} but its workflow is ${state}` });
@@ -191,7 +227,7 @@ export async function findStuckPosts(db: Db, client: Client | null, now = new Da
   }
   // Published, its first comment left `pending`: stuck until a workflow of the post's runs (the reconciler starts one).
   for (const row of await postsWithFirstCommentLeft(db, client ? undefined : graceMs)) {
-    const base = { id: row.id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
+    const base = { id: row.id, thread_id: row.thread_id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
     const reason = 'the post is published but its first comment is still pending';
     if (!client) {
       out.push({ ...base, workflow: 'unknown', reason });

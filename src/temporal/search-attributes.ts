@@ -2,10 +2,12 @@ import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db';
 import type { Logger } from '../logger';
+import { SEARCH_ATTRIBUTE_LIMITS } from '../../temporal-dev/limits';
 
 /**
  * Search attributes that make Herald's workflows findable in the Temporal Web UI: `PostId = '<uuid>'` finds the
- * workflow that publishes a post, whether it is the post's own, its fan-out group's or its thread's.
+ * workflow that publishes a post, whether it is the post's own or its fan-out group's, and for a thread's first
+ * parts its thread's; `ThreadId = '<uuid>'` finds a thread's workflow whatever its length.
  * PostId and Platform are lists (a group or thread workflow publishes several posts, possibly on several platforms).
  */
 const searchAttributeKeys = {
@@ -31,32 +33,55 @@ export interface SearchedPost {
   user_id: string;
   platform: string;
   thread_id?: string | null;
+  thread_order?: number | null;
   group_id?: string | null;
 }
 
 /** The search attributes of the workflow that publishes these posts (read from their rows). */
 export async function workflowSearchAttributes(db: Db, where: { postIds?: readonly string[]; threadId?: string }): Promise<SearchAttributePair[]> {
   if (!attachSearchAttributes) return [];
-  let query = db.selectFrom('posts').select(['id', 'user_id', 'platform', 'thread_id', 'group_id']).orderBy('id');
+  let query = db.selectFrom('posts').select(['id', 'user_id', 'platform', 'thread_id', 'thread_order', 'group_id']);
   if (where.threadId) query = query.where('thread_id', '=', where.threadId);
   else if (where.postIds?.length) query = query.where('id', 'in', [...where.postIds]);
   else return [];
   return searchAttributesOf(await query.execute());
 }
 
-/** The same from rows the caller holds (the API, which has just written them): no read. */
+/**
+ * The same from rows the caller holds (the API, which has just written them): no read. The lists are cut to what
+ * fits one value within Temporal's default limit (`withinValueLimit`); the other values are one uuid each, so the
+ * whole stays far within the total limit too. A real cluster refuses a start beyond either (INVALID_ARGUMENT), and
+ * the contract sets no maximum number of thread parts: until 2026-12-07 a thread of 53 parts or more never started.
+ */
 export function searchAttributesOf(posts: readonly SearchedPost[]): SearchAttributePair[] {
   if (!attachSearchAttributes || posts.length === 0) return [];
-  const rows = [...posts].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)); // as `order by id` (uuid)
+  // A thread's parts in their order (its first parts are the ones listed when not all fit), others by id: the API
+  // and the reconciler give the same workflow the same values.
+  const rows = [...posts].sort((a, b) => (a.thread_order ?? 0) - (b.thread_order ?? 0) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const first = rows[0]!;
   const pairs: SearchAttributePair[] = [
-    { key: searchAttributeKeys.PostId, value: rows.map((r) => r.id) },
+    { key: searchAttributeKeys.PostId, value: withinValueLimit(rows.map((r) => r.id)) },
     { key: searchAttributeKeys.UserId, value: first.user_id },
-    { key: searchAttributeKeys.Platform, value: [...new Set(rows.map((r) => r.platform))] },
+    { key: searchAttributeKeys.Platform, value: withinValueLimit([...new Set(rows.map((r) => r.platform))]) },
   ];
   if (first.thread_id) pairs.push({ key: searchAttributeKeys.ThreadId, value: first.thread_id });
   if (first.group_id) pairs.push({ key: searchAttributeKeys.GroupId, value: first.group_id });
   return pairs;
+}
+
+/**
+ * The leading values of a keyword list whose JSON (the payload Temporal measures) fits its per-value limit: 52
+ * uuids, so every post of a fan-out (at most 25) and the first 52 parts of a thread.
+ */
+function withinValueLimit(values: readonly string[]): string[] {
+  const kept: string[] = [];
+  let bytes = 2; // []
+  for (const value of values) {
+    bytes += Buffer.byteLength(JSON.stringify(value)) + (kept.length > 0 ? 1 : 0);
+    if (bytes > SEARCH_ATTRIBUTE_LIMITS.valueBytes) break;
+    kept.push(value);
+  }
+  return kept;
 }
 
 /**

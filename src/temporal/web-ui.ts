@@ -145,7 +145,11 @@ export async function runningWebUiUrl(config: { temporal: { address: string | nu
   }
 }
 
-/** The UI's workflow list filtered to the workflow that publishes this post (its PostId search attribute). */
-export function webUiPostLink(url: string, namespace: string, postId: string): string {
-  return `${url}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(`PostId = '${postId}'`)}`;
+/**
+ * The UI's workflow list filtered to the workflow that publishes this post: a thread part's by its ThreadId (a long
+ * thread's workflow lists only its first parts in PostId, `search-attributes.ts`), any other post's by its PostId.
+ */
+export function webUiPostLink(url: string, namespace: string, post: { id: string; thread_id?: string | null }): string {
+  const query = post.thread_id ? `ThreadId = '${post.thread_id}'` : `PostId = '${post.id}'`;
+  return `${url}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`;
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,7 @@ describe('herald posts stuck: Web UI links of an external Temporal cluster', fun
   let temporal: Awaited<ReturnType<typeof startServer>>;
   let dataDir: string;
   let postId: string;
+  let part: { id: string; threadId: string };
 
   before(async () => {
     database = await testDatabase();
@@ -33,9 +35,17 @@ describe('herald posts stuck: Web UI links of an external Temporal cluster', fun
       .returning('id')
       .executeTakeFirstOrThrow();
     postId = row.id;
+    // A thread part: its workflow is found by ThreadId (a long thread's PostId lists only its first parts).
+    const threadId = randomUUID();
+    const partRow = await database.db
+      .insertInto('posts')
+      .values({ user_id: user.userId, account_id: account.id, platform: 'telegram', text: 'a part with no workflow', status: 'scheduled', scheduled_at: new Date(Date.now() + 2 * 3_600_000), thread_id: threadId, thread_order: 1 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    part = { id: partRow.id, threadId };
   });
   after(async () => {
-    await database.db.deleteFrom('posts').where('id', '=', postId).execute();
+    await database.db.deleteFrom('posts').where('id', 'in', [postId, part?.id].filter((id): id is string => id !== undefined)).execute();
     await temporal?.close();
     await rm(dataDir, { recursive: true, force: true });
   });
@@ -45,7 +55,7 @@ describe('herald posts stuck: Web UI links of an external Temporal cluster', fun
       DATABASE_URL: database.url, HERALD_DATA_DIR: dataDir, HERALD_ENCRYPTION_KEY: testEncryptionKey, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_WEB_UI_URL: webUiUrl,
     });
     assert.equal(cli.code, 0, cli.stdout);
-    return JSON.parse(cli.stdout) as { temporal: string; web_ui?: string; stuck: Array<{ id: string; workflow: string; web_ui?: string }> };
+    return JSON.parse(cli.stdout) as { temporal: string; web_ui?: string; stuck: Array<{ id: string; thread_id: string | null; workflow: string; web_ui?: string }> };
   };
 
   it('links the cluster UI and each stuck post, filtered to its PostId', async () => {
@@ -56,7 +66,12 @@ describe('herald posts stuck: Web UI links of an external Temporal cluster', fun
       listed.stuck.filter((p) => p.id === postId).map((p) => [p.workflow, p.web_ui]),
       [['missing', `https://temporal.example.com/ui/namespaces/default/workflows?query=PostId%20%3D%20'${postId}'`]],
     );
-    assert.ok(listed.stuck.every((p) => p.web_ui?.endsWith(`'${p.id}'`)), 'every stuck post carries its link');
+    assert.deepEqual(
+      listed.stuck.filter((p) => p.id === part.id).map((p) => [p.thread_id, p.web_ui]),
+      [[part.threadId, `https://temporal.example.com/ui/namespaces/default/workflows?query=ThreadId%20%3D%20'${part.threadId}'`]],
+    );
+    // A thread part's link filters on its thread (a long thread's PostId lists only its first parts).
+    assert.ok(listed.stuck.every((p) => p.web_ui?.endsWith(`'${p.thread_id ?? p.id}'`)), 'every stuck post carries its link');
   });
 
   it('without TEMPORAL_WEB_UI_URL, no links (there is no embedded UI to ask)', async () => {

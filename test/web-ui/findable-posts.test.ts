@@ -88,7 +88,7 @@ describe('Web UI: posts are findable by their search attributes (running Herald,
     const ui = await runningWebUiUrl({ temporal: { address: null }, webUi: { enabled: true, port, host: '127.0.0.1' } });
     assert.equal(ui, herald.webUiUrl);
     assert.equal(
-      webUiPostLink(ui!, 'default', ids[0]!),
+      webUiPostLink(ui!, 'default', { id: ids[0]!, thread_id: null }),
       `${ui}/namespaces/default/workflows?query=${encodeURIComponent(`PostId = '${ids[0]}'`)}`,
     );
     assert.equal(await runningWebUiUrl({ temporal: { address: 'elsewhere:7233' }, webUi: { enabled: true, port, host: '127.0.0.1' } }), null);

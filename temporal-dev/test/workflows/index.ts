@@ -168,6 +168,13 @@ export async function upsertsSearchAttributes(): Promise<string> {
   return 'ok';
 }
 
+/** Upserts a keyword list of `count` 36-character values (past 52 of them, beyond the default 2 KiB per value). */
+export async function upsertsLongKeywordList(count: number): Promise<string> {
+  upsertSearchAttributes({ CustomKeywordField: Array.from({ length: count }, (_, i) => `${String(i).padStart(36, '0')}`) });
+  await sleep(10);
+  return 'ok';
+}
+
 export async function sleepsForever(): Promise<void> {
   await condition(() => false);
 }
