@@ -25,7 +25,7 @@ class AnotherHeraldRuns extends Error {
   }
 }
 
-export interface EmbeddedTemporalLock {
+interface EmbeddedTemporalLock {
   /**
    * Settles, with why, only if the lock is lost while held and could not be re-taken (another process took it, or
    * the database did not answer in time): this process then runs beside a possible second Herald and must stop.
