@@ -8,7 +8,7 @@ import { startServer as startTemporalDevServer } from '../temporal-dev';
 import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts/credential-workflow-client';
 import { ConfigError, type Config, loadConfig } from './config';
 import { createSealedBox } from './crypto/sealed-box';
-import { connectDatabase } from './db/connect';
+import { applyPendingMigrations, connectDatabase } from './db/connect';
 import { holdEmbeddedTemporalLock } from './db/single-herald';
 import { createStdoutLogger, type Logger } from './logger';
 import { createHttpClient } from './net/http';
@@ -30,10 +30,10 @@ import { startTemporal } from './temporal/worker';
 /**
  * `npm start`: the whole service in one process. Embedded PostgreSQL when DATABASE_URL is unset, the embedded
  * Temporal dev server when TEMPORAL_ADDRESS is unset, the Temporal worker (task queue `herald`) and the HTTP API.
- * SIGTERM/SIGINT stop it in order: stop accepting connections and finish in-flight requests, let the worker finish
- * in-flight activities, close the database pool, stop the embedded services. A signal during start-up ends the start
- * after the step in progress and undoes the steps taken (the embedded cluster is stopped); signals while stopping
- * are ignored.
+ * SIGTERM/SIGINT stop it in order: at once, stop accepting connections and stop the worker taking tasks, in-flight
+ * requests and activities finishing within the shutdown budget; then the background work, the worker's connection,
+ * the database pool and the embedded services. A signal during start-up ends the start after the step in progress
+ * and undoes the steps taken (the embedded cluster is stopped); signals while stopping are ignored.
  */
 
 export interface RunningHerald {
@@ -42,11 +42,20 @@ export interface RunningHerald {
   webUiUrl?: string;
   stop(): Promise<void>;
   /**
-   * Settles, with the error, only if the Temporal worker fails while Herald runs (its workflow thread stopped, see
-   * `src/temporal/activation-watch.ts`, or its connection lost for good): the API would go on accepting posts that
-   * nothing publishes. `npm start` then stops the process with exit code 1, for its supervisor to restart it.
+   * Settles, with what and why, only if Herald can no longer run as it should while it runs; `npm start` then stops
+   * the process with exit code 1, for its supervisor to restart it:
+   * - the Temporal worker failed (its workflow thread stopped, see `src/temporal/activation-watch.ts`, or its
+   *   connection lost for good): the API would go on accepting posts that nothing publishes;
+   * - the one-Herald lock was lost for good (`src/db/single-herald.ts`): a second Herald may run beside this one, each
+   *   giving every post a workflow;
+   * - the embedded PostgreSQL this process started exited: every request and activity would fail until a restart.
    */
-  workerFailed: Promise<unknown>;
+  failed: Promise<HeraldFailure>;
+}
+
+export interface HeraldFailure {
+  message: string;
+  err: unknown;
 }
 
 /**
@@ -64,15 +73,35 @@ export async function startHerald(
   // known and undone with the rest.
   const continueUnlessAborted = () => options.signal?.throwIfAborted();
   const cleanups: Array<() => Promise<void>> = [];
+  let stopRequested = false;
+  let fail!: (failure: HeraldFailure) => void;
+  const failed = new Promise<HeraldFailure>((resolve) => (fail = resolve));
+  // While running, the caller says what follows (npm start logs it as fatal and exits); while stopping, nothing does.
+  const failsHerald = (message: string) => (err: unknown) => {
+    if (stopRequested) logger.error({ err }, `while stopping: ${message}`);
+    else fail({ message, err });
+  };
   const stopAll = async () => {
+    stopRequested = true;
     for (const cleanup of cleanups.splice(0).reverse()) {
       await cleanup().catch((err) => logger.error({ err }, 'error during shutdown'));
     }
   };
   try {
     // 20 connections: the API and the worker's local activities share the pool (a burst of due posts runs ~100 at once).
-    const database = await connectDatabase(config, { logger, applicationName: 'herald-api', poolSize: 20 });
+    const database = await connectDatabase(config, { logger, applicationName: 'herald-api', poolSize: 20, migrate: false });
     cleanups.push(() => database.close());
+    const databaseFailed = failsHerald('the embedded PostgreSQL exited: nothing can be read or recorded, so Herald stops (exit code 1)');
+    void database.embedded?.exited?.then((how) => databaseFailed(new Error(`the embedded PostgreSQL server ${how}`)));
+    continueUnlessAborted();
+    // The lock before the migrations: a second start (after a `git pull`, say) is refused before it changes the schema
+    // under the Herald that runs.
+    if (config.temporal.address === null) {
+      const lock = await holdEmbeddedTemporalLock(database.url, { logger });
+      cleanups.push(() => lock.release());
+      void lock.lost.then(failsHerald('the one-Herald lock was lost: another Herald may run on this database, so this one stops (exit code 1)'));
+    }
+    await applyPendingMigrations(database.handle, logger);
     continueUnlessAborted();
 
     // Platform adapters and the credentials box, built once; the API verifies connections with them.
@@ -85,7 +114,6 @@ export async function startHerald(
     let temporalAddress = config.temporal.address;
     let webUiUrl: string | undefined;
     if (temporalAddress === null) {
-      cleanups.push(await holdEmbeddedTemporalLock(database.url));
       const { webUi } = config;
       const http = webUi.enabled ? { port: webUi.port, host: webUi.host, staticDir: webUiBuildDir } : undefined;
       const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace, http }).catch((err) => {
@@ -110,24 +138,19 @@ export async function startHerald(
     const notifications = startDatabaseNotifications(database.handle.url, logger);
     cleanups.push(() => notifications.close());
     const changes = startPostChangeFeed(notifications);
+    // In-flight activities and requests share the shutdown budget from the signal on; its last 5 s are for the rest.
+    const drainMs = Math.max(1_000, config.shutdownTimeoutMs - 5_000);
     const temporal = await startTemporal(
       temporalAddress,
       config.temporal.namespace,
       { config, db: database.handle.db, logger, posts: { adapters, sealedBox, http: platformHttp, changes } },
-      { shutdownGraceMs: Math.max(1_000, config.shutdownTimeoutMs - 5_000) },
+      { shutdownGraceMs: drainMs },
     );
     cleanups.push(() => temporal.shutdown());
     continueUnlessAborted();
     await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
     continueUnlessAborted();
-    let stopRequested = false;
-    const workerFailed = new Promise<unknown>((failed) =>
-      // While running, the caller says what follows (npm start logs it as fatal and exits); while stopping, nothing does.
-      temporal.running.catch((err) => {
-        if (stopRequested) logger.error({ err }, 'temporal worker failed while stopping');
-        else failed(err);
-      }),
-    );
+    temporal.running.catch(failsHerald('the Temporal worker failed: nothing would publish, so Herald stops (exit code 1)'));
 
     // Posts: one runtime for the API side; every post that needs a workflow gets one now and is watched every minute.
     const posts = createPostsRuntime({ config, db: database.handle.db, logger, temporal: temporal.client }, { adapters, sealedBox, http: platformHttp, changes });
@@ -184,7 +207,9 @@ export async function startHerald(
       const listening = app.listen(config.port, config.host, () => resolve(listening));
       listening.once('error', reject);
     });
-    cleanups.push(() => closeServer(server));
+    let serverClosing: Promise<void> | undefined;
+    const closeServerOnce = () => (serverClosing ??= closeServer(server, drainMs, logger));
+    cleanups.push(closeServerOnce);
     const housekeeping = setInterval(() => {
       deleteExpiredIdempotencyKeys(database.handle.db).catch((err) => logger.warn({ err }, 'idempotency cleanup failed'));
       removeOrphanedCopies(database.handle.db).catch((err) => logger.warn({ err }, 'media copies cleanup failed'));
@@ -197,12 +222,21 @@ export async function startHerald(
     const { port } = server.address() as AddressInfo;
     const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${port}`;
     logger.info({ url, port, temporal: temporalAddress, embeddedPostgres: database.embedded !== null }, 'herald listening');
+    // A signal during the listen or after the last check would otherwise be lost: the start must end here too.
+    continueUnlessAborted();
     let stopping: Promise<void> | undefined;
     const stop = () => {
       stopRequested = true;
-      return (stopping ??= stopAll());
+      // At once and together, so neither waits on the other: the worker takes no new task (its in-flight activities
+      // finish within `drainMs`), and the listener takes no new connection (its requests get as long). Then the rest,
+      // in reverse order of start: the reconcilers end before the worker's connection, the pool before PostgreSQL.
+      return (stopping ??= (async () => {
+        temporal.stopPolling();
+        await closeServerOnce().catch((err) => logger.error({ err }, 'error during shutdown'));
+        await stopAll();
+      })());
     };
-    return { url, webUiUrl, stop, workerFailed };
+    return { url, webUiUrl, stop, failed };
   } catch (err) {
     await stopAll();
     throw err;
@@ -223,10 +257,23 @@ function announceWebUi(url: string, logger: Logger, signal: AbortSignal): void {
   );
 }
 
-/** Stops accepting connections and resolves once in-flight requests have been answered. */
-function closeServer(server: Server): Promise<void> {
+/**
+ * Stops accepting connections and resolves once in-flight requests have been answered, or after `withinMs`, when
+ * the connections of those still waiting (an immediate publish whose platform is slow) are closed: what they were
+ * doing is in their rows, and the shutdown must leave time for the rest.
+ */
+function closeServer(server: Server, withinMs: number, logger: Logger): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.close((err) => (err ? reject(err) : resolve()));
+    const cut = setTimeout(() => {
+      logger.warn({ withinMs }, 'requests still in flight at the shutdown budget: their connections are closed');
+      server.closeAllConnections();
+    }, withinMs);
+    cut.unref();
+    server.close((err) => {
+      clearTimeout(cut);
+      if (err) reject(err);
+      else resolve();
+    });
     server.closeIdleConnections();
   });
 }
@@ -288,9 +335,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const running = herald;
-  void running.workerFailed.then((err) => {
-    logger.fatal({ err }, 'the Temporal worker failed: nothing would publish, so Herald stops (exit code 1)');
-    shutdown(running, 'temporal worker failed', 1);
+  void running.failed.then(({ message, err }) => {
+    logger.fatal({ err }, message);
+    shutdown(running, message, 1);
   });
 }
 

@@ -5,7 +5,7 @@ import { createApiKey, revokeApiKey } from '../auth/api-keys';
 import { scopes } from '../auth/scopes';
 import { ConfigError, loadConfig } from '../config';
 import { connectDatabase, type Connected } from '../db/connect';
-import { MigrationError, migrateToLatest } from '../db/migrate';
+import { MigrationError, migrateToLatest, migrationState } from '../db/migrate';
 import { acceptedInstantRange, isAcceptedInstant } from '../db/timestamp';
 import { createLogger } from '../logger';
 import { findStuckPosts } from '../posts/reconcile';
@@ -205,6 +205,21 @@ const commands: Record<string, Command> = {
   },
 };
 
+/**
+ * Only `herald migrate` and `npm start` change a schema in use: a command run after a `git pull`, beside a Herald
+ * still running the previous code, must not apply the new migrations under it. A database with none applied yet (a
+ * first install, before the first start) has nothing running on it, and gets them all.
+ */
+async function migrateOnlyIfNew(db: Connected['handle']['db']): Promise<void> {
+  const { applied, pending } = await migrationState(db);
+  if (pending.length === 0) return;
+  if (applied === 0) return void (await migrateToLatest(db));
+  throw new CommandError(
+    `the database has ${pending.length} pending migration${pending.length === 1 ? '' : 's'} (${pending.join(', ')}): ` +
+      'apply them with `herald migrate` (or `npm start`), once no Herald of the previous version runs on it',
+  );
+}
+
 export async function runHerald(argv: string[]): Promise<number> {
   const [group, action, ...rest] = argv;
   if (group === 'temporal-dev') {
@@ -222,15 +237,20 @@ export async function runHerald(argv: string[]): Promise<number> {
   try {
     const config = loadConfig();
     const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2));
-    const open = (migrate: boolean) => {
+    const open = async () => {
       // Which cluster a command works on is not obvious from a directory other than the one `npm start` runs in.
       if (config.databaseUrl === null) process.stderr.write(`herald: data dir ${config.dataDir} (embedded PostgreSQL)\n`);
-      return connectDatabase(config, { logger, poolSize: 2, migrate, applicationName: 'herald-cli' });
+      return (connected = await connectDatabase(config, { logger, poolSize: 2, migrate: false, applicationName: 'herald-cli' }));
     };
-    const connect = async () => (connected ??= await open(true));
+    const connect = async () => {
+      if (connected) return connected;
+      const opened = await open();
+      await migrateOnlyIfNew(opened.handle.db);
+      return opened;
+    };
     let output: unknown;
     if (group === 'migrate' && action === undefined) {
-      const { handle } = await open(false).then((c) => (connected = c));
+      const { handle } = await open();
       output = { applied: await migrateToLatest(handle.db) };
     } else {
       const command = commands[`${group} ${action}`];

@@ -41,13 +41,16 @@ export async function connectDatabase(
     await embedded?.leave();
   };
   try {
-    if (options.migrate !== false) {
-      const applied = await migrateToLatest(handle.db);
-      if (applied.length > 0) options.logger?.info({ applied }, 'migrations applied');
-    }
+    if (options.migrate !== false) await applyPendingMigrations(handle, options.logger);
   } catch (err) {
     await close();
     throw err;
   }
   return { handle, url, embedded, close };
+}
+
+/** Applies the pending migrations, saying which (`npm start` does it itself, once it holds the one-Herald lock). */
+export async function applyPendingMigrations(handle: DatabaseHandle, logger: Logger | undefined): Promise<void> {
+  const applied = await migrateToLatest(handle.db);
+  if (applied.length > 0) logger?.info({ applied }, 'migrations applied');
 }

@@ -27,6 +27,11 @@ export interface EmbeddedCluster {
   url(database: string): string;
   /** True when this process started the postgres server. */
   owned: boolean;
+  /**
+   * Set when this process started the server (`owned`): settles when the postmaster exits, whoever ended it (a
+   * `stop`, a kill, the OOM killer). One it joined is another process's to watch.
+   */
+  exited?: Promise<string>;
   /** Stops the server if this process started it, whoever else is connected (tests and benches: nobody else is). */
   stop(): Promise<void>;
   /**
@@ -296,12 +301,20 @@ function cluster({ port, password, pid, server, log, stopAtExit }: ClusterProces
   return {
     port,
     owned: server !== undefined,
+    exited: server && exitOf(server),
     url,
     stop: async () => {
       if (server) await (done ??= stop());
     },
     leave: () => (done ??= leave()),
   };
+}
+
+/** How the server ended, once it has. */
+function exitOf(server: ChildProcess): Promise<string> {
+  const how = () => (server.signalCode ? `killed by ${server.signalCode}` : `exited with ${server.exitCode}`);
+  if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve(how());
+  return new Promise((resolve) => server.once('exit', () => resolve(how())));
 }
 
 /** Client connections to the cluster other than the one asking; 0 when the server no longer answers. */

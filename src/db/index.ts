@@ -33,6 +33,10 @@ export function openDatabase(url: string, options: { max?: number; applicationNa
   });
   // An idle client losing its connection (database restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor one checked out between two statements (a transaction awaiting its caller): the pool listens only while a
+  // client is idle, and a FATAL then (a terminated backend, a restart) was an unhandled 'error' event. The client's
+  // next statement fails with the connection, and the pool drops it when it comes back.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   let closed: Promise<void> | undefined;

@@ -21,6 +21,13 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   return settle(await migrator(db).migrateToLatest());
 }
 
+/** What is applied and what is not, by name. */
+export async function migrationState(db: Kysely<any>): Promise<{ applied: number; pending: string[] }> {
+  const all = await migrator(db).getMigrations();
+  const pending = all.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+  return { applied: all.length - pending.length, pending };
+}
+
 /** Reverts the last applied migration. */
 export async function migrateDown(db: Kysely<any>): Promise<string[]> {
   return settle(await migrator(db).migrateDown());

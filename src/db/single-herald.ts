@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import type { Logger } from '../logger';
 
 /**
  * With the embedded Temporal server each `npm start` has a Temporal of its own, empty at start: a second process on
@@ -6,6 +8,11 @@ import pg from 'pg';
  * workflow per post (publishing twice). So such a process holds a session advisory lock on the database for its
  * whole life, on a connection of its own, and a second one refuses to start. Processes sharing a real Temporal
  * (TEMPORAL_ADDRESS) see the same workflows and take no lock.
+ *
+ * A session lock lives as long as its connection: a PostgreSQL restart or failover, a terminated backend or a
+ * dropped idle connection releases it, and a second `npm start` would then succeed beside this one. So a lost
+ * connection re-takes the lock at once on a new one; when another process holds it by then, or it cannot be
+ * re-taken within `retakeWithinMs`, the lock is lost for good (`lost` settles) and the process must stop.
  */
 
 class AnotherHeraldRuns extends Error {
@@ -18,18 +25,99 @@ class AnotherHeraldRuns extends Error {
   }
 }
 
-/** Resolves to what releases the lock (the connection closes), or rejects with `AnotherHeraldRuns`. */
-export async function holdEmbeddedTemporalLock(url: string): Promise<() => Promise<void>> {
-  const client = new pg.Client({ connectionString: url, application_name: 'herald-lock' });
-  // A lost connection loses the lock; the process goes on (the pool's own connections say whether the database is there).
+interface EmbeddedTemporalLock {
+  /**
+   * Settles, with why, only if the lock is lost while held and could not be re-taken (another process took it, or
+   * the database did not answer in time): this process then runs beside a possible second Herald and must stop.
+   */
+  lost: Promise<Error>;
+  /** Releases the lock (its connection closes); `lost` never settles after. */
+  release(): Promise<void>;
+}
+
+/**
+ * How long a lost lock connection is retried (a PostgreSQL restart takes a few seconds) before the process gives up
+ * the database to whoever takes the lock next: past this, running on would be running unguarded.
+ */
+const retakeWithinMs = 15_000;
+const retakeDelayMs = 500;
+
+/**
+ * TCP keepalive on both ends of the lock's connection. Ours notices a dead server or a silently dropped connection
+ * (a NAT or firewall forgetting an idle one) within a minute, not never; the server's (`tcp_keepalives_*`, settable
+ * per session) ends the session of a host that crashed within ~1 min, instead of holding the lock for the kernel's
+ * default two hours and refusing every restart meanwhile.
+ */
+const keepAliveInitialDelayMs = 30_000;
+const serverKeepalives = 'set tcp_keepalives_idle = 30; set tcp_keepalives_interval = 10; set tcp_keepalives_count = 3';
+
+/** The lock's key (exported for the tests, which take it as another process would). */
+export const lockKey = "hashtextextended('herald.embedded-temporal', 0)";
+const tryLock = `select pg_try_advisory_lock(${lockKey}) as held`;
+
+/** Resolves once the lock is held, or rejects with `AnotherHeraldRuns`. */
+export async function holdEmbeddedTemporalLock(
+  url: string,
+  options: { logger?: Logger; retakeWithinMs?: number } = {},
+): Promise<EmbeddedTemporalLock> {
+  const log = options.logger;
+  const retakeMs = options.retakeWithinMs ?? retakeWithinMs;
+  let released = false;
+  let lose!: (err: Error) => void;
+  const lost = new Promise<Error>((resolve) => (lose = resolve));
+  let client = await takeLock(url);
+
+  const retake = async (cause: Error | undefined) => {
+    log?.warn({ err: cause }, 'the connection holding the one-Herald lock was lost; taking the lock again');
+    for (const deadline = Date.now() + retakeMs; !released; await sleep(retakeDelayMs)) {
+      try {
+        const next = await takeLock(url);
+        if (released) return void (await next.end().catch(() => undefined));
+        client = next;
+        watch(next);
+        return void log?.info('the one-Herald lock is held again');
+      } catch (err) {
+        if (err instanceof AnotherHeraldRuns) return lose(err);
+        if (Date.now() >= deadline) {
+          return lose(new Error(`The one-Herald lock was lost and could not be taken again within ${retakeMs} ms: ${(err as Error).message}`));
+        }
+      }
+    }
+  };
+  function watch(held: pg.Client): void {
+    let gone = false;
+    // A cut connection errors and then ends; a server that closes it cleanly only ends it.
+    const onGone = (err?: Error) => {
+      if (gone || released) return;
+      gone = true;
+      held.end().catch(() => undefined);
+      void retake(err);
+    };
+    held.on('error', onGone);
+    held.on('end', () => onGone());
+  }
+  watch(client);
+  return {
+    lost,
+    release: async () => {
+      released = true;
+      await client.end();
+    },
+  };
+}
+
+async function takeLock(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, application_name: 'herald-lock', keepAlive: true, keepAliveInitialDelayMillis: keepAliveInitialDelayMs });
+  // Errors here reject the calls below; once held, `watch` listens for the connection's loss.
   client.on('error', () => undefined);
-  await client.connect();
   try {
-    const { rows } = await client.query<{ held: boolean }>(`select pg_try_advisory_lock(hashtextextended('herald.embedded-temporal', 0)) as held`);
+    await client.connect();
+    await client.query(serverKeepalives);
+    const { rows } = await client.query<{ held: boolean }>(tryLock);
     if (!rows[0].held) throw new AnotherHeraldRuns();
   } catch (err) {
     await client.end().catch(() => undefined);
     throw err;
   }
-  return () => client.end();
+  return client;
 }

@@ -103,7 +103,12 @@ interface TemporalParts {
   worker: Worker;
   /** Resolves when the worker stopped (after `shutdown`). */
   running: Promise<void>;
-  /** Stops polling, waits for in-flight activities, closes connections. */
+  /**
+   * Stops polling for new tasks; in-flight activities go on, within `shutdownGraceMs` of this call (then they are
+   * cancelled). The connection stays open for the client until `shutdown`.
+   */
+  stopPolling(): void;
+  /** Stops polling (when `stopPolling` has not), waits for in-flight activities, closes connections. */
   shutdown(): Promise<void>;
 }
 
@@ -135,13 +140,17 @@ export async function startTemporal(
   }
   const running = worker.run();
   let stopped: Promise<void> | undefined;
+  const stopPolling = () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
   return {
     client,
     worker,
     running,
+    stopPolling,
     shutdown: () =>
       (stopped ??= (async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
+        stopPolling();
         await running.catch((err) => deps.logger.error({ err }, 'temporal worker stopped with an error'));
         await nativeConnection.close().catch(() => undefined);
       })()),

@@ -5,6 +5,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { migrations } from '../../migrations';
+import { migrateDown } from '../../src/db/migrate';
 import { startApi } from '../helpers/api';
 import { type TestDatabase, createTestDatabase } from '../helpers/db';
 
@@ -56,6 +57,26 @@ describe('herald operator command', function () {
     assert.deepEqual(first.json, { applied: Object.keys(migrations) });
     const second = await herald(['migrate'], env);
     assert.deepEqual(second.json, { applied: [] });
+  });
+
+  it('other commands leave pending migrations to `herald migrate` (a server of the previous version may run), naming them', async () => {
+    const older = await createTestDatabase();
+    try {
+      const [reverted] = await migrateDown(older.db);
+      const created = await herald(['users', 'create', '--plan', 'free'], { DATABASE_URL: older.url });
+      assert.equal(created.code, 1);
+      assert.equal(created.stdout, '');
+      assert.equal(
+        created.stderr,
+        `herald: the database has 1 pending migration (${reverted}): apply them with \`herald migrate\` (or \`npm start\`), once no Herald of the previous version runs on it\n`,
+      );
+      const migrated = await herald(['migrate'], { DATABASE_URL: older.url });
+      assert.deepEqual(migrated.json, { applied: [reverted] });
+      const again = await herald(['users', 'create', '--plan', 'free'], { DATABASE_URL: older.url });
+      assert.equal(again.code, 0, again.stderr);
+    } finally {
+      await older.close();
+    }
   });
 
   it('users create prints a user id and a full-access key that lists posts', async () => {

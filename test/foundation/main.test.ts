@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from '../helpers/api';
@@ -73,6 +73,37 @@ describe('npm start (src/main.js)', function () {
     assert.ok(lines.some((line) => line.msg === 'stopped'));
     const servers = spawnSync('pgrep', ['-f', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' });
     assert.equal(servers.stdout, '', 'embedded postgres stopped');
+  });
+
+  it('stops with exit code 1 when the embedded PostgreSQL it started dies (kill -9, the OOM killer)', async () => {
+    const env = { PATH: process.env.PATH ?? '', HERALD_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'info', HERALD_WEB_UI: 'false' };
+    child = spawn(process.execPath, [mainPath], { env, cwd: dataDir });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const messages: string[] = [];
+    // 'close', not 'exit': the last log lines are read by then.
+    const exited = new Promise<number | null>((resolve) => child!.on('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      let buffer = '';
+      child!.stdout.on('data', (chunk) => {
+        buffer += chunk;
+        let newline: number;
+        while ((newline = buffer.indexOf('\n')) >= 0) {
+          const line = JSON.parse(buffer.slice(0, newline)) as { msg: string };
+          buffer = buffer.slice(newline + 1);
+          messages.push(line.msg);
+          if (line.msg === 'herald listening') resolve();
+        }
+      });
+      void exited.then((code) => reject(new Error(`exited with ${code}: ${stderr}`)));
+    });
+    const postmaster = Number((await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    process.kill(postmaster, 'SIGKILL');
+    const code = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(resolve, 20_000, 'still running').unref())]);
+    assert.equal(code, 1, `${messages.join(', ')} ${stderr}`);
+    assert.ok(messages.some((msg) => msg.startsWith('the embedded PostgreSQL exited')), messages.join(', '));
+    const servers = spawnSync('pgrep', ['-f', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' });
+    assert.equal(servers.stdout, '', 'no postgres process left');
   });
 
   it('says why a start failed on stderr too, not only in the JSON log', async () => {

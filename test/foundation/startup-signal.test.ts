@@ -4,6 +4,10 @@ import { access, chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createLogger } from '../../src/logger';
+import { startHerald } from '../../src/main';
+import { testConfig } from '../helpers/api';
+import { testDatabase } from '../helpers/db';
 
 const mainPath = path.join(__dirname, '../../src/main.js');
 
@@ -62,5 +66,34 @@ describe('npm start stopped during start-up', function () {
     await assert.rejects(access(path.join(dataDir, 'postgres', 'postmaster.pid')), { code: 'ENOENT' });
     const servers = spawnSync('pgrep', ['-f', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' });
     assert.equal(servers.stdout, '', 'embedded postgres stopped');
+  });
+});
+
+/**
+ * A signal after the last step's check (while the API binds its port) aborts the start as one earlier does: had the
+ * start returned, `npm start` would have a running Herald that no one stops, and exit 1 at the shutdown timeout.
+ */
+describe('a signal during the last start-up step', function () {
+  this.timeout(120_000);
+
+  it('ends the start and undoes it, the listener with the rest', async () => {
+    const database = await testDatabase();
+    const starting = new AbortController();
+    let url: string | undefined;
+    // The signal arrives as the API starts listening (the log line of that step is the hook).
+    const destination = {
+      write(line: string) {
+        const entry = JSON.parse(line) as { msg: string; url?: string };
+        if (entry.msg !== 'herald listening') return;
+        url = entry.url;
+        starting.abort(new Error('SIGTERM during start-up'));
+      },
+    };
+    await assert.rejects(
+      startHerald(testConfig({ DATABASE_URL: database.url, PORT: '0', HOST: '127.0.0.1' }), createLogger('info', destination), { signal: starting.signal }),
+      { message: 'SIGTERM during start-up' },
+    );
+    assert.ok(url);
+    await assert.rejects(fetch(`${url}/healthz`), { name: 'TypeError', message: 'fetch failed' });
   });
 });
