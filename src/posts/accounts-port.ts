@@ -142,5 +142,5 @@ export function publishingContextOfClaimed(rt: PostsRuntime, row: ClaimedAccount
 }
 
 export { loadPlatformContext, AccountNotConnectedError };
-export { markConnectionLost } from '../accounts/lifecycle';
+export { cancellationReasonOf, markConnectionLost } from '../accounts/lifecycle';
 export { CredentialRenewalPending } from '../accounts/credential-keeping-adapters';
