@@ -1,4 +1,4 @@
-import { cancellationReasonOf, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
+import { cancellationOfClaimed, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { failPendingFirstComment } from '../src/posts/first-comment-repository';
 import { firstCommentNotSent } from '../src/posts/first-comment-not-sent';
@@ -108,8 +108,8 @@ export function createPostActivities(rt: PostsRuntime) {
    * immediate post, or an account still on whose credentials cannot be read, is a failed attempt as before.
    */
   async function cancelledWithAccount(row: attemptMarks.MarkedPost): Promise<PublishAttempt | undefined> {
-    if (row.scheduled_at === null || (row.account_id !== null && row.account_active)) return undefined;
-    const reason = cancellationReasonOf(row.account_id === null || row.account_user_id === null ? null : { inactive_reason: row.account_inactive_reason });
+    const reason = cancellationOfClaimed(row);
+    if (reason === null) return undefined;
     if (await attemptOutcomes.cancelClaimed(db, row.id, reason)) await removeCopiesOfCancelled(rt, [row.id]);
     return { ok: false, kind: 'not_publishing' };
   }

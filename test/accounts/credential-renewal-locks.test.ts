@@ -14,6 +14,7 @@ import { testConfig } from '../helpers/api';
 import { silenceSdkLogs } from '../helpers/temporal';
 import { insertAccount, insertMastodonAccount, insertXAccount, testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { threadWorkflowId } from '../../src/threads/workflow-client';
 
 /**
  * A renewal and the rest of Herald (README "Credentials", 2026-12-07): a renewal held at a slow token endpoint holds
@@ -186,5 +187,26 @@ describe('Credential renewals beside creates, retries and lost cancellations', f
       assert.ok(reservations.length > 0 && reservations.every((reservation) => reservation.state === 'refunded'), `${reason}: quota returned`);
     }
     assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('never sent')).length, 0);
+  });
+
+  it('a scheduled thread whose account is found disconnected at its time is cancelled whole with account_disconnected', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const start = await h.env.currentTimeMs();
+    await h.syncClock();
+    const texts = ['never sent: a thread on a disconnected account', 'never sent: its second part'];
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: texts.map((text) => ({ text })), schedule_at: new Date(start + 30 * 60_000).toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    const threadId: string = res.body.data.thread_id;
+    const partIds: string[] = res.body.data.posts.map((p: { id: string }) => p.id);
+    await h.db.updateTable('accounts').set({ active: false, inactive_reason: 'disconnected', credentials_sealed: null }).where('id', '=', x.id).execute();
+
+    await h.env.client.workflow.getHandle(threadWorkflowId(threadId)).result();
+    for (const partId of partIds) {
+      const part = await post(partId);
+      assert.deepEqual({ status: part.status, error_message: part.error_message }, { status: 'deleted', error_message: 'account_disconnected' });
+      const reservations = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', partId).execute();
+      assert.ok(reservations.every((reservation) => reservation.state === 'refunded'), 'quota returned');
+    }
+    assert.equal(h.standIns.x.tweets().filter((t) => texts.includes(t.text)).length, 0);
   });
 });
