@@ -40,9 +40,12 @@ export function createCredentialActivities(rt: PostsRuntime) {
      * Renews the credential if it is still due. A transient refusal throws (Temporal retries with backoff; the old
      * pair stays stored meanwhile); a refusal for good answers `lost`, the account `connection_lost` and its scheduled
      * posts cancelled.
+     * `now` is the workflow's clock when it scheduled the activity, and every retry gets that same value: the new
+     * token's issue time and end count from the later of it and this attempt's clock, so a renewal that succeeds after
+     * hours of retries (a token endpoint down) does not store an end already past.
      */
     async renewCredential(input: { accountId: string; now: number }): Promise<RenewalOutcome> {
-      return renewAccountCredential(deps, input.accountId, { now: input.now, onlyIfDue: true });
+      return renewAccountCredential(deps, input.accountId, { now: Math.max(input.now, Date.now()), onlyIfDue: true });
     },
 
     /**

@@ -1,10 +1,10 @@
-import { markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
+import { cancellationOfClaimed, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { failPendingFirstComment } from '../src/posts/first-comment-repository';
 import { firstCommentNotSent } from '../src/posts/first-comment-not-sent';
 import { InstantClaims } from '../src/posts/instant-claims';
 import { linkOf, storedLinkOf } from '../src/posts/post-link';
-import { removeUnusedCopies } from '../src/posts/media-cleanup';
+import { removeCopiesOfCancelled, removeUnusedCopies } from '../src/posts/media-cleanup';
 import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
@@ -80,7 +80,7 @@ export function createPostActivities(rt: PostsRuntime) {
     const row = begun ? begun.row : await attemptMarks.beginPublishAttempt(db, postId);
     if (!row) return publishedAlready(await findPost(db, postId));
     const ctx = begun ? begun.ctx : publishingContextOfClaimed(rt, row);
-    if (!ctx) return refusalOf(row.platform, 'account_inactive');
+    if (!ctx) return (await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive');
     const prepared = await requestOrRefusal(rt, row);
     if ('refusal' in prepared) return prepared.refusal;
     const sent = await sendMarked(rt, row, ctx, prepared.request);
@@ -97,6 +97,21 @@ export function createPostActivities(rt: PostsRuntime) {
       // The marked row goes with the outcome: its recording and event are then one statement (`recordPublishedAll`).
       outcome: { platformPostId: published.platformPostId, ...linkOf(published), publishedAt: now + (Date.now() - started), marked: row },
     };
+  }
+
+  /**
+   * A scheduled post (its time set; a retry's attempt too) whose account is found switched off at its attempt is
+   * cancelled with the account's reason, as the account's own cancellation does (publishing-api.md status table:
+   * `scheduled` → account disconnected / deactivated / credential lost → `deleted`, `post.cancelled`), and reported
+   * `not_publishing` (the workflow ends). That cancellation missed it: it failed after the account's change committed,
+   * or the post was created while the change was being made. Its media copies go as a cancelled post's do. An
+   * immediate post, or an account still on whose credentials cannot be read, is a failed attempt as before.
+   */
+  async function cancelledWithAccount(row: attemptMarks.MarkedPost): Promise<PublishAttempt | undefined> {
+    const reason = cancellationOfClaimed(row);
+    if (reason === null) return undefined;
+    if (await attemptOutcomes.cancelClaimed(db, row.id, reason)) await removeCopiesOfCancelled(rt, [row.id]);
+    return { ok: false, kind: 'not_publishing' };
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { PostRow } from '../src/db/tables/posts';
-import { publishingContextOfClaimed } from '../src/posts/accounts-port';
+import { cancellationOfClaimed, publishingContextOfClaimed } from '../src/posts/accounts-port';
+import { removeCopiesOfCancelled } from '../src/posts/media-cleanup';
 import { hasPendingFirstComment } from '../src/posts/first-comment';
 import { refusalOf, type PublishFailureKind } from '../src/posts/publish-outcome';
 import { mediaIdsOf } from '../src/posts/publish-request';
@@ -112,6 +113,20 @@ export function createThreadParts(rt: PostsRuntime) {
   }
 
   /**
+   * A scheduled thread whose first part finds its account switched off (nothing of it live) is cancelled whole with
+   * the account's reason, as its account's own cancellation would have (`cancelClaimedThread`; the posts' twin is
+   * `cancelledWithAccount` in `activities/posts.ts`), its media copies removed, and reported `not_publishing` (the
+   * workflow ends). A later part, or an immediate thread, fails as before.
+   */
+  async function cancelledWithAccount(row: attemptMarks.MarkedPost): Promise<PartAttempt | undefined> {
+    const reason = cancellationOfClaimed(row);
+    // The first part (`thread_order` 1): parts go out in order, so nothing of the thread is live yet.
+    if (reason === null || row.thread_id === null || row.thread_order !== 1) return undefined;
+    await removeCopiesOfCancelled(rt, await threads.cancelClaimedThread(db, row.thread_id, reason));
+    return { ok: false, kind: 'not_publishing', message: 'The thread was cancelled: its account is switched off', retryAfterSeconds: null };
+  }
+
+  /**
    * One part of a `publishing` thread on the platform: a reply to the previous part where the platform has a reply
    * chain, a standalone post elsewhere. The attempt is marked first (`markPart`), so a send repeated after a lost
    * workflow task asks the platform or reports the outcome unknown, never sends twice (`sendMarked`). A part found
@@ -126,7 +141,7 @@ export function createThreadParts(rt: PostsRuntime) {
       return { attempt: { ok: true, platformPostId: row.platform_post_id, ...storedLinkOf(row) } };
     }
     const ctx = publishingContextOfClaimed(rt, row);
-    if (!ctx) return { attempt: refusalOf(row.platform, 'account_inactive') };
+    if (!ctx) return { attempt: (await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive') };
     const prepared = await requestOrRefusal(rt, row);
     if ('refusal' in prepared) return { attempt: prepared.refusal };
     const { request } = prepared;

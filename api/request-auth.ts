@@ -8,6 +8,8 @@ export interface RequestAuth {
   userId: string;
   scopes: ScopeList;
   plan: PlanName;
+  /** When the calling key stops working (null: never): a key it creates may not outlive it. */
+  expiresAt: Date | null;
 }
 
 const authKey = Symbol('herald.auth');

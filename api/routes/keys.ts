@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/auth/api-keys';
-import { type GrantRefusal, grantRefusal, ScopeSchema, scopes } from '../../src/auth/scopes';
+import { type GrantRefusal, grantRefusal, lifetimeRefusal, ScopeSchema, scopes } from '../../src/auth/scopes';
 import type { ApiKeyRow } from '../../src/db/tables/api-keys';
 import { acceptedInstantRange, isAcceptedInstant } from '../../src/db/timestamp';
 import { ApiError } from '../../src/errors';
@@ -45,7 +45,8 @@ const createKeyBody = z.strictObject({
   expires_at: z.iso
     .datetime({ offset: true, error: 'must be an ISO 8601 timestamp with a timezone, like 2030-01-01T00:00:00Z' })
     .refine((value) => isAcceptedInstant(new Date(value)), `must be ${acceptedInstantRange}`)
-    .optional(),
+    .optional()
+    .meta({ description: "Omitted: the new key expires when the calling key does (never, for a key that does not). No later than the calling key's" }),
 });
 
 function toApiKeyView(row: ApiKeyRow) {
@@ -78,7 +79,7 @@ export const keysRoutes = [
     path: '/keys',
     summary: 'Create an API key',
     description:
-      "A key cannot grant a scope the calling key lacks (403 insufficient_scope naming it). Omitting `scopes` gives the new key the caller's scopes, so only a full-access key mints a full-access key.",
+      "A key cannot grant a scope the calling key lacks (403 insufficient_scope naming it), nor outlive it: an `expires_at` after the calling key's is 403 insufficient_scope. Omitting `scopes` gives the new key the caller's scopes, so only a full-access key mints a full-access key; omitting `expires_at` gives it the caller's expiry (none for a key that does not expire).",
     tags: ['Keys'],
     scope: 'keys:write',
     body: createKeyBody,
@@ -87,10 +88,16 @@ export const keysRoutes = [
       const requested = body.scopes === undefined ? auth.scopes : body.scopes === null ? null : [...new Set(body.scopes)];
       const refusal = grantRefusal(auth.scopes, requested);
       if (refusal) throw grantRefused(refusal);
-      let expiresAt: Date | null = null;
+      // Omitted, the new key ends when the calling key does (never, for a key that does not end).
+      let expiresAt: Date | null = auth.expiresAt;
       if (body.expires_at !== undefined) {
         expiresAt = new Date(body.expires_at);
         if (expiresAt.getTime() <= Date.now()) throw new ApiError('bad_request', 'expires_at: must be in the future');
+      }
+      const outlives = lifetimeRefusal(auth.expiresAt, expiresAt);
+      if (outlives) {
+        const end = outlives.callerEndsAt.toISOString();
+        throw new ApiError('insufficient_scope', `This API key expires at ${end} and cannot create a key that lasts longer: send an expires_at no later than ${end}, or omit it to inherit this key's`);
       }
       const { row, apiKey } = await createApiKey(deps.db, { userId: auth.userId, name: body.name, scopes: requested, expiresAt });
       return {

@@ -13,9 +13,12 @@ import { markConnectionLost, type AccountLifecycle } from './lifecycle';
 /**
  * Renewing an account's expiring credential (decisions.md "Keeping credentials alive"): the one place that calls a
  * platform's token endpoint and stores the answer. Every renewal runs under the account row's lock (SELECT ... FOR
- * UPDATE) from reading the stored tokens to storing the new ones, so two renewals of one account never race: X refresh
- * tokens are single-use, and the second caller finds the token it saw fail already replaced and sends nothing. The new
- * pair is sealed and written in the same transaction that read the old one, so the old one is never dropped first.
+ * NO KEY UPDATE) from reading the stored tokens to storing the new ones, so two renewals of one account never race: X
+ * refresh tokens are single-use, and the second caller finds the token it saw fail already replaced and sends nothing.
+ * The new pair is sealed and written in the same transaction that read the old one, so the old one is never dropped
+ * first. Not FOR UPDATE: that lock also holds back every insert referencing the account (a post's FK check takes FOR
+ * KEY SHARE) for the whole token-endpoint call; the call is bounded by the token endpoint's own timeout (10 s,
+ * `token-endpoint.ts`).
  */
 
 export interface CredentialRenewalDeps {
@@ -36,7 +39,7 @@ export type RenewalOutcome =
   /** Nothing can renew it (no refresh token, no app credentials, a credential that does not expire). */
   | { kind: 'not_renewable' }
   /** Deleted, disconnected, or its connection lost: nothing to keep alive. */
-  | { kind: 'gone' };
+  | { kind: 'gone'; connectionLost?: true };
 
 /** Renew at 80% of the credential's lifetime, and at least 10 minutes before it ends. */
 const RENEW_AT_FRACTION = 0.8;
@@ -77,10 +80,11 @@ interface RenewalRequest {
  */
 export async function renewAccountCredential(deps: CredentialRenewalDeps, accountId: string, request: RenewalRequest): Promise<RenewalOutcome> {
   const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome> => {
-    const account = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).forUpdate().executeTakeFirst();
+    const account = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).forNoKeyUpdate().executeTakeFirst();
     // A switched-off account is still renewed when asked: deleting its published posts uses its credential. One whose
     // connection was lost waits for a reconnect.
-    if (!account || account.credentials_sealed === null || account.inactive_reason === 'connection_lost') return { kind: 'gone' };
+    if (!account || account.credentials_sealed === null) return { kind: 'gone' };
+    if (account.inactive_reason === 'connection_lost') return { kind: 'gone', connectionLost: true };
     const credentials = openCredentials(deps.sealedBox, account.user_id, account.credentials_sealed);
     const renewer = renewerOf(deps.renewers, account, credentials);
     if (!renewer) return { kind: 'not_renewable' };
@@ -119,7 +123,10 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
     deps.logger.info({ accountId, platform: account.platform, expiresInSeconds: renewed.expiresInSeconds }, 'credential renewed');
     return { kind: 'renewed', expiresAt: request.now + lifetimeMs };
   });
-  if (outcome.kind === 'lost' && deps.lifecycle) await deps.lifecycle.accountDeactivated(accountId, 'connection_lost');
+  // Also when the connection was lost already: the cancellation runs after the commit, and one that failed (a retried
+  // renewal then finds the account lost) is finished here. It is idempotent: nothing is left to cancel otherwise.
+  const lost = outcome.kind === 'lost' || (outcome.kind === 'gone' && outcome.connectionLost === true);
+  if (lost && deps.lifecycle) await deps.lifecycle.accountDeactivated(accountId, 'connection_lost');
   return outcome;
 }
 

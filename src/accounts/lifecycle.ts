@@ -15,6 +15,16 @@ import { toAccountView } from './view';
  */
 export type AccountInactiveReason = 'account_deactivated' | 'account_disconnected' | 'connection_lost';
 
+/**
+ * The cancellation value (publishing-api.md "error_message values") of a scheduled post whose account is switched off
+ * in this state; a row gone counts as disconnected. One switched off while it needed re-authorizing for comments
+ * (before 2026-11-28 it kept that reason) was switched off by the user: `account_deactivated`.
+ */
+export function cancellationReasonOf(account: Pick<AccountRow, 'inactive_reason'> | null): AccountInactiveReason {
+  if (account === null || account.inactive_reason === 'disconnected') return 'account_disconnected';
+  return account.inactive_reason === 'connection_lost' ? 'connection_lost' : 'account_deactivated';
+}
+
 export interface AccountLifecycle {
   accountDeactivated(accountId: string, reason: AccountInactiveReason): Promise<void>;
 }
@@ -32,9 +42,10 @@ interface LostWhen {
  * Only an active account changes (a deactivated or disconnected one keeps the user's reason). Resolves true when it
  * changed the row. The credentials are kept (the user may reconnect the same platform account, which reuses the row),
  * except a refresh token the platform refused, which the refused renewal drops first (`credential-renewal.ts`).
- * With `lifecycle`, its scheduled posts are then cancelled with `connection_lost`; without it the caller must call
- * `lifecycle.accountDeactivated(accountId, 'connection_lost')` itself. Its `account.connection_lost` event is written
- * in the same transaction.
+ * With `lifecycle`, its scheduled posts are then cancelled with `connection_lost`, also when the account was found
+ * `connection_lost` already (a repeated call finishes a cancellation that failed after the change committed); without
+ * it the caller must call `lifecycle.accountDeactivated(accountId, 'connection_lost')` itself. Its
+ * `account.connection_lost` event is written in the same transaction.
  */
 export async function markConnectionLost(db: Transaction<Database>, accountId: string): Promise<boolean>;
 // The lifecycle's cancellation takes connections of the pool: inside a caller's transaction it would wait for a second
@@ -53,8 +64,13 @@ export async function markConnectionLost(db: Db | Transaction<Database>, account
     if (lost) await recordEvents(trx, [{ userId: lost.user_id, type: 'account.connection_lost', data: toAccountView(lost) }]);
     return lost;
   });
-  if (changed && lifecycle) await lifecycle.accountDeactivated(accountId, 'connection_lost');
+  if (lifecycle && (changed || (await isConnectionLost(db, accountId)))) await lifecycle.accountDeactivated(accountId, 'connection_lost');
   return changed !== undefined;
+}
+
+async function isConnectionLost(db: Db | Transaction<Database>, accountId: string): Promise<boolean> {
+  const row = await db.selectFrom('accounts').select('inactive_reason').where('id', '=', accountId).executeTakeFirst();
+  return row?.inactive_reason === 'connection_lost';
 }
 
 /**

@@ -20,9 +20,15 @@ type Trx = Transaction<Database>;
  */
 const slotReleasingReasons: readonly InactiveReason[] = ['deactivated', 'disconnected'];
 
-/** Serialises every account-limit decision of one user (connects, reconnects, re-activations). */
+/**
+ * Serialises every account-limit decision of one user (connects, reconnects, re-activations). The row lock is
+ * `FOR NO KEY UPDATE`, which such decisions take against each other, not `FOR UPDATE`, which also holds every insert
+ * that references the user (its FK check's `FOR KEY SHARE`: posts, idempotency keys, events, quota, media) for as long
+ * as the decision waits, e.g. on an account row a renewal holds. Nothing relies on holding those back: an account is
+ * only inserted under this lock.
+ */
 export async function lockUserForAccounts(trx: Trx, userId: string): Promise<User> {
-  return trx.selectFrom('users').selectAll().where('id', '=', userId).forUpdate().executeTakeFirstOrThrow();
+  return trx.selectFrom('users').selectAll().where('id', '=', userId).forNoKeyUpdate().executeTakeFirstOrThrow();
 }
 
 export async function countSlotHolders(trx: Trx, userId: string): Promise<number> {
@@ -46,15 +52,21 @@ export async function findByPlatformAccount(trx: Trx, userId: string, platform: 
     .where('user_id', '=', userId)
     .where('platform', '=', platform)
     .where('platform_account_id', '=', platformAccountId)
-    .forUpdate()
+    .forNoKeyUpdate()
     .executeTakeFirst();
 }
 
-/** The user's account by id, disconnected ones included (the caller decides what they mean); none for a malformed id. */
+/**
+ * The user's account by id, disconnected ones included (the caller decides what they mean); none for a malformed id.
+ * `lock`: `FOR NO KEY UPDATE`, as every account row lock here (`findByPlatformAccount`, a renewal's): it serialises
+ * Herald's writers of the row without holding back the inserts that reference it (a post's FK check). A create racing
+ * a switch-off or disconnect is not held back by it either way (its check passes once the change commits): such a
+ * post is cancelled with the account's reason when its attempt finds the account off (`activities/posts.ts`).
+ */
 export async function findOwnAccount(db: Db | Trx, userId: string, accountId: string, options: { lock?: boolean } = {}): Promise<AccountRow | undefined> {
   if (!isUuid(accountId)) return undefined;
   let query = db.selectFrom('accounts').selectAll().where('id', '=', accountId).where('user_id', '=', userId);
-  if (options.lock) query = query.forUpdate();
+  if (options.lock) query = query.forNoKeyUpdate();
   return query.executeTakeFirst();
 }
 

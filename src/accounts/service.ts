@@ -14,7 +14,7 @@ import type { ConnectAccountRequest, UpdateAccountRequest } from './connect-requ
 import { credentialAtConnect, type CredentialAtConnect } from './credential-at-connect';
 import type { CredentialKeeper } from './credential-workflow-client';
 import { assertTimezone, openCredentials, prepareConnection, sealCredentials } from './credentials';
-import { type AccountInactiveReason, type AccountLifecycle, markDeactivated } from './lifecycle';
+import { type AccountInactiveReason, type AccountLifecycle, cancellationReasonOf, markDeactivated } from './lifecycle';
 import {
   countSlotHolders,
   findByPlatformAccount,
@@ -211,7 +211,7 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
 
   // A lost connection stays the reason of an account the user also switched off: a repeated request finishes its
   // cancellation with it.
-  if (request.active === false) await accountWentInactive(deps, account.id, account.inactive_reason === 'connection_lost' ? 'connection_lost' : 'account_deactivated');
+  if (request.active === false) await accountWentInactive(deps, account.id, cancellationReasonOf(account));
   // Switched back on: its credential workflow (which ended when the account was switched off) runs again.
   if (request.active === true && account.active && account.credential_expires_at !== null) await keepCredentialAlive(deps, account.id);
   return account;

@@ -39,6 +39,8 @@ export interface AuthenticatedKey {
   userId: string;
   scopes: ScopeList;
   plan: PlanName;
+  /** When the calling key stops working (null: never); a key it creates may not outlive it (`lifetimeRefusal`). */
+  expiresAt: Date | null;
 }
 
 /** The row of a key as authentication needs it: who, which scopes, the owner's plan, and whether it still works. */
@@ -111,7 +113,7 @@ export async function acceptKey(db: Db, row: KeyRecord, now: Date): Promise<Auth
       .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', staleBefore)]))
       .execute();
   }
-  return { keyId: row.id, userId: row.user_id, scopes: row.scopes, plan: row.plan };
+  return { keyId: row.id, userId: row.user_id, scopes: row.scopes, plan: row.plan, expiresAt: row.expires_at };
 }
 
 export function invalidKey(): ApiError {

@@ -26,3 +26,14 @@ export function grantRefusal(granted: ScopeList, requested: ScopeList): GrantRef
   const missing = scopes.filter((scope) => wanted.includes(scope) && !granted.includes(scope));
   return requested === null || missing.length > 0 ? { fullAccess: requested === null, missing } : null;
 }
+
+/**
+ * Why a key that ends at `callerEndsAt` (null: never) may not create one ending at `requested` (null: never), or null
+ * when it may. A longer lifetime is a wider grant (publishing-api.md "Authentication" 4): otherwise a leaked key that
+ * expires in an hour would mint one that never does. The same end is allowed; a key created without `expires_at`
+ * inherits the caller's (`api/routes/keys.ts`), as it inherits its scopes.
+ */
+export function lifetimeRefusal(callerEndsAt: Date | null, requested: Date | null): { callerEndsAt: Date } | null {
+  if (callerEndsAt === null) return null;
+  return requested === null || requested.getTime() > callerEndsAt.getTime() ? { callerEndsAt } : null;
+}

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { platformContextOf } from '../accounts/credentials';
+import { cancellationReasonOf, type AccountInactiveReason } from '../accounts/lifecycle';
 import { AccountNotActiveError } from '../accounts/not-active';
 import { AccountNotConnectedError, loadPlatformContext } from '../accounts/platform-context';
 import type { Db } from '../db';
@@ -138,6 +139,16 @@ export function publishingContextOfClaimed(rt: PostsRuntime, row: ClaimedAccount
     settings: row.account_settings,
     credential_expires_at: row.account_credential_expires_at,
   });
+}
+
+/**
+ * The cancellation value of a claimed scheduled row (a post, or a thread's part) whose account is switched off,
+ * disconnected or lost (or whose row is gone), as the account's own cancellation gives it (publishing-api.md status
+ * table); null for an immediate row or an account still on, whose attempt fails as before.
+ */
+export function cancellationOfClaimed(row: Pick<MarkedPost, 'scheduled_at' | 'account_id' | 'account_active' | 'account_user_id' | 'account_inactive_reason'>): AccountInactiveReason | null {
+  if (row.scheduled_at === null || (row.account_id !== null && row.account_active)) return null;
+  return cancellationReasonOf(row.account_id === null || row.account_user_id === null ? null : { inactive_reason: row.account_inactive_reason });
 }
 
 export { loadPlatformContext, AccountNotConnectedError };

@@ -214,19 +214,23 @@ export async function recordFailedAttempt(db: Db, postId: string, input: { messa
   });
 }
 
-/** A claimed scheduled post whose account's credential was refused: `publishing` → `deleted` with the reason, its first comment `failed`, refunded. */
-export async function cancelClaimed(db: Db, postId: string, reason: AccountInactiveReason): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+/**
+ * A claimed scheduled post whose account can no longer send (its credential refused, or the account found switched
+ * off at the attempt): `publishing` → `deleted` with the reason, its first comment `failed`, refunded. True when it
+ * changed the row.
+ */
+export async function cancelClaimed(db: Db, postId: string, reason: AccountInactiveReason): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
     const cancelled = await trx
       .updateTable('posts')
       .set({ status: 'deleted', error_message: reason, ...failPendingCommentColumns(firstCommentNotSent.cancelled), updated_at: sql`now()` })
       .where('id', '=', postId)
       .where('status', '=', 'publishing')
       .executeTakeFirst();
-    if (cancelled.numUpdatedRows > 0n) {
-      await refundQuota(trx, [postId]);
-      await recordPostEvents(trx, 'post.cancelled', [postId]);
-    }
+    if (cancelled.numUpdatedRows === 0n) return false;
+    await refundQuota(trx, [postId]);
+    await recordPostEvents(trx, 'post.cancelled', [postId]);
+    return true;
   });
 }
 

@@ -236,8 +236,8 @@ export async function requeueThreadAwaitingCredential(db: Db, threadId: string, 
  * (publishing-api.md "Post status": a scheduled post whose credential is lost), its reservations returned, a
  * `post.cancelled` event for each part, its first comment `failed`. Parts rolled back name no platform post.
  */
-export async function cancelClaimedThread(db: Db, threadId: string, reason: AccountInactiveReason): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+export async function cancelClaimedThread(db: Db, threadId: string, reason: AccountInactiveReason): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
     const cancelled = await trx
       .updateTable('posts')
       .set({
@@ -257,6 +257,7 @@ export async function cancelClaimedThread(db: Db, threadId: string, reason: Acco
     const ids = cancelled.map((r) => r.id);
     await refundQuota(trx, ids);
     await recordPostEvents(trx, 'post.cancelled', ids);
+    return ids;
   });
 }
 

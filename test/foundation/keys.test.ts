@@ -131,6 +131,38 @@ describe('keys API', () => {
     assert.equal(created.body.data.expires_at, expiresAt);
   });
 
+  it('a key that expires cannot create one that outlives it: later or no expires_at is 403, omitted inherits its expiry', async () => {
+    // A leaked one-hour key with keys:write must not mint a key that never expires (a longer lifetime is a wider grant).
+    const endsAt = new Date(Date.now() + 60 * 60_000);
+    const end = endsAt.toISOString();
+    const hourKey = await api.request('POST', '/api/v1/keys', { body: { name: 'one hour', expires_at: end } });
+    assert.equal(hourKey.status, 201, hourKey.text);
+    const key = hourKey.body.data.api_key;
+
+    const inherited = await api.request('POST', '/api/v1/keys', { key, body: { name: 'child' } });
+    assert.equal(inherited.status, 201, inherited.text);
+    assert.equal(inherited.body.data.expires_at, end, 'omitted expires_at inherits the caller\'s');
+
+    const later = await api.request('POST', '/api/v1/keys', { key, body: { name: 'longer', expires_at: new Date(endsAt.getTime() + 1000).toISOString() } });
+    assert.equal(later.status, 403);
+    assert.deepEqual(later.body, {
+      error: {
+        code: 'insufficient_scope',
+        message: `This API key expires at ${end} and cannot create a key that lasts longer: send an expires_at no later than ${end}, or omit it to inherit this key's`,
+      },
+    });
+
+    const same = await api.request('POST', '/api/v1/keys', { key, body: { name: 'same end', expires_at: end } });
+    assert.equal(same.status, 201, same.text);
+    const sooner = new Date(Date.now() + 60_000).toISOString();
+    const shorter = await api.request('POST', '/api/v1/keys', { key, body: { name: 'shorter', expires_at: sooner } });
+    assert.equal(shorter.status, 201, shorter.text);
+    assert.equal(shorter.body.data.expires_at, sooner);
+
+    const refused = await api.deps.db.selectFrom('api_keys').select('id').where('user_id', '=', api.userId).where('name', '=', 'longer').execute();
+    assert.deepEqual(refused, [], 'nothing created for the refused request');
+  });
+
   it('revokes a key: it stops working at once, revoking again answers the same', async () => {
     const created = await api.request('POST', '/api/v1/keys', { body: { name: 'doomed' } });
     const { id, api_key } = created.body.data;

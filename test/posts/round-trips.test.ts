@@ -73,9 +73,9 @@ describe('Scheduled posts: database round trips of a due post (issue 15)', funct
 
   it('the credentials the claim returns are the account as it is: inactive or wiped at the instant, nothing is sent', async () => {
     const activities = createActivities({ config: testConfig(), db: counted!.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
-    for (const [text, change] of [
-      ['due on a lost connection', { active: false, inactive_reason: 'connection_lost' }],
-      ['due on a disconnected account (credentials wiped)', { active: false, inactive_reason: 'disconnected', credentials_sealed: null }],
+    for (const [text, change, reason] of [
+      ['due on a lost connection', { active: false, inactive_reason: 'connection_lost' }, 'connection_lost'],
+      ['due on a disconnected account (credentials wiped)', { active: false, inactive_reason: 'disconnected', credentials_sealed: null }, 'account_disconnected'],
     ] as const) {
       const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
       await h.syncClock();
@@ -86,7 +86,10 @@ describe('Scheduled posts: database round trips of a due post (issue 15)', funct
       await h.db.updateTable('accounts').set(change).where('id', '=', account.id).execute();
       const result = await activities.claimAndPublish({ postId: res.body.data.id, now: at.getTime(), notBefore: 0 });
       assert.equal(result.claim?.kind, 'publish', text);
-      assert.deepEqual(result.attempt && !result.attempt.ok && result.attempt.kind, 'account_inactive', text);
+      // A scheduled post is cancelled with its account's reason (2026-12-07: it failed as `account_inactive`).
+      assert.deepEqual(result.attempt && !result.attempt.ok && result.attempt.kind, 'not_publishing', text);
+      const row = await h.db.selectFrom('posts').select(['status', 'error_message']).where('id', '=', res.body.data.id).executeTakeFirstOrThrow();
+      assert.deepEqual(row, { status: 'deleted', error_message: reason }, text);
       assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 0, text);
     }
   });

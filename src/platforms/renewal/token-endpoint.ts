@@ -13,6 +13,13 @@ import type { RenewedCredential } from './types';
  *   Nothing says the user's credential is dead, so it is retried like a transient fault while an operator fixes it.
  * Each platform's answer is classified by the renewer's `refusal` (OAuth error codes, or the Graph classifier).
  */
+/**
+ * A token endpoint's answer is awaited at most this long (ms), not the platforms' 30 s: a renewal holds its account
+ * row's lock while it waits (`credential-renewal.ts`), and a reconnect or switch-off of that account waits with it.
+ * A token endpoint answers in well under a second; one that does not is a transient fault, retried later.
+ */
+const TOKEN_ENDPOINT_TIMEOUT_MS = 10_000;
+
 export async function callTokenEndpoint(
   http: HttpClient,
   platform: PlatformSlug,
@@ -22,7 +29,7 @@ export async function callTokenEndpoint(
   const name = platformName(platform);
   let res;
   try {
-    res = await http.request(request);
+    res = await http.request({ timeoutMs: TOKEN_ENDPOINT_TIMEOUT_MS, ...request });
   } catch (err) {
     if (!(err instanceof TransportError)) throw err;
     throw new PlatformFailure(platform, 'retryable', `${name} could not be reached to renew the account's access.`, undefined, { body: err.message });
