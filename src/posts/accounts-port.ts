@@ -143,3 +143,4 @@ export function publishingContextOfClaimed(rt: PostsRuntime, row: ClaimedAccount
 export { loadPlatformContext, AccountNotConnectedError };
 export { markConnectionLost } from '../accounts/lifecycle';
 export { CredentialRenewalPending } from '../accounts/credential-keeping-adapters';
+export { renewalOverdueMessage } from '../accounts/credential-sentences';
