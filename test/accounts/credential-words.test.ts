@@ -6,7 +6,8 @@ import type { AccountRow } from '../../src/db/tables/accounts';
 import { createHttpClient } from '../../src/net/http';
 import { createGraphRenewer } from '../../src/platforms/graph/refresh';
 import { createXRenewer } from '../../src/platforms/x/refresh';
-import { commentsConfig, comment, publish, snapshot } from '../comments/actions-fixtures';
+import { comment, publish, snapshot } from '../comments/actions-fixtures';
+import { testConfig } from '../helpers/api';
 import { silenceSdkLogs } from '../helpers/temporal';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
@@ -31,7 +32,7 @@ describe('Credentials: what clients are told, and switched-off accounts', functi
   before(async function () {
     silenceSdkLogs('ERROR');
     const renewers = { x: createXRenewer({ http, origin: 'http://placeholder.invalid', app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }) };
-    h = await startPostsHarness({ plan: 'pro', config: commentsConfig(), posts: { renewers, renewalPatienceMs: [20, 20] } });
+    h = await startPostsHarness({ plan: 'pro', config: testConfig({ HERALD_COMING_SOON: 'tiktok,youtube,pinterest,google_business', HERALD_X_CLIENT_ID: 'conformance-client', HERALD_X_CLIENT_SECRET: 'conformance-secret' }), posts: { renewers, renewalPatienceMs: [20, 20] } });
     // The stand-ins start inside the harness: point the renewers at them now that their origins are known.
     Object.assign(renewers, {
       x: createXRenewer({ http, origin: h.standIns.x.origin, app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }),
