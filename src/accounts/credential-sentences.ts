@@ -3,8 +3,8 @@ import { platformName } from '../platforms/availability';
 /**
  * What clients are told when an account's credential ended and Herald could not renew it (README "Credentials"): the
  * one home of these sentences. Each is stored as a post's `error_message` or answered in a 502, and is read only once
- * the failure is final (a post or thread sent now, a scheduled one past its hour, a first comment, a reply, a delete,
- * an analytics read), so none promises that Herald tries again: the caller does, or reconnects.
+ * the failure is final (a post or thread sent now, a scheduled one past its hour, a first comment, a reply, a
+ * delete), so none promises that Herald tries again: the caller does, or reconnects.
  */
 
 /** The renewal keeps failing transiently (token endpoint down, Herald's app credentials wrong): nothing was sent. */
