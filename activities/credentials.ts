@@ -10,7 +10,7 @@ import type { PostsRuntime } from '../src/posts/runtime';
  */
 
 export type CredentialPlan =
-  /** Nothing to keep alive: the account is gone, switched off, or its credential does not end. */
+  /** Nothing to keep alive: the account is gone or lost, switched off with nothing that ends for good, or its credential does not end. */
   | { kind: 'stop' }
   /** Until the credential is due for renewal, or (nothing can renew it) until it ends. */
   | { kind: 'wait'; until: number }
@@ -24,8 +24,11 @@ export function createCredentialActivities(rt: PostsRuntime) {
     /** `now` is the workflow's clock, so its timer and this decision agree (also under time skipping). */
     async planCredentialRenewal(input: { accountId: string; now: number }): Promise<CredentialPlan> {
       const account = await rt.db.selectFrom('accounts').selectAll().where('id', '=', input.accountId).executeTakeFirst();
-      if (!account || !account.active || account.credentials_sealed === null) return { kind: 'stop' };
+      if (!account || account.credentials_sealed === null || account.inactive_reason === 'disconnected' || account.inactive_reason === 'connection_lost') return { kind: 'stop' };
       const renewer = renewerOf(rt.renewers, account, openCredentials(rt.sealedBox, account.user_id, account.credentials_sealed));
+      // Switched off, a token that renews itself is still renewed: ended, it could never be renewed again (protocols.md
+      // section 13), and switching the account back on would need a reconnect. A refresh token renews an ended one later.
+      if (!account.active && renewer?.renewsWith !== 'access_token') return { kind: 'stop' };
       if (renewer) {
         const due = renewalDueAt(account, renewer);
         return due > input.now ? { kind: 'wait', until: due } : { kind: 'renew' };

@@ -1,4 +1,4 @@
-import { cancellationOfClaimed, markConnectionLost, publishingContextOfClaimed } from '../src/posts/accounts-port';
+import { cancellationOfClaimed, markConnectionLost, publishingContextOfClaimed, renewalOverdueMessage } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { failPendingFirstComment } from '../src/posts/first-comment-repository';
 import { firstCommentNotSent } from '../src/posts/first-comment-not-sent';
@@ -327,7 +327,7 @@ export function createPostActivities(rt: PostsRuntime) {
     async awaitCredential(input: { postId: string; retryAt?: number; now?: number }): Promise<CredentialWait> {
       if (await attemptOutcomes.requeueAwaitingCredential(db, input.postId, input)) return { waiting: true };
       const row = await findPost(db, input.postId);
-      return { waiting: false, message: attemptOutcomes.renewalOverdueMessage(row?.platform ?? '') };
+      return { waiting: false, message: renewalOverdueMessage(row?.platform ?? '') };
     },
 
     /**

@@ -1,5 +1,5 @@
-import { AccountNotConnectedError, loadPlatformContext, markConnectionLost } from '../src/posts/accounts-port';
-import { renewalOverdueMessage, retryStateOf } from '../src/posts/attempt-outcomes';
+import { AccountNotConnectedError, loadPlatformContext, markConnectionLost, renewalOverdueMessage } from '../src/posts/accounts-port';
+import { retryStateOf } from '../src/posts/attempt-outcomes';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf } from '../src/posts/publish-request';
 import { cancelScheduledPosts } from '../src/posts/cancel-scheduled';

@@ -1,8 +1,8 @@
-import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
 import type { CredentialRenewer } from '../platforms/renewal/types';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PlatformSlug } from '../platforms/types';
 import { renewAccountCredential, type CredentialRenewalDeps } from './credential-renewal';
+import { renewalPendingMessage } from './credential-sentences';
 import { loadPlatformContext } from './platform-context';
 
 /**
@@ -31,12 +31,13 @@ const DEFAULT_PATIENCE_MS = [1_000, 3_000];
 /**
  * The credential ended and its renewal keeps failing transiently: nothing was sent. A scheduled post waits for the
  * credential (its retries are not spent on this, up to `CREDENTIAL_WAIT_LIMIT_MS` past its time, then with
- * `renewalOverdueMessage`, both in `src/posts/attempt-outcomes.ts`), and so does a scheduled thread; an immediate one
- * treats it as any transient fault.
+ * `renewalOverdueMessage`, `src/posts/attempt-outcomes.ts` and `credential-sentences.ts`), and so does a scheduled
+ * thread; an immediate one treats it as any transient fault. Its sentence is read only where the failure is final, so
+ * it says what happened and what the caller can do (`credential-sentences.ts`).
  */
 export class CredentialRenewalPending extends PlatformFailure {
   constructor(platform: PlatformSlug, detail?: { status?: number; body?: string }) {
-    super(platform, 'retryable', `${platformName(platform)} access for this account is being renewed; Herald tries again.`, undefined, detail);
+    super(platform, 'retryable', renewalPendingMessage(platform), undefined, detail);
     this.name = 'CredentialRenewalPending';
   }
 }

@@ -33,8 +33,9 @@ export function createCredentialKeeper(temporal: Client, taskQueue: string): Cre
 }
 
 /**
- * At start (an embedded, memory-only Temporal forgets every workflow): every active account whose credential ends gets
- * its workflow again, as every scheduled post gets its own.
+ * At start (an embedded, memory-only Temporal forgets every workflow): every active or switched-off account whose
+ * credential ends gets its workflow again, as every scheduled post gets its own; for a switched-off one whose token
+ * does not renew itself it stops at its first read (`planCredentialRenewal`, the one place that decides).
  */
 export async function reconcileCredentialWorkflows(
   db: Db,
@@ -45,7 +46,7 @@ export async function reconcileCredentialWorkflows(
   const accounts = await db
     .selectFrom('accounts')
     .select('id')
-    .where('active', '=', true)
+    .where((eb) => eb.or([eb('active', '=', true), eb('inactive_reason', 'in', ['deactivated', 'reauthorization_required'])]))
     .where('credential_expires_at', 'is not', null)
     .where('credentials_sealed', 'is not', null)
     .execute();

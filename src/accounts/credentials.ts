@@ -64,7 +64,10 @@ export function assertTimezone(timezone: string): void {
   if (violation) throw toApiError(violation);
 }
 
-/** The user id is bound as associated data: a sealed box copied onto another user's row does not open. */
+/**
+ * The user id is bound as associated data: a sealed box copied onto another user's row does not open. The account id
+ * is not (one copied onto another account of the same user opens): README "Accounts" says why it stays so.
+ */
 export function sealCredentials(box: SealedBox, userId: string, credentials: AccountCredentials): string {
   return box.seal(JSON.stringify(credentials), userId);
 }

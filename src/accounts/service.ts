@@ -11,7 +11,7 @@ import { platformName, requireAvailablePlatform } from '../platforms/availabilit
 import type { PlatformAdapters } from '../platforms/registry';
 import { type AccountCredentials, type AccountIdentity, PlatformFailure, type PlatformSlug } from '../platforms/types';
 import type { ConnectAccountRequest, UpdateAccountRequest } from './connect-request';
-import { credentialAtConnect, type CredentialAtConnect } from './credential-at-connect';
+import { credentialAtConnect, credentialEndedForGood, type CredentialAtConnect } from './credential-at-connect';
 import type { CredentialKeeper } from './credential-workflow-client';
 import { assertTimezone, openCredentials, prepareConnection, sealCredentials } from './credentials';
 import { type AccountInactiveReason, type AccountLifecycle, cancellationReasonOf, markDeactivated } from './lifecycle';
@@ -197,7 +197,7 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
     const changes: AccountUpdate = {};
     if (request.timezone !== undefined) changes.timezone = request.timezone;
     if (request.active === true && !current.active) {
-      if (current.inactive_reason === 'connection_lost') throw reconnectFirst(current);
+      if (current.inactive_reason === 'connection_lost' || credentialEnded(deps, current)) throw reconnectFirst(current);
       // Switched off before 2026-11-28, an account that needed re-authorizing kept that reason (and its slot).
       if (current.inactive_reason === 'reauthorization_required') Object.assign(changes, { active: true });
       else {
@@ -217,7 +217,14 @@ export async function updateAccount(deps: AccountsDeps, userId: string, accountI
   return account;
 }
 
-/** PATCH `active: true` on an account whose credential the platform refuses (`connection_lost`). */
+/** The switched-off account's stored credential ended while off, and nothing can renew it (`credentialEndedForGood`). */
+function credentialEnded(deps: AccountsDeps, account: AccountRow): boolean {
+  if (account.credentials_sealed === null || account.credential_expires_at === null) return false;
+  const credentials = openCredentials(deps.sealedBox, account.user_id, account.credentials_sealed);
+  return credentialEndedForGood(deps.credentialApps, account, credentials, (deps.now ?? (() => new Date()))());
+}
+
+/** PATCH `active: true` on an account whose credential the platform refuses (`connection_lost`) or that ended for good. */
 function reconnectFirst(account: AccountRow): ApiError {
   return new ApiError('bad_request', `${platformName(account.platform)} no longer accepts this account's credentials; reconnect it with POST /api/v1/accounts`);
 }

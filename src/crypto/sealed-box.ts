@@ -3,8 +3,10 @@ import crypto from 'node:crypto';
 /**
  * Authenticated encryption for secrets at rest (platform credentials): AES-256-GCM with a random 96-bit nonce.
  * Sealed form: `v1.<nonce b64url>.<ciphertext b64url>.<tag b64url>`; the version prefix lets a later key rotation
- * tell old boxes from new. `context` (for example the account's user id) is bound as associated data, so a box
- * copied onto another row does not open.
+ * tell old boxes from new. `context` is bound as associated data, so a box opens only with the context it was sealed
+ * with: a box copied onto a row of another context does not open, one copied onto a row of the same context does.
+ * Account credentials are bound to the owner's user id only (another user's row does not open them; another account
+ * of the same user does, README "Accounts"); webhook secrets to their endpoint.
  */
 
 const VERSION = 'v1';

@@ -154,3 +154,4 @@ export function cancellationOfClaimed(row: Pick<MarkedPost, 'scheduled_at' | 'ac
 export { loadPlatformContext, AccountNotConnectedError };
 export { markConnectionLost } from '../accounts/lifecycle';
 export { CredentialRenewalPending } from '../accounts/credential-keeping-adapters';
+export { renewalOverdueMessage } from '../accounts/credential-sentences';

@@ -4,7 +4,6 @@ import { eventsInsertOf } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
 import type { Db } from '../db';
 import type { PostRow } from '../db/tables/posts';
-import { platformName } from '../platforms/availability';
 import type { PostLink } from '../platforms/types';
 import { namedStatements, rowsOf } from '../db/named-statements';
 import { refundQuota, spendReservedOf } from '../quota/quota';
@@ -237,14 +236,10 @@ export async function cancelClaimed(db: Db, postId: string, reason: AccountInact
 /**
  * How long past its time a scheduled post waits for its account's credential to be renewed without spending a retry
  * (README "Credentials"): a renewal failing that long (the token endpoint down, Herald's app credentials wrong) is
- * not about to come back, and the user learns why the post did not go out rather than finding it waiting.
+ * not about to come back, and the user learns why the post did not go out rather than finding it waiting (with
+ * `renewalOverdueMessage`, `src/accounts/credential-sentences.ts`).
  */
 export const CREDENTIAL_WAIT_LIMIT_MS = 60 * 60_000;
-
-/** A scheduled post's (or thread's) refusal once it waited `CREDENTIAL_WAIT_LIMIT_MS` (the hour it names) for its account's renewal. */
-export function renewalOverdueMessage(platform: string, what: 'post' | 'thread' = 'post'): string {
-  return `${platformName(platform)} access for this account ended and Herald could not renew it for an hour past the ${what}'s time; reconnect the account if this goes on.`;
-}
 
 /**
  * `publishing` → `scheduled` without spending a retry: the account's credential is being renewed (issue 16); it is
