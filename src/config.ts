@@ -13,7 +13,7 @@ export const defaultComingSoon =
   'tiktok,youtube,pinterest,google_business,facebook:comments,instagram:comments,threads:comments,linkedin:comments';
 
 const booleanFlag = z
-  .enum(['true', 'false', '1', '0', ''])
+  .enum(['true', 'false', '1', '0'])
   .default('false')
   .transform((value) => value === 'true' || value === '1');
 
@@ -23,10 +23,11 @@ const httpUrl = (fallback: string) =>
     .default(fallback)
     .transform((value) => value.replace(/\/+$/, ''));
 
+// Blank is unset before parsing (`withoutEmptyValues`).
 const optionalText = z
   .string()
   .optional()
-  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+  .transform((value) => value?.trim());
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -59,7 +60,7 @@ const envSchema = z.object({
   HERALD_LINKEDIN_CLIENT_SECRET: optionalText,
   HERALD_LINKEDIN_OAUTH_URL: httpUrl('https://www.linkedin.com'),
   HERALD_WEB_UI: z
-    .enum(['true', 'false', '1', '0', ''])
+    .enum(['true', 'false', '1', '0'])
     .default('true')
     .transform((value) => value !== 'false' && value !== '0'),
   HERALD_WEB_UI_PORT: z.coerce.number().int().min(0).max(65535).default(8233),
@@ -120,7 +121,7 @@ export class ConfigError extends Error {
 
 /** Parse the environment. Throws `ConfigError` naming every bad variable. Does not touch the disk. */
 export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
-  const parsed = envSchema.safeParse(env);
+  const parsed = envSchema.safeParse(withoutEmptyValues(env));
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`);
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
@@ -158,6 +159,15 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.
     webUi: { enabled: e.HERALD_WEB_UI, port: e.HERALD_WEB_UI_PORT, host: e.HERALD_WEB_UI_HOST },
     temporalWebUiUrl: e.TEMPORAL_WEB_UI_URL?.replace(/\/+$/, '') ?? null,
   };
+}
+
+/**
+ * A variable set to nothing (`PORT=`, a compose file's `${VAR}` of an unset one) is unset: its default applies. zod's
+ * coercion reads '' as 0, so `PORT=` bound a random port, `HERALD_WEB_UI_PORT=` a random UI port and
+ * `HERALD_DUE_LEAD_MS=` switched the lead off, all silently.
+ */
+function withoutEmptyValues(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
 }
 
 /**

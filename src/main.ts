@@ -290,6 +290,11 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createStdoutLogger(config.logLevel);
+  // Allowed, not refused: the benches run production mode against stand-ins on this machine (README "Running and
+  // operating"). Said at every start so that a production deployment that set it by mistake shows it.
+  if (config.env === 'production' && config.allowInsecureUrls) {
+    logger.warn('HERALD_ALLOW_INSECURE_URLS is on with NODE_ENV=production: plain-http and private addresses are accepted for platforms and media (meant for development, tests and benches only)');
+  }
   // The handlers come first: a signal during start-up must stop the embedded services already started, not kill the
   // process with them left running.
   const starting = new AbortController();

@@ -9,9 +9,11 @@ import { ABANDONED_AFTER_MS } from './first-comment';
 
 /**
  * Which posts a reconciler's look reads: every one needing a workflow, or those created or changed within the last
- * `changedWithinMs` (by the database's clock) beside the overdue and those publishing for long.
+ * `changedWithinMs` (by the database's clock) beside the overdue, those publishing for long and, given `dueBeforeMs`
+ * (epoch ms, by the reconciler's clock), the scheduled posts due before it: a workflow lost while its post waited (an
+ * operator's terminate, a restarted standalone temporal-dev) is started again before its time, not after it.
  */
-export type ReconcileScope = 'all' | { changedWithinMs: number };
+export type ReconcileScope = 'all' | { changedWithinMs: number; dueBeforeMs?: number };
 
 /**
  * Posts whose status needs a running workflow (`scheduled`, `publishing`), soonest first, in `scope`. Read through
@@ -60,6 +62,7 @@ function postsNeedingWorkflowsQuery(db: Db, scope: ReconcileScope) {
         eb('updated_at', '>', since),
         eb('scheduled_at', '<', sql<Date>`now() - interval '1 minute'`),
         eb.and([eb('status', '=', 'publishing'), eb('updated_at', '<', sql<Date>`now() - interval '10 minutes'`)]),
+        ...(scope.dueBeforeMs === undefined ? [] : [eb.and([eb('status', '=', 'scheduled'), eb('scheduled_at', '<', new Date(scope.dueBeforeMs))])]),
       ]),
     );
   }

@@ -14,7 +14,7 @@ import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-clien
  * service starts (an embedded, memory-only Temporal forgets everything on restart: this is what keeps scheduled posts
  * alive), and every minute over the posts that look neglected: created or changed since the last look that went
  * through without a failure (maybe never started: a failed start, a process that died between the insert and the
- * start), overdue, or publishing for long.
+ * start), overdue, publishing for long, or due within the hold's lead and two looks (`dueSoon`).
  */
 interface ReconcileResult {
   checked: number;
@@ -55,6 +55,19 @@ function refusedAsInvalid(err: unknown): err is ServiceError {
   return err instanceof ServiceError && isGrpcServiceError(err.cause) && err.cause.code === status.INVALID_ARGUMENT;
 }
 
+/**
+ * How far past the hold's lead a periodic look reaches for scheduled posts (`dueSoon`): two looks, so a workflow lost
+ * while its post waited is looked for at least once before the post's hold would have begun, even by a look that
+ * comes late. Every look describes the posts due this soon again (a terminate can come at any moment): a few minutes'
+ * worth of due posts, not every waiting one.
+ */
+const DUE_SOON_MARGIN_MS = 2 * 60_000;
+
+/** A periodic scope widened to the scheduled posts due within the lead plus `DUE_SOON_MARGIN_MS` of `nowMs`. */
+function dueSoon(rt: PostsRuntime, scope: ReconcileScope, nowMs: number): ReconcileScope {
+  return scope === 'all' ? scope : { ...scope, dueBeforeMs: nowMs + rt.dueLeadMs + DUE_SOON_MARGIN_MS };
+}
+
 export async function reconcilePosts(
   rt: PostsRuntime,
   scope: ReconcileScope = 'all',
@@ -65,7 +78,7 @@ export async function reconcilePosts(
   // skipped only if every one of its rows is; one that is not is looked at, as before.
   let checked = 0;
   const nowMs = rt.now().getTime(); // one clock reading for the whole look, not one per row read
-  const rows = await postsNeedingWorkflows(rt.db, scope, (row) => {
+  const rows = await postsNeedingWorkflows(rt.db, dueSoon(rt, scope, nowMs), (row) => {
     checked++;
     const workflowId = unitWorkflowId(row);
     if (refusedStarts.has(workflowId)) return false;

@@ -83,6 +83,40 @@ describe('config', () => {
     }
   });
 
+  it('reads a variable set to nothing as unset: its default, never 0', () => {
+    const config = parseConfig({
+      PORT: '',
+      HOST: ' ',
+      HERALD_WEB_UI_PORT: '',
+      HERALD_DUE_LEAD_MS: '',
+      HERALD_EMBEDDED_POSTGRES_PORT: '',
+      SHUTDOWN_TIMEOUT_MS: '',
+      TEMPORAL_NAMESPACE: '',
+      HERALD_BODY_LIMIT: '',
+      HERALD_COMING_SOON: '',
+      HERALD_ALLOW_INSECURE_URLS: '',
+      HERALD_WEB_UI: '',
+      NODE_ENV: '',
+      LOG_LEVEL: '',
+    });
+    assert.equal(config.port, 3000);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.webUi.port, 8233);
+    assert.equal(config.webUi.enabled, true);
+    assert.equal(config.dueLeadMs, 120_000);
+    assert.equal(config.embeddedPostgresPort, 0);
+    assert.equal(config.shutdownTimeoutMs, 30_000);
+    assert.equal(config.temporal.namespace, 'default');
+    assert.equal(config.bodyLimit, '1mb');
+    assert.deepEqual([...config.comingSoon], defaultComingSoon.split(','));
+    assert.equal(config.allowInsecureUrls, false);
+    assert.equal(config.env, 'development');
+    assert.equal(config.logLevel, 'info');
+    // 0 written out is still 0: a free port, no lead.
+    assert.equal(parseConfig({ PORT: '0', HERALD_DUE_LEAD_MS: '0' }).port, 0);
+    assert.equal(parseConfig({ PORT: '0', HERALD_DUE_LEAD_MS: '0' }).dueLeadMs, 0);
+  });
+
   it('accepts a base64 encryption key', () => {
     const key = Buffer.alloc(32, 7);
     assert.deepEqual(parseConfig({ HERALD_ENCRYPTION_KEY: key.toString('base64') }).encryptionKey, key);
