@@ -6,7 +6,7 @@ import type { Logger } from '../logger';
 import { capabilities, commentCapabilitiesFor } from '../platforms/capabilities';
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
-import { isPlatformFailure, type PlatformComment, type PlatformContext, type PlatformFailure } from '../platforms/types';
+import { isPlatformFailure, PlatformFailure, type PlatformComment, type PlatformContext } from '../platforms/types';
 import type { SealedBox } from '../crypto/sealed-box';
 import { loadLimits } from '../quota/quota';
 import {
@@ -117,16 +117,21 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
     return record({ status: 'budget', reason: syncBudgetReason(limits, now), nextSyncAfter: recheckAt });
   }
 
-  const read = await readAllPages(deps, post, account, ctx, limits, now);
+  // Once the sync is taken, every way the refresh ends is recorded below and gives the sync back if nothing was
+  // read. Anything that throws and is not a platform answer (a database refusal, an adapter bug) is a failed refresh
+  // too: it used to leave no sync state and the sync spent, and the workflow tried again every minute, spending one
+  // each time while `meta.sync` still said `ok` (README "Comment listing and sync", 2026-12-07).
+  const progress = { stored: 0 };
+  let read: ReadOutcome;
+  try {
+    read = await readAllPages(deps, post, account, ctx, limits, now, progress);
+    if (read.outcome === 'complete') await recordPlatformDeletions(deps, post, now);
+  } catch (err) {
+    deps.logger.error({ err, postId: post.id, platform: post.platform }, 'comment refresh failed outside the platform call');
+    read = { outcome: 'failed', stored: progress.stored, failure: new PlatformFailure(post.platform, 'retryable', `Herald could not process what ${name} answered`) };
+  }
   if (read.stored === 0 && (read.outcome === 'failed' || read.outcome === 'x_reads_spent')) await giveBackCommentSync(deps.db, post.user_id, now);
-  if (read.outcome === 'truncated') return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
-  if (read.outcome === 'complete') {
-    const horizonDays = LISTING_HORIZON_DAYS[post.platform];
-    const gone = await findUnseenComments(deps.db, post.id, now, {
-      ownGraceMs: OWN_COMMENT_GRACE_MS,
-      createdAfter: horizonDays === undefined ? null : new Date(now.getTime() - horizonDays * 86_400_000),
-    });
-    await markCommentsDeleted(deps.db, post.id, post.platform, gone);
+  if (read.outcome === 'truncated' || read.outcome === 'complete') {
     return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
   }
   if (read.outcome === 'x_reads_spent') {
@@ -139,6 +144,16 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
     });
   }
   return recordFailure(deps, post, read.failure, failuresBefore, now, record);
+}
+
+/** After a complete read: what it did not see is gone from the platform (README "Deletions" names the exceptions). */
+async function recordPlatformDeletions(deps: CommentSyncDeps, post: RefreshPost, now: Date): Promise<void> {
+  const horizonDays = LISTING_HORIZON_DAYS[post.platform];
+  const gone = await findUnseenComments(deps.db, post.id, now, {
+    ownGraceMs: OWN_COMMENT_GRACE_MS,
+    createdAfter: horizonDays === undefined ? null : new Date(now.getTime() - horizonDays * 86_400_000),
+  });
+  await markCommentsDeleted(deps.db, post.id, post.platform, gone);
 }
 
 /** `postingWorks`: the account is still active (a withheld comment permission leaves posting alone unless it was switched off). */
@@ -199,37 +214,45 @@ async function settleThreadPart(deps: CommentSyncDeps, post: RefreshPost, thread
   await removeCommentsOfOtherParts(deps.db, post.id, thread.comments.elsewhere().filter((id) => stored.has(id)));
 }
 
-async function readAllPages(deps: CommentSyncDeps, post: RefreshPost, account: AccountRow, ctx: PlatformContext, limits: AllowanceLimits, now: Date): Promise<ReadOutcome> {
+/** `progress.stored` counts what was stored so far, for a caller that meets a throw. */
+async function readAllPages(
+  deps: CommentSyncDeps,
+  post: RefreshPost,
+  account: AccountRow,
+  ctx: PlatformContext,
+  limits: AllowanceLimits,
+  now: Date,
+  progress: { stored: number },
+): Promise<ReadOutcome> {
   const listComments = deps.adapters[post.platform].listComments!;
   const metered = countsXReads(post.platform, account.own_credentials);
   const thread = await threadPartRead(deps.db, post);
   let cursor: string | undefined;
-  let stored = 0;
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const granted = metered ? await takeXCommentReads(deps.db, post.user_id, limits.xCommentReadsPerMonth, X_PAGE_SIZE, now) : Infinity;
-    if (granted === 0) return { outcome: 'x_reads_spent', stored };
+    if (granted === 0) return { outcome: 'x_reads_spent', stored: progress.stored };
     let result;
     try {
       result = await listComments(ctx, post.platform_post_id, cursor, thread?.listing);
     } catch (err) {
       if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted, now);
-      if (isPlatformFailure(err)) return { outcome: 'failed', stored, failure: err };
+      if (isPlatformFailure(err)) return { outcome: 'failed', stored: progress.stored, failure: err };
       throw err;
     }
     // Sync rule 8: one read per reply x returned; what the allowance does not cover is not stored.
     const kept = result.comments.slice(0, granted);
     if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
     await upsertRefreshedComments(deps.db, post, (thread ? thread.comments.take(kept) : kept).map(toRefreshed), now);
-    stored += kept.length;
-    if (kept.length < result.comments.length) return { outcome: 'x_reads_spent', stored };
+    progress.stored += kept.length;
+    if (kept.length < result.comments.length) return { outcome: 'x_reads_spent', stored: progress.stored };
     if (!result.nextCursor) {
       if (thread) await settleThreadPart(deps, post, thread, now);
-      return { outcome: 'complete', stored };
+      return { outcome: 'complete', stored: progress.stored };
     }
     cursor = result.nextCursor;
   }
   deps.logger.warn({ postId: post.id, pages: MAX_PAGES }, 'comment refresh stopped at the page limit');
-  return { outcome: 'truncated', stored };
+  return { outcome: 'truncated', stored: progress.stored };
 }
 
 function toRefreshed(c: PlatformComment): RefreshedComment {
