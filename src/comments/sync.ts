@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { platformContextOf } from '../accounts/credentials';
 import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
@@ -31,7 +32,7 @@ import {
 } from './repository';
 import { reportReceivedComments } from './received-events';
 import { ThreadPartComments } from './thread-part-comments';
-import { loadSyncState, recordSyncOutcome, type SyncOutcomeWrite } from './sync-state';
+import { claimRefresh, loadSyncState, recordSyncOutcome, releaseRefreshClaim, renewRefreshClaim, type SyncOutcomeWrite } from './sync-state';
 import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
 import { markAccountRefused } from './actions-failure';
 
@@ -50,6 +51,14 @@ export interface CommentSyncDeps {
   sealedBox: SealedBox;
 }
 
+/** `onPage`: called before each platform page (the activity heartbeats there, and throws once Temporal gave up on it). */
+interface RefreshHooks {
+  onPage?: () => void;
+}
+
+/** The refresh's claim on its post ran out and another refresh took it: this one stops and leaves the outcome to that one. */
+class RefreshClaimLost extends Error {}
+
 /** `stop`: the post cannot have comments read (gone, unpublished, platform without a read): the workflow ends. */
 export type RefreshResult = { kind: 'stop' } | { kind: 'checked'; ran: boolean; nextBackgroundAt: number | null };
 
@@ -61,7 +70,7 @@ const LISTING_HORIZON_DAYS: Partial<Record<PostRow['platform'], number>> = { x: 
 const MAX_PAGES = 1_000;
 const X_PAGE_SIZE = 100;
 
-export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: string; mode: RefreshMode; now: number }): Promise<RefreshResult> {
+export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: string; mode: RefreshMode; now: number }, hooks: RefreshHooks = {}): Promise<RefreshResult> {
   const now = new Date(input.now);
   const row = await deps.db
     .selectFrom('posts')
@@ -73,11 +82,26 @@ export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: strin
   if (!row || row.status !== 'published' || !row.platform_post_id) return { kind: 'stop' };
   if (!commentCapabilitiesFor(row.platform, { kind: row.account_kind }).list || !deps.adapters[row.platform].listComments) return { kind: 'stop' };
 
-  const state = await loadSyncState(deps.db, row.id);
+  let state = await loadSyncState(deps.db, row.id);
   if (input.mode === 'background' && !readRecently(state?.last_listed_at ?? null, now)) return { kind: 'checked', ran: false, nextBackgroundAt: null };
   if (!isDue(row.platform, state, input.mode, now)) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
 
-  await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now);
+  // One refresh of a post at a time: one Temporal gave up on (past its timeout) may still be running, and the next
+  // used to start beside it, both spending a sync and racing their outcomes (README, 2026-12-07). The state is read
+  // again under the claim: a refresh that ended meanwhile may have made this one not due.
+  const claim = randomUUID();
+  if (!(await claimRefresh(deps.db, row.id, claim))) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
+  try {
+    state = await loadSyncState(deps.db, row.id);
+    if (!isDue(row.platform, state, input.mode, now)) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
+    const onPage = async () => {
+      if (!(await renewRefreshClaim(deps.db, row.id, claim))) throw new RefreshClaimLost();
+      hooks.onPage?.();
+    };
+    await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now, onPage);
+  } finally {
+    await releaseRefreshClaim(deps.db, row.id, claim);
+  }
   // Whatever the refresh's outcome, one event for what it stored; also what an earlier refresh stored and died before reporting.
   await reportReceivedComments(deps.db, row);
   return { kind: 'checked', ran: true, nextBackgroundAt: nextBackgroundAt(row.platform, await loadSyncState(deps.db, row.id), now) };
@@ -92,7 +116,7 @@ function nextBackgroundAt(platform: PostRow['platform'], state: Awaited<ReturnTy
 
 type RefreshPost = PostRow & { platform_post_id: string };
 
-async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date): Promise<void> {
+async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date, onPage: () => Promise<void>): Promise<void> {
   const name = platformName(post.platform);
   const record = (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) =>
     recordSyncOutcome(deps.db, post.id, { consecutiveFailures: failuresBefore, ...outcome }, now);
@@ -124,9 +148,10 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
   const progress = { stored: 0 };
   let read: ReadOutcome;
   try {
-    read = await readAllPages(deps, post, account, ctx, limits, now, progress);
+    read = await readAllPages(deps, post, account, ctx, limits, now, progress, onPage);
     if (read.outcome === 'complete') await recordPlatformDeletions(deps, post, now);
   } catch (err) {
+    if (err instanceof RefreshClaimLost) throw err;
     deps.logger.error({ err, postId: post.id, platform: post.platform }, 'comment refresh failed outside the platform call');
     read = { outcome: 'failed', stored: progress.stored, failure: new PlatformFailure(post.platform, 'retryable', `Herald could not process what ${name} answered`) };
   }
@@ -223,12 +248,14 @@ async function readAllPages(
   limits: AllowanceLimits,
   now: Date,
   progress: { stored: number },
+  onPage: () => Promise<void>,
 ): Promise<ReadOutcome> {
   const listComments = deps.adapters[post.platform].listComments!;
   const metered = countsXReads(post.platform, account.own_credentials);
   const thread = await threadPartRead(deps.db, post);
   let cursor: string | undefined;
   for (let page = 0; page < MAX_PAGES; page += 1) {
+    await onPage();
     const granted = metered ? await takeXCommentReads(deps.db, post.user_id, limits.xCommentReadsPerMonth, X_PAGE_SIZE, now) : Infinity;
     if (granted === 0) return { outcome: 'x_reads_spent', stored: progress.stored };
     let result;

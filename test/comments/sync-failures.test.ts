@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { backoffMs } from '../../src/comments/sync-windows';
 import { usageMonth } from '../../src/quota/quota';
+import { insertMastodonAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { commentsConfig, connectAccount, publish } from './actions-fixtures';
 
@@ -9,9 +11,10 @@ import { commentsConfig, connectAccount, publish } from './actions-fixtures';
  * platform answers malformed (no time) is left out, a U+0000 in a comment's text or author name is stored without it,
  * and anything else that throws (here PostgreSQL refusing a count past its integer) is a failed refresh like a
  * platform error: `error`, the doubling backoff, the sync given back. It used to leave no sync state and the sync
- * spent, retried every minute.
+ * spent, retried every minute. And one refresh of a post at a time: a refresh still running (one Temporal gave up on
+ * keeps going) holds the post's claim, and the next waits for it rather than running beside it.
  */
-describe('comment sync: failures outside the platform call', function () {
+describe('comment sync: failures outside the platform call, overlapping refreshes', function () {
   this.timeout(300_000);
   let h: PostsHarness;
 
@@ -82,5 +85,28 @@ describe('comment sync: failures outside the platform call', function () {
     assert.equal(recovered.body.meta.sync.status, 'ok');
     assert.deepEqual(recovered.body.data.map((c: { text: string }) => c.text), ['liked past an integer']);
     assert.equal(await syncsUsed(user.userId), 1);
+  });
+
+  it('a refresh holding the post\'s claim keeps the next from running beside it; a claim that ran out does not', async () => {
+    const account = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const post = await publish(h, account.id, 'one refresh at a time');
+    h.standIns.mastodon.addReply(post.platform_post_id, h.standIns.mastodon.addAccount('overlapper'), 'read once');
+    const contexts = () => h.standIns.mastodon.standIn.calls('GET', `/api/v1/statuses/${post.platform_post_id}/context`).length;
+    const claim = (until: string) =>
+      sql`insert into comment_sync_states (post_id, refresh_claim, refresh_claimed_until) values (${post.id}, gen_random_uuid(), now() + ${until}::interval)
+          on conflict (post_id) do update set refresh_claim = excluded.refresh_claim, refresh_claimed_until = excluded.refresh_claimed_until`.execute(h.db);
+
+    await claim('5 minutes'); // another refresh of this post is running
+    const held = await list(post.id);
+    assert.equal(held.status, 200, held.text);
+    assert.deepEqual(held.body.data, []);
+    assert.equal(contexts(), 0, 'nothing read beside the running refresh');
+
+    await claim('-1 second'); // its worker died: the claim ran out
+    const after = await list(post.id);
+    assert.deepEqual(after.body.data.map((c: { text: string }) => c.text), ['read once']);
+    assert.equal(contexts(), 1);
+    const left = await sql<{ refresh_claim: string | null }>`select refresh_claim from comment_sync_states where post_id = ${post.id}`.execute(h.db);
+    assert.equal(left.rows[0].refresh_claim, null, 'the refresh gave its claim back');
   });
 });
