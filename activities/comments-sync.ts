@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { refreshIfDue, type CommentSyncDeps, type RefreshResult } from '../src/comments/sync';
 import type { RefreshMode } from '../src/comments/sync-windows';
 
@@ -8,7 +9,15 @@ import type { RefreshMode } from '../src/comments/sync-windows';
 export function createCommentSyncActivities(deps: CommentSyncDeps) {
   return {
     async refreshCommentsIfDue(input: { postId: string; mode: RefreshMode; now: number }): Promise<RefreshResult> {
-      return refreshIfDue(deps, input);
+      // A heartbeat per page: a refresh stuck on one page is given up on after the workflow's heartbeat timeout, and one
+      // Temporal gave up on stops at its next page instead of reading on beside the next refresh.
+      return refreshIfDue(deps, input, {
+        onPage: () => {
+          const ctx = Context.current();
+          ctx.heartbeat();
+          if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('the comment refresh was given up on');
+        },
+      });
     },
   };
 }

@@ -39,6 +39,7 @@ import * as m0251 from './0251_idempotency_claims';
 import * as m0252 from './0252_post_schedule_version';
 import * as m0253 from './0253_first_comment_left_index';
 import * as m0262 from './0262_analytics_failed_read_floor';
+import * as m0264 from './0264_comment_sync_claims';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -85,4 +86,5 @@ export const migrations: Record<string, Migration> = {
   '0252_post_schedule_version': m0252,
   '0253_first_comment_left_index': m0253,
   '0262_analytics_failed_read_floor': m0262,
+  '0264_comment_sync_claims': m0264,
 };

@@ -33,9 +33,11 @@ const IDLE_GRACE_MS = 1_000;
 const commentsListed = defineSignal('commentsListed');
 const refreshCommentsNow = defineUpdate<{ ran: boolean }>('refreshCommentsNow');
 
-// Reaches a platform and spends allowances: the workflow decides about repeats itself (the sync state's backoff).
+// Reaches a platform and spends allowances: the workflow decides about repeats itself (the sync state's backoff). It
+// heartbeats before each page; the post's refresh claim keeps a refresh given up on from running beside the next.
 const sync = proxyActivities<CommentSyncActivities>({
   startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '2 minutes',
   retry: { maximumAttempts: 1 },
 });
 

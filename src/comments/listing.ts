@@ -97,7 +97,7 @@ const notPublishedReason: Partial<Record<PostRow['status'], string>> = {
 };
 
 /**
- * The listing's side of the sync rules: records that the post is being read, asks for the refresh that is due, and
+ * The listing's side of the sync rules: records that the post is being read (`auto`, `true`), asks for the refresh that is due, and
  * reports the sync state. On `sync=true` with nothing stored, a refusal is the answer (rule 6).
  */
 async function syncForListing(
@@ -114,7 +114,9 @@ async function syncForListing(
     return { status: 'unsupported', reason, synced_at: iso(storedState?.synced_at ?? null), next_sync_after: null };
   }
   let state = storedState;
-  if (!state || listedLongAgo(state.last_listed_at, now)) await touchListed(rt.db, post.id, now);
+  // Only a listing that may refresh keeps the background refreshes going: `sync=false` never refreshes (rule 2), and a
+  // client polling with it used to keep them running and spend the allowance (README, 2026-12-07).
+  if (mode !== 'false' && (!state || listedLongAgo(state.last_listed_at, now))) await touchListed(rt.db, post.id, now);
 
   // Rule 7 needs no workflow: the plan decides it, and it holds from the very first listing.
   if (limits) {

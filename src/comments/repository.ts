@@ -12,6 +12,18 @@ import type { PlatformSlug } from '../platforms/types';
 type Executor = Db | Transaction<Database>;
 
 /**
+ * PostgreSQL text cannot hold U+0000, and a platform may answer one in a comment's text or an author's name: the
+ * whole page's insert was refused and the refresh failed (README "Comment listing and sync", 2026-12-07). Every
+ * platform string a comment row shows passes through here; ids are not rewritten (they address the platform), a
+ * listing drops a comment whose id holds one (`listedComments`).
+ */
+function storable(text: string): string;
+function storable(text: string | null): string | null;
+function storable(text: string | null): string | null {
+  return text === null ? null : text.replace(/\u0000/g, '');
+}
+
+/**
  * publishing-api.md "Comment flags": where deleting a comment takes its replies with it. On x, bluesky and mastodon
  * replies stay live (they are posts of their own); telegram reads no comments.
  */
@@ -182,11 +194,11 @@ export async function upsertRefreshedComments(
         platform: post.platform,
         platform_comment_id: c.platformCommentId,
         platform_parent_id: c.platformParentId,
-        author_handle: c.author.handle,
-        author_display_name: c.author.displayName,
-        author_platform_id: c.author.platformId,
-        author_avatar_url: c.author.avatarUrl,
-        text: c.text,
+        author_handle: storable(c.author.handle),
+        author_display_name: storable(c.author.displayName),
+        author_platform_id: storable(c.author.platformId),
+        author_avatar_url: storable(c.author.avatarUrl),
+        text: storable(c.text),
         created_at: c.createdAt,
         likes: c.likes,
         replies: c.replies,

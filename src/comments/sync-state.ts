@@ -61,3 +61,49 @@ export async function recordSyncOutcome(db: Db, postId: string, outcome: SyncOut
     .onConflict((oc) => oc.column('post_id').doUpdateSet(values))
     .execute();
 }
+
+/**
+ * One refresh of a post at a time (migration 0264). A claim holds this long unless renewed; the refresh renews it before
+ * every page, so only a refresh that stopped renewing (its worker died) loses it. The database's clock decides, since
+ * workflow time may be skipped.
+ */
+const REFRESH_CLAIM_MS = 5 * 60_000;
+const claimedUntil = sql<Date>`now() + ${`${REFRESH_CLAIM_MS} milliseconds`}::interval`;
+
+/** The refresh `claim` claims the post unless another holds an unexpired claim; true when it did. */
+export async function claimRefresh(db: Db, postId: string, claim: string): Promise<boolean> {
+  const row = await db
+    .insertInto('comment_sync_states')
+    .values({ post_id: postId, refresh_claim: claim, refresh_claimed_until: claimedUntil })
+    .onConflict((oc) =>
+      oc
+        .column('post_id')
+        .doUpdateSet({ refresh_claim: claim, refresh_claimed_until: claimedUntil })
+        .where(sql<boolean>`comment_sync_states.refresh_claimed_until is null or comment_sync_states.refresh_claimed_until <= now()`),
+    )
+    .returning('post_id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Extends the claim while `claim` still holds it; false when it ran out and another refresh took the post. */
+export async function renewRefreshClaim(db: Db, postId: string, claim: string): Promise<boolean> {
+  const row = await db
+    .updateTable('comment_sync_states')
+    .set({ refresh_claimed_until: claimedUntil })
+    .where('post_id', '=', postId)
+    .where('refresh_claim', '=', claim)
+    .returning('post_id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The refresh `claim` is done (a claim another refresh took since is left alone). */
+export async function releaseRefreshClaim(db: Db, postId: string, claim: string): Promise<void> {
+  await db
+    .updateTable('comment_sync_states')
+    .set({ refresh_claim: null, refresh_claimed_until: null })
+    .where('post_id', '=', postId)
+    .where('refresh_claim', '=', claim)
+    .execute();
+}

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { platformContextOf } from '../accounts/credentials';
 import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
@@ -6,7 +7,7 @@ import type { Logger } from '../logger';
 import { capabilities, commentCapabilitiesFor } from '../platforms/capabilities';
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
-import { isPlatformFailure, type PlatformComment, type PlatformContext, type PlatformFailure } from '../platforms/types';
+import { isPlatformFailure, PlatformFailure, type PlatformComment, type PlatformContext } from '../platforms/types';
 import type { SealedBox } from '../crypto/sealed-box';
 import { loadLimits } from '../quota/quota';
 import {
@@ -31,7 +32,7 @@ import {
 } from './repository';
 import { reportReceivedComments } from './received-events';
 import { ThreadPartComments } from './thread-part-comments';
-import { loadSyncState, recordSyncOutcome, type SyncOutcomeWrite } from './sync-state';
+import { claimRefresh, loadSyncState, recordSyncOutcome, releaseRefreshClaim, renewRefreshClaim, type SyncOutcomeWrite } from './sync-state';
 import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
 import { markAccountRefused } from './actions-failure';
 
@@ -50,6 +51,14 @@ export interface CommentSyncDeps {
   sealedBox: SealedBox;
 }
 
+/** `onPage`: called before each platform page (the activity heartbeats there, and throws once Temporal gave up on it). */
+interface RefreshHooks {
+  onPage?: () => void;
+}
+
+/** The refresh's claim on its post ran out and another refresh took it: this one stops and leaves the outcome to that one. */
+class RefreshClaimLost extends Error {}
+
 /** `stop`: the post cannot have comments read (gone, unpublished, platform without a read): the workflow ends. */
 export type RefreshResult = { kind: 'stop' } | { kind: 'checked'; ran: boolean; nextBackgroundAt: number | null };
 
@@ -61,7 +70,7 @@ const LISTING_HORIZON_DAYS: Partial<Record<PostRow['platform'], number>> = { x: 
 const MAX_PAGES = 1_000;
 const X_PAGE_SIZE = 100;
 
-export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: string; mode: RefreshMode; now: number }): Promise<RefreshResult> {
+export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: string; mode: RefreshMode; now: number }, hooks: RefreshHooks = {}): Promise<RefreshResult> {
   const now = new Date(input.now);
   const row = await deps.db
     .selectFrom('posts')
@@ -73,11 +82,26 @@ export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: strin
   if (!row || row.status !== 'published' || !row.platform_post_id) return { kind: 'stop' };
   if (!commentCapabilitiesFor(row.platform, { kind: row.account_kind }).list || !deps.adapters[row.platform].listComments) return { kind: 'stop' };
 
-  const state = await loadSyncState(deps.db, row.id);
+  let state = await loadSyncState(deps.db, row.id);
   if (input.mode === 'background' && !readRecently(state?.last_listed_at ?? null, now)) return { kind: 'checked', ran: false, nextBackgroundAt: null };
   if (!isDue(row.platform, state, input.mode, now)) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
 
-  await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now);
+  // One refresh of a post at a time: one Temporal gave up on (past its timeout) may still be running, and the next
+  // used to start beside it, both spending a sync and racing their outcomes (README, 2026-12-07). The state is read
+  // again under the claim: a refresh that ended meanwhile may have made this one not due.
+  const claim = randomUUID();
+  if (!(await claimRefresh(deps.db, row.id, claim))) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
+  try {
+    state = await loadSyncState(deps.db, row.id);
+    if (!isDue(row.platform, state, input.mode, now)) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
+    const onPage = async () => {
+      if (!(await renewRefreshClaim(deps.db, row.id, claim))) throw new RefreshClaimLost();
+      hooks.onPage?.();
+    };
+    await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now, onPage);
+  } finally {
+    await releaseRefreshClaim(deps.db, row.id, claim);
+  }
   // Whatever the refresh's outcome, one event for what it stored; also what an earlier refresh stored and died before reporting.
   await reportReceivedComments(deps.db, row);
   return { kind: 'checked', ran: true, nextBackgroundAt: nextBackgroundAt(row.platform, await loadSyncState(deps.db, row.id), now) };
@@ -92,7 +116,7 @@ function nextBackgroundAt(platform: PostRow['platform'], state: Awaited<ReturnTy
 
 type RefreshPost = PostRow & { platform_post_id: string };
 
-async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date): Promise<void> {
+async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date, onPage: () => Promise<void>): Promise<void> {
   const name = platformName(post.platform);
   const record = (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) =>
     recordSyncOutcome(deps.db, post.id, { consecutiveFailures: failuresBefore, ...outcome }, now);
@@ -117,16 +141,22 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
     return record({ status: 'budget', reason: syncBudgetReason(limits, now), nextSyncAfter: recheckAt });
   }
 
-  const read = await readAllPages(deps, post, account, ctx, limits, now);
+  // Once the sync is taken, every way the refresh ends is recorded below and gives the sync back if nothing was
+  // read. Anything that throws and is not a platform answer (a database refusal, an adapter bug) is a failed refresh
+  // too: it used to leave no sync state and the sync spent, and the workflow tried again every minute, spending one
+  // each time while `meta.sync` still said `ok` (README "Comment listing and sync", 2026-12-07).
+  const progress = { stored: 0 };
+  let read: ReadOutcome;
+  try {
+    read = await readAllPages(deps, post, account, ctx, limits, now, progress, onPage);
+    if (read.outcome === 'complete') await recordPlatformDeletions(deps, post, now);
+  } catch (err) {
+    if (err instanceof RefreshClaimLost) throw err;
+    deps.logger.error({ err, postId: post.id, platform: post.platform }, 'comment refresh failed outside the platform call');
+    read = { outcome: 'failed', stored: progress.stored, failure: new PlatformFailure(post.platform, 'retryable', `Herald could not process what ${name} answered`) };
+  }
   if (read.stored === 0 && (read.outcome === 'failed' || read.outcome === 'x_reads_spent')) await giveBackCommentSync(deps.db, post.user_id, now);
-  if (read.outcome === 'truncated') return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
-  if (read.outcome === 'complete') {
-    const horizonDays = LISTING_HORIZON_DAYS[post.platform];
-    const gone = await findUnseenComments(deps.db, post.id, now, {
-      ownGraceMs: OWN_COMMENT_GRACE_MS,
-      createdAfter: horizonDays === undefined ? null : new Date(now.getTime() - horizonDays * 86_400_000),
-    });
-    await markCommentsDeleted(deps.db, post.id, post.platform, gone);
+  if (read.outcome === 'truncated' || read.outcome === 'complete') {
     return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
   }
   if (read.outcome === 'x_reads_spent') {
@@ -139,6 +169,16 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
     });
   }
   return recordFailure(deps, post, read.failure, failuresBefore, now, record);
+}
+
+/** After a complete read: what it did not see is gone from the platform (README "Deletions" names the exceptions). */
+async function recordPlatformDeletions(deps: CommentSyncDeps, post: RefreshPost, now: Date): Promise<void> {
+  const horizonDays = LISTING_HORIZON_DAYS[post.platform];
+  const gone = await findUnseenComments(deps.db, post.id, now, {
+    ownGraceMs: OWN_COMMENT_GRACE_MS,
+    createdAfter: horizonDays === undefined ? null : new Date(now.getTime() - horizonDays * 86_400_000),
+  });
+  await markCommentsDeleted(deps.db, post.id, post.platform, gone);
 }
 
 /** `postingWorks`: the account is still active (a withheld comment permission leaves posting alone unless it was switched off). */
@@ -199,37 +239,47 @@ async function settleThreadPart(deps: CommentSyncDeps, post: RefreshPost, thread
   await removeCommentsOfOtherParts(deps.db, post.id, thread.comments.elsewhere().filter((id) => stored.has(id)));
 }
 
-async function readAllPages(deps: CommentSyncDeps, post: RefreshPost, account: AccountRow, ctx: PlatformContext, limits: AllowanceLimits, now: Date): Promise<ReadOutcome> {
+/** `progress.stored` counts what was stored so far, for a caller that meets a throw. */
+async function readAllPages(
+  deps: CommentSyncDeps,
+  post: RefreshPost,
+  account: AccountRow,
+  ctx: PlatformContext,
+  limits: AllowanceLimits,
+  now: Date,
+  progress: { stored: number },
+  onPage: () => Promise<void>,
+): Promise<ReadOutcome> {
   const listComments = deps.adapters[post.platform].listComments!;
   const metered = countsXReads(post.platform, account.own_credentials);
   const thread = await threadPartRead(deps.db, post);
   let cursor: string | undefined;
-  let stored = 0;
   for (let page = 0; page < MAX_PAGES; page += 1) {
+    await onPage();
     const granted = metered ? await takeXCommentReads(deps.db, post.user_id, limits.xCommentReadsPerMonth, X_PAGE_SIZE, now) : Infinity;
-    if (granted === 0) return { outcome: 'x_reads_spent', stored };
+    if (granted === 0) return { outcome: 'x_reads_spent', stored: progress.stored };
     let result;
     try {
       result = await listComments(ctx, post.platform_post_id, cursor, thread?.listing);
     } catch (err) {
       if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted, now);
-      if (isPlatformFailure(err)) return { outcome: 'failed', stored, failure: err };
+      if (isPlatformFailure(err)) return { outcome: 'failed', stored: progress.stored, failure: err };
       throw err;
     }
     // Sync rule 8: one read per reply x returned; what the allowance does not cover is not stored.
     const kept = result.comments.slice(0, granted);
     if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
     await upsertRefreshedComments(deps.db, post, (thread ? thread.comments.take(kept) : kept).map(toRefreshed), now);
-    stored += kept.length;
-    if (kept.length < result.comments.length) return { outcome: 'x_reads_spent', stored };
+    progress.stored += kept.length;
+    if (kept.length < result.comments.length) return { outcome: 'x_reads_spent', stored: progress.stored };
     if (!result.nextCursor) {
       if (thread) await settleThreadPart(deps, post, thread, now);
-      return { outcome: 'complete', stored };
+      return { outcome: 'complete', stored: progress.stored };
     }
     cursor = result.nextCursor;
   }
   deps.logger.warn({ postId: post.id, pages: MAX_PAGES }, 'comment refresh stopped at the page limit');
-  return { outcome: 'truncated', stored };
+  return { outcome: 'truncated', stored: progress.stored };
 }
 
 function toRefreshed(c: PlatformComment): RefreshedComment {

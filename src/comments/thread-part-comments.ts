@@ -8,8 +8,8 @@ import type { PlatformComment } from '../platforms/types';
  * up from it is this one: another part is never a comment, and what answers another part is that part's.
  *
  * Listings come newest first, so a reply may arrive pages before its parent: it waits for it. A comment still waiting
- * when the read ends (its parent never listed: deleted, or older than the platform's listing reaches) is kept only if
- * it was stored for this part before, which is when its parent was known.
+ * when the read ends (its parent never listed: deleted, or older than the platform's listing reaches, x's 7 days) is
+ * kept if its parent chain reaches a comment stored for this part before, or it was stored for this part itself.
  */
 export class ThreadPartComments {
   private readonly accepted = new Set<string>();
@@ -35,9 +35,23 @@ export class ThreadPartComments {
     return taken;
   }
 
-  /** At the end of the read: the comments still waiting that were stored for this part before (`storedIds`). */
+  /**
+   * At the end of the read: the comments still waiting whose parent was stored for this part before (`storedIds`),
+   * or that were themselves, with the replies waiting under them. On x a new reply to a comment older than 7 days
+   * comes without its parent, which is stored: it used to be dropped (README "Comment listing and sync", 2026-12-07).
+   */
   leftOver(storedIds: ReadonlySet<string>): PlatformComment[] {
-    return [...this.waiting.values()].flat().filter((comment) => storedIds.has(comment.platformCommentId));
+    const taken: PlatformComment[] = [];
+    for (const parent of [...this.waiting.keys()]) {
+      if (!storedIds.has(parent)) continue;
+      const children = this.waiting.get(parent) ?? [];
+      this.waiting.delete(parent);
+      for (const child of children) this.accept(child, taken);
+    }
+    for (const comment of [...this.waiting.values()].flat()) {
+      if (storedIds.has(comment.platformCommentId) && !this.accepted.has(comment.platformCommentId)) this.accept(comment, taken);
+    }
+    return taken;
   }
 
   /** Platform ids the listing returned that belong elsewhere (another part, or under one). */

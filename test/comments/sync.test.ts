@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { commentSyncWorkflowId } from '../../src/comments/sync-client';
+import { touchListed } from '../../src/comments/sync-state';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageMonth } from '../../src/quota/quota';
 import type { XStandInUser } from '../standins/x';
@@ -284,10 +285,30 @@ describe('comment sync workflow', function () {
     assert.equal(contexts(), settled, 'no refresh once nobody reads the post');
   });
 
+  it('sync=false never refreshes: polling with it does not keep the background refreshes going', async () => {
+    const account = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const post = await publish(h, account.id, 'polled toot');
+    await list(post.id, '?sync=true');
+    const contexts = () => h.standIns.mastodon.standIn.calls('GET', `/api/v1/statuses/${post.platform_post_id}/context`).length;
+    for (let i = 0; i < 8; i += 1) {
+      await h.env.sleep('5 minutes');
+      assert.equal((await list(post.id, '?sync=false')).status, 200);
+    }
+    // 40 minutes after the one listing that may refresh: the workflow has ended, whatever sync=false polled since.
+    await eventually(async () => (await workflowStatus(post.id)) === 'COMPLETED', 'the workflow to end');
+    const settled = contexts();
+    await h.env.sleep('10 minutes');
+    await list(post.id, '?sync=false');
+    assert.equal(contexts(), settled, 'nothing read for sync=false');
+  });
+
   it('continues as new when its history grows, keeping its background schedule', async () => {
     const account = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
     const post = await publish(h, account.id, 'long lived toot');
-    await list(post.id, '?sync=false');
+    // Read, as a first listing records it, but without the listing starting the workflow (this test starts it with a
+    // small history limit); `auto` listings then keep it read (sync=false no longer does, README 2026-12-07).
+    await h.syncClock();
+    await touchListed(h.db, post.id, h.now());
     const handle = await h.env.client.workflow.signalWithStart('syncComments', {
       workflowId: commentSyncWorkflowId(post.id),
       taskQueue: h.taskQueue,
@@ -298,7 +319,7 @@ describe('comment sync workflow', function () {
     const firstRun = handle.signaledRunId;
     for (let i = 0; i < 6; i += 1) {
       await h.env.sleep('2 minutes');
-      await list(post.id, '?sync=false');
+      await list(post.id);
     }
     const described = await h.env.client.workflow.getHandle(commentSyncWorkflowId(post.id)).describe();
     assert.notEqual(described.runId, firstRun, 'a new run carries on');

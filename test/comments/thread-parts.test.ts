@@ -72,6 +72,23 @@ describe('comments of a thread part', function () {
     assert.deepEqual(texts(await list(two.id)), ['stored on the wrong part']);
   });
 
+  it('x: a new reply to a comment older than recent search\'s 7 days is stored under the part that comment is stored on', async () => {
+    const [one, two] = await publishThread({ account_id: x.id, posts: [{ text: 'aged one' }, { text: 'aged two' }] });
+    const fan = h.standIns.x.addUser({ username: 'agedfan' });
+    const old = h.standIns.x.addReply(two.platform_post_id, fan, 'said a week ago');
+    assert.deepEqual(texts(await list(two.id)), ['said a week ago']);
+    // Eight days pass, on x and in what Herald stored (so the complete read below does not take it for deleted).
+    const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000);
+    old.created_at = eightDaysAgo.toISOString();
+    await h.db.updateTable('comments').set({ created_at: eightDaysAgo }).where('post_id', '=', two.id).where('platform_comment_id', '=', old.id).execute();
+    const late = h.standIns.x.addReply(old.id, fan, 'answers the old comment');
+    h.standIns.x.addReply(late.id, fan, 'answers that answer');
+
+    await h.env.sleep('15 minutes');
+    assert.deepEqual(texts(await list(two.id)), ['answers that answer', 'answers the old comment', 'said a week ago']);
+    assert.deepEqual(texts(await list(one.id)), [], 'not the first part\'s');
+  });
+
   it('bluesky: a part lists the replies under it, not the next part hanging in its reply tree nor what answers that part', async () => {
     const { bluesky } = h.standIns;
     const me = bluesky.addAccount({ handle: 'threads.bsky.test' });

@@ -295,12 +295,16 @@ export async function startXStandIn() {
 
   const newestFirst = (a: XStoredTweet, b: XStoredTweet) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1);
 
+  const RECENT_SEARCH_DAYS = 7;
+
   function searchRecent(req: RecordedRequest): StandInResponse {
     authenticate(req);
     const m = /^conversation_id:(\d+)$/.exec(req.query.query ?? '');
     if (!m) invalid('Only conversation_id queries are supported by this stand-in.');
     const size = maxResults(req.query.max_results, 10, 10);
-    const matches = tweets.filter((t) => !t.deleted && t.conversation_id === m[1] && t.id !== m[1]).sort(newestFirst);
+    // Recent search reaches back 7 days only (protocols.md section 1): an older reply is not found.
+    const since = Date.now() - RECENT_SEARCH_DAYS * 86_400_000;
+    const matches = tweets.filter((t) => !t.deleted && t.conversation_id === m[1] && t.id !== m[1] && Date.parse(t.created_at) >= since).sort(newestFirst);
     const { slice, meta } = page(matches, req, size, 'next_token');
     if (!slice.length) return ok({ meta });
     const authors = [...new Set(slice.map((t) => t.author_id))].map((id) => users.get(id)!).filter(Boolean);

@@ -43,6 +43,9 @@ interface CommentSyncStatesTable {
   next_sync_after: Date | null;
   consecutive_failures: Generated<number>;
   last_listed_at: Date | null;
+  /** The refresh running now, and until when its claim holds (migration 0264, `claimRefresh`). */
+  refresh_claim: string | null;
+  refresh_claimed_until: Date | null;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
@@ -53,4 +56,5 @@ export interface CommentsTables {
 }
 
 export type CommentRow = Selectable<CommentsTable>;
-export type CommentSyncStateRow = Selectable<CommentSyncStatesTable>;
+/** What listings and the sync's rules read; the running refresh's claim is only `claimRefresh`'s business. */
+export type CommentSyncStateRow = Omit<Selectable<CommentSyncStatesTable>, 'refresh_claim' | 'refresh_claimed_until'>;

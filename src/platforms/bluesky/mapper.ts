@@ -1,3 +1,4 @@
+import { listedComments } from '../listed-comments';
 import type { PlatformComment } from '../types';
 
 /** Herald ↔ Bluesky shapes: at-uris, public URLs, post records, threads as comment lists. No I/O here. */
@@ -92,16 +93,16 @@ const THREAD_VIEW = 'app.bsky.feed.defs#threadViewPost';
 /** Every reply under the root, at any depth, newest first; direct replies to the post have no parent id. */
 export function commentsOfThread(thread: unknown, ownDid: string): PlatformComment[] {
   const root = thread as ThreadNode;
-  const out: PlatformComment[] = [];
+  const found: Array<{ post: NonNullable<ThreadNode['post']>; parentUri: string | null }> = [];
   const walk = (node: ThreadNode, parentUri: string | null): void => {
     for (const reply of node.replies ?? []) {
       if (reply.$type !== THREAD_VIEW || !reply.post) continue; // notFoundPost, blockedPost
-      out.push(toComment(reply.post, parentUri, ownDid));
+      found.push({ post: reply.post, parentUri });
       walk(reply, reply.post.uri);
     }
   };
   if (root?.$type === THREAD_VIEW) walk(root, null);
-  return out.sort(newestFirst);
+  return listedComments(found, ({ post, parentUri }) => toComment(post, parentUri, ownDid)).sort(newestFirst);
 }
 
 function toComment(post: NonNullable<ThreadNode['post']>, parentUri: string | null, ownDid: string): PlatformComment {

@@ -4,6 +4,7 @@ import { deleteConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
+import { listedComments } from '../listed-comments';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { uploadUnpublishedPhoto } from './media';
 import { readFacebookMetrics } from './metrics';
@@ -119,7 +120,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
         { fields: COMMENT_FIELDS, filter: 'stream', order: 'reverse_chronological', limit: COMMENT_PAGE_SIZE, after: cursor },
         'read',
       );
-      return { comments: page.data.map((c) => commentOf(c, pageId)), nextCursor: nextCursorOf(page) };
+      return { comments: listedComments(page.data, (c) => commentOf(c, pageId)), nextCursor: nextCursorOf(page) };
     },
 
     async replyToComment(ctx, platformPostId, platformCommentId, text) {

@@ -5,6 +5,7 @@ import { deleteConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, onlyMediaSince, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
+import { listedComments } from '../listed-comments';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
 import { buildContainer } from './media';
 import { readInstagramMetrics } from './metrics';
@@ -175,7 +176,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       const comments: PlatformComment[] = [];
       for (const top of page.data) {
         const replies = await drainReplies(conn.client, top);
-        comments.push(commentOf(top, null, replies.length, userId), ...replies.map((r) => commentOf(r, top.id, 0, userId)));
+        comments.push(...listedComments([top], (c) => commentOf(c, null, replies.length, userId)), ...listedComments(replies, (r) => commentOf(r, top.id, 0, userId)));
       }
       return { comments, nextCursor: nextCursorOf(page) };
     },

@@ -1,5 +1,6 @@
 import type { HttpClient } from '../../net/http';
 import { answerOf, unknownIdentityAnswer } from '../answers';
+import { listedComments } from '../listed-comments';
 import { lookedUp } from '../lookup';
 import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { createLinkedInClient, encodeUrn, type LinkedInClient } from './client';
@@ -193,7 +194,10 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
             start = sub.next;
           }
         }
-        comments.push(commentOf(top, author, replies.length), ...replies.map((r) => commentOf({ ...r, parentComment: r.parentComment ?? top.commentUrn }, author, 0)));
+        comments.push(
+          ...listedComments([top], (c) => commentOf(c, author, replies.length)),
+          ...listedComments(replies, (r) => commentOf({ ...r, parentComment: r.parentComment ?? top.commentUrn }, author, 0)),
+        );
       }
       return { comments, nextCursor: page.next === null ? null : String(page.next) };
     },

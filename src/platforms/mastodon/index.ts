@@ -1,5 +1,6 @@
 import type { HttpClient } from '../../net/http';
 import { answerOf } from '../answers';
+import { listedComments } from '../listed-comments';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishedPost } from '../types';
 import { createMastodonClient } from './client';
 import { parseMastodonInstance } from './instance';
@@ -153,7 +154,7 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
       const rest = cursor ? sorted.filter((s) => compareIdsDescending(cursor, s.id) < 0) : sorted;
       const page = rest.slice(0, COMMENT_PAGE_SIZE);
       return {
-        comments: page.map((s) => toComment(s, platformPostId, ctx.settings.account_id)),
+        comments: listedComments(page, (s) => toComment(s, platformPostId, ctx.settings.account_id)),
         nextCursor: rest.length > COMMENT_PAGE_SIZE ? page[page.length - 1].id : null,
       };
     },

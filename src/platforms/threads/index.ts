@@ -5,6 +5,7 @@ import { deleteConfirmed } from '../graph/delete';
 import { GraphFailure } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
+import { listedComments } from '../listed-comments';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { deletePermissionFailure, describeContainerError } from './errors';
 import { readThreadsMetrics } from './metrics';
@@ -118,7 +119,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
         'read',
       );
       const childCount = (id: string) => page.data.filter((r) => r.replied_to?.id === id).length;
-      return { comments: page.data.map((r) => commentOf(r, platformPostId, childCount(r.id))), nextCursor: nextCursorOf(page) };
+      return { comments: listedComments(page.data, (r) => commentOf(r, platformPostId, childCount(r.id))), nextCursor: nextCursorOf(page) };
     },
 
     async replyToComment(ctx, platformPostId, platformCommentId, text) {

@@ -1,5 +1,6 @@
 import type { HttpClient } from '../../net/http';
 import { answerOf, unknownIdentityAnswer } from '../answers';
+import { listedComments } from '../listed-comments';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createXClient, X_DEFAULT_ORIGIN } from './client';
 import { withinLookupWindow } from '../graph/paging';
@@ -143,7 +144,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
       });
       const users = new Map((page.includes?.users ?? []).map((u) => [u.id, u]));
       return {
-        comments: (page.data ?? []).filter((t) => t.id !== root).map((t) => toComment(t, users, platformPostId, ctx.settings.user_id)),
+        comments: listedComments((page.data ?? []).filter((t) => t.id !== root), (t) => toComment(t, users, platformPostId, ctx.settings.user_id)),
         nextCursor: page.meta?.next_token ?? null,
       };
     },
