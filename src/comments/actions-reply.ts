@@ -1,4 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db } from '../db';
+import type { CommentRow } from '../db/tables/comments';
 import { ApiError } from '../errors';
 import { replyParentOf } from '../platforms/capabilities';
 import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
@@ -46,7 +49,12 @@ export async function replyToComment(
   const recovered = interruptedAt ? await findUnrecordedReply(rt, target, replyText, interruptedAt).catch(() => null) : null;
   if (!interruptedAt) {
     const charges: Charge[] = [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];
-    await rt.db.transaction().execute((trx) => reserveQuota(trx, { userId, limits, charges, now: rt.now() }));
+    await rt.db.transaction().execute(async (trx) => {
+      // What the reservation charges, for the reconciler should this process stop before it settles
+      // (`settleLeftReplies`); the reservation stays the transaction's last statement (it locks the user's month).
+      await recordReplyAttempt(trx, { chargeId, userId, postId: target.post.id, commentId: target.comment.id, text: replyText });
+      await reserveQuota(trx, { userId, limits, charges, now: rt.now() });
+    });
   }
 
   const startedAt = rt.now();
@@ -58,7 +66,16 @@ export async function replyToComment(
     throw err;
   }
 
-  const reply = await rt.db.transaction().execute(async (trx) => {
+  return toCommentView(await recordReply(rt.db, target, published, replyText, startedAt, chargeId));
+}
+
+/**
+ * Stores the published reply as an own comment, marks the answered comment replied and spends the attempt's
+ * reservation, in one transaction: what a request does once the platform answered, and what the reconciler does for
+ * a reply it found after the request's process stopped (`settleLeftReplies`).
+ */
+export async function recordReply(db: Db, target: CommentTarget, published: PublishedPost, text: string, startedAt: Date, chargeId: string): Promise<CommentRow> {
+  return db.transaction().execute(async (trx) => {
     // A platform that deduplicates (Mastodon's Idempotency-Key on the same text) may answer with the reply this
     // comment already got through Herald, stored and charged then: nothing new was published, nothing new is charged.
     const already = await findCommentByPlatformId(trx, target.post.id, published.platformPostId);
@@ -69,7 +86,7 @@ export async function replyToComment(
       platformCommentId: published.platformPostId,
       platformParentId: replyParentOf(target.post.platform, target.comment),
       author: ownAuthor(target.account),
-      text: replyText,
+      text,
       createdAt: startedAt,
     });
     await markCommentReplied(trx, target.comment.id, row.id, startedAt);
@@ -77,7 +94,18 @@ export async function replyToComment(
     else await spendQuota(trx, [chargeId]);
     return row;
   });
-  return toCommentView(reply);
+}
+
+/**
+ * Records what a reply attempt's reservation charges (migration 0261). A keyed attempt whose reservation the
+ * reconciler refunded can reserve again under the same id: it starts again.
+ */
+async function recordReplyAttempt(trx: Transaction<Database>, attempt: { chargeId: string; userId: string; postId: string; commentId: string; text: string }): Promise<void> {
+  await trx
+    .insertInto('reply_attempts')
+    .values({ charge_id: attempt.chargeId, user_id: attempt.userId, post_id: attempt.postId, comment_id: attempt.commentId, text: attempt.text })
+    .onConflict((oc) => oc.column('charge_id').doUpdateSet({ started_at: sql`now()` }))
+    .execute();
 }
 
 /**
@@ -119,7 +147,7 @@ const CLOCK_SKEW_MS = 2 * 60_000;
  * already recorded as the reply of a comment: what the lost call published, if anything. (A refresh may have stored
  * it meanwhile, as any own comment; recording it keeps that row's id.)
  */
-async function findUnrecordedReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost | null> {
+export async function findUnrecordedReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost | null> {
   const adapter = rt.adapters[target.post.platform];
   if (!adapter.listComments) return null;
   const parent = replyParentOf(target.post.platform, target.comment);

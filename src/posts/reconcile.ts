@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { settleLeftReplies } from '../comments/actions-reply-left';
 import type { Db } from '../db';
 import { waitingUntil } from './attempt-outcomes';
 import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
@@ -78,6 +79,9 @@ export async function reconcilePosts(rt: PostsRuntime, scope: ReconcileScope = '
   };
   await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
   const followUps = await startLeftFirstComments(rt, signal);
+  // Reply reservations left by a stopped process: looked at apart from the posts' window (their failures are logged
+  // and retried at the next look, and do not hold the window back).
+  await settleLeftReplies(rt, signal).catch((err) => rt.logger.error({ err }, 'reconcile: settling replies left reserved failed'));
   return { checked, started: [...started, ...followUps.started], failed: failed + followUps.failed };
 }
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { replyAttemptId } from '../../src/comments/actions-reply';
-import { loadLimits, reserveQuota, usageFor, usageMonth } from '../../src/quota/quota';
+import { reconcilePosts } from '../../src/posts/reconcile';
+import { loadLimits, refundQuota, reserveQuota, usageFor, usageMonth } from '../../src/quota/quota';
 import { insertMastodonAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, connectAccount, insertPublishedPost, publish, snapshot } from './actions-fixtures';
@@ -265,6 +266,56 @@ describe('comment actions: reply', function () {
       assert.equal((await stored(target.id)).reply_comment_id, res.body.data.id);
       const states = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', attempt).execute();
       assert.deepEqual(states, [{ state: 'spent' }]);
+    }
+  });
+
+  it('a reply whose process stopped mid-call is settled by the reconciler after 15 minutes: found on the platform it is recorded and charged once, not there it is refunded', async () => {
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    const rt = h.reconcilerRuntime();
+    const reservation = (chargeId: string) => h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', chargeId).execute();
+    // A reply made with a request now leaves its attempt's row; the reconciler removes it once settled.
+    const made = await xPostWithComment(x, 'answered at once');
+    assert.equal((await reply(made.post.id, made.target.id, { text: 'answered now' })).status, 201);
+    const madeAttempt = await h.db.selectFrom('reply_attempts').select(['charge_id', 'text']).where('comment_id', '=', made.target.id).executeTakeFirstOrThrow();
+    assert.deepEqual(await reservation(madeAttempt.charge_id), [{ state: 'spent' }]);
+
+    for (const published of [true, false]) {
+      const { post, target } = await xPostWithComment(x, `left reserved ${published}`);
+      const text = `a reply left reserved ${published}`;
+      // What the stopped attempt left (no Idempotency-Key, so no retry will ever come): its reservation and its
+      // attempt's row, started 20 minutes ago; and (maybe) the reply on X.
+      const limits = await loadLimits(h.db, h.api.userId);
+      const chargeId = replyAttemptId(h.api.userId, target.id, text, undefined);
+      const startedAt = new Date(Math.min(h.now().getTime(), Date.now()) - 20 * 60_000);
+      await h.db.transaction().execute(async (trx) => {
+        await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text, started_at: startedAt }).execute();
+        await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+      });
+      // One started a minute ago may still have its request running: left alone.
+      const recent = await xPostWithComment(x, `still running ${published}`);
+      const recentId = replyAttemptId(h.api.userId, recent.target.id, 'in flight', undefined);
+      await h.db.transaction().execute(async (trx) => {
+        const recentStart = new Date(Math.max(h.now().getTime(), Date.now()) - 60_000);
+        await trx.insertInto('reply_attempts').values({ charge_id: recentId, user_id: h.api.userId, post_id: recent.post.id, comment_id: recent.target.id, text: 'in flight', started_at: recentStart }).execute();
+        await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: recentId, kind: 'post' }], now: new Date() });
+      });
+      if (published) h.standIns.x.addReply(target.platform_comment_id, me, text);
+      const before = await usage();
+
+      await reconcilePosts(rt);
+      assert.deepEqual(await reservation(chargeId), [{ state: published ? 'spent' : 'refunded' }], `published=${published}`);
+      assert.equal((await usage()).posts, before.posts - (published ? 0 : 1), published ? 'charged once, by the reservation held' : 'nothing charged');
+      assert.deepEqual(await reservation(recentId), [{ state: 'reserved' }], 'a recent attempt is left to its request');
+      const answered = await stored(target.id);
+      assert.equal(answered.replied, published);
+      if (published) assert.equal(answered.reply_comment_id, (await comment(h, post.id, text)).id);
+      assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, published ? 1 : 0, 'the reconciler never sends');
+      await refundQuota(h.db, [recentId]);
+
+      await reconcilePosts(rt);
+      assert.deepEqual(await reservation(chargeId), [{ state: published ? 'spent' : 'refunded' }], 'settled once');
+      const rows = await h.db.selectFrom('reply_attempts').select('charge_id').where('charge_id', 'in', [chargeId, recentId, madeAttempt.charge_id]).execute();
+      assert.deepEqual(rows, [], 'settled attempts are removed');
     }
   });
 
