@@ -6,11 +6,11 @@ import { ApiError } from '../errors';
 import { replyParentOf } from '../platforms/capabilities';
 import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
 import { checkReplyText, throwFirst, xLinkOutcome } from '../posts/rules';
-import { loadLimits, refundQuota, reservedSince, reserveQuota, spendQuota, type Charge } from '../quota/quota';
+import { chargesOf, loadLimits, refundQuota, reserveQuota, spendQuota, type Charge } from '../quota/quota';
 import { onPlatform, type CommentActionsRuntime } from './actions';
 import { loadCommentTarget, ownAuthor, type CommentTarget } from './actions-target';
 import { toCommentView, type CommentView } from './listing-view';
-import { findCommentByPlatformId, insertOwnComment, markCommentReplied, recordedReplyPlatformIds } from './repository';
+import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markCommentReplied, recordedReplyPlatformIds } from './repository';
 
 /**
  * `POST /api/v1/posts/:id/comments/:comment_id/reply` (publishing-api.md): the reply is published as a post. Its
@@ -43,9 +43,16 @@ export async function replyToComment(
 
   // The reservation's id is the attempt's id (quota rows name what they charge; a reply is not a post row).
   const chargeId = replyAttemptId(userId, target.comment.id, replyText, options.idempotencyKey);
+  const earlier = options.idempotencyKey ? await chargesOf(rt.db, chargeId) : null;
+  // Spent under the same Idempotency-Key: that attempt recorded the reply (or, its process stopped, the reconciler
+  // did: `settleLeftReplies`) and its answer was lost with its process. The recorded reply is the answer; no send.
+  if (earlier?.spent && target.comment.reply_comment_id) {
+    const recorded = await findCommentForUser(rt.db, userId, target.post.id, target.comment.reply_comment_id);
+    if (recorded) return toCommentView(recorded);
+  }
   // Still reserved under the same Idempotency-Key: that attempt's process stopped before it reported back (a
   // finished attempt spends or refunds). It may have published: look first, and send only if nothing is there.
-  const interruptedAt = options.idempotencyKey ? await reservedSince(rt.db, chargeId) : null;
+  const interruptedAt = earlier?.reservedSince ?? null;
   const recovered = interruptedAt ? await findUnrecordedReply(rt, target, replyText, interruptedAt).catch(() => null) : null;
   if (!interruptedAt) {
     const charges: Charge[] = [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];

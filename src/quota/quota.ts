@@ -275,13 +275,15 @@ export async function usageFor(db: Db, userId: string, at: Date): Promise<UsageS
   return { month, posts: row?.posts ?? 0, scheduled: row?.scheduled ?? 0, overage: row?.overage ?? 0, x_link_posts: row?.x_link_posts ?? 0 };
 }
 
-/** When `postId`'s earliest charge still `reserved` was taken, or null when it holds none (spent, refunded or absent). */
-export async function reservedSince(db: Db, postId: string): Promise<Date | null> {
+/**
+ * What `postId`'s charges became: when its earliest one still `reserved` was taken (null when it holds none), and
+ * whether any was spent. One read.
+ */
+export async function chargesOf(db: Db, postId: string): Promise<{ reservedSince: Date | null; spent: boolean }> {
   const row = await db
     .selectFrom('quota_reservations')
-    .select((eb) => eb.fn.min('created_at').as('since'))
+    .select([sql<Date | null>`min(created_at) filter (where state = 'reserved')`.as('since'), sql<boolean | null>`bool_or(state = 'spent')`.as('spent')])
     .where('post_id', '=', postId)
-    .where('state', '=', 'reserved')
     .executeTakeFirst();
-  return row?.since ? new Date(row.since as Date) : null;
+  return { reservedSince: row?.since ? new Date(row.since) : null, spent: row?.spent === true };
 }

@@ -319,6 +319,31 @@ describe('comment actions: reply', function () {
     }
   });
 
+  it('a keyed request whose process stopped mid-call, settled by the reconciler before the retry: the retry answers the recorded reply and sends nothing', async () => {
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    const { post, target } = await xPostWithComment(x, 'settled before the retry');
+    const text = 'a reply settled before its retry';
+    const key = `settled-${target.id}`;
+    const limits = await loadLimits(h.db, h.api.userId);
+    const chargeId = replyAttemptId(h.api.userId, target.id, text, key);
+    const startedAt = new Date(Math.min(h.now().getTime(), Date.now()) - 20 * 60_000);
+    await h.db.transaction().execute(async (trx) => {
+      await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text, started_at: startedAt }).execute();
+      await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+    });
+    h.standIns.x.addReply(target.platform_comment_id, me, text);
+    await reconcilePosts(h.reconcilerRuntime());
+    const recorded = await stored(target.id);
+    assert.ok(recorded.reply_comment_id, 'the reconciler recorded the reply');
+    const before = await usage();
+
+    const res = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.id, recorded.reply_comment_id);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 1, 'never sent a second time');
+    assert.deepEqual(await usage(), before, 'charged once');
+  });
+
   it('mastodon: the same reply twice within its idempotency hour is one status, stored and charged once', async () => {
     const masto = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
     const post = await publish(h, masto.id, 'mastodon post for repeats');
