@@ -29,14 +29,20 @@ interface SettleResult {
  * once (spend and refund only change a reservation still reserved). Attempts already settled are removed first.
  */
 export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: AbortSignal): Promise<SettleResult> {
-  const nowMs = rt.now().getTime();
   await rt.db
     .deleteFrom('reply_attempts')
     .where(({ not, exists, selectFrom }) =>
       not(exists(selectFrom('quota_reservations').select(sql`1`.as('one')).whereRef('quota_reservations.post_id', '=', 'reply_attempts.charge_id').where('quota_reservations.state', '=', 'reserved'))),
     )
     .execute();
-  const left = await rt.db.selectFrom('reply_attempts').selectAll().where('started_at', '<', new Date(nowMs - REPLY_LEFT_AFTER_MS)).orderBy('started_at').execute();
+  // Against the database's clock, which wrote `started_at` (a process's clock may differ, or be a test's).
+  const left = await rt.db
+    .selectFrom('reply_attempts')
+    .selectAll()
+    .select(sql<boolean>`started_at < now() - ${`${REPLY_GIVEN_UP_AFTER_MS} milliseconds`}::interval`.as('given_up'))
+    .where('started_at', '<', sql<Date>`now() - ${`${REPLY_LEFT_AFTER_MS} milliseconds`}::interval`)
+    .orderBy('started_at')
+    .execute();
   const result: SettleResult = { spent: 0, refunded: 0, failed: 0 };
   // Refunded here, an attempt's row goes at the next look (with the settled ones).
   for (const attempt of left) {
@@ -57,7 +63,7 @@ export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: Abor
       else await refundQuota(rt.db, [attempt.charge_id]);
       result[found ? 'spent' : 'refunded']++;
     } catch (err) {
-      if (nowMs - attempt.started_at.getTime() > REPLY_GIVEN_UP_AFTER_MS) {
+      if (attempt.given_up) {
         await refundQuota(rt.db, [attempt.charge_id]);
         result.refunded++;
         continue;

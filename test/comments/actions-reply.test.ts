@@ -319,6 +319,30 @@ describe('comment actions: reply', function () {
     }
   });
 
+  it('a reply left reserved that cannot be looked for (the platform failing) waits for the next look, and after a day is refunded unlooked', async () => {
+    const limits = await loadLimits(h.db, h.api.userId);
+    const leave = async (label: string, agoMs: number) => {
+      const { post, target } = await xPostWithComment(x, `unlookable ${label}`);
+      const chargeId = replyAttemptId(h.api.userId, target.id, `unlookable reply ${label}`, undefined);
+      await h.db.transaction().execute(async (trx) => {
+        const startedAt = new Date(Date.now() - agoMs);
+        await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text: `unlookable reply ${label}`, started_at: startedAt }).execute();
+        await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+      });
+      return chargeId;
+    };
+    const recent = await leave('20 minutes', 20 * 60_000);
+    const old = await leave('25 hours', 25 * 3_600_000);
+    h.standIns.x.standIn.inject({ method: 'GET', path: '/2/tweets/search/recent' }, { kind: 'reply', response: { status: 503, json: { title: 'Service Unavailable', status: 503 } } }, 100);
+    await reconcilePosts(h.reconcilerRuntime());
+    const state = async (chargeId: string) => (await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', chargeId).executeTakeFirstOrThrow()).state;
+    assert.equal(await state(recent), 'reserved', 'looked for again at the next look');
+    assert.equal(await state(old), 'refunded', 'a day unlooked: nothing charged');
+    h.standIns.x.standIn.clearFaults();
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.equal(await state(recent), 'refunded', 'the next look finds nothing there');
+  });
+
   it('a keyed request whose process stopped mid-call, settled by the reconciler before the retry: the retry answers the recorded reply and sends nothing', async () => {
     const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
     const { post, target } = await xPostWithComment(x, 'settled before the retry');
