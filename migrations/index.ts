@@ -38,6 +38,7 @@ import * as m0250 from './0250_publish_attempt_handle';
 import * as m0251 from './0251_idempotency_claims';
 import * as m0252 from './0252_post_schedule_version';
 import * as m0253 from './0253_first_comment_left_index';
+import * as m0261 from './0261_reply_attempts';
 import * as m0262 from './0262_analytics_failed_read_floor';
 import * as m0264 from './0264_comment_sync_claims';
 
@@ -85,6 +86,7 @@ export const migrations: Record<string, Migration> = {
   '0251_idempotency_claims': m0251,
   '0252_post_schedule_version': m0252,
   '0253_first_comment_left_index': m0253,
+  '0261_reply_attempts': m0261,
   '0262_analytics_failed_read_floor': m0262,
   '0264_comment_sync_claims': m0264,
 };

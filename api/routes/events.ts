@@ -24,7 +24,9 @@ export const eventsRoutes = [
     path: '/events',
     summary: 'List events',
     description:
-      'Newest first. `meta.has_more` says whether older events follow; pass the last id of a page as `after` for the next one. Events are kept 30 days.',
+      'Newest first. `meta.has_more` says whether older events follow; pass the last id of a page as `after` for the next one. Events are kept 30 days. ' +
+      'Ids sort by when the event was made, which can be a moment before it is stored: an event can appear below one already read. ' +
+      'A poller should not stop at the newest event it saw: read on past it until events `created_at` 5 minutes before that one, and skip ids already seen. Webhooks deliver every event.',
     tags: ['Events'],
     scope: 'webhooks:read',
     query: listEventsQuery,

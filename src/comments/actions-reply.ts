@@ -1,13 +1,16 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { sql, type Transaction } from 'kysely';
+import type { Database, Db } from '../db';
+import type { CommentRow } from '../db/tables/comments';
 import { ApiError } from '../errors';
 import { replyParentOf } from '../platforms/capabilities';
 import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
 import { checkReplyText, throwFirst, xLinkOutcome } from '../posts/rules';
-import { loadLimits, refundQuota, reservedSince, reserveQuota, spendQuota, type Charge } from '../quota/quota';
+import { chargesOf, loadLimits, refundQuota, reserveQuota, spendQuota, type Charge } from '../quota/quota';
 import { onPlatform, type CommentActionsRuntime } from './actions';
 import { loadCommentTarget, ownAuthor, type CommentTarget } from './actions-target';
 import { toCommentView, type CommentView } from './listing-view';
-import { findCommentByPlatformId, insertOwnComment, markCommentReplied, recordedReplyPlatformIds } from './repository';
+import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markCommentReplied, recordedReplyPlatformIds } from './repository';
 
 /**
  * `POST /api/v1/posts/:id/comments/:comment_id/reply` (publishing-api.md): the reply is published as a post. Its
@@ -40,13 +43,25 @@ export async function replyToComment(
 
   // The reservation's id is the attempt's id (quota rows name what they charge; a reply is not a post row).
   const chargeId = replyAttemptId(userId, target.comment.id, replyText, options.idempotencyKey);
+  const earlier = options.idempotencyKey ? await chargesOf(rt.db, chargeId) : null;
+  // Spent under the same Idempotency-Key: that attempt recorded the reply (or, its process stopped, the reconciler
+  // did: `settleLeftReplies`) and its answer was lost with its process. The recorded reply is the answer; no send.
+  if (earlier?.spent && target.comment.reply_comment_id) {
+    const recorded = await findCommentForUser(rt.db, userId, target.post.id, target.comment.reply_comment_id);
+    if (recorded) return toCommentView(recorded);
+  }
   // Still reserved under the same Idempotency-Key: that attempt's process stopped before it reported back (a
   // finished attempt spends or refunds). It may have published: look first, and send only if nothing is there.
-  const interruptedAt = options.idempotencyKey ? await reservedSince(rt.db, chargeId) : null;
+  const interruptedAt = earlier?.reservedSince ?? null;
   const recovered = interruptedAt ? await findUnrecordedReply(rt, target, replyText, interruptedAt).catch(() => null) : null;
   if (!interruptedAt) {
     const charges: Charge[] = [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];
-    await rt.db.transaction().execute((trx) => reserveQuota(trx, { userId, limits, charges, now: rt.now() }));
+    await rt.db.transaction().execute(async (trx) => {
+      // What the reservation charges, for the reconciler should this process stop before it settles
+      // (`settleLeftReplies`); the reservation stays the transaction's last statement (it locks the user's month).
+      await recordReplyAttempt(trx, { chargeId, userId, postId: target.post.id, commentId: target.comment.id, text: replyText });
+      await reserveQuota(trx, { userId, limits, charges, now: rt.now() });
+    });
   }
 
   const startedAt = rt.now();
@@ -58,7 +73,16 @@ export async function replyToComment(
     throw err;
   }
 
-  const reply = await rt.db.transaction().execute(async (trx) => {
+  return toCommentView(await recordReply(rt.db, target, published, replyText, startedAt, chargeId));
+}
+
+/**
+ * Stores the published reply as an own comment, marks the answered comment replied and spends the attempt's
+ * reservation, in one transaction: what a request does once the platform answered, and what the reconciler does for
+ * a reply it found after the request's process stopped (`settleLeftReplies`).
+ */
+export async function recordReply(db: Db, target: CommentTarget, published: PublishedPost, text: string, startedAt: Date, chargeId: string): Promise<CommentRow> {
+  return db.transaction().execute(async (trx) => {
     // A platform that deduplicates (Mastodon's Idempotency-Key on the same text) may answer with the reply this
     // comment already got through Herald, stored and charged then: nothing new was published, nothing new is charged.
     const already = await findCommentByPlatformId(trx, target.post.id, published.platformPostId);
@@ -69,7 +93,7 @@ export async function replyToComment(
       platformCommentId: published.platformPostId,
       platformParentId: replyParentOf(target.post.platform, target.comment),
       author: ownAuthor(target.account),
-      text: replyText,
+      text,
       createdAt: startedAt,
     });
     await markCommentReplied(trx, target.comment.id, row.id, startedAt);
@@ -77,7 +101,18 @@ export async function replyToComment(
     else await spendQuota(trx, [chargeId]);
     return row;
   });
-  return toCommentView(reply);
+}
+
+/**
+ * Records what a reply attempt's reservation charges (migration 0261). A keyed attempt whose reservation the
+ * reconciler refunded can reserve again under the same id: it starts again.
+ */
+async function recordReplyAttempt(trx: Transaction<Database>, attempt: { chargeId: string; userId: string; postId: string; commentId: string; text: string }): Promise<void> {
+  await trx
+    .insertInto('reply_attempts')
+    .values({ charge_id: attempt.chargeId, user_id: attempt.userId, post_id: attempt.postId, comment_id: attempt.commentId, text: attempt.text })
+    .onConflict((oc) => oc.column('charge_id').doUpdateSet({ started_at: sql`now()` }))
+    .execute();
 }
 
 /**
@@ -119,7 +154,7 @@ const CLOCK_SKEW_MS = 2 * 60_000;
  * already recorded as the reply of a comment: what the lost call published, if anything. (A refresh may have stored
  * it meanwhile, as any own comment; recording it keeps that row's id.)
  */
-async function findUnrecordedReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost | null> {
+export async function findUnrecordedReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost | null> {
   const adapter = rt.adapters[target.post.platform];
   if (!adapter.listComments) return null;
   const parent = replyParentOf(target.post.platform, target.comment);

@@ -1,5 +1,6 @@
 import { status } from '@grpc/grpc-js';
 import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { settleLeftReplies } from '../comments/actions-reply-left';
 import type { Db } from '../db';
 import { waitingUntil } from './attempt-outcomes';
 import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
@@ -123,6 +124,9 @@ export async function reconcilePosts(
   };
   await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
   const followUps = await startLeftFirstComments(rt, signal);
+  // Reply reservations left by a stopped process: looked at apart from the posts' window (their failures are logged
+  // and retried at the next look, and do not hold the window back).
+  await settleLeftReplies(rt, signal).catch((err) => rt.logger.error({ err }, 'reconcile: settling replies left reserved failed'));
   return { checked, started: [...started, ...followUps.started], failed: failed + followUps.failed, refused };
 }
 

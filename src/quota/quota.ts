@@ -141,7 +141,9 @@ function reservationOf(input: QuotaInput, before: RawBuilder<unknown>) {
   const scheduledNeeded = input.charges.filter((c) => c.kind === 'scheduled').length;
   const xLinks = input.charges.filter((c) => xLinkKinds.has(c.kind)).length;
   // Post charges past the monthly post quota are overage (billed per post on paid plans): the n-th post charge of
-  // this request is overage when the counter before it plus n reaches the quota.
+  // this request is overage when the counter before it plus n reaches the quota. The reservation's flag says what
+  // the charge was when taken; the month's counter is the bill, and a refund lowers it by count, not by flag
+  // (`refundQuota`): a charge reserved within the quota and refunded later brings the month back under by one.
   const postQuota = Number.isFinite(limits.postsPerMonth) ? limits.postsPerMonth : null;
   let ordinal = 0;
   const postOrdinals = input.charges.map((c) => (postKinds.has(c.kind) ? ordinal++ : null));
@@ -196,14 +198,13 @@ export async function refundQuota(db: Db | Transaction<Database>, postIds: reado
       .where('post_id', 'in', postIds)
       .where('state', '=', 'reserved');
     if (kinds) update = update.where('kind', 'in', kinds);
-    const refunded = await update.returning(['user_id', 'month', 'kind', 'overage']).execute();
-    const byMonth = new Map<string, { userId: string; month: string; posts: number; scheduled: number; overage: number; xLinks: number }>();
+    const refunded = await update.returning(['user_id', 'month', 'kind']).execute();
+    const byMonth = new Map<string, { userId: string; month: string; posts: number; scheduled: number; xLinks: number }>();
     for (const r of refunded) {
       const key = `${r.user_id}/${r.month}`;
-      const entry = byMonth.get(key) ?? { userId: r.user_id, month: r.month, posts: 0, scheduled: 0, overage: 0, xLinks: 0 };
+      const entry = byMonth.get(key) ?? { userId: r.user_id, month: r.month, posts: 0, scheduled: 0, xLinks: 0 };
       if (postKinds.has(r.kind)) entry.posts += 1;
       if (r.kind === 'scheduled') entry.scheduled += 1;
-      if (r.overage) entry.overage += 1;
       if (xLinkKinds.has(r.kind)) entry.xLinks += 1;
       byMonth.set(key, entry);
     }
@@ -213,7 +214,10 @@ export async function refundQuota(db: Db | Transaction<Database>, postIds: reado
         .set({
           posts: sql`greatest(0, posts - ${e.posts})`,
           scheduled: sql`greatest(0, scheduled - ${e.scheduled})`,
-          overage: sql`greatest(0, overage - ${e.overage})`,
+          // Overage is the month's posts past its quota, whichever charge is refunded: each post charge returned
+          // takes one off it while there is any (the count was over by it), never one the month is not over by. A
+          // refund of a charge reserved within the quota used to leave it, billing a post the month no longer had.
+          overage: sql`greatest(0, overage - ${e.posts})`,
           x_link_posts: sql`greatest(0, x_link_posts - ${e.xLinks})`,
         })
         .where('user_id', '=', e.userId)
@@ -271,13 +275,15 @@ export async function usageFor(db: Db, userId: string, at: Date): Promise<UsageS
   return { month, posts: row?.posts ?? 0, scheduled: row?.scheduled ?? 0, overage: row?.overage ?? 0, x_link_posts: row?.x_link_posts ?? 0 };
 }
 
-/** When `postId`'s earliest charge still `reserved` was taken, or null when it holds none (spent, refunded or absent). */
-export async function reservedSince(db: Db, postId: string): Promise<Date | null> {
+/**
+ * What `postId`'s charges became: when its earliest one still `reserved` was taken (null when it holds none), and
+ * whether any was spent. One read.
+ */
+export async function chargesOf(db: Db, postId: string): Promise<{ reservedSince: Date | null; spent: boolean }> {
   const row = await db
     .selectFrom('quota_reservations')
-    .select((eb) => eb.fn.min('created_at').as('since'))
+    .select([sql<Date | null>`min(created_at) filter (where state = 'reserved')`.as('since'), sql<boolean | null>`bool_or(state = 'spent')`.as('spent')])
     .where('post_id', '=', postId)
-    .where('state', '=', 'reserved')
     .executeTakeFirst();
-  return row?.since ? new Date(row.since as Date) : null;
+  return { reservedSince: row?.since ? new Date(row.since) : null, spent: row?.spent === true };
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { replyAttemptId } from '../../src/comments/actions-reply';
-import { loadLimits, reserveQuota, usageFor, usageMonth } from '../../src/quota/quota';
+import { reconcilePosts } from '../../src/posts/reconcile';
+import { loadLimits, refundQuota, reserveQuota, usageFor, usageMonth } from '../../src/quota/quota';
 import { insertMastodonAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, connectAccount, insertPublishedPost, publish, snapshot } from './actions-fixtures';
@@ -266,6 +267,105 @@ describe('comment actions: reply', function () {
       const states = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', attempt).execute();
       assert.deepEqual(states, [{ state: 'spent' }]);
     }
+  });
+
+  it('a reply whose process stopped mid-call is settled by the reconciler after 15 minutes: found on the platform it is recorded and charged once, not there it is refunded', async () => {
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    const rt = h.reconcilerRuntime();
+    const reservation = (chargeId: string) => h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', chargeId).execute();
+    // A reply made with a request now leaves its attempt's row; the reconciler removes it once settled.
+    const made = await xPostWithComment(x, 'answered at once');
+    assert.equal((await reply(made.post.id, made.target.id, { text: 'answered now' })).status, 201);
+    const madeAttempt = await h.db.selectFrom('reply_attempts').select(['charge_id', 'text']).where('comment_id', '=', made.target.id).executeTakeFirstOrThrow();
+    assert.deepEqual(await reservation(madeAttempt.charge_id), [{ state: 'spent' }]);
+
+    for (const published of [true, false]) {
+      const { post, target } = await xPostWithComment(x, `left reserved ${published}`);
+      const text = `a reply left reserved ${published}`;
+      // What the stopped attempt left (no Idempotency-Key, so no retry will ever come): its reservation and its
+      // attempt's row, started 20 minutes ago; and (maybe) the reply on X.
+      const limits = await loadLimits(h.db, h.api.userId);
+      const chargeId = replyAttemptId(h.api.userId, target.id, text, undefined);
+      const startedAt = new Date(Math.min(h.now().getTime(), Date.now()) - 20 * 60_000);
+      await h.db.transaction().execute(async (trx) => {
+        await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text, started_at: startedAt }).execute();
+        await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+      });
+      // One started a minute ago may still have its request running: left alone.
+      const recent = await xPostWithComment(x, `still running ${published}`);
+      const recentId = replyAttemptId(h.api.userId, recent.target.id, 'in flight', undefined);
+      await h.db.transaction().execute(async (trx) => {
+        const recentStart = new Date(Math.max(h.now().getTime(), Date.now()) - 60_000);
+        await trx.insertInto('reply_attempts').values({ charge_id: recentId, user_id: h.api.userId, post_id: recent.post.id, comment_id: recent.target.id, text: 'in flight', started_at: recentStart }).execute();
+        await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: recentId, kind: 'post' }], now: new Date() });
+      });
+      if (published) h.standIns.x.addReply(target.platform_comment_id, me, text);
+      const before = await usage();
+
+      await reconcilePosts(rt);
+      assert.deepEqual(await reservation(chargeId), [{ state: published ? 'spent' : 'refunded' }], `published=${published}`);
+      assert.equal((await usage()).posts, before.posts - (published ? 0 : 1), published ? 'charged once, by the reservation held' : 'nothing charged');
+      assert.deepEqual(await reservation(recentId), [{ state: 'reserved' }], 'a recent attempt is left to its request');
+      const answered = await stored(target.id);
+      assert.equal(answered.replied, published);
+      if (published) assert.equal(answered.reply_comment_id, (await comment(h, post.id, text)).id);
+      assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, published ? 1 : 0, 'the reconciler never sends');
+      await refundQuota(h.db, [recentId]);
+
+      await reconcilePosts(rt);
+      assert.deepEqual(await reservation(chargeId), [{ state: published ? 'spent' : 'refunded' }], 'settled once');
+      const rows = await h.db.selectFrom('reply_attempts').select('charge_id').where('charge_id', 'in', [chargeId, recentId, madeAttempt.charge_id]).execute();
+      assert.deepEqual(rows, [], 'settled attempts are removed');
+    }
+  });
+
+  it('a reply left reserved that cannot be looked for (the platform failing) waits for the next look, and after a day is refunded unlooked', async () => {
+    const limits = await loadLimits(h.db, h.api.userId);
+    const leave = async (label: string, agoMs: number) => {
+      const { post, target } = await xPostWithComment(x, `unlookable ${label}`);
+      const chargeId = replyAttemptId(h.api.userId, target.id, `unlookable reply ${label}`, undefined);
+      await h.db.transaction().execute(async (trx) => {
+        const startedAt = new Date(Date.now() - agoMs);
+        await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text: `unlookable reply ${label}`, started_at: startedAt }).execute();
+        await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+      });
+      return chargeId;
+    };
+    const recent = await leave('20 minutes', 20 * 60_000);
+    const old = await leave('25 hours', 25 * 3_600_000);
+    h.standIns.x.standIn.inject({ method: 'GET', path: '/2/tweets/search/recent' }, { kind: 'reply', response: { status: 503, json: { title: 'Service Unavailable', status: 503 } } }, 100);
+    await reconcilePosts(h.reconcilerRuntime());
+    const state = async (chargeId: string) => (await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', chargeId).executeTakeFirstOrThrow()).state;
+    assert.equal(await state(recent), 'reserved', 'looked for again at the next look');
+    assert.equal(await state(old), 'refunded', 'a day unlooked: nothing charged');
+    h.standIns.x.standIn.clearFaults();
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.equal(await state(recent), 'refunded', 'the next look finds nothing there');
+  });
+
+  it('a keyed request whose process stopped mid-call, settled by the reconciler before the retry: the retry answers the recorded reply and sends nothing', async () => {
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    const { post, target } = await xPostWithComment(x, 'settled before the retry');
+    const text = 'a reply settled before its retry';
+    const key = `settled-${target.id}`;
+    const limits = await loadLimits(h.db, h.api.userId);
+    const chargeId = replyAttemptId(h.api.userId, target.id, text, key);
+    const startedAt = new Date(Math.min(h.now().getTime(), Date.now()) - 20 * 60_000);
+    await h.db.transaction().execute(async (trx) => {
+      await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text, started_at: startedAt }).execute();
+      await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+    });
+    h.standIns.x.addReply(target.platform_comment_id, me, text);
+    await reconcilePosts(h.reconcilerRuntime());
+    const recorded = await stored(target.id);
+    assert.ok(recorded.reply_comment_id, 'the reconciler recorded the reply');
+    const before = await usage();
+
+    const res = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.id, recorded.reply_comment_id);
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 1, 'never sent a second time');
+    assert.deepEqual(await usage(), before, 'charged once');
   });
 
   it('mastodon: the same reply twice within its idempotency hour is one status, stored and charged once', async () => {

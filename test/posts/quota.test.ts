@@ -45,6 +45,31 @@ describe('Monthly post quota', function () {
     assert.deepEqual({ posts: usage.posts, overage: usage.overage }, { posts: 301, overage: 1 });
   });
 
+  it('paid plans: a refund of a post booked within the quota takes the overage back; the month is billed only what is past it', async () => {
+    // Agent (300 a month): a scheduled post is the 300th (within the quota), an immediate one the 301st (overage);
+    // deleting the scheduled post returns its charge: 300 posts, none past the quota, so no overage.
+    await h.syncClock();
+    const user = await userWithUsage('agent', 299);
+    const usage = async () => {
+      const u = await usageFor(h.db, user.userId, h.now());
+      return { posts: u.posts, overage: u.overage };
+    };
+    const at = new Date(h.now().getTime() + 3 * 3_600_000).toISOString();
+    const scheduled = await h.api.request('POST', '/api/v1/posts', { key: user.apiKey, body: { account_id: user.account.id, text: 'the 300th', schedule_at: at } });
+    assert.equal(scheduled.status, 201, scheduled.text);
+    assert.deepEqual(await usage(), { posts: 300, overage: 0 });
+    const immediate = await h.api.request('POST', '/api/v1/posts', { key: user.apiKey, body: { account_id: user.account.id, text: 'the 301st' } });
+    assert.equal(immediate.status, 201, immediate.text);
+    assert.deepEqual(await usage(), { posts: 301, overage: 1 });
+    const deleted = await h.api.request('DELETE', `/api/v1/posts/${scheduled.body.data.id}`, { key: user.apiKey });
+    assert.ok(deleted.status < 300, deleted.text);
+    assert.deepEqual(await usage(), { posts: 300, overage: 0 }, 'no post past the quota is left to bill');
+    // Past it again: the next post is overage once more.
+    const again = await h.api.request('POST', '/api/v1/posts', { key: user.apiKey, body: { account_id: user.account.id, text: 'the 301st again' } });
+    assert.equal(again.status, 201, again.text);
+    assert.deepEqual(await usage(), { posts: 301, overage: 1 });
+  });
+
   it('paid plans: an x link post is billed and recorded; own credentials are exempt', async () => {
     const user = await userWithUsage('agent', 0);
     const res = await h.api.request('POST', '/api/v1/posts', { key: user.apiKey, body: { account_id: user.account.id, text: 'see https://example.com/paid' } });

@@ -50,9 +50,23 @@ interface CommentSyncStatesTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/**
+ * A comment reply whose quota reservation (`quota_reservations.post_id` = `charge_id`) may still be reserved
+ * (migration 0261): what the reconciler needs to look for the reply when its process stopped mid-call.
+ */
+interface ReplyAttemptsTable {
+  charge_id: string;
+  user_id: string;
+  post_id: string;
+  comment_id: string;
+  text: string;
+  started_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface CommentsTables {
   comments: CommentsTable;
   comment_sync_states: CommentSyncStatesTable;
+  reply_attempts: ReplyAttemptsTable;
 }
 
 export type CommentRow = Selectable<CommentsTable>;

@@ -1,0 +1,76 @@
+import { sql } from 'kysely';
+import { ApiError } from '../errors';
+import { refundQuota } from '../quota/quota';
+import type { CommentActionsRuntime } from './actions';
+import { findUnrecordedReply, recordReply } from './actions-reply';
+import { loadCommentTarget } from './actions-target';
+
+/**
+ * A reply attempt still `reserved` this long after it started has no request left to settle it: its process stopped
+ * between the reservation and the spend or refund (a request's platform call gives up long before this).
+ */
+const REPLY_LEFT_AFTER_MS = 15 * 60_000;
+/** One that could not be looked for (the platform failing) this long is refunded unlooked: nothing is charged. */
+const REPLY_GIVEN_UP_AFTER_MS = 24 * 3_600_000;
+
+interface SettleResult {
+  spent: number;
+  refunded: number;
+  /** Left for the next look: the platform could not be asked. */
+  failed: number;
+}
+
+/**
+ * Settles comment replies whose process stopped mid-call (publishing-api.md: a failed post is never charged; a
+ * reservation naming no post is otherwise held for ever). For each attempt still reserved `REPLY_LEFT_AFTER_MS`
+ * after it started, the reply is looked for on the platform as a keyed retry looks for it (`findUnrecordedReply`):
+ * found, it is recorded and charged as the request would have (`recordReply`); not there, or its post, comment or
+ * account gone, the reservation is refunded. A keyed retry racing this look settles the same reservation at most
+ * once (spend and refund only change a reservation still reserved). Attempts already settled are removed first.
+ */
+export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: AbortSignal): Promise<SettleResult> {
+  await rt.db
+    .deleteFrom('reply_attempts')
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('quota_reservations').select(sql`1`.as('one')).whereRef('quota_reservations.post_id', '=', 'reply_attempts.charge_id').where('quota_reservations.state', '=', 'reserved'))),
+    )
+    .execute();
+  // Against the database's clock, which wrote `started_at` (a process's clock may differ, or be a test's).
+  const left = await rt.db
+    .selectFrom('reply_attempts')
+    .selectAll()
+    .select(sql<boolean>`started_at < now() - ${`${REPLY_GIVEN_UP_AFTER_MS} milliseconds`}::interval`.as('given_up'))
+    .where('started_at', '<', sql<Date>`now() - ${`${REPLY_LEFT_AFTER_MS} milliseconds`}::interval`)
+    .orderBy('started_at')
+    .execute();
+  const result: SettleResult = { spent: 0, refunded: 0, failed: 0 };
+  // Refunded here, an attempt's row goes at the next look (with the settled ones).
+  for (const attempt of left) {
+    if (signal?.aborted) break;
+    let target;
+    try {
+      target = await loadCommentTarget(rt, attempt.user_id, attempt.post_id, attempt.comment_id, 'reply');
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      // Nothing to look on (post, comment or account gone, replies switched off): nothing is charged.
+      await refundQuota(rt.db, [attempt.charge_id]);
+      result.refunded++;
+      continue;
+    }
+    try {
+      const found = await findUnrecordedReply(rt, target, attempt.text, attempt.started_at);
+      if (found) await recordReply(rt.db, target, found, attempt.text, attempt.started_at, attempt.charge_id);
+      else await refundQuota(rt.db, [attempt.charge_id]);
+      result[found ? 'spent' : 'refunded']++;
+    } catch (err) {
+      if (attempt.given_up) {
+        await refundQuota(rt.db, [attempt.charge_id]);
+        result.refunded++;
+        continue;
+      }
+      result.failed++;
+      rt.logger.error({ err, chargeId: attempt.charge_id, commentId: attempt.comment_id }, 'reconcile: could not look for a reply left reserved');
+    }
+  }
+  return result;
+}
