@@ -271,13 +271,15 @@ export async function usageFor(db: Db, userId: string, at: Date): Promise<UsageS
   return { month, posts: row?.posts ?? 0, scheduled: row?.scheduled ?? 0, overage: row?.overage ?? 0, x_link_posts: row?.x_link_posts ?? 0 };
 }
 
-/** When `postId`'s earliest charge still `reserved` was taken, or null when it holds none (spent, refunded or absent). */
-export async function reservedSince(db: Db, postId: string): Promise<Date | null> {
+/**
+ * What `postId` was charged before, whatever became of it: when its earliest charge was taken and whether one is still
+ * `reserved`; null when it never held one. Refunded and spent reservations stay as rows, so this outlives them.
+ */
+export async function chargedBefore(db: Db, postId: string): Promise<{ since: Date; reserved: boolean } | null> {
   const row = await db
     .selectFrom('quota_reservations')
-    .select((eb) => eb.fn.min('created_at').as('since'))
+    .select((eb) => [eb.fn.min('created_at').as('since'), sql<boolean>`bool_or(state = 'reserved')`.as('reserved')])
     .where('post_id', '=', postId)
-    .where('state', '=', 'reserved')
     .executeTakeFirst();
-  return row?.since ? new Date(row.since as Date) : null;
+  return row?.since ? { since: new Date(row.since as Date), reserved: row.reserved === true } : null;
 }

@@ -268,6 +268,58 @@ describe('comment actions: reply', function () {
     }
   });
 
+  it('a keyed retry after an unconfirmed 502 looks first: the reply the lost call published is recorded once, never sent again', async () => {
+    const { post, target } = await xPostWithComment(x, 'unconfirmed, then retried');
+    const text = 'published, answer lost';
+    const keyed = { body: { text }, headers: { 'Idempotency-Key': `unconfirmed-${target.id}` } };
+    const before = await usage();
+    // The create lands but its answer is lost, and the looks that follow (the adapter's at the account's posts, then
+    // Herald's at the conversation) cannot read.
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset', thenHandle: true });
+    h.standIns.x.rateLimit(/^\/2\/users\/[^/]+\/tweets$/, Math.floor(Date.now() / 1000) + 60);
+    h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
+    const lost = await h.api.request('POST', replyPath(post.id, target.id), keyed);
+    assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
+    assert.deepEqual(await usage(), before, 'nothing charged');
+    const sends = h.standIns.x.standIn.calls('POST', '/2/tweets').length;
+
+    const retry = await h.api.request('POST', replyPath(post.id, target.id), keyed);
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'the retry sent nothing');
+    assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
+    assert.equal(retry.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === text)!.id);
+    assert.equal((await stored(target.id)).reply_comment_id, retry.body.data.id);
+    assert.equal((await usage()).posts, before.posts + 1, 'charged once');
+  });
+
+  it('a keyed retry whose look for the earlier attempt\'s reply fails answers 502 and sends nothing', async () => {
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    const { post, target } = await xPostWithComment(x, 'look fails');
+    const text = 'answer whose look fails';
+    const key = `look-fails-${target.id}`;
+    // What a stopped attempt left: its reservation, and the reply on X.
+    const limits = await loadLimits(h.db, h.api.userId);
+    const attempt = replyAttemptId(h.api.userId, target.id, text, key);
+    await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: attempt, kind: 'post' }], now: new Date() }));
+    h.standIns.x.addReply(target.platform_comment_id, me, text);
+    const before = await usage();
+    const sends = h.standIns.x.standIn.calls('POST', '/2/tweets').length;
+
+    h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
+    const res = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    assert.deepEqual([res.status, res.body.error?.code], [502, 'upstream_error'], res.text);
+    assert.match(res.body.error.message, /could not look for the reply an earlier attempt with this Idempotency-Key may have published on X, so nothing was sent or charged/);
+    assert.ok(res.headers.get('retry-after'), 'the platform\'s wait is passed on');
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'nothing sent');
+    assert.equal((await usage()).posts, before.posts - 1, 'the stopped attempt\'s reservation is refunded');
+    assert.equal((await stored(target.id)).replied, false);
+
+    const retry = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'still nothing sent: the reply was found');
+    assert.equal((await usage()).posts, before.posts, 'charged once');
+  });
+
   it('mastodon: the same reply twice within its idempotency hour is one status, stored and charged once', async () => {
     const masto = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
     const post = await publish(h, masto.id, 'mastodon post for repeats');
