@@ -320,6 +320,31 @@ describe('comment actions: reply', function () {
     assert.equal((await usage()).posts, before.posts, 'charged once');
   });
 
+  it('a deleted post\'s comments: reply and hide are 501 comments_unsupported with the listing\'s reason, nothing sent or charged; Herald\'s own reply can still be deleted', async () => {
+    const { post, target } = await xPostWithComment(x, 'answer me after the post is gone');
+    const own = await reply(post.id, target.id, { text: 'answered before the deletion' });
+    assert.equal(own.status, 201, own.text);
+    const deleted = await h.api.request('DELETE', `/api/v1/posts/${post.id}`);
+    assert.equal(deleted.status, 200, deleted.text);
+    const before = await usage();
+    const sends = h.standIns.x.standIn.calls('POST', '/2/tweets').length;
+
+    const listing = await h.api.request('GET', `/api/v1/posts/${post.id}/comments`);
+    const reason = 'This post was deleted; its comments are no longer refreshed. The comments shown were stored before.';
+    assert.deepEqual([listing.body.meta.sync.status, listing.body.meta.sync.reason], ['unsupported', reason]);
+    const message = `${reason} Replying to its comments and hiding them need a published post.`;
+    const res = await reply(post.id, target.id, { text: 'too late now' });
+    assert.deepEqual([res.status, res.body], [501, { error: { code: 'comments_unsupported', message } }]);
+    const hidden = await h.api.request('POST', `${replyPath(post.id, target.id).replace(/\/reply$/, '')}/hide`, { body: { hidden: true } });
+    assert.deepEqual([hidden.status, hidden.body], [501, { error: { code: 'comments_unsupported', message } }]);
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'nothing sent');
+    assert.deepEqual(await usage(), before, 'nothing charged');
+
+    const removed = await h.api.request('DELETE', replyPath(post.id, own.body.data.id).replace(/\/reply$/, ''));
+    assert.deepEqual([removed.status, removed.body], [200, { data: { id: own.body.data.id, deleted: true } }], removed.text);
+    assert.equal(h.standIns.x.liveTweets().some((t) => t.text === 'answered before the deletion'), false);
+  });
+
   it('mastodon: the same reply twice within its idempotency hour is one status, stored and charged once', async () => {
     const masto = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
     const post = await publish(h, masto.id, 'mastodon post for repeats');
