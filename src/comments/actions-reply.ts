@@ -3,10 +3,11 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { CommentRow } from '../db/tables/comments';
 import { ApiError } from '../errors';
+import { platformName } from '../platforms/availability';
 import { replyParentOf } from '../platforms/capabilities';
 import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
 import { checkReplyText, throwFirst, xLinkOutcome } from '../posts/rules';
-import { chargesOf, loadLimits, refundQuota, reserveQuota, spendQuota, type Charge } from '../quota/quota';
+import { chargedBefore, loadLimits, refundQuota, reserveQuota, spendQuota, type Charge } from '../quota/quota';
 import { onPlatform, type CommentActionsRuntime } from './actions';
 import { loadCommentTarget, ownAuthor, type CommentTarget } from './actions-target';
 import { toCommentView, type CommentView } from './listing-view';
@@ -23,7 +24,8 @@ import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markComm
  * for among the post's comments on the platform before anything is reported; found, it is recorded as published,
  * otherwise the answer is 502 saying the outcome is unconfirmed (nothing charged), never a second send. A request
  * with an Idempotency-Key whose process stopped mid-call is retried (once its lease ends) under the same attempt:
- * the reply is looked for before it is sent again.
+ * the reply is looked for before it is sent again. So is the retry of a keyed attempt that answered 502 (a 5xx is not
+ * kept for replay): an unconfirmed outcome may have published. A lookup that fails sends nothing (502).
  */
 export async function replyToComment(
   rt: CommentActionsRuntime,
@@ -43,18 +45,17 @@ export async function replyToComment(
 
   // The reservation's id is the attempt's id (quota rows name what they charge; a reply is not a post row).
   const chargeId = replyAttemptId(userId, target.comment.id, replyText, options.idempotencyKey);
-  const earlier = options.idempotencyKey ? await chargesOf(rt.db, chargeId) : null;
+  const earlier = options.idempotencyKey ? await chargedBefore(rt.db, chargeId) : null;
   // Spent under the same Idempotency-Key: that attempt recorded the reply (or, its process stopped, the reconciler
   // did: `settleLeftReplies`) and its answer was lost with its process. The recorded reply is the answer; no send.
   if (earlier?.spent && target.comment.reply_comment_id) {
     const recorded = await findCommentForUser(rt.db, userId, target.post.id, target.comment.reply_comment_id);
     if (recorded) return toCommentView(recorded);
   }
-  // Still reserved under the same Idempotency-Key: that attempt's process stopped before it reported back (a
-  // finished attempt spends or refunds). It may have published: look first, and send only if nothing is there.
-  const interruptedAt = earlier?.reservedSince ?? null;
-  const recovered = interruptedAt ? await findUnrecordedReply(rt, target, replyText, interruptedAt).catch(() => null) : null;
-  if (!interruptedAt) {
+  // Charged before under the same Idempotency-Key: that attempt's process stopped before it reported back (still
+  // reserved), or it answered 502 and was refunded, maybe on an unconfirmed outcome (the refunded reservation is the
+  // mark: which failure it was is not kept). It may have published: look first (below), and send only if nothing is there.
+  if (!earlier?.reserved) {
     const charges: Charge[] = [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];
     await rt.db.transaction().execute(async (trx) => {
       // What the reservation charges, for the reconciler should this process stop before it settles
@@ -67,7 +68,10 @@ export async function replyToComment(
   const startedAt = rt.now();
   let published: PublishedPost;
   try {
-    published = recovered ?? (await onPlatform(rt, target, 'reply', () => publishReply(rt, target, replyText, startedAt)));
+    published = await onPlatform(rt, target, 'reply', async () => {
+      const recovered = earlier ? await lookBeforeSending(rt, target, replyText, earlier.since) : null;
+      return recovered ?? publishReply(rt, target, replyText, startedAt, chargeId);
+    });
   } catch (err) {
     await refundQuota(rt.db, [chargeId]);
     throw err;
@@ -126,10 +130,10 @@ export function replyAttemptId(userId: string, commentId: string, text: string, 
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost> {
+async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date, attemptId: string): Promise<PublishedPost> {
   const adapter = rt.adapters[target.post.platform];
   try {
-    return await adapter.replyToComment!(target.ctx, target.post.platform_post_id, target.comment.platform_comment_id, text);
+    return await adapter.replyToComment!(target.ctx, target.post.platform_post_id, target.comment.platform_comment_id, text, attemptId);
   } catch (err) {
     if (!isPlatformFailure(err) || err.kind !== 'unknown_outcome') throw err;
     const found = await findUnrecordedReply(rt, target, text, startedAt).catch(() => null);
@@ -141,6 +145,20 @@ async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, te
       undefined,
       err.detail,
     );
+  }
+}
+
+/**
+ * The reply an earlier attempt under the same Idempotency-Key may have published. A lookup that fails is no "not
+ * there": it answers 502 and nothing is sent (a refused credential keeps its own answer, 409).
+ */
+async function lookBeforeSending(rt: CommentActionsRuntime, target: CommentTarget, text: string, since: Date): Promise<PublishedPost | null> {
+  try {
+    return await findUnrecordedReply(rt, target, text, since);
+  } catch (err) {
+    if (!isPlatformFailure(err) || err.kind === 'reauthorize') throw err;
+    const message = `${err.clientMessage.replace(/\.$/, '')}. Herald could not look for the reply an earlier attempt with this Idempotency-Key may have published on ${platformName(err.platform)}, so nothing was sent or charged; send it again later with the same key.`;
+    throw new PlatformFailure(err.platform, 'unknown_outcome', message, err.retryAfterSeconds, err.detail);
   }
 }
 

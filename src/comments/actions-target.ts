@@ -11,15 +11,16 @@ import type { PlatformContext } from '../platforms/types';
 import { postNotFound } from '../posts/read';
 import type { PostsRuntime } from '../posts/runtime';
 import { loadCommentablePostRows } from './actions-source';
-import { commentCapabilitiesOrRefuse } from './readable';
+import { commentCapabilitiesOrRefuse, notPublishedReason } from './readable';
 import { findCommentForUser, type OwnCommentInput } from './repository';
 
 /**
  * Everything a comment action (reply, hide, delete) checks before it reaches a platform, in the order a client
  * learns of it: the post is the user's (404), the platform's comments are open (501 `platform_coming_soon`), the post
- * can read comments at all (501 `comments_unsupported`), the comment is one of the post's (404), the platform allows
- * the action on this comment (501 `comment_action_unsupported`), the account is still connected (404) and the
- * connection can carry it (409 `comment_permission_required`).
+ * can read comments at all (501 `comments_unsupported`), a reply or hide is on a `published` post (501
+ * `comments_unsupported`, the listing's reason: a deleted post's comments are no longer read), the comment is one
+ * of the post's (404), the platform allows the action on this comment (501 `comment_action_unsupported`), the
+ * account is still connected (404) and the connection can carry it (409 `comment_permission_required`).
  */
 
 export type CommentAction = 'reply' | 'hide' | 'delete';
@@ -65,6 +66,11 @@ export async function loadCommentRows(rt: Pick<PostsRuntime, 'db'>, userId: stri
 export function checkCommentTarget(rt: Pick<PostsRuntime, 'config' | 'sealedBox'>, rows: CommentRows, action: CommentAction): CommentTarget {
   const { post, account, comment } = rows;
   const caps = commentCapabilitiesOrRefuse(post.platform, account, rt.config.comingSoon);
+  // Deleting stays open on a deleted post: on x, Bluesky and Mastodon Herald's own reply outlives the post it
+  // answered, and taking it down publishes nothing and costs nothing.
+  if (action !== 'delete' && post.status !== 'published') {
+    throw new ApiError('comments_unsupported', `${notPublishedReason(post.status)} Replying to its comments and hiding them need a published post.`);
+  }
   if (!comment || post.platform_post_id === null) throw new ApiError('not_found', `Comment ${rows.commentId} was not found on post ${post.id}`);
   requireCapability(post.platform, caps, action, comment);
 

@@ -7,7 +7,7 @@ import { isAcceptedInstant } from '../db/timestamp';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { postNotFound } from '../posts/read';
-import { commentCapabilitiesOrRefuse } from './readable';
+import { commentCapabilitiesOrRefuse, notPublishedReason } from './readable';
 import { effectiveLimits } from '../plans';
 import type { Client } from '@temporalio/client';
 import { planRefusal, type AllowanceLimits } from './allowance';
@@ -91,11 +91,6 @@ export async function listComments(rt: ListingRuntime, userId: string, postId: s
   };
 }
 
-const notPublishedReason: Partial<Record<PostRow['status'], string>> = {
-  deleted: 'This post was deleted; its comments are no longer refreshed. The comments shown were stored before.',
-  failed: 'This post was never published, so it has no comments.',
-};
-
 /**
  * The listing's side of the sync rules: records that the post is being read (`auto`, `true`), asks for the refresh that is due, and
  * reports the sync state. On `sync=true` with nothing stored, a refusal is the answer (rule 6).
@@ -110,8 +105,7 @@ async function syncForListing(
 ): Promise<SyncMeta> {
   const now = rt.now();
   if (post.status !== 'published' || !post.platform_post_id) {
-    const reason = notPublishedReason[post.status] ?? 'This post is not published yet; its comments are read once it is.';
-    return { status: 'unsupported', reason, synced_at: iso(storedState?.synced_at ?? null), next_sync_after: null };
+    return { status: 'unsupported', reason: notPublishedReason(post.status), synced_at: iso(storedState?.synced_at ?? null), next_sync_after: null };
   }
   let state = storedState;
   // Only a listing that may refresh keeps the background refreshes going: `sync=false` never refreshes (rule 2), and a

@@ -1,7 +1,21 @@
 import { ApiError } from '../errors';
 import { platformName, requireAvailablePlatform } from '../platforms/availability';
 import { commentCapabilitiesFor, type CommentCapabilities } from '../platforms/capabilities';
+import type { PostRow } from '../db/tables/posts';
 import type { PlatformSlug } from '../platforms/types';
+
+const notPublishedReasons: Partial<Record<PostRow['status'], string>> = {
+  deleted: 'This post was deleted; its comments are no longer refreshed. The comments shown were stored before.',
+  failed: 'This post was never published, so it has no comments.',
+};
+
+/**
+ * Why a post that is not `published` reads no comments: a listing's `sync.reason` (status `unsupported`), and the
+ * start of a refused reply or hide (publishing-api.md line 3: comment actions are on published posts).
+ */
+export function notPublishedReason(status: PostRow['status']): string {
+  return notPublishedReasons[status] ?? 'This post is not published yet; its comments are read once it is.';
+}
 
 /**
  * The comment capabilities of a post's account, for a route that reads or acts on its comments: 501

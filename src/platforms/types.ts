@@ -143,7 +143,11 @@ export interface PlatformAdapter {
    * holds by part (`src/comments/thread-part-comments.ts`).
    */
   listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string, thread?: { rootPlatformPostId: string }): Promise<CommentPage>;
-  replyToComment?(ctx: PlatformContext, platformPostId: string, platformCommentId: string, text: string): Promise<PublishedPost>;
+  /**
+   * `attemptId`: the reply attempt (stable across retries of one Idempotency-Key); a platform that dedupes by a key of
+   * the caller's choosing (Bluesky's rkey) derives it from this, so a retry cannot publish a second reply.
+   */
+  replyToComment?(ctx: PlatformContext, platformPostId: string, platformCommentId: string, text: string, attemptId?: string): Promise<PublishedPost>;
   hideComment?(ctx: PlatformContext, platformCommentId: string, hidden: boolean): Promise<void>;
   /** `platformPostId`: the post the comment is on (LinkedIn's delete path names it; others ignore it). */
   deleteComment?(ctx: PlatformContext, platformCommentId: string, platformPostId?: string): Promise<void>;

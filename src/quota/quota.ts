@@ -276,14 +276,19 @@ export async function usageFor(db: Db, userId: string, at: Date): Promise<UsageS
 }
 
 /**
- * What `postId`'s charges became: when its earliest one still `reserved` was taken (null when it holds none), and
- * whether any was spent. One read.
+ * What `postId` was charged before, whatever became of it: when its earliest charge was taken, whether one is still
+ * `reserved` and whether one was spent; null when it never held one. Refunded and spent reservations stay as rows,
+ * so this outlives them. One read.
  */
-export async function chargesOf(db: Db, postId: string): Promise<{ reservedSince: Date | null; spent: boolean }> {
+export async function chargedBefore(db: Db, postId: string): Promise<{ since: Date; reserved: boolean; spent: boolean } | null> {
   const row = await db
     .selectFrom('quota_reservations')
-    .select([sql<Date | null>`min(created_at) filter (where state = 'reserved')`.as('since'), sql<boolean | null>`bool_or(state = 'spent')`.as('spent')])
+    .select((eb) => [
+      eb.fn.min('created_at').as('since'),
+      sql<boolean>`bool_or(state = 'reserved')`.as('reserved'),
+      sql<boolean>`bool_or(state = 'spent')`.as('spent'),
+    ])
     .where('post_id', '=', postId)
     .executeTakeFirst();
-  return { reservedSince: row?.since ? new Date(row.since) : null, spent: row?.spent === true };
+  return row?.since ? { since: new Date(row.since as Date), reserved: row.reserved === true, spent: row.spent === true } : null;
 }

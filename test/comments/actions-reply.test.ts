@@ -368,6 +368,83 @@ describe('comment actions: reply', function () {
     assert.deepEqual(await usage(), before, 'charged once');
   });
 
+  it('a keyed retry after an unconfirmed 502 looks first: the reply the lost call published is recorded once, never sent again', async () => {
+    const { post, target } = await xPostWithComment(x, 'unconfirmed, then retried');
+    const text = 'published, answer lost';
+    const keyed = { body: { text }, headers: { 'Idempotency-Key': `unconfirmed-${target.id}` } };
+    const before = await usage();
+    // The create lands but its answer is lost, and the looks that follow (the adapter's at the account's posts, then
+    // Herald's at the conversation) cannot read.
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset', thenHandle: true });
+    h.standIns.x.rateLimit(/^\/2\/users\/[^/]+\/tweets$/, Math.floor(Date.now() / 1000) + 60);
+    h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
+    const lost = await h.api.request('POST', replyPath(post.id, target.id), keyed);
+    assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
+    assert.deepEqual(await usage(), before, 'nothing charged');
+    const sends = h.standIns.x.standIn.calls('POST', '/2/tweets').length;
+
+    const retry = await h.api.request('POST', replyPath(post.id, target.id), keyed);
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'the retry sent nothing');
+    assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
+    assert.equal(retry.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === text)!.id);
+    assert.equal((await stored(target.id)).reply_comment_id, retry.body.data.id);
+    assert.equal((await usage()).posts, before.posts + 1, 'charged once');
+  });
+
+  it('a keyed retry whose look for the earlier attempt\'s reply fails answers 502 and sends nothing', async () => {
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    const { post, target } = await xPostWithComment(x, 'look fails');
+    const text = 'answer whose look fails';
+    const key = `look-fails-${target.id}`;
+    // What a stopped attempt left: its reservation, and the reply on X.
+    const limits = await loadLimits(h.db, h.api.userId);
+    const attempt = replyAttemptId(h.api.userId, target.id, text, key);
+    await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: attempt, kind: 'post' }], now: new Date() }));
+    h.standIns.x.addReply(target.platform_comment_id, me, text);
+    const before = await usage();
+    const sends = h.standIns.x.standIn.calls('POST', '/2/tweets').length;
+
+    h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
+    const res = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    assert.deepEqual([res.status, res.body.error?.code], [502, 'upstream_error'], res.text);
+    assert.match(res.body.error.message, /could not look for the reply an earlier attempt with this Idempotency-Key may have published on X, so nothing was sent or charged/);
+    assert.ok(res.headers.get('retry-after'), 'the platform\'s wait is passed on');
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'nothing sent');
+    assert.equal((await usage()).posts, before.posts - 1, 'the stopped attempt\'s reservation is refunded');
+    assert.equal((await stored(target.id)).replied, false);
+
+    const retry = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'still nothing sent: the reply was found');
+    assert.equal((await usage()).posts, before.posts, 'charged once');
+  });
+
+  it('a deleted post\'s comments: reply and hide are 501 comments_unsupported with the listing\'s reason, nothing sent or charged; Herald\'s own reply can still be deleted', async () => {
+    const { post, target } = await xPostWithComment(x, 'answer me after the post is gone');
+    const own = await reply(post.id, target.id, { text: 'answered before the deletion' });
+    assert.equal(own.status, 201, own.text);
+    const deleted = await h.api.request('DELETE', `/api/v1/posts/${post.id}`);
+    assert.equal(deleted.status, 200, deleted.text);
+    const before = await usage();
+    const sends = h.standIns.x.standIn.calls('POST', '/2/tweets').length;
+
+    const listing = await h.api.request('GET', `/api/v1/posts/${post.id}/comments`);
+    const reason = 'This post was deleted; its comments are no longer refreshed. The comments shown were stored before.';
+    assert.deepEqual([listing.body.meta.sync.status, listing.body.meta.sync.reason], ['unsupported', reason]);
+    const message = `${reason} Replying to its comments and hiding them need a published post.`;
+    const res = await reply(post.id, target.id, { text: 'too late now' });
+    assert.deepEqual([res.status, res.body], [501, { error: { code: 'comments_unsupported', message } }]);
+    const hidden = await h.api.request('POST', `${replyPath(post.id, target.id).replace(/\/reply$/, '')}/hide`, { body: { hidden: true } });
+    assert.deepEqual([hidden.status, hidden.body], [501, { error: { code: 'comments_unsupported', message } }]);
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'nothing sent');
+    assert.deepEqual(await usage(), before, 'nothing charged');
+
+    const removed = await h.api.request('DELETE', replyPath(post.id, own.body.data.id).replace(/\/reply$/, ''));
+    assert.deepEqual([removed.status, removed.body], [200, { data: { id: own.body.data.id, deleted: true } }], removed.text);
+    assert.equal(h.standIns.x.liveTweets().some((t) => t.text === 'answered before the deletion'), false);
+  });
+
   it('mastodon: the same reply twice within its idempotency hour is one status, stored and charged once', async () => {
     const masto = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
     const post = await publish(h, masto.id, 'mastodon post for repeats');

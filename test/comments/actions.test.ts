@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { startApi } from '../helpers/api';
+import { graphErrors } from '../standins/graph';
 import { insertAccount, insertMastodonAccount, insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, connectAccount, insertPublishedPost, publish, snapshot } from './actions-fixtures';
@@ -220,6 +221,23 @@ describe('comment actions: hide and delete', function () {
     assert.equal(gone.status, 404, gone.text);
     assert.equal(gone.body.error.code, 'not_found');
     assert.deepEqual([(await stored(c.id)).deleted, (await stored(c.id)).hidden], [true, false]);
+  });
+
+  it('graph\'s 100/33 to a hide or a reply on a comment it still has: 502, nothing changed, the comment not recorded deleted', async () => {
+    const post = await publish(h, facebook.id, 'fb ambiguous 100/33');
+    const visitor = h.standIns.facebook.addExternalComment(post.platform_post_id, 'still here');
+    await snapshot(h, post.id);
+    const c = await comment(h, post.id, 'still here');
+    // Missing permission or unsupported operation, in Graph's words for "does not exist" too.
+    h.standIns.facebook.standIn.inject({ method: 'POST', path: `/v25.0/${visitor.id}` }, { kind: 'reply', response: graphErrors.unknownObject(visitor.id, 'post') });
+    const hidden = await hide(post.id, c.id, true);
+    assert.deepEqual([hidden.status, hidden.body], [502, { error: { code: 'upstream_error', message: 'Facebook refused to change the comment: Facebook did not allow this connection to change it; nothing was changed.' } }]);
+    h.standIns.facebook.standIn.inject({ method: 'POST', path: `/v25.0/${visitor.id}/comments` }, { kind: 'reply', response: graphErrors.unknownObject(visitor.id, 'post') });
+    const replied = await h.api.request('POST', `${path(post.id, c.id)}/reply`, { body: { text: 'not allowed' } });
+    assert.deepEqual([replied.status, replied.body.error.code], [502, 'upstream_error'], replied.text);
+    assert.match(replied.body.error.message, /did not allow this connection to reply to this comment; nothing was changed\.$/);
+    const row = await stored(c.id);
+    assert.deepEqual([row.deleted, row.hidden, row.replied, h.standIns.facebook.comments.get(visitor.id)!.is_hidden], [false, false, false, false]);
   });
 
   it('refused before any platform call: 404 for another user\'s post or comment, 501 for telegram, a linkedin profile and coming-soon comments', async () => {

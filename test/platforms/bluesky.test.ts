@@ -4,7 +4,7 @@ import { createBlueskyAdapter, checkServiceUrl, isAppPassword, rkeyForPost } fro
 import { XRPCError } from '@atproto/api';
 import { TransportError } from '../../src/net/http';
 import { classify } from '../../src/platforms/bluesky/errors';
-import { isTid } from '../../src/platforms/bluesky/tid';
+import { isTid, rkeyForReply } from '../../src/platforms/bluesky/tid';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext } from '../../src/platforms/types';
 import { startBlueskyStandIn, type BlueskyStandIn, type BlueskyStandInAccount } from '../standins/bluesky';
 
@@ -501,6 +501,16 @@ describe('bluesky adapter against the stand-in', () => {
         adapter.replyToComment!(ctx, post.platformPostId, `at://${bob.did}/app.bsky.feed.post/3aaaaaaaaaaaa`, 'to nothing'),
         failure('gone', 'Bluesky no longer has the post this one replies to.'),
       );
+    });
+
+    it('a reply attempt sent twice lands on one key: the second create is refused there and answers the first reply', async () => {
+      const { post, top } = await postWithReplies();
+      const attempt = '6f1d2c3b-4a59-5876-9a10-123456789abc';
+      const first = await adapter.replyToComment!(ctx, post.platformPostId, top.uri, 'said once', attempt);
+      const again = await adapter.replyToComment!(ctx, post.platformPostId, top.uri, 'said once', attempt);
+      assert.equal(again.platformPostId, first.platformPostId);
+      assert.equal(bsky.record(first.platformPostId)!.rkey, rkeyForReply(attempt));
+      assert.equal(creates().filter((c) => c.json.record?.text === 'said once').length, 2, 'sent twice, kept once');
     });
 
     it('deletes own replies only', async () => {

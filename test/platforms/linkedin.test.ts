@@ -143,7 +143,7 @@ describe('linkedin adapter against the REST stand-in', () => {
     li.addExternalComment(post.platformPostId, 'a reply', first.commentUrn);
     const own = await adapter.replyToComment!(page, post.platformPostId, first.commentUrn, 'Thanks!');
     const page1 = await adapter.listComments!(page, post.platformPostId);
-    assert.equal(page1.nextCursor, '25');
+    assert.equal(page1.nextCursor, '25:27');
     assert.deepEqual(page1.comments.slice(0, 3).map((c) => [c.text, c.platformParentId, c.replies, c.own]), [
       ['comment 0', null, 2, false], ['a reply', first.commentUrn, 0, false], ['Thanks!', first.commentUrn, 0, true],
     ]);
@@ -155,6 +155,18 @@ describe('linkedin adapter against the REST stand-in', () => {
     assert.deepEqual(li.standIn.calls('GET', `/rest/socialActions/${encodeURIComponent(post.platformPostId)}/comments`)[0].query, { start: '0', count: '25' });
     const page2 = await adapter.listComments!(page, post.platformPostId, page1.nextCursor!);
     assert.deepEqual([page2.comments.map((c) => c.text), page2.nextCursor], [['comment 25', 'comment 26'], null]);
+  });
+
+  it('a comment deleted between page reads shifts the offsets: the next page is refused (retryable), so no live comment is inferred deleted', async () => {
+    const post = await adapter.publish(page, { postId: 'p7s', text: 'Comments shifting', media: [] });
+    const all = Array.from({ length: 27 }, (_, i) => li.addExternalComment(post.platformPostId, `shifting ${i}`));
+    const page1 = await adapter.listComments!(page, post.platformPostId);
+    assert.equal(page1.comments.length, 25);
+    li.comments.delete(all[0].id);
+    await assert.rejects(
+      adapter.listComments!(page, post.platformPostId, page1.nextCursor!),
+      failure('retryable', "LinkedIn's comments on this post changed between pages; they are read again from the start at the next refresh."),
+    );
   });
 
   it('replies to a comment with parentComment and deletes its own comment: the URN names the activity, the delete path the post', async () => {

@@ -28,7 +28,7 @@ import {
   withoutUnresolvedMentions,
   type AtUri,
 } from './mapper';
-import { freshRkey, rkeyForPost } from './tid';
+import { freshRkey, rkeyForPost, rkeyForReply } from './tid';
 
 export { checkServiceUrl, isAppPassword } from './account';
 export { rkeyForPost } from './tid';
@@ -213,8 +213,9 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
       });
     },
 
-    replyToComment(ctx, _platformPostId, platformCommentId, text) {
-      return createPost(ctx, freshRkey(now()), text, [], { ref: postRef(platformCommentId, 'comment'), missing: 'gone' });
+    replyToComment(ctx, _platformPostId, platformCommentId, text, attemptId) {
+      const rkey = attemptId ? rkeyForReply(attemptId) : freshRkey(now());
+      return createPost(ctx, rkey, text, [], { ref: postRef(platformCommentId, 'comment'), missing: 'gone' });
     },
 
     deleteComment(ctx, platformCommentId) {

@@ -31,7 +31,19 @@ function encodeTid(timestampUs: bigint, clockId: number): string {
 
 /** The record key of the Bluesky post made for Herald post `postId`: the same id always gives the same key. */
 export function rkeyForPost(postId: string): string {
-  const digest = createHash('sha256').update(`herald:bluesky:post:${postId}`).digest();
+  return derivedRkey(`herald:bluesky:post:${postId}`);
+}
+
+/**
+ * The record key of a comment reply made by reply attempt `attemptId` (`replyAttemptId`, stable across retries of one
+ * Idempotency-Key): a retry can only land on the same key, where the PDS refuses a second record (protocols.md).
+ */
+export function rkeyForReply(attemptId: string): string {
+  return derivedRkey(`herald:bluesky:reply:${attemptId}`);
+}
+
+function derivedRkey(seed: string): string {
+  const digest = createHash('sha256').update(seed).digest();
   const offset = digest.readBigUInt64BE(0) & ((1n << DERIVED_WINDOW_BITS) - 1n);
   return encodeTid(DERIVED_EPOCH_US + offset, digest.readUInt16BE(8));
 }

@@ -1,6 +1,6 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import type { GraphAdapterDeps } from '../graph/deps';
-import { deleteConfirmed } from '../graph/delete';
+import { deleteConfirmed, goneConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
@@ -125,12 +125,13 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
 
     async replyToComment(ctx, platformPostId, platformCommentId, text) {
       const { client, pageId } = connect(ctx);
-      const id = await postComment(client, platformCommentId, text);
+      const id = await goneConfirmed(client, 'facebook', platformCommentId, 'reply', () => postComment(client, platformCommentId, text));
       return { platformPostId: id, url: commentUrl(pageId, platformPostId, id) };
     },
 
     async hideComment(ctx, platformCommentId, hidden) {
-      await connect(ctx).client.post(graphPath(platformCommentId), { is_hidden: String(hidden) }, 'hide');
+      const { client } = connect(ctx);
+      await goneConfirmed(client, 'facebook', platformCommentId, 'hide', () => client.post(graphPath(platformCommentId), { is_hidden: String(hidden) }, 'hide'));
     },
 
     async deleteComment(ctx, platformCommentId) {

@@ -1,7 +1,7 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import { assertQuotaLeft, defaultContainerPolling, earlierContainer, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
-import { deleteConfirmed } from '../graph/delete';
+import { deleteConfirmed, goneConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, onlyMediaSince, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
@@ -183,12 +183,16 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
 
     async replyToComment(ctx, _platformPostId, platformCommentId, text) {
       // Instagram attaches a reply to a reply to the top-level comment itself.
-      const res = await connect(ctx).client.post<{ id: string }>(graphPath(platformCommentId, 'replies'), { message: text }, 'reply', { creates: true });
+      const { client } = connect(ctx);
+      const res = await goneConfirmed(client, 'instagram', platformCommentId, 'reply', () =>
+        client.post<{ id: string }>(graphPath(platformCommentId, 'replies'), { message: text }, 'reply', { creates: true }),
+      );
       return { platformPostId: res.id, url: null };
     },
 
     async hideComment(ctx, platformCommentId, hidden) {
-      await connect(ctx).client.post(graphPath(platformCommentId), { hide: String(hidden) }, 'hide');
+      const { client } = connect(ctx);
+      await goneConfirmed(client, 'instagram', platformCommentId, 'hide', () => client.post(graphPath(platformCommentId), { hide: String(hidden) }, 'hide'));
     },
 
     async deleteComment(ctx, platformCommentId) {

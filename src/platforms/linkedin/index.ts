@@ -106,7 +106,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
     if (!conn.organizationId) throw new PlatformFailure('linkedin', 'permanent', 'LinkedIn offers no comment access for member profile posts; only Page posts have comments in Herald.');
   }
 
-  async function readComments(conn: Connection, targetUrn: string, start: number): Promise<{ elements: ListedComment[]; next: number | null }> {
+  async function readComments(conn: Connection, targetUrn: string, start: number): Promise<{ elements: ListedComment[]; next: number | null; total: number | undefined }> {
     const res = await conn.client.send({ method: 'GET', path: `/rest/socialActions/${encodeUrn(targetUrn)}/comments`, query: { start, count: COMMENT_PAGE_SIZE }, action: 'read' });
     const body = res.json as { elements?: LinkedInComment[]; paging?: { start?: number; count?: number; total?: number } } | undefined;
     const raw = body?.elements ?? [];
@@ -118,7 +118,22 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
       const commentUrn = commentUrnOf(c);
       return commentUrn ? [{ ...c, commentUrn }] : [];
     });
-    return { elements, next: more && raw.length > 0 ? end : null };
+    return { elements, next: more && raw.length > 0 ? end : null, total };
+  }
+
+  /**
+   * A comment page's cursor: its offset, and the total LinkedIn reported with the page before ("<start>:<total>").
+   * Offsets shift when a comment is deleted between page reads, so a later page would skip a live comment and a
+   * complete read would record it deleted (`findUnseenComments`): a total that changed refuses the read (retryable;
+   * the next refresh reads from the start), and nothing is inferred from it.
+   */
+  function commentCursor(next: number, total: number | undefined): string {
+    return total === undefined ? String(next) : `${next}:${total}`;
+  }
+
+  function readCommentCursor(cursor: string | undefined): { start: number; total: number | undefined } {
+    const [start, total] = (cursor ?? '0').split(':');
+    return { start: Number(start), total: total === undefined ? undefined : Number(total) };
   }
 
   return {
@@ -183,7 +198,11 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
       const conn = connect(ctx);
       requirePage(conn);
       const author = await authorOf(conn);
-      const page = await readComments(conn, platformPostId, cursor ? Number(cursor) : 0);
+      const at = readCommentCursor(cursor);
+      const page = await readComments(conn, platformPostId, at.start);
+      if (at.total !== undefined && page.total !== undefined && page.total !== at.total) {
+        throw new PlatformFailure('linkedin', 'retryable', 'LinkedIn\'s comments on this post changed between pages; they are read again from the start at the next refresh.');
+      }
       const comments: PlatformComment[] = [];
       for (const top of page.elements) {
         const replies: ListedComment[] = [];
@@ -199,7 +218,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
           ...listedComments(replies, (r) => commentOf({ ...r, parentComment: r.parentComment ?? top.commentUrn }, author, 0)),
         );
       }
-      return { comments, nextCursor: page.next === null ? null : String(page.next) };
+      return { comments, nextCursor: page.next === null ? null : commentCursor(page.next, page.total) };
     },
 
     async replyToComment(ctx, platformPostId, platformCommentId, text) {

@@ -1,7 +1,7 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
 import { assertQuotaLeft, createContainer, defaultContainerPolling, earlierContainer, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, waitForContainers, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
-import { deleteConfirmed } from '../graph/delete';
+import { deleteConfirmed, goneConfirmed } from '../graph/delete';
 import { GraphFailure } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
@@ -123,11 +123,13 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     },
 
     async replyToComment(ctx, platformPostId, platformCommentId, text) {
-      return publish(ctx, { postId: `reply:${platformCommentId}`, text, media: [], replyTo: { platformPostId: platformCommentId, rootPlatformPostId: platformPostId } });
+      const reply = { postId: `reply:${platformCommentId}`, text, media: [], replyTo: { platformPostId: platformCommentId, rootPlatformPostId: platformPostId } };
+      return goneConfirmed(connect(ctx).client, 'threads', platformCommentId, 'reply', () => publish(ctx, reply));
     },
 
     async hideComment(ctx, platformCommentId, hidden) {
-      await connect(ctx).client.post(graphPath(platformCommentId, 'manage_reply'), { hide: String(hidden) }, 'hide');
+      const { client } = connect(ctx);
+      await goneConfirmed(client, 'threads', platformCommentId, 'hide', () => client.post(graphPath(platformCommentId, 'manage_reply'), { hide: String(hidden) }, 'hide'));
     },
 
     async deleteComment(ctx, platformCommentId) {
