@@ -14,6 +14,7 @@ import { createActivities } from '../../activities';
 import { testConfig } from '../helpers/api';
 import { createXRenewer } from '../../src/platforms/x/refresh';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
+import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { endWaitingWorkflow, startPostsHarness, type PostsHarness } from '../posts/harness';
 import { silenceSdkLogs } from '../helpers/temporal';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
@@ -34,13 +35,17 @@ describe('Credentials that stay alive', function () {
   let h: PostsHarness;
   const http = createHttpClient({ allowInsecure: true, timeoutMs: 5_000 });
   let renewers: CredentialRenewers;
+  // A database of its own: the reconciler at start reads every account, and in the shared one it would give other
+  // files' x accounts (their tokens named as this stand-in names its own) workflows on this harness's worker.
+  let database: TestDatabase;
 
   before(async function () {
     // Failing renewals are the point of some tests: the SDK's warning for each retried activity is noise here.
     silenceSdkLogs('ERROR');
     let xOrigin = '';
     renewers = { x: createXRenewer({ http, origin: 'http://placeholder.invalid', app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } }) };
-    h = await startPostsHarness({ plan: 'pro', posts: { renewers, renewalPatienceMs: [20, 20] } });
+    database = await createTestDatabase();
+    h = await startPostsHarness({ plan: 'pro', posts: { renewers, renewalPatienceMs: [20, 20] }, database });
     xOrigin = h.standIns.x.origin;
     // The stand-ins start inside the harness: point the renewer at the X stand-in now that its origin is known.
     Object.assign(renewers, {
@@ -53,6 +58,7 @@ describe('Credentials that stay alive', function () {
   after(async () => {
     await h?.stop();
     await http.close();
+    await database?.close();
   });
   afterEach(() => h.standIns.x.standIn.clearFaults());
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { reconcilePosts } from '../../src/posts/reconcile';
 import { postWorkflowId } from '../../src/posts/workflow-client';
+import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
@@ -12,11 +13,18 @@ import { startPostsHarness, type PostsHarness } from './harness';
 describe('The periodic reconcile looks at scheduled posts due soon', function () {
   this.timeout(90_000);
   let h: PostsHarness;
+  // A database of its own: the look reads every user's posts, and in the shared one it would start the workflows
+  // of other files' scheduled posts on this harness's worker and stand-ins.
+  let database: TestDatabase;
 
   before(async () => {
-    h = await startPostsHarness();
+    database = await createTestDatabase();
+    h = await startPostsHarness({ database });
   });
-  after(async () => h?.stop());
+  after(async () => {
+    await h?.stop();
+    await database?.close();
+  });
 
   /** The look a minute after the last clean one: the posts changed in the last 2 minutes, the overdue, the due soon. */
   const periodicLook = () => reconcilePosts({ ...h.reconcilerRuntime(), now: h.now }, { changedWithinMs: 2 * 60_000 });
