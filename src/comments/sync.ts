@@ -153,17 +153,18 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
   } catch (err) {
     if (err instanceof RefreshClaimLost) throw err;
     deps.logger.error({ err, postId: post.id, platform: post.platform }, 'comment refresh failed outside the platform call');
-    read = { outcome: 'failed', stored: progress.stored, failure: new PlatformFailure(post.platform, 'retryable', `Herald could not process what ${name} answered`) };
+    read = { outcome: 'failed', failure: new PlatformFailure(post.platform, 'retryable', `Herald could not process what ${name} answered`) };
   }
-  if (read.stored === 0 && (read.outcome === 'failed' || read.outcome === 'x_reads_spent')) await giveBackCommentSync(deps.db, post.user_id, now);
+  const stored = progress.stored;
+  if (stored === 0 && (read.outcome === 'failed' || read.outcome === 'x_reads_spent')) await giveBackCommentSync(deps.db, post.user_id, now);
   if (read.outcome === 'truncated' || read.outcome === 'complete') {
     return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
   }
   if (read.outcome === 'x_reads_spent') {
     return record({
       status: 'budget',
-      reason: xReadsBudgetReason(limits, now, read.stored > 0),
-      ...(read.stored > 0 ? { syncedAt: now } : {}),
+      reason: xReadsBudgetReason(limits, now, stored > 0),
+      ...(stored > 0 ? { syncedAt: now } : {}),
       nextSyncAfter: recheckAt,
       consecutiveFailures: 0,
     });
@@ -212,12 +213,13 @@ async function recordFailure(
   return record({ status: 'error', reason: `The last comment refresh failed (${why}); ${shown}. Next refresh after ${nextSyncAfter.toISOString()}.`, nextSyncAfter, consecutiveFailures: failures });
 }
 
+/** How a read ended; what it stored so far is counted in the caller's `progress` (it outlives a throw). */
 type ReadOutcome =
-  | { outcome: 'complete'; stored: number }
+  | { outcome: 'complete' }
   /** Stopped at the page limit: what was read is stored, but nothing can be concluded about comments not reached. */
-  | { outcome: 'truncated'; stored: number }
-  | { outcome: 'x_reads_spent'; stored: number }
-  | { outcome: 'failed'; stored: number; failure: PlatformFailure };
+  | { outcome: 'truncated' }
+  | { outcome: 'x_reads_spent' }
+  | { outcome: 'failed'; failure: PlatformFailure };
 
 /** A part of a reply-chain thread: its listing is sorted by part (`ThreadPartComments`). */
 interface ThreadPartRead {
@@ -239,7 +241,7 @@ async function settleThreadPart(deps: CommentSyncDeps, post: RefreshPost, thread
   await removeCommentsOfOtherParts(deps.db, post.id, thread.comments.elsewhere().filter((id) => stored.has(id)));
 }
 
-/** `progress.stored` counts what was stored so far, for a caller that meets a throw. */
+/** `progress.stored` counts what was stored so far (the caller reads it after a return or a throw). */
 async function readAllPages(
   deps: CommentSyncDeps,
   post: RefreshPost,
@@ -257,13 +259,13 @@ async function readAllPages(
   for (let page = 0; page < MAX_PAGES; page += 1) {
     await onPage();
     const granted = metered ? await takeXCommentReads(deps.db, post.user_id, limits.xCommentReadsPerMonth, X_PAGE_SIZE, now) : Infinity;
-    if (granted === 0) return { outcome: 'x_reads_spent', stored: progress.stored };
+    if (granted === 0) return { outcome: 'x_reads_spent' };
     let result;
     try {
       result = await listComments(ctx, post.platform_post_id, cursor, thread?.listing);
     } catch (err) {
       if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted, now);
-      if (isPlatformFailure(err)) return { outcome: 'failed', stored: progress.stored, failure: err };
+      if (isPlatformFailure(err)) return { outcome: 'failed', failure: err };
       throw err;
     }
     // Sync rule 8: one read per reply x returned; what the allowance does not cover is not stored.
@@ -271,15 +273,15 @@ async function readAllPages(
     if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
     await upsertRefreshedComments(deps.db, post, (thread ? thread.comments.take(kept) : kept).map(toRefreshed), now);
     progress.stored += kept.length;
-    if (kept.length < result.comments.length) return { outcome: 'x_reads_spent', stored: progress.stored };
+    if (kept.length < result.comments.length) return { outcome: 'x_reads_spent' };
     if (!result.nextCursor) {
       if (thread) await settleThreadPart(deps, post, thread, now);
-      return { outcome: 'complete', stored: progress.stored };
+      return { outcome: 'complete' };
     }
     cursor = result.nextCursor;
   }
   deps.logger.warn({ postId: post.id, pages: MAX_PAGES }, 'comment refresh stopped at the page limit');
-  return { outcome: 'truncated', stored: progress.stored };
+  return { outcome: 'truncated' };
 }
 
 function toRefreshed(c: PlatformComment): RefreshedComment {
