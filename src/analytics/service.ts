@@ -9,6 +9,7 @@ import type { PlatformAdapters } from '../platforms/registry';
 import { isPlatformFailure, type MetricsRequest, type PlatformContext, type PlatformFailure, type PlatformSlug, type PostMetrics } from '../platforms/types';
 import { findOwnLivePost } from '../posts/read';
 import { natureFromUrl } from '../posts/rules/media-formats';
+import { placementOf } from '../posts/rules/placement';
 import { claimRefresh, findSnapshot, recordFailedRead, releaseClaim, storeSnapshot } from './repository';
 
 /**
@@ -111,7 +112,7 @@ async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: s
   try {
     if (!post.account_id) throw new AccountNotConnectedError('', 'not_found');
     ({ ctx } = await loadPlatformContext(deps.db, deps.sealedBox, post.account_id));
-    request = { platformPostId: post.platform_post_id, hasVideo: await hasVideo(deps.db, post), placement: placementOf(post) };
+    request = { platformPostId: post.platform_post_id, hasVideo: await hasVideo(deps.db, post), placement: placementOf(post.platform, post.configuration) ?? undefined };
   } catch (err) {
     // Nothing reached the platform: no floor.
     await releaseClaim(deps.db, post.id, claimId);
@@ -174,11 +175,6 @@ function tooSoon(row: PostAnalyticsRow | undefined, now: Date): AnalyticsResult 
   return { kind: 'refresh_too_soon', retryAfterSeconds, reason: failed ? 'failed_read' : 'recent_read' };
 }
 
-/** `configuration.placement` of the post (a story's insights differ from a feed post's); absent: the default feed. */
-function placementOf(post: PostRow): string | undefined {
-  const placement = post.configuration?.placement;
-  return typeof placement === 'string' ? placement : undefined;
-}
 
 /** Uploads are known by their media row; URLs by their extension (downloaded copies are removed after publishing). */
 async function hasVideo(db: Db, post: PostRow): Promise<boolean> {

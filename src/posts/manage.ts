@@ -8,6 +8,7 @@ import { cancelPosts } from './cancel';
 import { findOwnLivePost, findOwnPost, findOwnPostView, getPostView } from './read';
 import * as posts from './repository';
 import { platformRefusal, type PlatformRefusal } from './outcomes';
+import { placementOf } from './rules/placement';
 import type { PostView } from './post-view';
 import type { PostsRuntime } from './runtime';
 import { threadPartIds } from '../threads/repository';
@@ -113,7 +114,7 @@ async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<Platfor
 /** 501 `delete_unsupported` for a post its platform lets no API delete (by the account's connection or the placement). */
 function throwIfDeleteUnsupported(row: PostRow, via: string | undefined): void {
   const name = platformName(row.platform);
-  const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
+  const placement = placementOf(row.platform, row.configuration) ?? undefined;
   if (deleteSupported(row.platform, { via, placement })) return;
   const why =
     row.platform === 'instagram'
