@@ -15,6 +15,9 @@ import { ABANDONED_AFTER_MS } from './first-comment';
  */
 export type ReconcileScope = 'all' | { changedWithinMs: number; dueBeforeMs?: number };
 
+/** How long past its time a post still `scheduled` goes before every periodic look reads it as overdue. */
+export const OVERDUE_AFTER_MS = 60_000;
+
 /**
  * Posts whose status needs a running workflow (`scheduled`, `publishing`), soonest first, in `scope`. Read through
  * a cursor, `PAGE_ROWS` at a time, keeping only the rows `keep` accepts: the reconciler's look a minute after a burst
@@ -60,7 +63,7 @@ function postsNeedingWorkflowsQuery(db: Db, scope: ReconcileScope) {
       eb.or([
         eb('created_at', '>', since),
         eb('updated_at', '>', since),
-        eb('scheduled_at', '<', sql<Date>`now() - interval '1 minute'`),
+        eb('scheduled_at', '<', sql<Date>`now() - make_interval(secs => ${OVERDUE_AFTER_MS / 1000})`),
         eb.and([eb('status', '=', 'publishing'), eb('updated_at', '<', sql<Date>`now() - interval '10 minutes'`)]),
         ...(scope.dueBeforeMs === undefined ? [] : [eb.and([eb('status', '=', 'scheduled'), eb('scheduled_at', '<', new Date(scope.dueBeforeMs))])]),
       ]),

@@ -3,7 +3,7 @@ import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client } 
 import { settleLeftReplies } from '../comments/actions-reply-left';
 import type { Db } from '../db';
 import { waitingUntil } from './attempt-outcomes';
-import { postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
+import { OVERDUE_AFTER_MS, postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
 import type { PostsRuntime } from './runtime';
 import { firstCommentWorkflowId, postWorkflowId, startFirstCommentWorkflow, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
@@ -40,12 +40,14 @@ interface ReconcileResult {
 const LOOK_MARGIN_MS = 60_000;
 
 /**
- * A scheduled post not yet due whose workflow this process started within the last minutes: its start is known to
- * have succeeded, so the periodic look for posts created moments ago and never started skips it (a burst's posts
- * are not described one by one every minute). Once due and not yet published, it is looked at as before.
+ * A scheduled post not yet overdue whose workflow this process started, or a look saw running, within the last
+ * minutes (`RecentlyRunning`): the periodic look skips it, whether it came as created moments ago or as due soon (a
+ * burst's posts are not described one by one at every look, nor again at every look of their last minutes). The
+ * first look that reads a post due soon describes it, before its hold begins; a workflow lost after that is
+ * started again once the post is overdue, as every post's is.
  */
-function startedHereAndNotDue(rt: PostsRuntime, workflowId: string, row: { status: string; scheduled_ms: number | null }, nowMs: number): boolean {
-  return row.status === 'scheduled' && row.scheduled_ms !== null && row.scheduled_ms > nowMs && rt.recentStarts?.has(workflowId) === true;
+function knownRunningAndNotOverdue(rt: PostsRuntime, workflowId: string, row: { status: string; scheduled_ms: number | null }, nowMs: number): boolean {
+  return row.status === 'scheduled' && row.scheduled_ms !== null && row.scheduled_ms > nowMs - OVERDUE_AFTER_MS && rt.recentlyRunning?.has(workflowId) === true;
 }
 
 /**
@@ -59,8 +61,8 @@ function refusedAsInvalid(err: unknown): err is ServiceError {
 /**
  * How far past the hold's lead a periodic look reaches for scheduled posts (`dueSoon`): two looks, so a workflow lost
  * while its post waited is looked for at least once before the post's hold would have begun, even by a look that
- * comes late. Every look describes the posts due this soon again (a terminate can come at any moment): a few minutes'
- * worth of due posts, not every waiting one.
+ * comes late. The first look that reads a post due this soon describes it; later looks skip it until it is overdue
+ * (`knownRunningAndNotOverdue`): a burst scheduled long ago is described once before its instant, not at every look.
  */
 const DUE_SOON_MARGIN_MS = 2 * 60_000;
 
@@ -83,7 +85,7 @@ export async function reconcilePosts(
     checked++;
     const workflowId = unitWorkflowId(row);
     if (refusedStarts.has(workflowId)) return false;
-    return scope === 'all' || !startedHereAndNotDue(rt, workflowId, row, nowMs);
+    return scope === 'all' || !knownRunningAndNotOverdue(rt, workflowId, row, nowMs);
   });
   const started: string[] = [];
   const refused: string[] = [];
@@ -102,7 +104,10 @@ export async function reconcilePosts(
     for (let next = queue.shift(); next && !signal?.aborted; next = queue.shift()) {
       const [workflowId, { row, postIds }] = next;
       try {
-        if ((await workflowState(rt.temporal!, workflowId)) === 'running') continue;
+        if ((await workflowState(rt.temporal!, workflowId)) === 'running') {
+          if (scope !== 'all') rt.recentlyRunning?.record(workflowId);
+          continue;
+        }
         if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
         else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds);
         else await startPublishWorkflow(rt, row.id);
@@ -187,7 +192,7 @@ export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first:
   });
   let running: Promise<unknown> = first;
   const timer = setInterval(() => {
-    rt.recentStarts?.forgetOld();
+    rt.recentlyRunning?.forgetOld();
     // One look at a time: a look over everything (at start-up with many posts waiting, or after failures) can take
     // longer than the interval, and the next one reaches back to the last clean look's start anyway.
     if (looking) return;

@@ -16,7 +16,7 @@ import { cancelScheduledPosts } from './cancel-scheduled';
 import type { PostChangeFeed } from './change-feed';
 import { CreationReads } from './creation-reads';
 import { InstantGate } from './instant-gate';
-import { RecentStarts } from './recent-starts';
+import { RecentlyRunning } from './recently-running';
 
 /**
  * Everything the posts service (API side) and the post activities (worker side) share, built once per process from
@@ -33,7 +33,7 @@ export interface PostsRuntime {
   /** API side: the accounts and limits this process's creates read last, per user (no read before most creates). */
   creationReads?: CreationReads;
   /** The workflows this process started in the last minutes, which the periodic reconcile need not look at. */
-  recentStarts?: RecentStarts;
+  recentlyRunning?: RecentlyRunning;
   /** Task queue the post workflows run on (`herald`). */
   taskQueue: string;
   /** The adapters, renewing an ended credential on demand and retrying the call once (`keepingCredentialsAlive`). */
@@ -81,7 +81,7 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
     temporal: overrides.temporal ?? base.temporal,
     changes: overrides.changes,
     creationReads: overrides.creationReads ?? new CreationReads(),
-    recentStarts: overrides.recentStarts ?? new RecentStarts(),
+    recentlyRunning: overrides.recentlyRunning ?? new RecentlyRunning(),
     taskQueue: overrides.taskQueue ?? POSTS_TASK_QUEUE,
     http,
     adapters: keepingCredentialsAlive(adapters, { db: base.db, sealedBox, renewers, logger: base.logger, lifecycle, now, patienceMs: overrides.renewalPatienceMs }),

@@ -64,7 +64,7 @@ export async function startPublishWorkflow(
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: options.immediate === true && canStartEagerly(temporal),
   });
-  rt.recentStarts?.record(handle.workflowId);
+  rt.recentlyRunning?.record(handle.workflowId);
   return handle;
 }
 
@@ -83,7 +83,7 @@ export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, post
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: canStartEagerly(temporal),
   });
-  rt.recentStarts?.record(handle.workflowId);
+  rt.recentlyRunning?.record(handle.workflowId);
   return handle;
 }
 
@@ -99,7 +99,7 @@ export async function startFirstCommentWorkflow(rt: PostsRuntime, postId: string
     typedSearchAttributes: await workflowSearchAttributes(rt.db, { postIds: [postId] }),
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
-  rt.recentStarts?.record(handle.workflowId);
+  rt.recentlyRunning?.record(handle.workflowId);
   return handle;
 }
 

@@ -54,7 +54,7 @@ export async function startThreadWorkflow(rt: PostsRuntime, threadId: string, st
     workflowIdConflictPolicy: 'USE_EXISTING',
     requestEagerStart: started.immediate === true && canStartEagerly(temporal),
   });
-  rt.recentStarts?.record(handle.workflowId);
+  rt.recentlyRunning?.record(handle.workflowId);
   return handle;
 }
 

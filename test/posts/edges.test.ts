@@ -3,11 +3,11 @@ import type { AccountRow } from '../../src/db/tables/accounts';
 import { SCHEDULE_SPACING_MINUTES } from '../../src/platforms/capabilities';
 import { findStuckPosts, reconcilePosts, startReconciler } from '../../src/posts/reconcile';
 import { postsNeedingWorkflows } from '../../src/posts/reconcile-queries';
-import type { PostsRuntime } from '../../src/posts/runtime';
 import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
 import { insertAccount, insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
+import { withHandles } from './temporal-handles';
 
 describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retries, reconciliation', function () {
   this.timeout(90_000);
@@ -198,7 +198,7 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
 
       // Started here (as far as this runtime knows): none is looked at, on whichever page it came.
       const rt = h.reconcilerRuntime();
-      for (const row of burst) rt.recentStarts!.record(postWorkflowId(row.id));
+      for (const row of burst) rt.recentlyRunning!.record(postWorkflowId(row.id));
       const periodic = await reconcilePosts(rt, lastMinutes(2));
       assert.ok(periodic.checked >= 1_201);
       assert.deepEqual(periodic.started.filter((id) => burst.some((row) => postWorkflowId(row.id) === id)), []);
@@ -447,16 +447,3 @@ describe('Posts: idempotency, scopes, availability, unknown outcomes, quick retr
     assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('many edits')).map((t) => t.text).join(), 'many edits 7');
   });
 });
-
-/** `rt` whose Temporal client's `getHandle(id)` answers `handleOf(id)` where that gives a handle, the real one otherwise. */
-function withHandles(rt: PostsRuntime, handleOf: (workflowId: string) => object | undefined): PostsRuntime {
-  const real = rt.temporal!;
-  const bound = (target: object, key: string | symbol) => {
-    const value = Reflect.get(target, key, target);
-    return typeof value === 'function' ? value.bind(target) : value;
-  };
-  const workflow = new Proxy(real.workflow, {
-    get: (target, key) => (key === 'getHandle' ? (id: string) => handleOf(id) ?? target.getHandle(id) : bound(target, key)),
-  });
-  return { ...rt, temporal: new Proxy(real, { get: (target, key) => (key === 'workflow' ? workflow : bound(target, key)) }) };
-}

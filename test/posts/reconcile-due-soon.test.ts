@@ -4,6 +4,7 @@ import { postWorkflowId } from '../../src/posts/workflow-client';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
+import { withHandles } from './temporal-handles';
 
 /**
  * A scheduled post whose workflow was lost while it waited (an operator's terminate in the Web UI, a standalone
@@ -59,5 +60,48 @@ describe('The periodic reconcile looks at scheduled posts due soon', function ()
     assert.ok(row.published_at!.getTime() - at.getTime() < 5_000, `on time, not once overdue: ${row.published_at!.getTime() - at.getTime()} ms late`);
     const creates = h.standIns.x.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets');
     assert.equal(creates.length, 1, 'sent once');
+  });
+
+  it('a post due soon is described by the first look that reads it, not again by every look until it is overdue', async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await h.syncClock();
+    const at = new Date(h.now().getTime() + 100_000);
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'due in 100 seconds, scheduled long ago', schedule_at: at.toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    const id: string = res.body.data.id;
+    const workflowId = postWorkflowId(id);
+    // Scheduled long ago, by another process: this one neither started it nor saw it run.
+    const longAgo = new Date(Date.now() - 30 * 60_000);
+    await h.db.updateTable('posts').set({ created_at: longAgo as never, updated_at: longAgo }).where('id', '=', id).execute();
+    try {
+      const described: string[] = [];
+      const base = h.reconcilerRuntime();
+      const rt = withHandles(base, (wid) => {
+        if (wid !== workflowId) return undefined;
+        described.push(wid);
+        return undefined;
+      });
+      // One runtime across the looks, as the service's reconciler keeps one; `now` is moved to each look's moment.
+      let nowMs = h.now().getTime();
+      const look = () => reconcilePosts({ ...rt, now: () => new Date(nowMs) }, { changedWithinMs: 2 * 60_000 });
+
+      const first = await look();
+      assert.deepEqual(described, [workflowId], 'the first look describes it');
+      assert.ok(!first.started.includes(workflowId), 'running: nothing started');
+      nowMs += 60_000;
+      await look();
+      nowMs += 30_000;
+      await look();
+      assert.equal(described.length, 1, 'the next looks before its time skip it');
+      nowMs = at.getTime() + 30_000;
+      await look();
+      assert.equal(described.length, 1, 'nor while it is due, not yet overdue');
+      nowMs = at.getTime() + 61_000;
+      await look();
+      assert.equal(described.length, 2, 'once overdue and still scheduled, it is described again');
+    } finally {
+      await h.env.client.workflow.getHandle(workflowId).terminate('test').catch(() => undefined);
+      await h.db.deleteFrom('posts').where('id', '=', id).execute();
+    }
   });
 });

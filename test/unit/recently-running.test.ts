@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { RecentStarts } from '../../src/posts/recent-starts';
+import { RecentlyRunning } from '../../src/posts/recently-running';
 
-describe('RecentStarts: the workflows this process started within the window', () => {
+describe('RecentlyRunning: the workflows this process started or saw running within the window', () => {
   it('knows a start until the window has passed, and a repeated start renews it', () => {
     let now = 1_000_000;
-    const starts = new RecentStarts(60_000, () => now);
+    const starts = new RecentlyRunning(60_000, () => now);
     starts.record('post-a');
     now += 30_000;
     starts.record('post-b');
