@@ -74,6 +74,9 @@ interface RenewalRequest {
   onlyIfDue?: boolean;
 }
 
+/** A refusal the mass-loss guard held back: committed (its record counts), then thrown as a `RenewalSetupFailure`. */
+type HeldRefusal = { kind: 'held'; platform: AccountRow['platform']; mass: MassRefusal; detail: PlatformFailure['detail'] };
+
 /**
  * Only a dead credential (`reauthorize`) loses the connection. Throws the renewer's transient `PlatformFailure`
  * (`retryable`, `rate_limited`, and `RenewalSetupFailure`, a refusal of Herald's own app credentials or request):
@@ -81,7 +84,7 @@ interface RenewalRequest {
  * refusal held back by the mass-loss guard (`mass-refusal.ts`): the account keeps its credential, tried again later.
  */
 export async function renewAccountCredential(deps: CredentialRenewalDeps, accountId: string, request: RenewalRequest): Promise<RenewalOutcome> {
-  const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome | { kind: 'held'; platform: AccountRow['platform']; mass: MassRefusal; detail: PlatformFailure['detail'] }> => {
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome | HeldRefusal> => {
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).forNoKeyUpdate().executeTakeFirst();
     // A switched-off account is still renewed when asked: deleting its published posts uses its credential. One whose
     // connection was lost waits for a reconnect.
