@@ -9,6 +9,7 @@ import { RenewalSetupFailure } from '../platforms/renewal/token-endpoint';
 import { PlatformFailure, type AccountCredentials } from '../platforms/types';
 import { openCredentials, sealCredentials } from './credentials';
 import { markConnectionLost, type AccountLifecycle } from './lifecycle';
+import { clearRefusal, recordRefusal, type MassRefusal } from './mass-refusal';
 
 /**
  * Renewing an account's expiring credential (decisions.md "Keeping credentials alive"): the one place that calls a
@@ -73,13 +74,17 @@ interface RenewalRequest {
   onlyIfDue?: boolean;
 }
 
+/** A refusal the mass-loss guard held back: committed (its record counts), then thrown as a `RenewalSetupFailure`. */
+type HeldRefusal = { kind: 'held'; platform: AccountRow['platform']; mass: MassRefusal; detail: PlatformFailure['detail'] };
+
 /**
  * Only a dead credential (`reauthorize`) loses the connection. Throws the renewer's transient `PlatformFailure`
  * (`retryable`, `rate_limited`, and `RenewalSetupFailure`, a refusal of Herald's own app credentials or request):
- * nothing was stored, the old pair stays, and the caller tries again later.
+ * nothing was stored, the old pair stays, and the caller tries again later. Also throws a `RenewalSetupFailure` for a
+ * refusal held back by the mass-loss guard (`mass-refusal.ts`): the account keeps its credential, tried again later.
  */
 export async function renewAccountCredential(deps: CredentialRenewalDeps, accountId: string, request: RenewalRequest): Promise<RenewalOutcome> {
-  const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome> => {
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<RenewalOutcome | HeldRefusal> => {
     const account = await trx.selectFrom('accounts').selectAll().where('id', '=', accountId).forNoKeyUpdate().executeTakeFirst();
     // A switched-off account is still renewed when asked: deleting its published posts uses its credential. One whose
     // connection was lost waits for a reconnect.
@@ -104,6 +109,9 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
         deps.logger.warn({ accountId, platform: account.platform, kind: err.kind, detail: err.detail }, 'credential renewal refused');
       }
       if (err.kind !== 'reauthorize') throw err;
+      // Recorded in this transaction, which commits: the held refusal still counts when the account is tried again.
+      const mass = renewer.guardsMassRefusal ? await recordRefusal(trx, accountId, account.platform) : null;
+      if (mass) return { kind: 'held', platform: account.platform, mass, detail: err.detail };
       await dropRefusedRefreshToken(trx, deps.sealedBox, account, credentials);
       // A switched-off account keeps the user's reason (`markConnectionLost`); with its refresh token dropped, nothing renews it.
       return (await markConnectionLost(trx, accountId)) ? { kind: 'lost' } : { kind: 'not_renewable' };
@@ -120,9 +128,19 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
       })
       .where('id', '=', accountId)
       .execute();
+    if (renewer.guardsMassRefusal) await clearRefusal(trx, accountId);
     deps.logger.info({ accountId, platform: account.platform, expiresInSeconds: renewed.expiresInSeconds }, 'credential renewed');
     return { kind: 'renewed', expiresAt: request.now + lifetimeMs };
   });
+  if (outcome.kind === 'held') {
+    const held = new RenewalSetupFailure(
+      outcome.platform,
+      `${outcome.mass.refused} ${outcome.platform} accounts' renewals were refused in the last hour against ${outcome.mass.renewed} renewed: held back as a possible outage or a refusal of Herald's app, not marked lost; check the platform's status and its app credentials`,
+      outcome.detail ?? {},
+    );
+    deps.logger.error({ accountId, platform: outcome.platform, ...outcome.mass, fix: held.fix, detail: held.detail }, `credential renewal refusals held back: ${held.fix}`);
+    throw held;
+  }
   // Also when the connection was lost already: the cancellation runs after the commit, and one that failed (a retried
   // renewal then finds the account lost) is finished here. It is idempotent: nothing is left to cancel otherwise.
   const lost = outcome.kind === 'lost' || (outcome.kind === 'gone' && outcome.connectionLost === true);

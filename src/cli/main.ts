@@ -158,6 +158,8 @@ const commands: Record<string, Command> = {
     );
     const { handle } = await connect();
     if (!(await findUser(handle.db, input.user))) throw new CommandError(`user ${input.user} not found`);
+    // Not bound by `grantRefusal` or `lifetimeRefusal` (src/auth/scopes.ts): they bound a key by the key that creates
+    // it, and here no key creates it; the operator, who holds the database, grants what the command is given.
     const { row, apiKey } = await createApiKey(handle.db, {
       userId: input.user,
       name: input.name,

@@ -9,9 +9,13 @@ import { isUuid } from '../db/uuid';
 type Trx = Transaction<Database>;
 
 
-/** Serialises the endpoint-limit decisions of one user; returns how many endpoints they have. */
+/**
+ * Serialises the endpoint-limit decisions of one user; returns how many endpoints they have. `FOR NO KEY UPDATE`
+ * conflicts with itself, which is all the limit needs; `FOR UPDATE` also held back every insert referencing the user
+ * (a foreign-key check takes `FOR KEY SHARE`) while it was held or waited for (README "Accounts").
+ */
 export async function lockAndCountEndpoints(trx: Trx, userId: string): Promise<number> {
-  await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirstOrThrow();
+  await trx.selectFrom('users').select('id').where('id', '=', userId).forNoKeyUpdate().executeTakeFirstOrThrow();
   const row = await trx.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow();
   return Number(row.n);
 }

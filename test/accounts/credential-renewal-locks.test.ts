@@ -54,7 +54,7 @@ describe('Credential renewals beside creates, retries and lost cancellations', f
   const tokenCalls = () => h.standIns.x.standIn.calls('POST', TOKEN_PATH).length;
 
   /** An x account with OAuth 2.0 tokens the stand-in issued; issue time and end as given (ms), for renewals to find due. */
-  async function renewableXAccount(times: { issuedAt?: number; expiresAt?: number } = {}): Promise<{ row: AccountRow; refreshToken: string }> {
+  async function renewableXAccount(times: { issuedAt?: number; expiresAt?: number } = {}): Promise<{ row: AccountRow; refreshToken: string; user: ReturnType<PostsHarness['standIns']['x']['addUser']> }> {
     const now = await h.env.currentTimeMs();
     const user = h.standIns.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
     const pair = h.standIns.x.issueTokens(user, now, 7200);
@@ -67,7 +67,7 @@ describe('Credential renewals beside creates, retries and lost cancellations', f
       credential_issued_at: new Date(times.issuedAt ?? now),
       credential_expires_at: new Date(times.expiresAt ?? now + 2 * HOUR),
     });
-    return { row, refreshToken: pair.refreshToken };
+    return { row, refreshToken: pair.refreshToken, user };
   }
 
   async function schedule(accountId: string, text: string, at: number): Promise<string> {
@@ -108,6 +108,40 @@ describe('Credential renewals beside creates, retries and lost cancellations', f
     for (const id of [sameAccount, otherAccount]) assert.equal((await post(id)).status, 'scheduled');
     assert.equal((await account(row.id)).timezone, 'Europe/Paris');
   });
+
+  it('a reconnect during a renewal the platform then refuses waits for it and is answered 200: active, its own tokens stored', async () => {
+    const { row, refreshToken, user } = await renewableXAccount();
+    const start = await h.env.currentTimeMs();
+    const postId = await schedule(row.id, 'scheduled before the connection was lost', start + 5 * HOUR);
+    h.standIns.x.revokeRefreshToken(refreshToken);
+    h.standIns.x.standIn.inject({ method: 'POST', path: TOKEN_PATH }, { kind: 'delay', ms: 2_000 });
+    const asked = tokenCalls();
+    const renewal = renewAccountCredential(deps(), row.id, { now: start });
+    await eventually('the token endpoint is asked', () => tokenCalls() > asked);
+    // The user reconnects the same X account with a new pair while the renewal waits for X.
+    const fresh = h.standIns.x.issueTokens(user, start);
+    let answered = false;
+    const reconnect = h.api.request('POST', '/api/v1/accounts', { body: { access_token: fresh.accessToken, refresh_token: fresh.refreshToken } }).finally(() => (answered = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(answered, false, 'the reconnect waits for the renewal (its row lock)');
+
+    assert.equal((await renewal).kind, 'lost', 'X refused the old refresh token: the connection was lost first');
+    const res = await reconnect;
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual({ id: res.body.data.id, active: res.body.data.active, inactive_reason: res.body.data.inactive_reason }, { id: row.id, active: true, inactive_reason: null });
+    const stored = await account(row.id);
+    assert.deepEqual({ active: stored.active, inactive_reason: stored.inactive_reason }, { active: true, inactive_reason: null }, 'the reconnect is not lost');
+    const credentials = JSON.parse(testSealedBox.open(stored.credentials_sealed!, stored.user_id)) as Record<string, string>;
+    assert.deepEqual({ access: credentials.access_token, refresh: credentials.refresh_token }, { access: fresh.accessToken, refresh: fresh.refreshToken });
+    // The loss committed before the reconnect: the posts scheduled before it were cancelled with it (README "Credentials").
+    assert.deepEqual(await eventuallyPost(postId), { status: 'deleted', error_message: 'connection_lost' });
+  });
+
+  async function eventuallyPost(postId: string): Promise<{ status: string; error_message: string | null }> {
+    await eventually('the lost account\'s cancellation ran', async () => (await post(postId)).status !== 'scheduled');
+    const { status, error_message } = await post(postId);
+    return { status, error_message };
+  }
 
   it('a token endpoint that never answers is given up after 10 s (not the platforms\' 30 s): nothing stored, retried later', async () => {
     const { row, refreshToken } = await renewableXAccount();

@@ -29,8 +29,16 @@ interface AccountsTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+/** An account whose renewal a platform refused for good lately (migration 0275, `src/accounts/mass-refusal.ts`). */
+interface CredentialRefusalsTable {
+  account_id: string;
+  platform: PlatformSlug;
+  refused_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 export interface AccountsTables {
   accounts: AccountsTable;
+  credential_refusals: CredentialRefusalsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

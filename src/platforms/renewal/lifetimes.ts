@@ -9,12 +9,15 @@ import type { CredentialLifetime } from './types';
 const DAY_S = 24 * 60 * 60;
 
 export const credentialLifetimes: Partial<Record<PlatformSlug, CredentialLifetime>> = {
-  // OAuth 1.0a credentials (own X API keys) do not expire.
-  x: { tokenLifetimeSeconds: 2 * 60 * 60, renewsWith: 'refresh_token', firstRenewalAfterS: 0, app: 'x', applies: (account) => !account.own_credentials },
-  linkedin: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'refresh_token', firstRenewalAfterS: 0, app: 'linkedin', applies: () => true },
-  threads: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, app: null, applies: () => true },
+  // OAuth 1.0a credentials (own X API keys) do not expire. Every account renews every 96 minutes: in any hour the
+  // healthy renewals outnumber what users revoke, so a majority of refusals is a mass event (`guardsMassRefusal`).
+  x: { tokenLifetimeSeconds: 2 * 60 * 60, renewsWith: 'refresh_token', firstRenewalAfterS: 0, guardsMassRefusal: true, app: 'x', applies: (account) => !account.own_credentials },
+  // Sixty-day tokens renew a few times a day across all accounts: refusals together prove nothing (LinkedIn's refresh
+  // tokens end 365 days after the first authorization, together for accounts connected together).
+  linkedin: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'refresh_token', firstRenewalAfterS: 0, guardsMassRefusal: false, app: 'linkedin', applies: () => true },
+  threads: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, guardsMassRefusal: false, app: null, applies: () => true },
   // Instagram through Facebook Login runs on Facebook tokens, which nothing renews.
-  instagram: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, app: null, applies: (account) => account.via === 'instagram' },
+  instagram: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, guardsMassRefusal: false, app: null, applies: (account) => account.via === 'instagram' },
 };
 
 /** The settings that hold each app's credentials (config.ts reads them), for the messages that ask an operator to set or fix them. */

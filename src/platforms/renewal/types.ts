@@ -45,6 +45,11 @@ export interface CredentialLifetime {
    * old may be renewed), which also learns its real end.
    */
   firstRenewalAfterS: number;
+  /**
+   * Whether many refusals at once are held back rather than marked lost (`src/accounts/mass-refusal.ts`): only where
+   * renewals are frequent, so that healthy ones outnumber what users revoke in any hour.
+   */
+  guardsMassRefusal: boolean;
   /** The configuration entry (`Config['credentialApps']`) renewal needs; null: the token renews itself. */
   app: 'x' | 'linkedin' | null;
   applies(account: RenewableAccount): boolean;

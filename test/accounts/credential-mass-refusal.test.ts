@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { openCredentials } from '../../src/accounts/credentials';
+import { renewAccountCredential, type CredentialRenewalDeps } from '../../src/accounts/credential-renewal';
+import type { AccountLifecycle } from '../../src/accounts/lifecycle';
+import { createLogger } from '../../src/logger';
+import { createHttpClient } from '../../src/net/http';
+import { RenewalSetupFailure } from '../../src/platforms/renewal/token-endpoint';
+import { createXRenewer } from '../../src/platforms/x/refresh';
+import { createUser } from '../../src/users/users';
+import { createTestDatabase, type TestDatabase } from '../helpers/db';
+import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
+import { insertAccount, testSealedBox } from '../posts/fixtures';
+
+/**
+ * The mass-loss guard (README "Credentials", 2026-12-07): X refusing every renewal alike (an outage, or Herald's app
+ * refused under a code that reads as the user's) loses a few connections, not every one; the rest are held back,
+ * their credentials kept, and logged as an error. Once X renews again, a user who did revoke is lost as before.
+ */
+
+const HOUR = 60 * 60_000;
+const TOKEN_PATH = '/2/oauth2/token';
+// How X refuses a spent, revoked or unknown refresh token (protocols.md section 13).
+const refusedAlike = { kind: 'reply' as const, response: { status: 400, json: { error: 'invalid_request', error_description: 'Value passed for the token was invalid.' } } };
+
+describe('Many renewals of one platform refused at once', function () {
+  this.timeout(120_000);
+  // A database of its own: the guard counts every x account's refusals and renewals.
+  let database: TestDatabase;
+  let platforms: PlatformStandIns;
+  const http = createHttpClient({ allowInsecure: true, timeoutMs: 5_000 });
+  const logged: Array<{ level: string; msg: string; refused?: number; renewed?: number }> = [];
+  const logger = createLogger('warn', { write: (line: string) => void logged.push(JSON.parse(line)) });
+  const cancelled: string[] = [];
+  const lifecycle: AccountLifecycle = { accountDeactivated: async (accountId) => void cancelled.push(accountId) };
+  let deps: CredentialRenewalDeps;
+  let userId: string;
+
+  before(async () => {
+    database = await createTestDatabase();
+    platforms = await startPlatformStandIns();
+    const x = createXRenewer({ http, origin: platforms.x.origin, app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } });
+    deps = { db: database.db, sealedBox: testSealedBox, renewers: { x }, logger, lifecycle };
+    userId = (await createUser(database.db, { plan: 'pro' })).id;
+  });
+  after(async () => {
+    await platforms?.stop();
+    await http.close();
+    await database?.close();
+  });
+
+  const account = (id: string) => database.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+  async function xAccount(): Promise<{ id: string; refreshToken: string }> {
+    const now = Date.now();
+    const user = platforms.x.addUser({ username: `user${randomUUID().slice(0, 8)}` });
+    const pair = platforms.x.issueTokens(user, now, 7200);
+    const row = await insertAccount(database.db, userId, {
+      platform: 'x',
+      platform_account_id: user.id,
+      username: user.username,
+      credentials: { access_token: pair.accessToken, refresh_token: pair.refreshToken },
+      settings: { user_id: user.id, username: user.username },
+      credential_issued_at: new Date(now - 2 * HOUR),
+      credential_expires_at: new Date(now),
+    });
+    return { id: row.id, refreshToken: pair.refreshToken };
+  }
+
+  const renew = (id: string) => renewAccountCredential(deps, id, { now: Date.now() });
+
+  it('loses four connections, then holds back every further refusal: active, refresh token kept, an operator error', async () => {
+    const accounts = [];
+    for (let i = 0; i < 8; i++) accounts.push(await xAccount());
+    platforms.x.standIn.inject({ path: TOKEN_PATH }, refusedAlike, 100);
+    try {
+      for (const [i, { id, refreshToken }] of accounts.entries()) {
+        if (i < 4) {
+          assert.deepEqual(await renew(id), { kind: 'lost' }, `refusal ${i + 1} loses the connection`);
+          continue;
+        }
+        await assert.rejects(renew(id), (err) => err instanceof RenewalSetupFailure && err.kind === 'retryable', `refusal ${i + 1} is held back`);
+        const row = await account(id);
+        assert.deepEqual({ active: row.active, inactive_reason: row.inactive_reason }, { active: true, inactive_reason: null }, `account ${i + 1} stays active`);
+        assert.equal(openCredentials(testSealedBox, row.user_id, row.credentials_sealed!).refresh_token, refreshToken, 'its refresh token is kept');
+      }
+      // Tried again while X still refuses: still held (the account's refusal is counted once).
+      await assert.rejects(renew(accounts[7]!.id), RenewalSetupFailure);
+    } finally {
+      platforms.x.standIn.clearFaults();
+    }
+    assert.deepEqual(cancelled, accounts.slice(0, 4).map((a) => a.id), 'only the four lost accounts had their posts cancelled');
+    const alerts = logged.filter((l) => l.level === 'error' && l.msg.startsWith('credential renewal refusals held back'));
+    assert.equal(alerts.length, 5);
+    assert.deepEqual({ refused: alerts[0]!.refused, renewed: alerts[0]!.renewed }, { refused: 5, renewed: 0 });
+
+    // X answers again: the held accounts renew; three more renew on time. A user who did revoke is then lost.
+    for (const { id } of accounts.slice(4)) assert.equal((await renew(id)).kind, 'renewed');
+    for (let i = 0; i < 3; i++) assert.equal((await renew((await xAccount()).id)).kind, 'renewed');
+    const revoked = await xAccount();
+    platforms.x.revokeRefreshToken(revoked.refreshToken);
+    assert.deepEqual(await renew(revoked.id), { kind: 'lost' }, 'five refused in the hour against seven renewed: marked');
+    assert.equal((await account(revoked.id)).inactive_reason, 'connection_lost');
+  });
+});
