@@ -16,9 +16,10 @@ import { claimRefresh, findSnapshot, recordFailedRead, releaseClaim, storeSnapsh
 /**
  * `GET /api/v1/analytics/posts/:id` (decisions.md "Analytics"): the stored snapshot answers; the platform is read
  * when there is none yet or on `refresh=true`, at most once per post in any 5 minutes (a failed read counts), and by
- * one request at a time across every API process (the claim in `repository.ts`). The read is synchronous, on the request path: it is one
- * bounded GET (two to five on Facebook and LinkedIn) through the adapter's HTTP client and timeouts, all of them within
- * one budget (`READ_BUDGET_MS`), nothing to resume after a crash, so no workflow. Analytics spend no quota and never change the account's state.
+ * one request at a time across every API process (the claim in `repository.ts`). The read is synchronous, on the
+ * request path: it is one bounded GET (two to five on Facebook and LinkedIn) through the adapter's HTTP client and
+ * timeouts, all of them within one budget (`READ_BUDGET_MS`), nothing to resume after a crash, so no workflow.
+ * Analytics spend no quota and never change the account's state.
  */
 
 /** The floor between two platform reads of one post. */
