@@ -5,8 +5,9 @@ import type { Db } from '../db';
 import type { PostAnalyticsRow } from '../db/tables/analytics';
 import type { PostRow } from '../db/tables/posts';
 import type { Logger } from '../logger';
+import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
-import { isPlatformFailure, type MetricsRequest, type PlatformContext, type PlatformFailure, type PlatformSlug, type PostMetrics } from '../platforms/types';
+import { isPlatformFailure, PlatformFailure, type MetricsRequest, type PlatformContext, type PlatformSlug, type PostMetrics } from '../platforms/types';
 import { findOwnLivePost } from '../posts/read';
 import { natureFromUrl } from '../posts/rules/media-formats';
 import { placementOf } from '../posts/rules/placement';
@@ -15,23 +16,30 @@ import { claimRefresh, findSnapshot, recordFailedRead, releaseClaim, storeSnapsh
 /**
  * `GET /api/v1/analytics/posts/:id` (decisions.md "Analytics"): the stored snapshot answers; the platform is read
  * when there is none yet or on `refresh=true`, at most once per post in any 5 minutes (a failed read counts), and by
- * one request at a time across every API process (the claim in `repository.ts`). The read is synchronous, on the request path: it is one
- * bounded GET (two to five on Facebook and LinkedIn) through the adapter's HTTP client and timeouts, nothing to
- * resume after a crash, so no workflow. Analytics spend no quota and never change the account's state.
+ * one request at a time across every API process (the claim in `repository.ts`). The read is synchronous, on the
+ * request path: it is one bounded GET (two to five on Facebook and LinkedIn) through the adapter's HTTP client and
+ * timeouts, all of them within one budget (`READ_BUDGET_MS`), nothing to resume after a crash, so no workflow.
+ * Analytics spend no quota and never change the account's state.
  */
 
 /** The floor between two platform reads of one post. */
 const REFRESH_FLOOR_MS = 5 * 60_000;
-/** A claim older than this belongs to a request that died (longer than any adapter's read with its timeouts). */
+/** A claim older than this belongs to a request that died (a live one ends its claim within `READ_BUDGET_MS`). */
 const CLAIM_ABANDONED_AFTER_MS = 2 * 60_000;
 /**
- * How often a request waiting for another's first read looks again, and for how long at most: a little under one
- * platform call's 30 s timeout, so a plain GET never hangs longer than a one-call read can take (Facebook's and
- * Instagram's two sequential calls, or Bluesky's session renewal, may take longer: the waiter then answers that the
- * platform has not answered yet, with a short Retry-After, rather than holding the connection past common proxy limits).
+ * The whole platform read, every call of it, from the claim: a call may take 30 s (the HTTP client's timeout) and a
+ * read makes up to five in a row (Facebook two, Instagram's too-few-viewers fallback two, Bluesky read, refresh, read,
+ * login, read), so without a budget a read could last minutes and a request waiting for it could not know when to
+ * stop. A read over it is a failed read (`unknown_outcome`: it may have reached the platform, so it sets the floor).
+ */
+const READ_BUDGET_MS = 20_000;
+/**
+ * How often a request waiting for another's first read looks again, and for how long at most: the read's budget and
+ * time to store its answer and be seen, so a waiter gives up only on a read that has stopped (its process died or
+ * its database write is stuck), never on one that can still succeed. 25 s stays inside common proxy limits.
  */
 const WAIT_POLL_MS = 100;
-const WAIT_LIMIT_MS = 25_000;
+const WAIT_LIMIT_MS = READ_BUDGET_MS + 5_000;
 /** Retry-After of that answer: the read in flight may end any moment; asking again soon costs no platform call. */
 const IN_FLIGHT_RETRY_AFTER_SECONDS = 10;
 
@@ -97,7 +105,8 @@ export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, post
     // failed, and a failed read counts as a read (429 with the time left, no platform call).
     if (snapshot?.next_refresh_after && snapshot.next_refresh_after > now) return tooSoon(snapshot, now);
     const claimId = randomUUID();
-    if (await claimRefresh(deps.db, post.id, claimId, now, abandonedBefore)) return readPlatform(deps, published, claimId);
+    const readBy = Date.now() + READ_BUDGET_MS;
+    if (await claimRefresh(deps.db, post.id, claimId, now, abandonedBefore)) return readPlatform(deps, published, claimId, readBy);
     // Lost the claim to a concurrent request, or the floor has not passed.
     if (options.refresh) return tooSoon(await findSnapshot(deps.db, post.id), deps.now());
     sawOtherRead = true;
@@ -106,7 +115,7 @@ export async function getPostAnalytics(deps: AnalyticsDeps, userId: string, post
 
 type PublishedPost = PostRow & { platform_post_id: string };
 
-async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: string): Promise<AnalyticsResult> {
+async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: string, readBy: number): Promise<AnalyticsResult> {
   let ctx: PlatformContext;
   let request: MetricsRequest;
   try {
@@ -121,7 +130,7 @@ async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: s
   }
   let metrics: PostMetrics;
   try {
-    metrics = await deps.adapters[post.platform].readMetrics!(ctx, request);
+    metrics = await withinBudget(post.platform, deps.adapters[post.platform].readMetrics!(ctx, request), readBy);
   } catch (err) {
     const failedAt = deps.now();
     await recordFailedRead(deps.db, post.id, claimId, new Date(failedAt.getTime() + failureFloorMs(err)));
@@ -135,6 +144,26 @@ async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: s
   const snapshot = stored ?? (await findSnapshot(deps.db, post.id));
   if (hasMetrics(snapshot)) return { kind: 'ok', analytics: viewOf(post, snapshot) };
   return { kind: 'ok', analytics: viewOf(post, { metrics, synced_at: syncedAt, next_refresh_after: new Date(syncedAt.getTime() + REFRESH_FLOOR_MS) }) };
+}
+
+/**
+ * The read's answer, or a failure once `readBy` (epoch ms) passes. The calls of a read given up on run to their own
+ * timeouts; what they answer is dropped (their claim is ended by then, so nothing they could store would be kept).
+ */
+async function withinBudget(platform: PlatformSlug, read: Promise<PostMetrics>, readBy: number): Promise<PostMetrics> {
+  let timer: NodeJS.Timeout | undefined;
+  const overBudget = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new PlatformFailure(platform, 'unknown_outcome', `${platformName(platform)} did not answer in time.`, undefined, { body: `analytics read over its ${READ_BUDGET_MS} ms budget` })),
+      Math.max(0, readBy - Date.now()),
+    );
+  });
+  read.catch(() => undefined); // a read given up on may still fail later, with nobody awaiting it
+  try {
+    return await Promise.race([read, overBudget]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 type Snapshot = Pick<PostAnalyticsRow, 'metrics' | 'synced_at' | 'next_refresh_after'>;

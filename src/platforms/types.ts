@@ -108,7 +108,7 @@ export interface MetricsRequest {
   platformPostId: string;
   /** The post carries a video: platforms that count video views per video report them only then. */
   hasVideo: boolean;
-  /** `configuration.placement` of the post (absent: the feed): Instagram answers a story's insights by another metric set. */
+  /** `configuration.placement` of the post (absent: the feed): Instagram answers a story by another metric set, Facebook by none. */
   placement?: string;
 }
 

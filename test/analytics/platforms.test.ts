@@ -113,6 +113,14 @@ describe('analytics: per platform', function () {
     assert.deepEqual((await read(post.postId)).metrics, metrics({ likes: 2, replies: 0, shares: 0, impressions: 0, reach: 0, clicks: 0, video_views: 340 }));
   });
 
+  it('facebook Page story: Graph documents no numbers for a story, so every key is null and Graph is not asked', async () => {
+    const post = await world.publish('facebook', { configuration: { placement: 'story' } });
+    world.standIns.facebook.setMetrics(post.platformPostId, { likes: 5, impressions: 80 });
+    const calls = () => world.standIns.facebook.standIn.calls('GET', new RegExp(`/${post.platformPostId}(/insights)?$`)).length;
+    assert.deepEqual((await read(post.postId)).metrics, metrics({}));
+    assert.equal(calls(), 0);
+  });
+
   it('instagram: views, reach, likes, comments, saved, shares from media insights; quotes, bookmarks, clicks null', async () => {
     const post = await world.publish('instagram');
     world.standIns.instagram.setMetrics(post.platformPostId, { impressions: 500, reach: 410, likes: 33, replies: 5, saves: 9, shares: 4 });

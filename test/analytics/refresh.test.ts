@@ -1,5 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
+import { createHttpClient } from '../../src/net/http';
+import { createFacebookAdapter } from '../../src/platforms/facebook';
 import { request, startApi } from '../helpers/api';
 import { testSealedBox } from '../posts/fixtures';
 import { startAnalyticsWorld, type AnalyticsWorld } from './world';
@@ -157,6 +159,48 @@ describe('analytics: snapshot, refresh floor and concurrency', function () {
     assert.equal(read.status, 200, read.text);
     assert.equal(read.body.data.metrics.likes, 6);
     assert.equal(world.reads('x'), reads + 1);
+  });
+
+  it('a first read whose calls together outlast the wait ends within its budget, and a GET waiting for it answers what it ended with, never "not answered yet"', async () => {
+    // The production HTTP timeout (30 s a call; the stand-ins' shared client has 5 s), through an API of its own.
+    const http = createHttpClient({ allowInsecure: true });
+    const facebook = createFacebookAdapter({ http, origin: world.standIns.facebook.origin });
+    const api = await startApi({ plan: 'scale', deps: { adapters: { ...world.standIns.adapters, facebook }, sealedBox: testSealedBox, posts: { now: world.clock.now } } });
+    try {
+      const post = await world.publish('facebook');
+      world.standIns.facebook.setMetrics(post.platformPostId, { likes: 3 });
+      const reads = world.reads('facebook');
+      // Facebook reads in two calls, the post's counts and then its insights: each answers after 13 s, 26 s together,
+      // past the 25 s a waiting GET waits, though each call is well inside the HTTP client's 30 s.
+      world.standIns.facebook.standIn.inject({ path: new RegExp(`^/v25\\.0/${post.platformPostId}(/insights)?$`) }, { kind: 'delay', ms: 13_000 }, 2);
+      const path = `/api/v1/analytics/posts/${post.postId}`;
+      const started = Date.now();
+      const timed = (answer: ReturnType<typeof request>) => answer.then((res) => ({ res, at: Date.now() - started }));
+      const first = timed(request(api.url, 'GET', path, { key: world.api.apiKey }));
+      for (;;) {
+        const row = await world.api.deps.db.selectFrom('post_analytics').select('refresh_claim_id').where('post_id', '=', post.postId).executeTakeFirst();
+        if (row?.refresh_claim_id) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const waiting = timed(request(api.url, 'GET', path, { key: world.api.apiKey }));
+      const [reader, waiter] = [await first, await waiting];
+      assert.equal(reader.res.status, 502, reader.res.text);
+      assert.deepEqual(reader.res.body, { error: { code: 'upstream_error', message: 'Facebook did not answer in time; try again later.' } });
+      assert.ok(reader.at >= 19_000 && reader.at < 25_000, `the read ends at its 20 s budget, inside the wait: ${reader.at}`);
+      assert.equal(waiter.res.status, 502, waiter.res.text);
+      assert.deepEqual(waiter.res.body, {
+        error: { code: 'upstream_error', message: "Facebook did not give this post's analytics to the request reading them at the same time; try again later." },
+      });
+      assert.ok(waiter.at >= reader.at - 1_000, `the waiter waited for the read's end: ${waiter.at} vs ${reader.at}`);
+      assert.equal(world.reads('facebook'), reads + 1);
+      // The read reached the platform: it counts against the floor, and nothing reads again inside it.
+      const after = await request(api.url, 'GET', path, { key: world.api.apiKey });
+      assert.equal(after.status, 429, after.text);
+      assert.equal(world.reads('facebook'), reads + 1);
+    } finally {
+      await api.close();
+      await http.close();
+    }
   });
 
   it('the snapshot is one row a post with the numbers, sync time and floor', async () => {

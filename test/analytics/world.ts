@@ -123,7 +123,7 @@ export async function startAnalyticsWorld() {
     async publish(platform: MetricsPlatform, options: { media?: StoredMediaRef[]; video?: boolean; configuration?: Record<string, unknown> } = {}): Promise<PublishedFixture> {
       const { accountId, ctx } = await accountFor(platform);
       const slug = slugOf(platform);
-      const media = options.video ? [video] : slug === 'instagram' ? [image] : [];
+      const media = options.video ? [video] : slug === 'instagram' || options.configuration?.placement === 'story' ? [image] : [];
       const published = await standIns.adapters[slug].publish(ctx, { postId: randomUUID(), text: `Numbers ${randomUUID()}`, media, configuration: options.configuration });
       const postId = await insertPost({ accountId, platform: slug, status: 'published', platformPostId: published.platformPostId, media: options.media, configuration: options.configuration });
       return { postId, platformPostId: published.platformPostId, accountId };
