@@ -41,6 +41,7 @@ import * as m0253 from './0253_first_comment_left_index';
 import * as m0261 from './0261_reply_attempts';
 import * as m0262 from './0262_analytics_failed_read_floor';
 import * as m0264 from './0264_comment_sync_claims';
+import * as m0271 from './0271_comment_reply_charge';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -89,4 +90,5 @@ export const migrations: Record<string, Migration> = {
   '0261_reply_attempts': m0261,
   '0262_analytics_failed_read_floor': m0262,
   '0264_comment_sync_claims': m0264,
+  '0271_comment_reply_charge': m0271,
 };

@@ -95,10 +95,13 @@ export async function replyToComment(
  */
 export async function recordReply(db: Db, target: CommentTarget, published: PublishedPost, text: string, startedAt: Date, chargeId: string): Promise<CommentRow> {
   return db.transaction().execute(async (trx) => {
-    // A platform that deduplicates (Mastodon's Idempotency-Key on the same text) may answer with the reply this
-    // comment already got through Herald, stored and charged then: nothing new was published, nothing new is charged.
+    // A platform that deduplicates (Mastodon's Idempotency-Key on the same comment and text) may answer with a reply
+    // this comment already got through Herald, stored and charged then: nothing new was published, nothing new is
+    // charged. Not only its latest reply (`reply_comment_id`; all a row recorded before migration 0271 has to go by):
+    // an older one, another reply made since, was charged too.
     const already = await findCommentByPlatformId(trx, target.post.id, published.platformPostId);
-    const repeated = already !== undefined && already.id === target.comment.reply_comment_id;
+    const paidBy = already?.reply_charge_id ?? null;
+    const repeated = (paidBy !== null && paidBy !== chargeId) || (already !== undefined && already.id === target.comment.reply_comment_id);
     const row = await insertOwnComment(trx, {
       postId: target.post.id,
       platform: target.post.platform,
@@ -107,6 +110,7 @@ export async function recordReply(db: Db, target: CommentTarget, published: Publ
       author: ownAuthor(target.account),
       text,
       createdAt: startedAt,
+      replyChargeId: chargeId,
     });
     await markCommentReplied(trx, target.comment.id, row.id, startedAt);
     if (repeated) await refundQuota(trx, [chargeId]);

@@ -460,6 +460,27 @@ describe('comment actions: reply', function () {
     assert.equal((await usage()).posts, before.posts + 1);
   });
 
+  it('mastodon: a keyed reply deduplicated to an older reply of the comment (another reply made since) is not charged again', async () => {
+    const masto = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const post = await publish(h, masto.id, 'mastodon post for an older repeat');
+    h.standIns.mastodon.addReply(post.platform_post_id, h.standIns.mastodon.addAccount('older_fan'), 'answer me twice over');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'answer me twice over');
+    const before = await usage();
+    const first = await reply(post.id, target.id, { text: 'the first answer' });
+    const other = await reply(post.id, target.id, { text: 'another answer' });
+    assert.deepEqual([first.status, other.status], [201, 201]);
+    // Within Mastodon's idempotency hour the same text to the same comment is the first answer's status again.
+    const again = await h.api.request('POST', replyPath(post.id, target.id), { body: { text: 'the first answer' }, headers: { 'Idempotency-Key': `older-${target.id}` } });
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.body.data.id, first.body.data.id);
+    assert.equal(h.standIns.mastodon.liveStatuses().filter((st) => st.text === 'the first answer').length, 1);
+    assert.equal((await usage()).posts, before.posts + 2, 'two statuses published, two posts charged');
+    const attempt = replyAttemptId(h.api.userId, target.id, 'the first answer', `older-${target.id}`);
+    const states = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', attempt).execute();
+    assert.deepEqual(states, [{ state: 'refunded' }]);
+  });
+
   it('a deleted comment cannot be answered (404); the reply route replays with Idempotency-Key', async () => {
     const { post, target } = await xPostWithComment(x, 'will vanish');
     const keyed = { body: { text: 'once only' }, headers: { 'Idempotency-Key': `reply-${target.id}` } };
