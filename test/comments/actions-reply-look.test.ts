@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { LOOKUP_PAGES, replyAttemptId } from '../../src/comments/actions-reply';
 import { reconcilePosts } from '../../src/posts/reconcile';
-import { loadLimits, reserveQuota, usageFor } from '../../src/quota/quota';
+import { loadLimits, refundQuota, reserveQuota, usageFor } from '../../src/quota/quota';
 import { insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, publish, snapshot } from './actions-fixtures';
@@ -114,5 +115,32 @@ describe('comment actions: the look for a reply that may have gone out', functio
     assert.equal(sends(), sent, 'the retry sent nothing');
     assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
     assert.equal((await usage()).posts, before.posts + 1, 'charged once');
+  });
+
+  it('the reconciler looks from the attempt\'s first charge: a keyed retry that reserved again after a refund does not hide a reply the first call published', async () => {
+    const post = await publish(h, x.id, 'reserved twice');
+    const stranger = h.standIns.x.addUser({ username: `twice${Math.floor(Math.random() * 1e6)}` });
+    h.standIns.x.addReply(post.platform_post_id, stranger, 'answer me, twice reserved');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'answer me, twice reserved');
+    const text = 'published by the first call';
+    const chargeId = replyAttemptId(h.api.userId, target.id, text, `twice-${target.id}`);
+    const limits = await loadLimits(h.db, h.api.userId);
+    // The first attempt, 40 minutes ago: charged, then refunded (its look found nothing yet).
+    await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() }));
+    await refundQuota(h.db, [chargeId]);
+    await sql`update quota_reservations set created_at = now() - interval '40 minutes' where post_id = ${chargeId}`.execute(h.db);
+    // Its keyed retry, 20 minutes ago, reserved again (moving the attempt's start) and its process stopped.
+    await h.db.transaction().execute(async (trx) => {
+      await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text, started_at: new Date(Date.now() - 20 * 60_000) }).execute();
+      await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+    });
+    // The first call's reply, made 35 minutes ago.
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    h.standIns.x.addReply(target.platform_comment_id, me, text).created_at = new Date(Date.now() - 35 * 60_000).toISOString();
+
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.deepEqual((await reservation(chargeId)).sort(), ['refunded', 'spent'], 'found and charged once');
+    assert.equal((await h.db.selectFrom('comments').select('replied').where('id', '=', target.id).executeTakeFirstOrThrow()).replied, true);
   });
 });
