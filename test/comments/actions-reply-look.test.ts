@@ -143,4 +143,31 @@ describe('comment actions: the look for a reply that may have gone out', functio
     assert.deepEqual((await reservation(chargeId)).sort(), ['refunded', 'spent'], 'found and charged once');
     assert.equal((await h.db.selectFrom('comments').select('replied').where('id', '=', target.id).executeTakeFirstOrThrow()).replied, true);
   });
+
+  it('x: a reply to a comment on a thread\'s later part is looked for in the first part\'s conversation, where X files it: found, not sent again', async () => {
+    const made = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'x part one for a look' }, { text: 'x part two for a look' }] } });
+    assert.equal(made.status, 201, made.text);
+    const two = (made.body.data.posts as Array<{ id: string; platform_post_id: string }>)[1];
+    const stranger = h.standIns.x.addUser({ username: `parts${Math.floor(Math.random() * 1e6)}` });
+    const answered = h.standIns.x.addReply(two.platform_post_id, stranger, 'answer part two, looked for');
+    await h.syncClock();
+    const listed = await h.api.request('GET', `/api/v1/posts/${two.id}/comments?sync=true`);
+    const target = (listed.body.data as Array<{ id: string; text: string }>).find((c) => c.text === 'answer part two, looked for');
+    assert.ok(target, listed.text);
+    // What a keyed attempt whose process stopped mid-call left: its reservation, and its reply on X.
+    const text = 'my answer under part two';
+    const key = `part-two-${target.id}`;
+    const chargeId = replyAttemptId(h.api.userId, target.id, text, key);
+    const limits = await loadLimits(h.db, h.api.userId);
+    await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() }));
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    h.standIns.x.addReply(answered.id, me, text);
+    const sent = sends();
+
+    const res = await h.api.request('POST', replyPath(two.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    assert.equal(sends(), sent, 'nothing sent');
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === text)!.id);
+    assert.deepEqual(await reservation(chargeId), ['spent']);
+  });
 });
