@@ -26,7 +26,9 @@ import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markComm
  * otherwise the answer is 502 saying the outcome is unconfirmed (nothing charged), never a second send. A request
  * with an Idempotency-Key whose process stopped mid-call is retried (once its lease ends) under the same attempt:
  * the reply is looked for before it is sent again. So is the retry of a keyed attempt that answered 502 (a 5xx is not
- * kept for replay): an unconfirmed outcome may have published. A lookup that fails sends nothing (502).
+ * kept for replay): an unconfirmed outcome may have published. A look that cannot tell (it fails, or the answered
+ * comment lies further down than it reads) sends nothing and refunds nothing: 502, the reservation left to the
+ * reconciler (`settleLeftReplies`), which charges the reply if it turns up.
  */
 export async function replyToComment(
   rt: CommentActionsRuntime,
