@@ -41,6 +41,7 @@ import * as m0253 from './0253_first_comment_left_index';
 import * as m0261 from './0261_reply_attempts';
 import * as m0262 from './0262_analytics_failed_read_floor';
 import * as m0264 from './0264_comment_sync_claims';
+import * as m0271 from './0271_comment_reply_charge';
 import * as m0273 from './0273_overage_phantoms_repaired';
 import * as m0275 from './0275_credential_refusals';
 
@@ -91,6 +92,7 @@ export const migrations: Record<string, Migration> = {
   '0261_reply_attempts': m0261,
   '0262_analytics_failed_read_floor': m0262,
   '0264_comment_sync_claims': m0264,
+  '0271_comment_reply_charge': m0271,
   '0273_overage_phantoms_repaired': m0273,
   '0275_credential_refusals': m0275,
 };

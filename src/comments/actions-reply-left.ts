@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { ApiError } from '../errors';
-import { refundQuota } from '../quota/quota';
+import { chargedBefore, refundQuota } from '../quota/quota';
 import type { CommentActionsRuntime } from './actions';
 import { findUnrecordedReply, recordReply } from './actions-reply';
 import { loadCommentTarget } from './actions-target';
@@ -58,7 +58,9 @@ export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: Abor
       continue;
     }
     try {
-      const found = await findUnrecordedReply(rt, target, attempt.text, attempt.started_at);
+      // From the attempt's first charge: a keyed retry that reserved again after a refund moved `started_at` on.
+      const since = (await chargedBefore(rt.db, attempt.charge_id))?.since ?? attempt.started_at;
+      const found = await findUnrecordedReply(rt, target, attempt.text, since);
       if (found) await recordReply(rt.db, target, found, attempt.text, attempt.started_at, attempt.charge_id);
       else await refundQuota(rt.db, [attempt.charge_id]);
       result[found ? 'spent' : 'refunded']++;

@@ -4,14 +4,15 @@ import type { Database, Db } from '../db';
 import type { CommentRow } from '../db/tables/comments';
 import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
-import { replyParentOf } from '../platforms/capabilities';
+import { capabilities, replyParentOf } from '../platforms/capabilities';
 import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
+import { refusalOf } from '../posts/publish-outcome';
 import { checkReplyText, throwFirst, xLinkOutcome } from '../posts/rules';
 import { chargedBefore, loadLimits, refundQuota, reserveQuota, spendQuota, type Charge } from '../quota/quota';
 import { onPlatform, type CommentActionsRuntime } from './actions';
 import { loadCommentTarget, ownAuthor, type CommentTarget } from './actions-target';
 import { toCommentView, type CommentView } from './listing-view';
-import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markCommentReplied, recordedReplyPlatformIds } from './repository';
+import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markCommentReplied, recordedReplyPlatformIds, threadPartPlatformIds } from './repository';
 
 /**
  * `POST /api/v1/posts/:id/comments/:comment_id/reply` (publishing-api.md): the reply is published as a post. Its
@@ -25,7 +26,9 @@ import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markComm
  * otherwise the answer is 502 saying the outcome is unconfirmed (nothing charged), never a second send. A request
  * with an Idempotency-Key whose process stopped mid-call is retried (once its lease ends) under the same attempt:
  * the reply is looked for before it is sent again. So is the retry of a keyed attempt that answered 502 (a 5xx is not
- * kept for replay): an unconfirmed outcome may have published. A lookup that fails sends nothing (502).
+ * kept for replay): an unconfirmed outcome may have published. A look that cannot tell (it fails, or the answered
+ * comment lies further down than it reads) sends nothing and refunds nothing: 502, the reservation left to the
+ * reconciler (`settleLeftReplies`), which charges the reply if it turns up.
  */
 export async function replyToComment(
   rt: CommentActionsRuntime,
@@ -67,13 +70,20 @@ export async function replyToComment(
 
   const startedAt = rt.now();
   let published: PublishedPost;
+  // Set when the reply may be out and no look could tell: the reservation then stays for `settleLeftReplies`.
+  let untold = false;
   try {
     published = await onPlatform(rt, target, 'reply', async () => {
-      const recovered = earlier ? await lookBeforeSending(rt, target, replyText, earlier.since) : null;
-      return recovered ?? publishReply(rt, target, replyText, startedAt, chargeId);
+      try {
+        const recovered = earlier ? await lookBeforeSending(rt, target, replyText, earlier.since) : null;
+        return recovered ?? (await publishReply(rt, target, replyText, startedAt, chargeId));
+      } catch (err) {
+        untold = err instanceof ReplyUntold;
+        throw err;
+      }
     });
   } catch (err) {
-    await refundQuota(rt.db, [chargeId]);
+    if (!untold) await refundQuota(rt.db, [chargeId]);
     throw err;
   }
 
@@ -87,10 +97,13 @@ export async function replyToComment(
  */
 export async function recordReply(db: Db, target: CommentTarget, published: PublishedPost, text: string, startedAt: Date, chargeId: string): Promise<CommentRow> {
   return db.transaction().execute(async (trx) => {
-    // A platform that deduplicates (Mastodon's Idempotency-Key on the same text) may answer with the reply this
-    // comment already got through Herald, stored and charged then: nothing new was published, nothing new is charged.
+    // A platform that deduplicates (Mastodon's Idempotency-Key on the same comment and text) may answer with a reply
+    // this comment already got through Herald, stored and charged then: nothing new was published, nothing new is
+    // charged. Not only its latest reply (`reply_comment_id`; all a row recorded before migration 0271 has to go by):
+    // an older one, another reply made since, was charged too.
     const already = await findCommentByPlatformId(trx, target.post.id, published.platformPostId);
-    const repeated = already !== undefined && already.id === target.comment.reply_comment_id;
+    const paidBy = already?.reply_charge_id ?? null;
+    const repeated = (paidBy !== null && paidBy !== chargeId) || (already !== undefined && already.id === target.comment.reply_comment_id);
     const row = await insertOwnComment(trx, {
       postId: target.post.id,
       platform: target.post.platform,
@@ -99,6 +112,7 @@ export async function recordReply(db: Db, target: CommentTarget, published: Publ
       author: ownAuthor(target.account),
       text,
       createdAt: startedAt,
+      replyChargeId: chargeId,
     });
     await markCommentReplied(trx, target.comment.id, row.id, startedAt);
     if (repeated) await refundQuota(trx, [chargeId]);
@@ -136,7 +150,13 @@ async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, te
     return await adapter.replyToComment!(target.ctx, target.post.platform_post_id, target.comment.platform_comment_id, text, attemptId);
   } catch (err) {
     if (!isPlatformFailure(err) || err.kind !== 'unknown_outcome') throw err;
-    const found = await findUnrecordedReply(rt, target, text, startedAt).catch(() => null);
+    let found: PublishedPost | null;
+    try {
+      found = await findUnrecordedReply(rt, target, text, startedAt);
+    } catch (lookErr) {
+      if (!isPlatformFailure(lookErr)) throw lookErr;
+      throw new ReplyUntold(err.platform, `${unconfirmedReply(err.platform)} Herald could not tell from the post's comments either (${lookErr.clientMessage.replace(/\.$/, '')}); it keeps looking, and the reply is charged only if it is found.`, lookErr);
+    }
     if (found) return found;
     throw new PlatformFailure(
       err.platform,
@@ -149,44 +169,82 @@ async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, te
 }
 
 /**
- * The reply an earlier attempt under the same Idempotency-Key may have published. A lookup that fails is no "not
- * there": it answers 502 and nothing is sent (a refused credential keeps its own answer, 409).
+ * A reply that may have been published and that no look could confirm or rule out (the look failed, or the post has
+ * more comments since the answered one than a look reads): nothing is sent again and its reservation is not refunded;
+ * the reconciler keeps looking (`settleLeftReplies`: charged when found, refunded once the look says it is not there).
+ */
+class ReplyUntold extends PlatformFailure {
+  constructor(platform: PlatformFailure['platform'], message: string, cause: PlatformFailure) {
+    super(platform, 'unknown_outcome', message, cause.retryAfterSeconds, cause.detail);
+  }
+}
+
+/** The sentence of an outcome not known (`refusalOf`'s, as for a post), for a reply. */
+function unconfirmedReply(platform: PlatformFailure['platform']): string {
+  return refusalOf(platform, 'unknown_outcome', '', null, 'reply').message;
+}
+
+/**
+ * The reply an earlier attempt under the same Idempotency-Key may have published. A look that cannot tell (it fails,
+ * or does not reach the answered comment) is no "not there": it answers 502 and nothing is sent; the earlier
+ * attempt's reservation stays for the reconciler (a refused credential keeps its own answer, 409).
  */
 async function lookBeforeSending(rt: CommentActionsRuntime, target: CommentTarget, text: string, since: Date): Promise<PublishedPost | null> {
   try {
     return await findUnrecordedReply(rt, target, text, since);
   } catch (err) {
     if (!isPlatformFailure(err) || err.kind === 'reauthorize') throw err;
-    const message = `${err.clientMessage.replace(/\.$/, '')}. Herald could not look for the reply an earlier attempt with this Idempotency-Key may have published on ${platformName(err.platform)}, so nothing was sent or charged; send it again later with the same key.`;
-    throw new PlatformFailure(err.platform, 'unknown_outcome', message, err.retryAfterSeconds, err.detail);
+    const message = `${err.clientMessage.replace(/\.$/, '')}. Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on ${platformName(err.platform)}, so nothing was sent; that attempt is charged only if its reply is found. Send it again later with the same key.`;
+    throw new ReplyUntold(err.platform, message, err);
   }
 }
 
-/** Pages the platform looks through for a reply whose answer was lost (newest first, so it is on the first ones). */
-const LOOKUP_PAGES = 3;
+/**
+ * Pages a look reads at most. It stops earlier once it has read the answered comment: listings are newest first (a
+ * reply is newer than the comment it answers) or list a comment's replies with it (Instagram, LinkedIn), so what
+ * comes after cannot be the reply.
+ */
+export const LOOKUP_PAGES = 10;
 /** Clocks of Herald and the platform differ; a reply made by this attempt is not older than this before it. */
 const CLOCK_SKEW_MS = 2 * 60_000;
 
 /**
  * The account's own comment under the answered one, with the same text, made since this attempt started and not
  * already recorded as the reply of a comment: what the lost call published, if anything. (A refresh may have stored
- * it meanwhile, as any own comment; recording it keeps that row's id.)
+ * it meanwhile, as any own comment; recording it keeps that row's id.) Null only when the look read the listing to its
+ * end or to the answered comment; one that reads `LOOKUP_PAGES` pages before either cannot tell (a `PlatformFailure`,
+ * as a look the platform fails). It used to read 3 pages and call whatever they missed "not there": on a busy post
+ * the reply was refunded though published, and a keyed retry sent it again.
  */
 export async function findUnrecordedReply(rt: CommentActionsRuntime, target: CommentTarget, text: string, startedAt: Date): Promise<PublishedPost | null> {
   const adapter = rt.adapters[target.post.platform];
   if (!adapter.listComments) return null;
   const parent = replyParentOf(target.post.platform, target.comment);
   const recorded = await recordedReplyPlatformIds(rt.db, target.post.id);
+  const thread = await threadListing(rt.db, target.post);
   let cursor: string | undefined;
   for (let page = 0; page < LOOKUP_PAGES; page++) {
-    const result = await adapter.listComments(target.ctx, target.post.platform_post_id, cursor);
+    const result = await adapter.listComments(target.ctx, target.post.platform_post_id, cursor, thread);
+    let passedParent = false;
     for (const c of result.comments) {
+      if (c.platformCommentId === parent) passedParent = true;
       if (!c.own || c.text.trim() !== text.trim() || c.platformParentId !== parent) continue;
       if (new Date(c.createdAt).getTime() < startedAt.getTime() - CLOCK_SKEW_MS) continue;
       if (!recorded.has(c.platformCommentId)) return { platformPostId: c.platformCommentId, url: null };
     }
-    if (!result.nextCursor) break;
+    if (!result.nextCursor || passedParent) return null;
     cursor = result.nextCursor;
   }
-  return null;
+  const name = platformName(target.post.platform);
+  throw new PlatformFailure(target.post.platform, 'unknown_outcome', `${name} lists more comments on this post since the answered one than one look reads (${LOOKUP_PAGES} pages).`);
+}
+
+/**
+ * A later part of a reply-chain thread is listed through its first part, as the sync lists it (`threadPartRead` in
+ * `sync.ts`): x files every part's replies under the first part's conversation, and a part's own id finds none.
+ */
+async function threadListing(db: Db, post: CommentTarget['post']): Promise<{ rootPlatformPostId: string } | undefined> {
+  if (post.thread_id === null || !capabilities[post.platform].nativeThreads) return undefined;
+  const [first] = await threadPartPlatformIds(db, post.thread_id);
+  return first !== undefined && first !== post.platform_post_id ? { rootPlatformPostId: first } : undefined;
 }

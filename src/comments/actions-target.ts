@@ -72,7 +72,7 @@ export function checkCommentTarget(rt: Pick<PostsRuntime, 'config' | 'sealedBox'
     throw new ApiError('comments_unsupported', `${notPublishedReason(post.status)} Replying to its comments and hiding them need a published post.`);
   }
   if (!comment || post.platform_post_id === null) throw new ApiError('not_found', `Comment ${rows.commentId} was not found on post ${post.id}`);
-  requireCapability(post.platform, caps, action, comment);
+  requireCapability(post, caps, action, comment);
 
   const name = platformName(post.platform);
   const ctx = account && account.inactive_reason !== 'disconnected' ? platformContextOf(rt.sealedBox, account) : null;
@@ -99,10 +99,16 @@ export function reauthorizeSentence(name: string, postingWorks = true): string {
 }
 
 /** publishing-api.md "Capabilities by platform": an action the platform lacks is refused, naming what it allows. */
-function requireCapability(platform: PostRow['platform'], caps: CommentCapabilities, action: CommentAction, comment: CommentRow): void {
+function requireCapability(post: Pick<PostRow, 'platform' | 'thread_order'>, caps: CommentCapabilities, action: CommentAction, comment: CommentRow): void {
+  const { platform } = post;
   const allowed = action === 'reply' ? caps.reply : action === 'hide' ? caps.hide : comment.own ? caps.deleteOwn : caps.deleteAny;
   if (allowed && action === 'hide' && caps.hideTopLevelOnly && comment.platform_parent_id !== null) {
     throw new ApiError('comment_action_unsupported', `${platformName(platform)} lets only top-level replies be hidden; this comment answers another comment.`);
+  }
+  // A thread's later parts are replies to the part before (a reply chain, the only way the platform threads), so what
+  // answers one is nested below the first part, top-level only within the part's own listing: the platform refuses it.
+  if (allowed && action === 'hide' && caps.hideTopLevelOnly && (post.thread_order ?? 1) > 1) {
+    throw new ApiError('comment_action_unsupported', `${platformName(platform)} lets only top-level replies be hidden; this comment answers a later part of a thread, which ${platformName(platform)} files under the part before it.`);
   }
   if (allowed) return;
   const refused = action === 'reply' ? 'replying to comments' : action === 'hide' ? 'hiding comments' : "deleting other people's comments";

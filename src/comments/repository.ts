@@ -46,6 +46,8 @@ export interface OwnCommentInput {
   author: { handle: string; displayName: string; platformId: string; avatarUrl: string | null };
   text: string;
   createdAt: Date;
+  /** A reply's: the attempt whose quota charge paid for it (migration 0271). */
+  replyChargeId?: string;
 }
 
 /**
@@ -56,7 +58,10 @@ export async function insertOwnComment(db: Executor, input: OwnCommentInput): Pr
   return db
     .insertInto('comments')
     .values(ownCommentRow(input))
-    .onConflict((oc) => oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({ own: true, updated_at: sql`now()` }))
+    // A charge once recorded stays: a platform's dedupe answering with an older reply does not pay for it again.
+    .onConflict((oc) =>
+      oc.columns(['post_id', 'platform_comment_id']).doUpdateSet({ own: true, reply_charge_id: sql`coalesce(comments.reply_charge_id, excluded.reply_charge_id)`, updated_at: sql`now()` }),
+    )
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -75,6 +80,7 @@ export function ownCommentRow(input: OwnCommentInput) {
     text: input.text,
     created_at: input.createdAt,
     own: true,
+    reply_charge_id: input.replyChargeId ?? null,
   };
 }
 

@@ -1,6 +1,9 @@
 import { platformName } from '../platforms/availability';
 import type { PlatformFailure, PlatformFailureKind, PlatformSlug } from '../platforms/types';
 
+/** What a failed attempt was publishing (a comment reply is published as a post). */
+type FailedWhat = 'post' | 'first comment' | 'reply';
+
 /** Why an attempt did not publish: the adapter's taxonomy, plus an account that can no longer send. */
 export type PublishFailureKind = PlatformFailureKind | 'account_inactive';
 
@@ -9,7 +12,7 @@ export type PublishFailureKind = PlatformFailureKind | 'account_inactive';
  * the adapter's client-safe sentence, except where Herald knows more. An `unknown_outcome` is never repeated blindly,
  * so the user is told to look before resending.
  */
-function failureSentence(platform: PlatformSlug, kind: PublishFailureKind, clientMessage: string, what: 'post' | 'first comment' = 'post'): string {
+function failureSentence(platform: PlatformSlug, kind: PublishFailureKind, clientMessage: string, what: FailedWhat = 'post'): string {
   const name = platformName(platform);
   if (kind === 'unknown_outcome') {
     return `${name} did not confirm whether the ${what} was published; check the account before sending it again.`;
@@ -26,7 +29,7 @@ export interface Refusal {
   retryAfterSeconds: number | null;
 }
 
-export function refusalOf(platform: PlatformSlug, kind: PublishFailureKind, clientMessage = '', retryAfterSeconds: number | null = null, what: 'post' | 'first comment' = 'post'): Refusal {
+export function refusalOf(platform: PlatformSlug, kind: PublishFailureKind, clientMessage = '', retryAfterSeconds: number | null = null, what: FailedWhat = 'post'): Refusal {
   return { ok: false, kind, message: failureSentence(platform, kind, clientMessage, what), retryAfterSeconds };
 }
 

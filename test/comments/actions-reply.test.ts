@@ -380,7 +380,7 @@ describe('comment actions: reply', function () {
     h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
     const lost = await h.api.request('POST', replyPath(post.id, target.id), keyed);
     assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
-    assert.deepEqual(await usage(), before, 'nothing charged');
+    assert.equal((await usage()).posts, before.posts + 1, 'reserved, not refunded: no look could tell whether it went out');
     const sends = h.standIns.x.standIn.calls('POST', '/2/tweets').length;
 
     const retry = await h.api.request('POST', replyPath(post.id, target.id), keyed);
@@ -408,10 +408,10 @@ describe('comment actions: reply', function () {
     h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
     const res = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
     assert.deepEqual([res.status, res.body.error?.code], [502, 'upstream_error'], res.text);
-    assert.match(res.body.error.message, /could not look for the reply an earlier attempt with this Idempotency-Key may have published on X, so nothing was sent or charged/);
+    assert.match(res.body.error.message, /Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on X, so nothing was sent; that attempt is charged only if its reply is found/);
     assert.ok(res.headers.get('retry-after'), 'the platform\'s wait is passed on');
     assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'nothing sent');
-    assert.equal((await usage()).posts, before.posts - 1, 'the stopped attempt\'s reservation is refunded');
+    assert.deepEqual(await usage(), before, 'the stopped attempt\'s reservation is kept: its reply may be out');
     assert.equal((await stored(target.id)).replied, false);
 
     const retry = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
@@ -458,6 +458,27 @@ describe('comment actions: reply', function () {
     assert.equal(second.body.data.id, first.body.data.id);
     assert.equal(h.standIns.mastodon.liveStatuses().filter((st) => st.text === 'said once').length, 1);
     assert.equal((await usage()).posts, before.posts + 1);
+  });
+
+  it('mastodon: a keyed reply deduplicated to an older reply of the comment (another reply made since) is not charged again', async () => {
+    const masto = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    const post = await publish(h, masto.id, 'mastodon post for an older repeat');
+    h.standIns.mastodon.addReply(post.platform_post_id, h.standIns.mastodon.addAccount('older_fan'), 'answer me twice over');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'answer me twice over');
+    const before = await usage();
+    const first = await reply(post.id, target.id, { text: 'the first answer' });
+    const other = await reply(post.id, target.id, { text: 'another answer' });
+    assert.deepEqual([first.status, other.status], [201, 201]);
+    // Within Mastodon's idempotency hour the same text to the same comment is the first answer's status again.
+    const again = await h.api.request('POST', replyPath(post.id, target.id), { body: { text: 'the first answer' }, headers: { 'Idempotency-Key': `older-${target.id}` } });
+    assert.equal(again.status, 201, again.text);
+    assert.equal(again.body.data.id, first.body.data.id);
+    assert.equal(h.standIns.mastodon.liveStatuses().filter((st) => st.text === 'the first answer').length, 1);
+    assert.equal((await usage()).posts, before.posts + 2, 'two statuses published, two posts charged');
+    const attempt = replyAttemptId(h.api.userId, target.id, 'the first answer', `older-${target.id}`);
+    const states = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', attempt).execute();
+    assert.deepEqual(states, [{ state: 'refunded' }]);
   });
 
   it('a deleted comment cannot be answered (404); the reply route replays with Idempotency-Key', async () => {

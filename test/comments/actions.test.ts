@@ -142,6 +142,25 @@ describe('comment actions: hide and delete', function () {
     assert.equal((await stored(c.id)).replied, false);
   });
 
+  it('threads: a reply to a later part of a thread is nested on Threads (the parts are a reply chain): hiding it is 501, nothing sent; a reply to the first part hides', async () => {
+    const made = await h.api.request('POST', '/api/v1/threads', { body: { account_id: threads.id, posts: [{ text: 'threads part one' }, { text: 'threads part two' }] } });
+    assert.equal(made.status, 201, made.text);
+    const [one, two] = made.body.data.posts as Array<{ id: string; platform_post_id: string }>;
+    const toTwo = h.standIns.threads.addExternalReply(two.platform_post_id, 'answers part two');
+    const toOne = h.standIns.threads.addExternalReply(one.platform_post_id, 'answers part one');
+    await snapshot(h, two.id);
+    await snapshot(h, one.id);
+    const underTwo = await comment(h, two.id, 'answers part two');
+    const refused = await hide(two.id, underTwo.id, true);
+    assert.deepEqual([refused.status, refused.body], [501, {
+      error: { code: 'comment_action_unsupported', message: 'Threads lets only top-level replies be hidden; this comment answers a later part of a thread, which Threads files under the part before it.' },
+    }]);
+    assert.deepEqual([h.standIns.threads.standIn.calls('POST', `/v1.0/${toTwo.id}/manage_reply`).length, (await stored(underTwo.id)).hidden], [0, false]);
+
+    const hidden = await hide(one.id, (await comment(h, one.id, 'answers part one')).id, true);
+    assert.deepEqual([hidden.status, hidden.body.data?.hidden, h.standIns.threads.posts.get(toOne.id)!.hidden], [200, true, true], hidden.text);
+  });
+
   it('x: no hide (501 names what X allows); deletes its own replies only, and replies under them stay live', async () => {
     const post = await publish(h, x.id, 'x target', { first_comment: 'our first comment' });
     assert.ok(post.first_comment?.comment_id);

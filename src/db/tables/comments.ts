@@ -26,6 +26,8 @@ interface CommentsTable {
   replied: Generated<boolean>;
   replied_at: Date | null;
   reply_comment_id: string | null;
+  /** An own reply's: the reply attempt whose quota charge paid for it (migration 0271); null otherwise or before it. */
+  reply_charge_id: string | null;
   first_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   /** Start of the last complete refresh that saw it; a complete refresh marks deleted what it did not see. */
   last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;

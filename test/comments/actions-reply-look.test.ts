@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import type { AccountRow } from '../../src/db/tables/accounts';
+import { LOOKUP_PAGES, replyAttemptId } from '../../src/comments/actions-reply';
+import { reconcilePosts } from '../../src/posts/reconcile';
+import { loadLimits, refundQuota, reserveQuota, usageFor } from '../../src/quota/quota';
+import { insertXAccount } from '../posts/fixtures';
+import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { comment, commentsConfig, publish, snapshot } from './actions-fixtures';
+
+/**
+ * The look for a reply that may have gone out (a lost answer, a keyed retry of an attempt that never reported back):
+ * it reads the post's comments until it has read the answered comment (listings are newest first, or list a
+ * comment's replies with it), at most `LOOKUP_PAGES` pages; one that cannot tell sends nothing and refunds nothing.
+ */
+describe('comment actions: the look for a reply that may have gone out', function () {
+  this.timeout(180_000);
+  let h: PostsHarness;
+  let x: AccountRow;
+
+  before(async () => {
+    h = await startPostsHarness({ plan: 'starter', config: commentsConfig() });
+    x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+  });
+  after(async () => h?.stop());
+  afterEach(() => h.standIns.x.standIn.clearFaults());
+
+  const replyPath = (postId: string, commentId: string) => `/api/v1/posts/${postId}/comments/${commentId}/reply`;
+  const usage = () => usageFor(h.db, h.api.userId, new Date());
+  const reservation = async (chargeId: string) => (await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', chargeId).execute()).map((r) => r.state);
+  const sends = () => h.standIns.x.standIn.calls('POST', '/2/tweets').length;
+
+  /**
+   * An x post with one stranger's comment, stored; then what a keyed attempt whose process stopped mid-call left:
+   * its reservation and attempt row (20 minutes old), the reply it published on X, and `newer` comments by others
+   * posted after that reply.
+   */
+  async function stoppedAttemptUnder(label: string, newer: number) {
+    const post = await publish(h, x.id, `busy post ${label}`);
+    const stranger = h.standIns.x.addUser({ username: `busy${Math.floor(Math.random() * 1e6)}` });
+    h.standIns.x.addReply(post.platform_post_id, stranger, `answer me ${label}`);
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, `answer me ${label}`);
+    const text = `my answer ${label}`;
+    const key = `busy-${target.id}`;
+    const chargeId = replyAttemptId(h.api.userId, target.id, text, key);
+    const limits = await loadLimits(h.db, h.api.userId);
+    await h.db.transaction().execute(async (trx) => {
+      const startedAt = new Date(Date.now() - 20 * 60_000);
+      await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text, started_at: startedAt }).execute();
+      await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+    });
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    h.standIns.x.addReply(target.platform_comment_id, me, text);
+    for (let i = 0; i < newer; i++) h.standIns.x.addReply(post.platform_post_id, stranger, `later comment ${i} ${label}`);
+    const retry = () => h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    return { post, target, text, chargeId, retry };
+  }
+
+  it('a reply pushed past three pages by newer comments is found by a keyed retry: recorded and charged once, never sent again', async () => {
+    // 350 newer comments: the reply is on the fourth page of 100 (the look used to read three and send again).
+    const { target, text, chargeId, retry } = await stoppedAttemptUnder('four pages', 350);
+    const before = await usage();
+    const sent = sends();
+    const res = await retry();
+    assert.equal(res.status, 201, res.text);
+    assert.equal(sends(), sent, 'nothing sent');
+    assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
+    assert.equal(res.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === text)!.id);
+    assert.deepEqual(await reservation(chargeId), ['spent']);
+    assert.equal((await usage()).posts, before.posts, 'charged once: the stopped attempt\'s reservation');
+    assert.equal((await h.db.selectFrom('comments').select('reply_comment_id').where('id', '=', target.id).executeTakeFirstOrThrow()).reply_comment_id, res.body.data.id);
+  });
+
+  it('a reply further down than a look reads: the keyed retry answers 502 saying it cannot tell, sends nothing and refunds nothing; the reconciler keeps looking', async () => {
+    const { text, chargeId, retry } = await stoppedAttemptUnder('past the look', LOOKUP_PAGES * 100 + 20);
+    const before = await usage();
+    const sent = sends();
+    const res = await retry();
+    assert.equal(sends(), sent, 'nothing sent');
+    assert.deepEqual([res.status, res.body.error?.code], [502, 'upstream_error'], res.text);
+    assert.match(res.body.error.message, /more comments on this post since the answered one than one look reads \(10 pages\)\. Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on X, so nothing was sent; that attempt is charged only if its reply is found\./);
+    assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
+    assert.deepEqual(await reservation(chargeId), ['reserved'], 'not refunded: the reply may be out');
+    assert.deepEqual(await usage(), before);
+
+    // The reconciler cannot tell either: it leaves the reservation for its next look (refunded unlooked after a day).
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.deepEqual(await reservation(chargeId), ['reserved']);
+    assert.equal(sends(), sent, 'the reconciler never sends');
+  });
+
+  it('a lost answer whose look cannot read: 502 saying the outcome is not known, the reservation kept; the keyed retry finds the reply and charges it once', async () => {
+    const post = await publish(h, x.id, 'lost answer, unreadable');
+    const stranger = h.standIns.x.addUser({ username: `unread${Math.floor(Math.random() * 1e6)}` });
+    h.standIns.x.addReply(post.platform_post_id, stranger, 'answer me, unreadable');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'answer me, unreadable');
+    const text = 'sent, answer lost, look refused';
+    const keyed = { body: { text }, headers: { 'Idempotency-Key': `unreadable-${target.id}` } };
+    const before = await usage();
+    // The create lands but its answer is lost; the adapter's look (the account's posts) and Herald's (the conversation) cannot read.
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset', thenHandle: true });
+    h.standIns.x.rateLimit(/^\/2\/users\/[^/]+\/tweets$/, Math.floor(Date.now() / 1000) + 60);
+    h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
+    const lost = await h.api.request('POST', replyPath(post.id, target.id), keyed);
+    assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
+    assert.equal((await usage()).posts, before.posts + 1, 'reserved, not refunded: it may be out');
+    assert.match(lost.body.error.message, /^X did not confirm whether the reply was published; check the account before sending it again\. Herald could not tell from the post's comments either \(.+\); it keeps looking, and the reply is charged only if it is found\.$/);
+    const sent = sends();
+
+    h.standIns.x.standIn.clearFaults();
+    const retry = await h.api.request('POST', replyPath(post.id, target.id), keyed);
+    assert.equal(retry.status, 201, retry.text);
+    assert.equal(sends(), sent, 'the retry sent nothing');
+    assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
+    assert.equal((await usage()).posts, before.posts + 1, 'charged once');
+  });
+
+  it('the reconciler looks from the attempt\'s first charge: a keyed retry that reserved again after a refund does not hide a reply the first call published', async () => {
+    const post = await publish(h, x.id, 'reserved twice');
+    const stranger = h.standIns.x.addUser({ username: `twice${Math.floor(Math.random() * 1e6)}` });
+    h.standIns.x.addReply(post.platform_post_id, stranger, 'answer me, twice reserved');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'answer me, twice reserved');
+    const text = 'published by the first call';
+    const chargeId = replyAttemptId(h.api.userId, target.id, text, `twice-${target.id}`);
+    const limits = await loadLimits(h.db, h.api.userId);
+    // The first attempt, 40 minutes ago: charged, then refunded (its look found nothing yet).
+    await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() }));
+    await refundQuota(h.db, [chargeId]);
+    await sql`update quota_reservations set created_at = now() - interval '40 minutes' where post_id = ${chargeId}`.execute(h.db);
+    // Its keyed retry, 20 minutes ago, reserved again (moving the attempt's start) and its process stopped.
+    await h.db.transaction().execute(async (trx) => {
+      await trx.insertInto('reply_attempts').values({ charge_id: chargeId, user_id: h.api.userId, post_id: post.id, comment_id: target.id, text, started_at: new Date(Date.now() - 20 * 60_000) }).execute();
+      await reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() });
+    });
+    // The first call's reply, made 35 minutes ago.
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    h.standIns.x.addReply(target.platform_comment_id, me, text).created_at = new Date(Date.now() - 35 * 60_000).toISOString();
+
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.deepEqual((await reservation(chargeId)).sort(), ['refunded', 'spent'], 'found and charged once');
+    assert.equal((await h.db.selectFrom('comments').select('replied').where('id', '=', target.id).executeTakeFirstOrThrow()).replied, true);
+  });
+
+  it('x: a reply to a comment on a thread\'s later part is looked for in the first part\'s conversation, where X files it: found, not sent again', async () => {
+    const made = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: [{ text: 'x part one for a look' }, { text: 'x part two for a look' }] } });
+    assert.equal(made.status, 201, made.text);
+    const two = (made.body.data.posts as Array<{ id: string; platform_post_id: string }>)[1];
+    const stranger = h.standIns.x.addUser({ username: `parts${Math.floor(Math.random() * 1e6)}` });
+    const answered = h.standIns.x.addReply(two.platform_post_id, stranger, 'answer part two, looked for');
+    await h.syncClock();
+    const listed = await h.api.request('GET', `/api/v1/posts/${two.id}/comments?sync=true`);
+    const target = (listed.body.data as Array<{ id: string; text: string }>).find((c) => c.text === 'answer part two, looked for');
+    assert.ok(target, listed.text);
+    // What a keyed attempt whose process stopped mid-call left: its reservation, and its reply on X.
+    const text = 'my answer under part two';
+    const key = `part-two-${target.id}`;
+    const chargeId = replyAttemptId(h.api.userId, target.id, text, key);
+    const limits = await loadLimits(h.db, h.api.userId);
+    await h.db.transaction().execute((trx) => reserveQuota(trx, { userId: h.api.userId, limits, charges: [{ postId: chargeId, kind: 'post' }], now: new Date() }));
+    const me = { id: x.platform_account_id, username: x.username } as Parameters<typeof h.standIns.x.addReply>[1];
+    h.standIns.x.addReply(answered.id, me, text);
+    const sent = sends();
+
+    const res = await h.api.request('POST', replyPath(two.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });
+    assert.equal(sends(), sent, 'nothing sent');
+    assert.equal(res.status, 201, res.text);
+    assert.equal(res.body.data.platform_comment_id, h.standIns.x.liveTweets().find((t) => t.text === text)!.id);
+    assert.deepEqual(await reservation(chargeId), ['spent']);
+  });
+});
