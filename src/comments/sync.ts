@@ -7,6 +7,7 @@ import type { Logger } from '../logger';
 import { capabilities, commentCapabilitiesFor } from '../platforms/capabilities';
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
+import { ListingMemo } from '../platforms/listed-comments';
 import { isPlatformFailure, PlatformFailure, type PlatformComment, type PlatformContext } from '../platforms/types';
 import type { SealedBox } from '../crypto/sealed-box';
 import { loadLimits } from '../quota/quota';
@@ -24,8 +25,10 @@ import {
 import {
   findUnseenComments,
   markCommentsDeleted,
+  markCommentsSeen,
   removeCommentsOfOtherParts,
   storedCommentPlatformIds,
+  storedOnOtherParts,
   threadPartPlatformIds,
   upsertRefreshedComments,
   type RefreshedComment,
@@ -51,9 +54,13 @@ export interface CommentSyncDeps {
   sealedBox: SealedBox;
 }
 
-/** `onPage`: called before each platform page (the activity heartbeats there, and throws once Temporal gave up on it). */
+/**
+ * `onPage`: called before each platform page (the activity heartbeats there, and throws once Temporal gave up on it).
+ * `maxPages`: the page limit (`MAX_PAGES`; tests lower it).
+ */
 interface RefreshHooks {
   onPage?: () => void;
+  maxPages?: number;
 }
 
 /** The refresh's claim on its post ran out and another refresh took it: this one stops and leaves the outcome to that one. */
@@ -98,7 +105,7 @@ export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: strin
       if (!(await renewRefreshClaim(deps.db, row.id, claim))) throw new RefreshClaimLost();
       hooks.onPage?.();
     };
-    await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now, onPage);
+    await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now, { onPage, maxPages: hooks.maxPages ?? MAX_PAGES });
   } finally {
     await releaseRefreshClaim(deps.db, row.id, claim);
   }
@@ -116,7 +123,12 @@ function nextBackgroundAt(platform: PostRow['platform'], state: Awaited<ReturnTy
 
 type RefreshPost = PostRow & { platform_post_id: string };
 
-async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date, onPage: () => Promise<void>): Promise<void> {
+interface PageHooks {
+  onPage: () => Promise<void>;
+  maxPages: number;
+}
+
+async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date, pages: PageHooks): Promise<void> {
   const name = platformName(post.platform);
   const record = (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) =>
     recordSyncOutcome(deps.db, post.id, { consecutiveFailures: failuresBefore, ...outcome }, now);
@@ -148,8 +160,8 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
   const progress = { stored: 0 };
   let read: ReadOutcome;
   try {
-    read = await readAllPages(deps, post, account, ctx, limits, now, progress, onPage);
-    if (read.outcome === 'complete') await recordPlatformDeletions(deps, post, now);
+    read = await readAllPages(deps, post, account, ctx, limits, now, progress, pages);
+    if (read.outcome === 'complete' && read.conclusive) await recordPlatformDeletions(deps, post, now);
   } catch (err) {
     if (err instanceof RefreshClaimLost) throw err;
     deps.logger.error({ err, postId: post.id, platform: post.platform }, 'comment refresh failed outside the platform call');
@@ -157,9 +169,10 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
   }
   const stored = progress.stored;
   if (stored === 0 && (read.outcome === 'failed' || read.outcome === 'x_reads_spent')) await giveBackCommentSync(deps.db, post.user_id, now);
-  if (read.outcome === 'truncated' || read.outcome === 'complete') {
+  if (read.outcome === 'complete') {
     return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
   }
+  if (read.outcome === 'truncated') return recordTruncated(post, read.pages, failuresBefore, now, record);
   if (read.outcome === 'x_reads_spent') {
     return record({
       status: 'budget',
@@ -180,6 +193,27 @@ async function recordPlatformDeletions(deps: CommentSyncDeps, post: RefreshPost,
     createdAfter: horizonDays === undefined ? null : new Date(now.getTime() - horizonDays * 86_400_000),
   });
   await markCommentsDeleted(deps.db, post.id, post.platform, gone);
+}
+
+/**
+ * A read stopped at the page limit stored what it read, but `ok` ("snapshot is current") would tell a client it holds
+ * every comment: it is `error` ("snapshot returned as it stands") with a reason saying it stopped part-way, as an x read
+ * the allowance stopped is `budget` with such a reason, and the next waits the failure backoff (the next read of so
+ * many comments would stop there again). Nothing is inferred deleted from it (README, 2026-12-07, fix-comment-sync-two).
+ */
+async function recordTruncated(
+  post: RefreshPost,
+  pages: number,
+  failuresBefore: number,
+  now: Date,
+  record: (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) => Promise<void>,
+): Promise<void> {
+  const failures = failuresBefore + 1;
+  const nextSyncAfter = new Date(now.getTime() + backoffMs(post.platform, failures, null));
+  const reason =
+    `The last comment refresh stopped part-way, after ${pages.toLocaleString('en-US')} pages of ${platformName(post.platform)} comments; ` +
+    `the comments shown may be incomplete. Next refresh after ${nextSyncAfter.toISOString()}.`;
+  return record({ status: 'error', reason, syncedAt: now, nextSyncAfter, consecutiveFailures: failures });
 }
 
 /** `postingWorks`: the account is still active (a withheld comment permission leaves posting alone unless it was switched off). */
@@ -215,9 +249,10 @@ async function recordFailure(
 
 /** How a read ended; what it stored so far is counted in the caller's `progress` (it outlives a throw). */
 type ReadOutcome =
-  | { outcome: 'complete' }
+  /** `conclusive`: every comment listed was identified, so one stored and not seen is gone. */
+  | { outcome: 'complete'; conclusive: boolean }
   /** Stopped at the page limit: what was read is stored, but nothing can be concluded about comments not reached. */
-  | { outcome: 'truncated' }
+  | { outcome: 'truncated'; pages: number }
   | { outcome: 'x_reads_spent' }
   | { outcome: 'failed'; failure: PlatformFailure };
 
@@ -234,10 +269,18 @@ async function threadPartRead(db: CommentSyncDeps['db'], post: RefreshPost): Pro
   return { listing: { rootPlatformPostId: parts[0] }, comments: new ThreadPartComments(post.platform_post_id, new Set(parts)) };
 }
 
-/** After a thread part's complete read: what waited for a parent that never came, if stored before; what is another part's, out. */
+/**
+ * After a thread part's complete read: what waited for a parent that never came, if stored before (and, on the first
+ * part, what no chain places: `ThreadPartComments.unplaced`); what is another part's, out.
+ */
 async function settleThreadPart(deps: CommentSyncDeps, post: RefreshPost, thread: ThreadPartRead, now: Date): Promise<void> {
   const stored = await storedCommentPlatformIds(deps.db, post.id);
-  await upsertRefreshedComments(deps.db, post, thread.comments.leftOver(stored).map(toRefreshed), now);
+  const kept = thread.comments.leftOver(stored);
+  if (thread.listing.rootPlatformPostId === post.platform_post_id) {
+    const elsewhere = await storedOnOtherParts(deps.db, post.thread_id!, post.id, thread.comments.waitingIds());
+    kept.push(...thread.comments.unplaced(elsewhere));
+  }
+  await upsertRefreshedComments(deps.db, post, kept.map(toRefreshed), now);
   await removeCommentsOfOtherParts(deps.db, post.id, thread.comments.elsewhere().filter((id) => stored.has(id)));
 }
 
@@ -250,19 +293,21 @@ async function readAllPages(
   limits: AllowanceLimits,
   now: Date,
   progress: { stored: number },
-  onPage: () => Promise<void>,
+  { onPage, maxPages }: PageHooks,
 ): Promise<ReadOutcome> {
   const listComments = deps.adapters[post.platform].listComments!;
   const metered = countsXReads(post.platform, account.own_credentials);
   const thread = await threadPartRead(deps.db, post);
+  const read = { thread: thread?.listing, memo: new ListingMemo() };
+  let conclusive = true;
   let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page += 1) {
+  for (let page = 0; page < maxPages; page += 1) {
     await onPage();
     const granted = metered ? await takeXCommentReads(deps.db, post.user_id, limits.xCommentReadsPerMonth, X_PAGE_SIZE, now) : Infinity;
     if (granted === 0) return { outcome: 'x_reads_spent' };
     let result;
     try {
-      result = await listComments(ctx, post.platform_post_id, cursor, thread?.listing);
+      result = await listComments(ctx, post.platform_post_id, cursor, read);
     } catch (err) {
       if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted, now);
       if (isPlatformFailure(err)) return { outcome: 'failed', failure: err };
@@ -273,15 +318,18 @@ async function readAllPages(
     if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
     await upsertRefreshedComments(deps.db, post, (thread ? thread.comments.take(kept) : kept).map(toRefreshed), now);
     progress.stored += kept.length;
+    // A comment listed malformed is still there: a stored one is seen; one without an id leaves every stored one in doubt.
+    await markCommentsSeen(deps.db, post.id, result.unreadable?.ids ?? [], now);
+    if ((result.unreadable?.unidentified ?? 0) > 0) conclusive = false;
     if (kept.length < result.comments.length) return { outcome: 'x_reads_spent' };
     if (!result.nextCursor) {
       if (thread) await settleThreadPart(deps, post, thread, now);
-      return { outcome: 'complete' };
+      return { outcome: 'complete', conclusive };
     }
     cursor = result.nextCursor;
   }
-  deps.logger.warn({ postId: post.id, pages: MAX_PAGES }, 'comment refresh stopped at the page limit');
-  return { outcome: 'truncated' };
+  deps.logger.warn({ postId: post.id, pages: maxPages }, 'comment refresh stopped at the page limit');
+  return { outcome: 'truncated', pages: maxPages };
 }
 
 function toRefreshed(c: PlatformComment): RefreshedComment {
