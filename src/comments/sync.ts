@@ -8,7 +8,7 @@ import { capabilities, commentCapabilitiesFor } from '../platforms/capabilities'
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
 import { ListingMemo } from '../platforms/listed-comments';
-import { isPlatformFailure, PlatformFailure, type PlatformComment, type PlatformContext } from '../platforms/types';
+import { isPlatformFailure, PlatformFailure, type CommentRead, type PlatformComment, type PlatformContext } from '../platforms/types';
 import type { SealedBox } from '../crypto/sealed-box';
 import { loadLimits } from '../quota/quota';
 import {
@@ -298,7 +298,7 @@ async function readAllPages(
   const listComments = deps.adapters[post.platform].listComments!;
   const metered = countsXReads(post.platform, account.own_credentials);
   const thread = await threadPartRead(deps.db, post);
-  const read = { thread: thread?.listing, memo: new ListingMemo() };
+  const read: CommentRead = { thread: thread?.listing, memo: new ListingMemo() };
   let conclusive = true;
   let cursor: string | undefined;
   for (let page = 0; page < maxPages; page += 1) {

@@ -1,8 +1,8 @@
 import { isAcceptedInstant } from '../db/timestamp';
 import type { CommentPage, PlatformComment, ReadMemo, UnreadableComments } from './types';
 
-/** One page's comments as Herald reads them, with what it could not read (`CommentPage` without its cursor). */
-export type ListedComments = Required<Pick<CommentPage, 'comments' | 'unreadable'>>;
+/** One page's comments as Herald reads them, with what it could not read if anything (`CommentPage` without its cursor). */
+export type ListedComments = Pick<CommentPage, 'comments' | 'unreadable'>;
 
 /**
  * Maps one page of a platform's comment listing, leaving out a comment the platform answered malformed: its mapper
@@ -13,9 +13,9 @@ export type ListedComments = Required<Pick<CommentPage, 'comments' | 'unreadable
  * platform wrote it in.
  *
  * A comment left out is still on the platform: its id (`idOf` reads it from the raw item when the mapper threw) is
- * reported in `unreadable`, so the sync does not take a stored comment that now comes back malformed for deleted;
- * one without a usable id is counted, and a read holding one concludes no deletion (README, 2026-12-07,
- * fix-comment-sync-two).
+ * reported in `unreadable` (absent when there is none), so the sync does not take a stored comment that now comes
+ * back malformed for deleted; one without a usable id is counted, and a read holding one concludes no deletion
+ * (README, 2026-12-07, fix-comment-sync-two).
  */
 export function listedComments<T>(items: readonly T[], toComment: (item: T) => PlatformComment, idOf: (item: T) => unknown): ListedComments {
   const comments: PlatformComment[] = [];
@@ -40,15 +40,19 @@ export function listedComments<T>(items: readonly T[], toComment: (item: T) => P
     }
     comments.push({ ...comment, createdAt: createdAt.toISOString() });
   }
-  return { comments, unreadable };
+  return withUnreadable(comments, unreadable);
 }
 
 /** Several mapped lists as one page (a platform whose page holds comments and their replies read apart). */
 export function joinListed(parts: readonly ListedComments[]): ListedComments {
-  return {
-    comments: parts.flatMap((p) => p.comments),
-    unreadable: { ids: parts.flatMap((p) => p.unreadable.ids), unidentified: parts.reduce((n, p) => n + p.unreadable.unidentified, 0) },
-  };
+  return withUnreadable(parts.flatMap((p) => p.comments), {
+    ids: parts.flatMap((p) => p.unreadable?.ids ?? []),
+    unidentified: parts.reduce((n, p) => n + (p.unreadable?.unidentified ?? 0), 0),
+  });
+}
+
+function withUnreadable(comments: PlatformComment[], unreadable: UnreadableComments): ListedComments {
+  return unreadable.ids.length > 0 || unreadable.unidentified > 0 ? { comments, unreadable } : { comments };
 }
 
 /**

@@ -216,7 +216,7 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
           throw new PlatformFailure('bluesky', 'permanent', `The comment cursor for the Bluesky post ${ref.rkey} is not valid.`);
         }
         // What the tree held unreadable is told once, with the first page.
-        return cursor ? page : { ...page, unreadable: listed.unreadable };
+        return cursor || !listed.unreadable ? page : { ...page, unreadable: listed.unreadable };
       });
     },
 

@@ -204,14 +204,15 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
         throw new PlatformFailure('linkedin', 'retryable', 'LinkedIn\'s comments on this post changed between pages; they are read again from the start at the next refresh.');
       }
       // An element without a URN is a comment too: the read can then name no stored comment gone (`unidentified`).
-      const listed: ListedComments[] = [{ comments: [], unreadable: { ids: [], unidentified: page.unidentified } }];
+      let unidentified = page.unidentified;
+      const listed: ListedComments[] = [];
       for (const top of page.elements) {
         const replies: ListedComment[] = [];
         if ((top.commentsSummary?.aggregatedTotalComments ?? 0) > 0) {
           for (let start: number | null = 0; start !== null; ) {
             const sub = await readComments(conn, top.commentUrn, start);
             replies.push(...sub.elements);
-            listed[0].unreadable.unidentified += sub.unidentified;
+            unidentified += sub.unidentified;
             start = sub.next;
           }
         }
@@ -220,6 +221,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
           listedComments(replies, (r) => commentOf({ ...r, parentComment: r.parentComment ?? top.commentUrn }, author, 0), (c) => c.commentUrn),
         );
       }
+      listed.push({ comments: [], unreadable: { ids: [], unidentified } });
       return { ...joinListed(listed), nextCursor: page.next === null ? null : commentCursor(page.next, page.total) };
     },
 
