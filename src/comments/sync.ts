@@ -211,7 +211,7 @@ async function recordTruncated(
   const failures = failuresBefore + 1;
   const nextSyncAfter = new Date(now.getTime() + backoffMs(post.platform, failures, null));
   const reason =
-    `The last comment refresh stopped part-way, after ${pages.toLocaleString('en-US')} pages of ${platformName(post.platform)} comments; ` +
+    `The last comment refresh stopped part-way, after ${pages.toLocaleString('en-US')} ${pages === 1 ? 'page' : 'pages'} of ${platformName(post.platform)} comments; ` +
     `the comments shown may be incomplete. Next refresh after ${nextSyncAfter.toISOString()}.`;
   return record({ status: 'error', reason, syncedAt: now, nextSyncAfter, consecutiveFailures: failures });
 }

@@ -131,7 +131,7 @@ describe('comment sync: failures outside the platform call, overlapping refreshe
     await refresh(post.id, at, 1);
     const cut = await state(post.id);
     assert.equal(cut.status, 'error', 'a client must not take a part for the whole');
-    assert.match(cut.reason ?? '', /^The last comment refresh stopped part-way, after 1 pages of Facebook comments; the comments shown may be incomplete\. Next refresh after /);
+    assert.match(cut.reason ?? '', /^The last comment refresh stopped part-way, after 1 page of Facebook comments; the comments shown may be incomplete\. Next refresh after /);
     assert.equal(cut.synced_at!.getTime(), at, 'what it read is as of this refresh');
     assert.equal(cut.consecutive_failures, 1);
     assert.equal(cut.next_sync_after!.getTime() - at, backoffMs('facebook', 1, null));
