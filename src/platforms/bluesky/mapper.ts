@@ -110,10 +110,10 @@ export function commentsOfThread(thread: unknown, ownDid: string, readAt: Date):
 }
 
 /**
- * A reply's time is the AppView's `indexedAt`, when the network first saw it. The record's `createdAt` is whatever the
- * author's client wrote (years ahead or back; Bluesky's own feeds sort by the earlier of the two for that reason), and
- * a reply dated ahead stayed first in every listing and passed every `since` (README, 2026-12-07,
- * fix-comment-sync-two). Without a readable `indexedAt`, `createdAt` serves, never later than the read.
+ * A reply's time is the AppView's `indexedAt`, when it first saw the reply. The record's `createdAt` is whatever the
+ * author's client wrote (years ahead or back): a reply dated ahead stayed first in every listing and passed every
+ * `since` (README, 2026-12-07, fix-comment-sync-two). Without a readable `indexedAt`, `createdAt` serves, never later
+ * than the read.
  */
 function toComment(post: NonNullable<ThreadNode['post']>, parentUri: string | null, ownDid: string, readAt: Date): PlatformComment {
   return {
