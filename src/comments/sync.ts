@@ -35,9 +35,9 @@ import {
 } from './repository';
 import { reportReceivedComments } from './received-events';
 import { ThreadPartComments } from './thread-part-comments';
-import { claimRefresh, loadSyncState, recordSyncOutcome, releaseRefreshClaim, renewRefreshClaim, type SyncOutcomeWrite } from './sync-state';
-import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
-import { markAccountRefused } from './actions-failure';
+import { recordFailure, recordTruncated, reconnectSentence, type RecordOutcome } from './sync-outcomes';
+import { claimRefresh, loadSyncState, recordSyncOutcome, releaseRefreshClaim, renewRefreshClaim } from './sync-state';
+import { dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
 
 /**
  * One refresh of one post's stored comments (decisions.md "Comments"): the checks before anything is spent (account
@@ -130,8 +130,7 @@ interface PageHooks {
 
 async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date, pages: PageHooks): Promise<void> {
   const name = platformName(post.platform);
-  const record = (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) =>
-    recordSyncOutcome(deps.db, post.id, { consecutiveFailures: failuresBefore, ...outcome }, now);
+  const record: RecordOutcome = (outcome) => recordSyncOutcome(deps.db, post.id, { consecutiveFailures: failuresBefore, ...outcome }, now);
   // Refusals that never reach the platform are checked again after the short window.
   const recheckAt = new Date(now.getTime() + windowMs(post.platform, 'true'));
 
@@ -193,58 +192,6 @@ async function recordPlatformDeletions(deps: CommentSyncDeps, post: RefreshPost,
     createdAfter: horizonDays === undefined ? null : new Date(now.getTime() - horizonDays * 86_400_000),
   });
   await markCommentsDeleted(deps.db, post.id, post.platform, gone);
-}
-
-/**
- * A read stopped at the page limit stored what it read, but `ok` ("snapshot is current") would tell a client it holds
- * every comment: it is `error` ("snapshot returned as it stands") with a reason saying it stopped part-way, as an x read
- * the allowance stopped is `budget` with such a reason, and the next waits the failure backoff (the next read of so
- * many comments would stop there again). Nothing is inferred deleted from it (README, 2026-12-07, fix-comment-sync-two).
- */
-async function recordTruncated(
-  post: RefreshPost,
-  pages: number,
-  failuresBefore: number,
-  now: Date,
-  record: (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) => Promise<void>,
-): Promise<void> {
-  const failures = failuresBefore + 1;
-  const nextSyncAfter = new Date(now.getTime() + backoffMs(post.platform, failures, null));
-  const reason =
-    `The last comment refresh stopped part-way, after ${pages.toLocaleString('en-US')} ${pages === 1 ? 'page' : 'pages'} of ${platformName(post.platform)} comments; ` +
-    `the comments shown may be incomplete. Next refresh after ${nextSyncAfter.toISOString()}.`;
-  return record({ status: 'error', reason, syncedAt: now, nextSyncAfter, consecutiveFailures: failures });
-}
-
-/** `postingWorks`: the account is still active (a withheld comment permission leaves posting alone unless it was switched off). */
-function reconnectSentence(name: string, postingWorks = true): string {
-  return `The ${name} connection needs re-authorizing before Herald can read its comments; reconnect the account from the dashboard.${postingWorks ? ' Posting keeps working.' : ''}`;
-}
-
-async function recordFailure(
-  deps: CommentSyncDeps,
-  post: RefreshPost,
-  failure: PlatformFailure,
-  failuresBefore: number,
-  now: Date,
-  record: (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) => Promise<void>,
-): Promise<void> {
-  const name = platformName(post.platform);
-  deps.logger.warn({ postId: post.id, platform: post.platform, kind: failure.kind, detail: failure.detail }, 'comment refresh failed');
-  if (failure.kind === 'reauthorize') {
-    // A withheld comment permission shows on the account too (`reauthorization_required`; it keeps posting).
-    if (post.account_id) await markAccountRefused({ db: deps.db }, post.account_id, failure);
-    return record({ status: 'permission', reason: reconnectSentence(name), nextSyncAfter: new Date(now.getTime() + windowMs(post.platform, 'auto')) });
-  }
-  const failures = failuresBefore + 1;
-  const retryAfter = failure.kind === 'rate_limited' ? (failure.retryAfterSeconds ?? null) : null;
-  const nextSyncAfter = new Date(now.getTime() + backoffMs(post.platform, failures, retryAfter));
-  const shown = 'the comments shown are from the last sync';
-  if (failure.kind === 'rate_limited') {
-    return record({ status: 'rate_limited', reason: `${name} is rate limiting comment reads; ${shown}. Next refresh after ${nextSyncAfter.toISOString()}.`, nextSyncAfter, consecutiveFailures: failures });
-  }
-  const why = failure.kind === 'gone' ? `the post is no longer on ${name}` : failure.clientMessage.replace(/\.$/, '');
-  return record({ status: 'error', reason: `The last comment refresh failed (${why}); ${shown}. Next refresh after ${nextSyncAfter.toISOString()}.`, nextSyncAfter, consecutiveFailures: failures });
 }
 
 /** How a read ended; what it stored so far is counted in the caller's `progress` (it outlives a throw). */
