@@ -232,6 +232,15 @@ export async function upsertRefreshedComments(
 }
 
 /**
+ * Comments a refresh found listed but answered malformed (`listedComments` left them out): still on the platform, so
+ * marked seen and not taken for deleted; nothing else about them changes.
+ */
+export async function markCommentsSeen(db: Executor, postId: string, platformCommentIds: readonly string[], seenAt: Date): Promise<void> {
+  if (platformCommentIds.length === 0) return;
+  await db.updateTable('comments').set({ last_seen_at: seenAt }).where('post_id', '=', postId).where('platform_comment_id', 'in', platformCommentIds).execute();
+}
+
+/**
  * Comments a complete refresh that started at `refreshStart` did not see: gone from the platform. A comment the
  * service stored itself (`own`) less than `ownGraceMs` before is left alone, since platform listings can lag a fresh
  * write and a deletion is never undone. `createdAfter` limits it to comments the platform's listing still covers.
@@ -284,6 +293,20 @@ export async function threadPartPlatformIds(db: Executor, threadId: string): Pro
 /** The platform ids of every comment stored for the post, deleted ones included. */
 export async function storedCommentPlatformIds(db: Executor, postId: string): Promise<Set<string>> {
   const rows = await db.selectFrom('comments').select('platform_comment_id').where('post_id', '=', postId).execute();
+  return new Set(rows.map((r) => r.platform_comment_id));
+}
+
+/** Which of `platformCommentIds` are stored for another part of the thread than `postId`. */
+export async function storedOnOtherParts(db: Executor, threadId: string, postId: string, platformCommentIds: readonly string[]): Promise<Set<string>> {
+  if (platformCommentIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('comments')
+    .innerJoin('posts', 'posts.id', 'comments.post_id')
+    .select('comments.platform_comment_id')
+    .where('posts.thread_id', '=', threadId)
+    .where('comments.post_id', '<>', postId)
+    .where('comments.platform_comment_id', 'in', platformCommentIds)
+    .execute();
   return new Set(rows.map((r) => r.platform_comment_id));
 }
 

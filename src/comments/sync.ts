@@ -7,7 +7,8 @@ import type { Logger } from '../logger';
 import { capabilities, commentCapabilitiesFor } from '../platforms/capabilities';
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
-import { isPlatformFailure, PlatformFailure, type PlatformComment, type PlatformContext } from '../platforms/types';
+import { ListingMemo } from '../platforms/listed-comments';
+import { isPlatformFailure, PlatformFailure, type CommentRead, type PlatformComment, type PlatformContext } from '../platforms/types';
 import type { SealedBox } from '../crypto/sealed-box';
 import { loadLimits } from '../quota/quota';
 import {
@@ -24,17 +25,19 @@ import {
 import {
   findUnseenComments,
   markCommentsDeleted,
+  markCommentsSeen,
   removeCommentsOfOtherParts,
   storedCommentPlatformIds,
+  storedOnOtherParts,
   threadPartPlatformIds,
   upsertRefreshedComments,
   type RefreshedComment,
 } from './repository';
 import { reportReceivedComments } from './received-events';
 import { ThreadPartComments } from './thread-part-comments';
-import { claimRefresh, loadSyncState, recordSyncOutcome, releaseRefreshClaim, renewRefreshClaim, type SyncOutcomeWrite } from './sync-state';
-import { backoffMs, dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
-import { markAccountRefused } from './actions-failure';
+import { recordFailure, recordTruncated, reconnectSentence, type RecordOutcome } from './sync-outcomes';
+import { claimRefresh, loadSyncState, recordSyncOutcome, releaseRefreshClaim, renewRefreshClaim } from './sync-state';
+import { dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
 
 /**
  * One refresh of one post's stored comments (decisions.md "Comments"): the checks before anything is spent (account
@@ -51,9 +54,13 @@ export interface CommentSyncDeps {
   sealedBox: SealedBox;
 }
 
-/** `onPage`: called before each platform page (the activity heartbeats there, and throws once Temporal gave up on it). */
+/**
+ * `onPage`: called before each platform page (the activity heartbeats there, and throws once Temporal gave up on it).
+ * `maxPages`: the page limit (`MAX_PAGES`; tests lower it).
+ */
 interface RefreshHooks {
   onPage?: () => void;
+  maxPages?: number;
 }
 
 /** The refresh's claim on its post ran out and another refresh took it: this one stops and leaves the outcome to that one. */
@@ -98,7 +105,7 @@ export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: strin
       if (!(await renewRefreshClaim(deps.db, row.id, claim))) throw new RefreshClaimLost();
       hooks.onPage?.();
     };
-    await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now, onPage);
+    await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now, { onPage, maxPages: hooks.maxPages ?? MAX_PAGES });
   } finally {
     await releaseRefreshClaim(deps.db, row.id, claim);
   }
@@ -116,10 +123,14 @@ function nextBackgroundAt(platform: PostRow['platform'], state: Awaited<ReturnTy
 
 type RefreshPost = PostRow & { platform_post_id: string };
 
-async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date, onPage: () => Promise<void>): Promise<void> {
+interface PageHooks {
+  onPage: () => Promise<void>;
+  maxPages: number;
+}
+
+async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefore: number, now: Date, pages: PageHooks): Promise<void> {
   const name = platformName(post.platform);
-  const record = (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) =>
-    recordSyncOutcome(deps.db, post.id, { consecutiveFailures: failuresBefore, ...outcome }, now);
+  const record: RecordOutcome = (outcome) => recordSyncOutcome(deps.db, post.id, { consecutiveFailures: failuresBefore, ...outcome }, now);
   // Refusals that never reach the platform are checked again after the short window.
   const recheckAt = new Date(now.getTime() + windowMs(post.platform, 'true'));
 
@@ -148,8 +159,8 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
   const progress = { stored: 0 };
   let read: ReadOutcome;
   try {
-    read = await readAllPages(deps, post, account, ctx, limits, now, progress, onPage);
-    if (read.outcome === 'complete') await recordPlatformDeletions(deps, post, now);
+    read = await readAllPages(deps, post, account, ctx, limits, now, progress, pages);
+    if (read.outcome === 'complete' && read.conclusive) await recordPlatformDeletions(deps, post, now);
   } catch (err) {
     if (err instanceof RefreshClaimLost) throw err;
     deps.logger.error({ err, postId: post.id, platform: post.platform }, 'comment refresh failed outside the platform call');
@@ -157,9 +168,10 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
   }
   const stored = progress.stored;
   if (stored === 0 && (read.outcome === 'failed' || read.outcome === 'x_reads_spent')) await giveBackCommentSync(deps.db, post.user_id, now);
-  if (read.outcome === 'truncated' || read.outcome === 'complete') {
+  if (read.outcome === 'complete') {
     return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
   }
+  if (read.outcome === 'truncated') return recordTruncated(post, read.pages, failuresBefore, now, record);
   if (read.outcome === 'x_reads_spent') {
     return record({
       status: 'budget',
@@ -182,42 +194,12 @@ async function recordPlatformDeletions(deps: CommentSyncDeps, post: RefreshPost,
   await markCommentsDeleted(deps.db, post.id, post.platform, gone);
 }
 
-/** `postingWorks`: the account is still active (a withheld comment permission leaves posting alone unless it was switched off). */
-function reconnectSentence(name: string, postingWorks = true): string {
-  return `The ${name} connection needs re-authorizing before Herald can read its comments; reconnect the account from the dashboard.${postingWorks ? ' Posting keeps working.' : ''}`;
-}
-
-async function recordFailure(
-  deps: CommentSyncDeps,
-  post: RefreshPost,
-  failure: PlatformFailure,
-  failuresBefore: number,
-  now: Date,
-  record: (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailures'> & { consecutiveFailures?: number }) => Promise<void>,
-): Promise<void> {
-  const name = platformName(post.platform);
-  deps.logger.warn({ postId: post.id, platform: post.platform, kind: failure.kind, detail: failure.detail }, 'comment refresh failed');
-  if (failure.kind === 'reauthorize') {
-    // A withheld comment permission shows on the account too (`reauthorization_required`; it keeps posting).
-    if (post.account_id) await markAccountRefused({ db: deps.db }, post.account_id, failure);
-    return record({ status: 'permission', reason: reconnectSentence(name), nextSyncAfter: new Date(now.getTime() + windowMs(post.platform, 'auto')) });
-  }
-  const failures = failuresBefore + 1;
-  const retryAfter = failure.kind === 'rate_limited' ? (failure.retryAfterSeconds ?? null) : null;
-  const nextSyncAfter = new Date(now.getTime() + backoffMs(post.platform, failures, retryAfter));
-  const shown = 'the comments shown are from the last sync';
-  if (failure.kind === 'rate_limited') {
-    return record({ status: 'rate_limited', reason: `${name} is rate limiting comment reads; ${shown}. Next refresh after ${nextSyncAfter.toISOString()}.`, nextSyncAfter, consecutiveFailures: failures });
-  }
-  const why = failure.kind === 'gone' ? `the post is no longer on ${name}` : failure.clientMessage.replace(/\.$/, '');
-  return record({ status: 'error', reason: `The last comment refresh failed (${why}); ${shown}. Next refresh after ${nextSyncAfter.toISOString()}.`, nextSyncAfter, consecutiveFailures: failures });
-}
-
 /** How a read ended; what it stored so far is counted in the caller's `progress` (it outlives a throw). */
 type ReadOutcome =
-  | { outcome: 'complete' }
+  /** `conclusive`: every comment listed was identified, so one stored and not seen is gone. */
+  | { outcome: 'complete'; conclusive: boolean }
   /** Stopped at the page limit: what was read is stored, but nothing can be concluded about comments not reached. */
-  | { outcome: 'truncated' }
+  | { outcome: 'truncated'; pages: number }
   | { outcome: 'x_reads_spent' }
   | { outcome: 'failed'; failure: PlatformFailure };
 
@@ -234,10 +216,18 @@ async function threadPartRead(db: CommentSyncDeps['db'], post: RefreshPost): Pro
   return { listing: { rootPlatformPostId: parts[0] }, comments: new ThreadPartComments(post.platform_post_id, new Set(parts)) };
 }
 
-/** After a thread part's complete read: what waited for a parent that never came, if stored before; what is another part's, out. */
+/**
+ * After a thread part's complete read: what waited for a parent that never came, if stored before (and, on the first
+ * part, what no chain places: `ThreadPartComments.unplaced`); what is another part's, out.
+ */
 async function settleThreadPart(deps: CommentSyncDeps, post: RefreshPost, thread: ThreadPartRead, now: Date): Promise<void> {
   const stored = await storedCommentPlatformIds(deps.db, post.id);
-  await upsertRefreshedComments(deps.db, post, thread.comments.leftOver(stored).map(toRefreshed), now);
+  const kept = thread.comments.leftOver(stored);
+  if (thread.listing.rootPlatformPostId === post.platform_post_id) {
+    const elsewhere = await storedOnOtherParts(deps.db, post.thread_id!, post.id, thread.comments.waitingIds());
+    kept.push(...thread.comments.unplaced(elsewhere));
+  }
+  await upsertRefreshedComments(deps.db, post, kept.map(toRefreshed), now);
   await removeCommentsOfOtherParts(deps.db, post.id, thread.comments.elsewhere().filter((id) => stored.has(id)));
 }
 
@@ -250,19 +240,21 @@ async function readAllPages(
   limits: AllowanceLimits,
   now: Date,
   progress: { stored: number },
-  onPage: () => Promise<void>,
+  { onPage, maxPages }: PageHooks,
 ): Promise<ReadOutcome> {
   const listComments = deps.adapters[post.platform].listComments!;
   const metered = countsXReads(post.platform, account.own_credentials);
   const thread = await threadPartRead(deps.db, post);
+  const read: CommentRead = { thread: thread?.listing, memo: new ListingMemo() };
+  let conclusive = true;
   let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page += 1) {
+  for (let page = 0; page < maxPages; page += 1) {
     await onPage();
     const granted = metered ? await takeXCommentReads(deps.db, post.user_id, limits.xCommentReadsPerMonth, X_PAGE_SIZE, now) : Infinity;
     if (granted === 0) return { outcome: 'x_reads_spent' };
     let result;
     try {
-      result = await listComments(ctx, post.platform_post_id, cursor, thread?.listing);
+      result = await listComments(ctx, post.platform_post_id, cursor, read);
     } catch (err) {
       if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted, now);
       if (isPlatformFailure(err)) return { outcome: 'failed', failure: err };
@@ -273,15 +265,18 @@ async function readAllPages(
     if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
     await upsertRefreshedComments(deps.db, post, (thread ? thread.comments.take(kept) : kept).map(toRefreshed), now);
     progress.stored += kept.length;
+    // A comment listed malformed is still there: a stored one is seen; one without an id leaves every stored one in doubt.
+    await markCommentsSeen(deps.db, post.id, result.unreadable?.ids ?? [], now);
+    if ((result.unreadable?.unidentified ?? 0) > 0) conclusive = false;
     if (kept.length < result.comments.length) return { outcome: 'x_reads_spent' };
     if (!result.nextCursor) {
       if (thread) await settleThreadPart(deps, post, thread, now);
-      return { outcome: 'complete' };
+      return { outcome: 'complete', conclusive };
     }
     cursor = result.nextCursor;
   }
-  deps.logger.warn({ postId: post.id, pages: MAX_PAGES }, 'comment refresh stopped at the page limit');
-  return { outcome: 'truncated' };
+  deps.logger.warn({ postId: post.id, pages: maxPages }, 'comment refresh stopped at the page limit');
+  return { outcome: 'truncated', pages: maxPages };
 }
 
 function toRefreshed(c: PlatformComment): RefreshedComment {

@@ -9,7 +9,9 @@ import type { PlatformComment } from '../platforms/types';
  *
  * Listings come newest first, so a reply may arrive pages before its parent: it waits for it. A comment still waiting
  * when the read ends (its parent never listed: deleted, or older than the platform's listing reaches, x's 7 days) is
- * kept if its parent chain reaches a comment stored for this part before, or it was stored for this part itself.
+ * kept if its parent chain reaches a comment stored for this part before, or it was stored for this part itself. One
+ * whose chain reaches no part and nothing stored (its parent and grandparent gone, or past x's 7 days and never
+ * stored) is the first part's (`unplaced`): every part's read holds it, and it used to be dropped from all of them.
  */
 export class ThreadPartComments {
   private readonly accepted = new Set<string>();
@@ -50,6 +52,33 @@ export class ThreadPartComments {
     }
     for (const comment of [...this.waiting.values()].flat()) {
       if (storedIds.has(comment.platformCommentId) && !this.accepted.has(comment.platformCommentId)) this.accept(comment, taken);
+    }
+    return taken;
+  }
+
+  /** Platform ids still waiting (after `leftOver`): the comments, and the parents they wait for. */
+  waitingIds(): string[] {
+    return [...this.waiting.keys(), ...[...this.waiting.values()].flat().map((c) => c.platformCommentId)];
+  }
+
+  /**
+   * For the thread's first part, after `leftOver`: the comments still waiting whose chain reaches no part and nothing
+   * stored, kept with their parent id as the platform gave it (as a single post keeps a reply whose parent it did not
+   * list). A chain whose missing parent, or whose first waiting comment, is stored on another part (`storedElsewhere`)
+   * is that part's (its `leftOver` keeps it), so it is not stored twice.
+   */
+  unplaced(storedElsewhere: ReadonlySet<string>): PlatformComment[] {
+    const taken: PlatformComment[] = [];
+    const waitingComments = new Set([...this.waiting.values()].flat().map((c) => c.platformCommentId));
+    for (const parent of [...this.waiting.keys()]) {
+      // A parent that itself waits is reached through its own chain.
+      if (waitingComments.has(parent) || !this.waiting.has(parent)) continue;
+      const children = this.waiting.get(parent) ?? [];
+      this.waiting.delete(parent);
+      for (const child of children) {
+        if (storedElsewhere.has(parent) || storedElsewhere.has(child.platformCommentId)) this.reject(child.platformCommentId);
+        else this.accept(child, taken);
+      }
     }
     return taken;
   }

@@ -1,5 +1,8 @@
 import { isAcceptedInstant } from '../db/timestamp';
-import type { PlatformComment } from './types';
+import type { CommentPage, PlatformComment, ReadMemo, UnreadableComments } from './types';
+
+/** One page's comments as Herald reads them, with what it could not read if anything (`CommentPage` without its cursor). */
+export type ListedComments = Pick<CommentPage, 'comments' | 'unreadable'>;
 
 /**
  * Maps one page of a platform's comment listing, leaving out a comment the platform answered malformed: its mapper
@@ -8,22 +11,75 @@ import type { PlatformComment } from './types';
  * odd comment must not fail the whole refresh: a mapper's throw is no platform answer the sync can back off from
  * (README "Comment listing and sync", 2026-12-07). `createdAt` comes back as `toISOString`, whatever form the
  * platform wrote it in.
+ *
+ * A comment left out is still on the platform: its id (`idOf` reads it from the raw item when the mapper threw) is
+ * reported in `unreadable` (absent when there is none), so the sync does not take a stored comment that now comes
+ * back malformed for deleted; one without a usable id is counted, and a read holding one concludes no deletion
+ * (README, 2026-12-07, fix-comment-sync-two).
  */
-export function listedComments<T>(items: readonly T[], toComment: (item: T) => PlatformComment): PlatformComment[] {
-  const out: PlatformComment[] = [];
+export function listedComments<T>(items: readonly T[], toComment: (item: T) => PlatformComment, idOf: (item: T) => unknown): ListedComments {
+  const comments: PlatformComment[] = [];
+  const unreadable: UnreadableComments = { ids: [], unidentified: 0 };
+  const leftOut = (id: unknown) => {
+    if (usableId(id)) unreadable.ids.push(id as string);
+    else unreadable.unidentified += 1;
+  };
   for (const item of items) {
     let comment: PlatformComment;
     try {
       comment = toComment(item);
     } catch {
+      leftOut(safely(() => idOf(item)));
       continue;
     }
     const createdAt = new Date(typeof comment.createdAt === 'string' ? comment.createdAt : NaN);
     const readable = !Number.isNaN(createdAt.getTime()) && isAcceptedInstant(createdAt);
-    if (!readable || !usableId(comment.platformCommentId) || (comment.platformParentId !== null && !usableId(comment.platformParentId))) continue;
-    out.push({ ...comment, createdAt: createdAt.toISOString() });
+    if (!readable || !usableId(comment.platformCommentId) || (comment.platformParentId !== null && !usableId(comment.platformParentId))) {
+      leftOut(comment.platformCommentId);
+      continue;
+    }
+    comments.push({ ...comment, createdAt: createdAt.toISOString() });
   }
-  return out;
+  return withUnreadable(comments, unreadable);
+}
+
+/** Several mapped lists as one page (a platform whose page holds comments and their replies read apart). */
+export function joinListed(parts: readonly ListedComments[]): ListedComments {
+  return withUnreadable(parts.flatMap((p) => p.comments), {
+    ids: parts.flatMap((p) => p.unreadable?.ids ?? []),
+    unidentified: parts.reduce((n, p) => n + (p.unreadable?.unidentified ?? 0), 0),
+  });
+}
+
+function withUnreadable(comments: PlatformComment[], unreadable: UnreadableComments): ListedComments {
+  return unreadable.ids.length > 0 || unreadable.unidentified > 0 ? { comments, unreadable } : { comments };
+}
+
+/**
+ * `ReadMemo` for one read: bluesky and mastodon list a post's whole reply tree in one answer and Herald pages it, so
+ * every page used to fetch the tree again (a refresh of 2,000 replies made 40 calls against the platform's rate limit
+ * for one answer; README, 2026-12-07, fix-comment-sync-two). A failed fetch is forgotten, so the next asks again.
+ */
+export class ListingMemo implements ReadMemo {
+  private readonly answers = new Map<string, Promise<unknown>>();
+
+  once<T>(key: string, fetch: () => Promise<T>): Promise<T> {
+    let answer = this.answers.get(key) as Promise<T> | undefined;
+    if (!answer) {
+      answer = fetch();
+      this.answers.set(key, answer);
+      answer.catch(() => this.answers.delete(key));
+    }
+    return answer;
+  }
+}
+
+function safely(read: () => unknown): unknown {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }
 
 function usableId(id: unknown): boolean {

@@ -96,6 +96,30 @@ export interface PlatformComment {
 export interface CommentPage {
   comments: PlatformComment[];
   nextCursor: string | null;
+  /** Comments the platform listed on this page but answered malformed (left out of `comments`; `listedComments`). */
+  unreadable?: UnreadableComments;
+}
+
+/** `ids`: platform ids of comments left out as malformed; `unidentified`: how many had no usable id. */
+export interface UnreadableComments {
+  ids: string[];
+  unidentified: number;
+}
+
+/**
+ * One read of a post's comments (every page of one refresh, or one look). `thread.rootPlatformPostId`: the post is a
+ * part of a thread that starts there (x finds a thread's replies only by its root's conversation); the core sorts what a
+ * listing holds by part (`src/comments/thread-part-comments.ts`). `memo`: lives as long as the read; a platform whose
+ * whole listing is one answer (bluesky's `getPostThread`, mastodon's `/context`) fetches it once and pages it from there.
+ */
+export interface CommentRead {
+  thread?: { rootPlatformPostId: string };
+  memo?: ReadMemo;
+}
+
+export interface ReadMemo {
+  /** `fetch`'s answer for `key`, asked at most once while the memo lives (a failed fetch is asked again). */
+  once<T>(key: string, fetch: () => Promise<T>): Promise<T>;
 }
 
 /** Herald's post metric keys (decisions.md "Analytics"); each is an integer, or null where the platform does not report it. */
@@ -137,12 +161,8 @@ export interface PlatformAdapter {
   delete(ctx: PlatformContext, platformPostId: string, publishedAt?: Date): Promise<void>;
   /** Ask the platform for the post's public URL (threads and instagram give links of their own). */
   resolveUrl?(ctx: PlatformContext, platformPostId: string): Promise<string | null>;
-  /**
-   * A page of the comments under the post, newest first. `thread.rootPlatformPostId`: the post is a part of a thread
-   * that starts there (x finds a thread's replies only by its root's conversation); the core sorts what a listing
-   * holds by part (`src/comments/thread-part-comments.ts`).
-   */
-  listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string, thread?: { rootPlatformPostId: string }): Promise<CommentPage>;
+  /** A page of the comments under the post, newest first, within one read (`CommentRead`). */
+  listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string, read?: CommentRead): Promise<CommentPage>;
   /**
    * `attemptId`: the reply attempt (stable across retries of one Idempotency-Key); a platform that dedupes by a key of
    * the caller's choosing (Bluesky's rkey) derives it from this, so a retry cannot publish a second reply.

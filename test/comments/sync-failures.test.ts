@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import { refreshIfDue } from '../../src/comments/sync';
 import { backoffMs } from '../../src/comments/sync-windows';
+import { createLogger } from '../../src/logger';
 import { usageMonth } from '../../src/quota/quota';
-import { insertMastodonAccount } from '../posts/fixtures';
+import { insertMastodonAccount, testSealedBox } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { commentsConfig, connectAccount, publish } from './actions-fixtures';
 
@@ -108,5 +110,63 @@ describe('comment sync: failures outside the platform call, overlapping refreshe
     assert.equal(contexts(), 1);
     const left = await sql<{ refresh_claim: string | null }>`select refresh_claim from comment_sync_states where post_id = ${post.id}`.execute(h.db);
     assert.equal(left.rows[0].refresh_claim, null, 'the refresh gave its claim back');
+  });
+
+  // Called directly (the workflow's activity calls it the same way), so a test can lower the page limit and pick the time.
+  const refresh = (postId: string, at: number, maxPages?: number) =>
+    refreshIfDue({ db: h.db, logger: createLogger('silent'), adapters: h.standIns.adapters, sealedBox: testSealedBox }, { postId, mode: 'true', now: at }, { maxPages });
+  const deletedOf = async (postId: string) =>
+    Object.fromEntries((await h.db.selectFrom('comments').select(['text', 'deleted']).where('post_id', '=', postId).execute()).map((c) => [c.text, c.deleted]));
+
+  it('a refresh stopped at the page limit is reported as stopped part-way (error, not ok) and infers no deletion', async () => {
+    const post = await facebookPost('more comments than the page limit reads');
+    const fb = h.standIns.facebook;
+    for (const text of ['early one', 'early two']) fb.addExternalComment(post.platform_post_id, text);
+    await refresh(post.id, Date.now());
+    assert.equal((await state(post.id)).status, 'ok');
+    // 30 newer comments: newest first, one page of 25 does not reach the two stored ones.
+    for (let i = 0; i < 30; i += 1) fb.addExternalComment(post.platform_post_id, `later ${i}`);
+
+    const at = Date.now() + 5 * 60_000;
+    await refresh(post.id, at, 1);
+    const cut = await state(post.id);
+    assert.equal(cut.status, 'error', 'a client must not take a part for the whole');
+    assert.match(cut.reason ?? '', /^The last comment refresh stopped part-way, after 1 page of Facebook comments; the comments shown may be incomplete\. Next refresh after /);
+    assert.equal(cut.synced_at!.getTime(), at, 'what it read is as of this refresh');
+    assert.equal(cut.consecutive_failures, 1);
+    assert.equal(cut.next_sync_after!.getTime() - at, backoffMs('facebook', 1, null));
+    const stored = await deletedOf(post.id);
+    assert.equal(Object.keys(stored).length, 27);
+    assert.deepEqual([stored['early one'], stored['early two']], [false, false], 'comments not reached are not taken for deleted');
+
+    const res = await h.api.request('GET', `/api/v1/posts/${post.id}/comments?sync=false`);
+    assert.deepEqual([res.body.meta.sync.status, res.body.meta.sync.reason], ['error', cut.reason], 'the listing says so');
+  });
+
+  it('a stored comment that comes back malformed is not taken for deleted; one listed without an id leaves every stored one alone', async () => {
+    const post = await facebookPost('comments that turn odd');
+    const fb = h.standIns.facebook;
+    const odd = fb.addExternalComment(post.platform_post_id, 'turns timeless');
+    const gone = fb.addExternalComment(post.platform_post_id, 'really removed');
+    fb.addExternalComment(post.platform_post_id, 'stays plain');
+    await refresh(post.id, Date.now());
+    assert.deepEqual(await deletedOf(post.id), { 'turns timeless': false, 'really removed': false, 'stays plain': false });
+
+    delete (odd as { created_time?: string }).created_time;
+    await refresh(post.id, Date.now() + 5 * 60_000);
+    assert.equal((await state(post.id)).status, 'ok');
+    assert.deepEqual(await deletedOf(post.id), { 'turns timeless': false, 'really removed': false, 'stays plain': false }, 'listed, only unreadable');
+
+    // A comment listed with no id at all could be any stored one: this read concludes nothing about deletions.
+    fb.comments.delete(gone.id);
+    const nameless = fb.addExternalComment(post.platform_post_id, 'no id');
+    delete (nameless as { id?: string }).id;
+    await refresh(post.id, Date.now() + 10 * 60_000);
+    assert.deepEqual(await deletedOf(post.id), { 'turns timeless': false, 'really removed': false, 'stays plain': false });
+
+    // Once every comment listed reads, a complete read concludes again.
+    fb.comments.forEach((c, key) => c === nameless && fb.comments.delete(key));
+    await refresh(post.id, Date.now() + 15 * 60_000);
+    assert.deepEqual(await deletedOf(post.id), { 'turns timeless': false, 'really removed': true, 'stays plain': false });
   });
 });

@@ -89,6 +89,27 @@ describe('comments of a thread part', function () {
     assert.deepEqual(texts(await list(one.id)), [], 'not the first part\'s');
   });
 
+  it('x: a reply whose parent and grandparent the read does not hold, and nothing stored places, is kept once, by the first part', async () => {
+    const [one, two] = await publishThread({ account_id: x.id, posts: [{ text: 'lost one' }, { text: 'lost two' }] });
+    const fan = h.standIns.x.addUser({ username: 'lostfan' });
+    // Nobody listed the thread while these were within recent search's 7 days: none of them was stored.
+    const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000).toISOString();
+    const grandparent = h.standIns.x.addReply(two.platform_post_id, fan, 'a week old, never stored');
+    const parent = h.standIns.x.addReply(grandparent.id, fan, 'also a week old');
+    grandparent.created_at = eightDaysAgo;
+    parent.created_at = eightDaysAgo;
+    const late = h.standIns.x.addReply(parent.id, fan, 'answers a chain x no longer lists');
+    h.standIns.x.addReply(late.id, fan, 'and a reply under it');
+
+    const onOne = await list(one.id);
+    assert.deepEqual(texts(onOne), ['and a reply under it', 'answers a chain x no longer lists'], 'kept, not dropped from every part');
+    assert.equal(onOne.find((c) => c.text === 'answers a chain x no longer lists')!.platform_parent_id, parent.id, 'its parent as x gave it');
+    assert.deepEqual(texts(await list(two.id)), [], 'stored once');
+    await h.env.sleep('15 minutes');
+    assert.deepEqual(texts(await list(one.id)), ['and a reply under it', 'answers a chain x no longer lists'], 'and kept by the next read');
+    assert.deepEqual((await list(one.id)).map((c) => c.deleted), [false, false]);
+  });
+
   it('bluesky: a part lists the replies under it, not the next part hanging in its reply tree nor what answers that part', async () => {
     const { bluesky } = h.standIns;
     const me = bluesky.addAccount({ handle: 'threads.bsky.test' });

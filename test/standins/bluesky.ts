@@ -365,13 +365,19 @@ export async function startBlueskyStandIn(options: { demoAccount?: boolean } = {
     record(uri: string): BlueskyStoredRecord | undefined {
       return records.get(uri);
     },
-    /** Another account replies to `parentUri` (root taken from the parent, as clients do). */
+    /**
+     * Another account replies to `parentUri` (root taken from the parent, as clients do). `createdAt` is what the
+     * author's client writes in the record; the AppView's `indexedAt` is when it saw the reply, so a reply dated in the
+     * past was indexed then, and one dated ahead is indexed now (set `indexedAt` on the result for a backdated record).
+     */
     reply(parentUri: string, author: BlueskyStandInAccount, text: string, createdAt = new Date()): BlueskyStoredRecord {
       const parent = records.get(parentUri);
       if (!parent) throw new Error(`no record ${parentUri}`);
       const parentRef = { uri: parent.uri, cid: parent.cid };
       const root = parent.value.reply?.root ?? parentRef;
-      return putRecord(author.did, POST, nextTid(), { $type: POST, text, createdAt: createdAt.toISOString(), reply: { root, parent: parentRef } });
+      const record = putRecord(author.did, POST, nextTid(), { $type: POST, text, createdAt: createdAt.toISOString(), reply: { root, parent: parentRef } });
+      record.indexedAt = new Date(Math.min(createdAt.getTime(), Date.now())).toISOString();
+      return record;
     },
     /** Removes a record as if its author deleted it on Bluesky. */
     remove(uri: string): void {

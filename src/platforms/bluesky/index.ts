@@ -200,16 +200,23 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
       });
     },
 
-    listComments(ctx, platformPostId, cursor): Promise<CommentPage> {
+    listComments(ctx, platformPostId, cursor, read): Promise<CommentPage> {
       const ref = postRef(platformPostId);
       return client.run(ctx, async (session) => {
-        const res = await session.agent.app.bsky.feed.getPostThread({ uri: platformPostId, depth: THREAD_DEPTH, parentHeight: 0 });
-        const comments = commentsOfThread(res.data.thread, session.did);
+        // `getPostThread` answers the whole tree (no cursor): fetched once per read (`read.memo`) and paged here.
+        const fetchThread = async () => {
+          const res = await session.agent.app.bsky.feed.getPostThread({ uri: platformPostId, depth: THREAD_DEPTH, parentHeight: 0 });
+          return commentsOfThread(res.data.thread, session.did, now());
+        };
+        const listed = await (read?.memo ? read.memo.once(`bluesky:${session.did}:${platformPostId}`, fetchThread) : fetchThread());
+        let page: Pick<CommentPage, 'comments' | 'nextCursor'>;
         try {
-          return pageAfter(comments, cursor);
+          page = pageAfter(listed.comments, cursor);
         } catch {
           throw new PlatformFailure('bluesky', 'permanent', `The comment cursor for the Bluesky post ${ref.rkey} is not valid.`);
         }
+        // What the tree held unreadable is told once, with the first page.
+        return cursor || !listed.unreadable ? page : { ...page, unreadable: listed.unreadable };
       });
     },
 

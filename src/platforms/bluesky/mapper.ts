@@ -1,4 +1,4 @@
-import { listedComments } from '../listed-comments';
+import { listedComments, type ListedComments } from '../listed-comments';
 import type { PlatformComment } from '../types';
 
 /** Herald ↔ Bluesky shapes: at-uris, public URLs, post records, threads as comment lists. No I/O here. */
@@ -90,8 +90,11 @@ interface ThreadNode {
 
 const THREAD_VIEW = 'app.bsky.feed.defs#threadViewPost';
 
-/** Every reply under the root, at any depth, newest first; direct replies to the post have no parent id. */
-export function commentsOfThread(thread: unknown, ownDid: string): PlatformComment[] {
+/**
+ * Every reply under the root, at any depth, newest first; direct replies to the post have no parent id. `readAt`: when
+ * the thread was read (a reply's time is never later).
+ */
+export function commentsOfThread(thread: unknown, ownDid: string, readAt: Date): ListedComments {
   const root = thread as ThreadNode;
   const found: Array<{ post: NonNullable<ThreadNode['post']>; parentUri: string | null }> = [];
   const walk = (node: ThreadNode, parentUri: string | null): void => {
@@ -102,21 +105,35 @@ export function commentsOfThread(thread: unknown, ownDid: string): PlatformComme
     }
   };
   if (root?.$type === THREAD_VIEW) walk(root, null);
-  return listedComments(found, ({ post, parentUri }) => toComment(post, parentUri, ownDid)).sort(newestFirst);
+  const listed = listedComments(found, ({ post, parentUri }) => toComment(post, parentUri, ownDid, readAt), ({ post }) => post.uri);
+  return { ...listed, comments: listed.comments.sort(newestFirst) };
 }
 
-function toComment(post: NonNullable<ThreadNode['post']>, parentUri: string | null, ownDid: string): PlatformComment {
-  const created = post.record?.createdAt && !Number.isNaN(Date.parse(post.record.createdAt)) ? post.record.createdAt : post.indexedAt;
+/**
+ * A reply's time is the AppView's `indexedAt`, when it first saw the reply. The record's `createdAt` is whatever the
+ * author's client wrote (years ahead or back): a reply dated ahead stayed first in every listing and passed every
+ * `since` (README, 2026-12-07, fix-comment-sync-two). Without a readable `indexedAt`, `createdAt` serves, never later
+ * than the read.
+ */
+function toComment(post: NonNullable<ThreadNode['post']>, parentUri: string | null, ownDid: string, readAt: Date): PlatformComment {
   return {
     platformCommentId: post.uri,
     platformParentId: parentUri,
     author: { handle: post.author.handle, displayName: post.author.displayName ?? post.author.handle, platformId: post.author.did, avatarUrl: post.author.avatar ?? null },
     text: post.record?.text ?? '',
-    createdAt: new Date(created).toISOString(),
+    createdAt: timeOf(post, readAt),
     likes: post.likeCount ?? 0,
     replies: post.replyCount ?? 0,
     own: post.author.did === ownDid,
   };
+}
+
+function timeOf(post: NonNullable<ThreadNode['post']>, readAt: Date): string {
+  const indexed = Date.parse(post.indexedAt);
+  if (!Number.isNaN(indexed)) return new Date(indexed).toISOString();
+  const created = Date.parse(post.record?.createdAt ?? '');
+  // Unreadable both ways: left for `listedComments` to leave out.
+  return Number.isNaN(created) ? '' : new Date(Math.min(created, readAt.getTime())).toISOString();
 }
 
 function newestFirst(a: PlatformComment, b: PlatformComment): number {

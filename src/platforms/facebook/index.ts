@@ -120,7 +120,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
         { fields: COMMENT_FIELDS, filter: 'stream', order: 'reverse_chronological', limit: COMMENT_PAGE_SIZE, after: cursor },
         'read',
       );
-      return { comments: listedComments(page.data, (c) => commentOf(c, pageId)), nextCursor: nextCursorOf(page) };
+      return { ...listedComments(page.data, (c) => commentOf(c, pageId), (c) => c.id), nextCursor: nextCursorOf(page) };
     },
 
     async replyToComment(ctx, platformPostId, platformCommentId, text) {

@@ -5,8 +5,8 @@ import { deleteConfirmed, goneConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
 import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, onlyMediaSince, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
-import { listedComments } from '../listed-comments';
-import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishRequest } from '../types';
+import { joinListed, listedComments, type ListedComments } from '../listed-comments';
+import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishRequest } from '../types';
 import { buildContainer } from './media';
 import { readInstagramMetrics } from './metrics';
 import {
@@ -173,12 +173,12 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       const conn = connect(ctx);
       const userId = await userIdOf(conn);
       const page = await conn.client.get<GraphPage<InstagramComment>>(graphPath(platformPostId, 'comments'), { fields: COMMENT_FIELDS, limit: COMMENT_PAGE_SIZE, after: cursor }, 'read');
-      const comments: PlatformComment[] = [];
+      const listed: ListedComments[] = [];
       for (const top of page.data) {
         const replies = await drainReplies(conn.client, top);
-        comments.push(...listedComments([top], (c) => commentOf(c, null, replies.length, userId)), ...listedComments(replies, (r) => commentOf(r, top.id, 0, userId)));
+        listed.push(listedComments([top], (c) => commentOf(c, null, replies.length, userId), (c) => c.id), listedComments(replies, (r) => commentOf(r, top.id, 0, userId), (r) => r.id));
       }
-      return { comments, nextCursor: nextCursorOf(page) };
+      return { ...joinListed(listed), nextCursor: nextCursorOf(page) };
     },
 
     async replyToComment(ctx, _platformPostId, platformCommentId, text) {

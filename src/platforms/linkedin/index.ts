@@ -1,8 +1,8 @@
 import type { HttpClient } from '../../net/http';
 import { answerOf, unknownIdentityAnswer } from '../answers';
-import { listedComments } from '../listed-comments';
+import { joinListed, listedComments, type ListedComments } from '../listed-comments';
 import { lookedUp } from '../lookup';
-import { PlatformFailure, type PlatformAdapter, type PlatformComment, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
+import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { createLinkedInClient, encodeUrn, type LinkedInClient } from './client';
 import { matchOfRequest, settleDuplicate, type ReadPost } from './duplicate';
 import { linkedInDuplicateOf } from './errors';
@@ -106,7 +106,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
     if (!conn.organizationId) throw new PlatformFailure('linkedin', 'permanent', 'LinkedIn offers no comment access for member profile posts; only Page posts have comments in Herald.');
   }
 
-  async function readComments(conn: Connection, targetUrn: string, start: number): Promise<{ elements: ListedComment[]; next: number | null; total: number | undefined }> {
+  async function readComments(conn: Connection, targetUrn: string, start: number): Promise<{ elements: ListedComment[]; unidentified: number; next: number | null; total: number | undefined }> {
     const res = await conn.client.send({ method: 'GET', path: `/rest/socialActions/${encodeUrn(targetUrn)}/comments`, query: { start, count: COMMENT_PAGE_SIZE }, action: 'read' });
     const body = res.json as { elements?: LinkedInComment[]; paging?: { start?: number; count?: number; total?: number } } | undefined;
     const raw = body?.elements ?? [];
@@ -118,7 +118,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
       const commentUrn = commentUrnOf(c);
       return commentUrn ? [{ ...c, commentUrn }] : [];
     });
-    return { elements, next: more && raw.length > 0 ? end : null, total };
+    return { elements, unidentified: raw.length - elements.length, next: more && raw.length > 0 ? end : null, total };
   }
 
   /**
@@ -203,22 +203,26 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
       if (at.total !== undefined && page.total !== undefined && page.total !== at.total) {
         throw new PlatformFailure('linkedin', 'retryable', 'LinkedIn\'s comments on this post changed between pages; they are read again from the start at the next refresh.');
       }
-      const comments: PlatformComment[] = [];
+      // An element without a URN is a comment too: the read can then name no stored comment gone (`unidentified`).
+      let unidentified = page.unidentified;
+      const listed: ListedComments[] = [];
       for (const top of page.elements) {
         const replies: ListedComment[] = [];
         if ((top.commentsSummary?.aggregatedTotalComments ?? 0) > 0) {
           for (let start: number | null = 0; start !== null; ) {
             const sub = await readComments(conn, top.commentUrn, start);
             replies.push(...sub.elements);
+            unidentified += sub.unidentified;
             start = sub.next;
           }
         }
-        comments.push(
-          ...listedComments([top], (c) => commentOf(c, author, replies.length)),
-          ...listedComments(replies, (r) => commentOf({ ...r, parentComment: r.parentComment ?? top.commentUrn }, author, 0)),
+        listed.push(
+          listedComments([top], (c) => commentOf(c, author, replies.length), (c) => c.commentUrn),
+          listedComments(replies, (r) => commentOf({ ...r, parentComment: r.parentComment ?? top.commentUrn }, author, 0), (c) => c.commentUrn),
         );
       }
-      return { comments, nextCursor: page.next === null ? null : commentCursor(page.next, page.total) };
+      listed.push({ comments: [], unreadable: { ids: [], unidentified } });
+      return { ...joinListed(listed), nextCursor: page.next === null ? null : commentCursor(page.next, page.total) };
     },
 
     async replyToComment(ctx, platformPostId, platformCommentId, text) {

@@ -143,18 +143,18 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
       return ctx.settings.username ? statusUrl(origin, ctx.settings.username, platformPostId) : null;
     },
 
-    async listComments(ctx, platformPostId, cursor) {
+    async listComments(ctx, platformPostId, cursor, read) {
       const { origin, token } = account(ctx);
-      const { body } = await client.send<{ ancestors: MastodonStatus[]; descendants: MastodonStatus[] }>(origin, token, {
-        method: 'GET',
-        path: `/api/v1/statuses/${platformPostId}/context`,
-      });
+      // `/context` answers the whole tree: fetched once per read (`read.memo`) and paged here.
+      const fetchContext = () =>
+        client.send<{ ancestors: MastodonStatus[]; descendants: MastodonStatus[] }>(origin, token, { method: 'GET', path: `/api/v1/statuses/${platformPostId}/context` });
+      const { body } = await (read?.memo ? read.memo.once(`mastodon:${origin}:${platformPostId}`, fetchContext) : fetchContext());
       // Newest first; the cursor is the last id handed out, so replies arriving between pages shift nothing.
       const sorted = [...body.descendants].sort((a, b) => compareIdsDescending(a.id, b.id));
       const rest = cursor ? sorted.filter((s) => compareIdsDescending(cursor, s.id) < 0) : sorted;
       const page = rest.slice(0, COMMENT_PAGE_SIZE);
       return {
-        comments: listedComments(page, (s) => toComment(s, platformPostId, ctx.settings.account_id)),
+        ...listedComments(page, (s) => toComment(s, platformPostId, ctx.settings.account_id), (s) => s.id),
         nextCursor: rest.length > COMMENT_PAGE_SIZE ? page[page.length - 1].id : null,
       };
     },

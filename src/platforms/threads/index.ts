@@ -119,7 +119,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
         'read',
       );
       const childCount = (id: string) => page.data.filter((r) => r.replied_to?.id === id).length;
-      return { comments: listedComments(page.data, (r) => commentOf(r, platformPostId, childCount(r.id))), nextCursor: nextCursorOf(page) };
+      return { ...listedComments(page.data, (r) => commentOf(r, platformPostId, childCount(r.id)), (r) => r.id), nextCursor: nextCursorOf(page) };
     },
 
     async replyToComment(ctx, platformPostId, platformCommentId, text) {

@@ -126,10 +126,10 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
       return tweetUrl(ctx.settings.username, platformPostId);
     },
 
-    async listComments(ctx, platformPostId, cursor, thread) {
+    async listComments(ctx, platformPostId, cursor, read) {
       // Every tweet of a thread carries its first tweet's conversation id (protocols.md section 1); that root is the
       // post (or the thread's first part), never one of its comments.
-      const root = thread?.rootPlatformPostId ?? platformPostId;
+      const root = read?.thread?.rootPlatformPostId ?? platformPostId;
       const page = await client.send<{ data?: XTweet[]; includes?: { users?: XUser[] }; meta?: { next_token?: string } }>(ctx.credentials, {
         method: 'GET',
         path: '/2/tweets/search/recent',
@@ -144,7 +144,11 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
       });
       const users = new Map((page.includes?.users ?? []).map((u) => [u.id, u]));
       return {
-        comments: listedComments((page.data ?? []).filter((t) => t.id !== root), (t) => toComment(t, users, platformPostId, ctx.settings.user_id)),
+        ...listedComments(
+          (page.data ?? []).filter((t) => t.id !== root),
+          (t) => toComment(t, users, platformPostId, ctx.settings.user_id),
+          (t) => t.id,
+        ),
         nextCursor: page.meta?.next_token ?? null,
       };
     },
