@@ -4,15 +4,17 @@ import type { Database, Db } from '../db';
 import type { CommentRow } from '../db/tables/comments';
 import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
-import { capabilities, replyParentOf } from '../platforms/capabilities';
-import { isPlatformFailure, PlatformFailure, type PublishedPost } from '../platforms/types';
+import { replyParentOf } from '../platforms/capabilities';
+import { ListingMemo } from '../platforms/listed-comments';
+import { isPlatformFailure, PlatformFailure, type CommentRead, type PublishedPost } from '../platforms/types';
 import { refusalOf } from '../posts/publish-outcome';
 import { checkReplyText, throwFirst, xLinkOutcome } from '../posts/rules';
 import { chargedBefore, loadLimits, refundQuota, reserveQuota, spendQuota, type Charge } from '../quota/quota';
 import { onPlatform, type CommentActionsRuntime } from './actions';
 import { loadCommentTarget, ownAuthor, type CommentTarget } from './actions-target';
 import { toCommentView, type CommentView } from './listing-view';
-import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markCommentReplied, recordedReplyPlatformIds, threadPartPlatformIds } from './repository';
+import { findCommentByPlatformId, findCommentForUser, insertOwnComment, markCommentReplied, recordedReplyPlatformIds } from './repository';
+import { threadPartsOf } from './thread-listing';
 
 /**
  * `POST /api/v1/posts/:id/comments/:comment_id/reply` (publishing-api.md): the reply is published as a post. Its
@@ -221,10 +223,12 @@ export async function findUnrecordedReply(rt: CommentActionsRuntime, target: Com
   if (!adapter.listComments) return null;
   const parent = replyParentOf(target.post.platform, target.comment);
   const recorded = await recordedReplyPlatformIds(rt.db, target.post.id);
-  const thread = await threadListing(rt.db, target.post);
+  // One fetch of a whole-thread listing (Bluesky, Mastodon) for all the pages this look reads.
+  const parts = await threadPartsOf(rt.db, target.post);
+  const read: CommentRead = { thread: parts ? { rootPlatformPostId: parts[0]! } : undefined, memo: new ListingMemo() };
   let cursor: string | undefined;
   for (let page = 0; page < LOOKUP_PAGES; page++) {
-    const result = await adapter.listComments(target.ctx, target.post.platform_post_id, cursor, thread);
+    const result = await adapter.listComments(target.ctx, target.post.platform_post_id, cursor, read);
     let passedParent = false;
     for (const c of result.comments) {
       if (c.platformCommentId === parent) passedParent = true;
@@ -239,12 +243,3 @@ export async function findUnrecordedReply(rt: CommentActionsRuntime, target: Com
   throw new PlatformFailure(target.post.platform, 'unknown_outcome', `${name} lists more comments on this post since the answered one than one look reads (${LOOKUP_PAGES} pages).`);
 }
 
-/**
- * A later part of a reply-chain thread is listed through its first part, as the sync lists it (`threadPartRead` in
- * `sync.ts`): x files every part's replies under the first part's conversation, and a part's own id finds none.
- */
-async function threadListing(db: Db, post: CommentTarget['post']): Promise<{ rootPlatformPostId: string } | undefined> {
-  if (post.thread_id === null || !capabilities[post.platform].nativeThreads) return undefined;
-  const [first] = await threadPartPlatformIds(db, post.thread_id);
-  return first !== undefined && first !== post.platform_post_id ? { rootPlatformPostId: first } : undefined;
-}

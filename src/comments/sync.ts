@@ -4,7 +4,7 @@ import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow } from '../db/tables/posts';
 import type { Logger } from '../logger';
-import { capabilities, commentCapabilitiesFor } from '../platforms/capabilities';
+import { commentCapabilitiesFor } from '../platforms/capabilities';
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
 import { ListingMemo } from '../platforms/listed-comments';
@@ -29,11 +29,11 @@ import {
   removeCommentsOfOtherParts,
   storedCommentPlatformIds,
   storedOnOtherParts,
-  threadPartPlatformIds,
   upsertRefreshedComments,
   type RefreshedComment,
 } from './repository';
 import { reportReceivedComments } from './received-events';
+import { threadPartsOf } from './thread-listing';
 import { ThreadPartComments } from './thread-part-comments';
 import { recordFailure, recordTruncated, reconnectSentence, type RecordOutcome } from './sync-outcomes';
 import { claimRefresh, loadSyncState, recordSyncOutcome, releaseRefreshClaim, renewRefreshClaim } from './sync-state';
@@ -210,10 +210,9 @@ interface ThreadPartRead {
 }
 
 async function threadPartRead(db: CommentSyncDeps['db'], post: RefreshPost): Promise<ThreadPartRead | null> {
-  if (post.thread_id === null || !capabilities[post.platform].nativeThreads) return null;
-  const parts = await threadPartPlatformIds(db, post.thread_id);
-  if (parts.length < 2) return null;
-  return { listing: { rootPlatformPostId: parts[0] }, comments: new ThreadPartComments(post.platform_post_id, new Set(parts)) };
+  const parts = await threadPartsOf(db, post);
+  if (!parts) return null;
+  return { listing: { rootPlatformPostId: parts[0]! }, comments: new ThreadPartComments(post.platform_post_id, new Set(parts)) };
 }
 
 /**
