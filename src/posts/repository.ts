@@ -70,14 +70,20 @@ export async function moveScheduledTime(trx: Trx, postIds: readonly string[], ex
     .execute();
 }
 
-/** The draft points at the post it became; false when it is no longer an unpromoted draft. */
-export async function markPromoted(trx: Trx, draftId: string, promotedToId: string): Promise<boolean> {
+/**
+ * The draft points at the post it became, only over the draft as the promotion read it (`draft.row_version`, its
+ * `xmin`, as `editPost` requires): false when it is no longer an unpromoted draft, or when anything wrote it since. The
+ * new post carries what the promotion read, so a draft edit committed after that read, answered 200, would otherwise
+ * be in neither the post nor a draft (README "Posts").
+ */
+export async function markPromoted(trx: Trx, draft: { id: string; row_version: string }, promotedToId: string): Promise<boolean> {
   const marked = await trx
     .updateTable('posts')
     .set({ promoted_to_id: promotedToId, updated_at: sql`now()` })
-    .where('id', '=', draftId)
+    .where('id', '=', draft.id)
     .where('status', '=', 'draft')
     .where('promoted_to_id', 'is', null)
+    .where(sql`xmin`, '=', sql`${draft.row_version}::xid`)
     .executeTakeFirst();
   return marked.numUpdatedRows > 0n;
 }
