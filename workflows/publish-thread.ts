@@ -1,6 +1,6 @@
 import { condition, defineSignal, log, patched, setHandler, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
-import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadStep } from '../activities/threads';
+import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadStep, UnconfirmedPart } from '../activities/threads';
 import { heldCall, whileHeld, type WakeSignals } from './held';
 import { CREDENTIAL_WAIT_MS, retryWait } from './retry-wait';
 import { local, queued, type Steps } from './thread-steps';
@@ -115,6 +115,13 @@ const CANCELLED_ON_LOST_CONNECTION = 'thread-cancelled-on-lost-connection';
  */
 const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
 
+/**
+ * Patch id: the rollback also looks for the part the thread stopped at, whose send may have gone out unanswered (its
+ * mark open), and deletes it when found (`lookForUnconfirmedPart`); one it cannot tell about keeps the thread from a
+ * retry. Runs recorded before it deleted only the parts confirmed.
+ */
+const ROLLBACK_LOOKS_FOR_UNCONFIRMED = 'thread-rollback-looks-for-unconfirmed';
+
 interface PublishedPart {
   postId: string;
   threadOrder: number;
@@ -178,11 +185,12 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     }
     if (attempt.failure.kind === 'not_publishing' && attempt.published.length === 0) return { outcome: 'gone' };
 
-    const rollback = await rollBack(steps, claim, attempt.published);
-    const live = rollback.still_live.length > 0;
+    const { report: rollback, unconfirmed } = await rollBack(steps, claim, attempt.published, attempt.failure);
+    // A part that may be live keeps the thread from a retry, as a live one does: a retry would send it again.
+    const live = rollback.still_live.length > 0 || unconfirmed !== null;
     const failed = (message: string): PublishThreadResult => ({
       outcome: 'failed',
-      code: live ? 'thread_rollback_incomplete' : 'upstream_error',
+      code: rollback.still_live.length > 0 ? 'thread_rollback_incomplete' : 'upstream_error',
       message,
       rollback,
     });
@@ -201,7 +209,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       await cleanUpMedia(steps, input.threadId, claim);
       return { outcome: 'cancelled' };
     }
-    const sentence = failureMessage(claim, failure, rollback);
+    const sentence = failureMessage(claim, failure, rollback, unconfirmed);
     if (failure.kind === 'reauthorize') await bookkeeping.handleThreadConnectionLost({ threadId: input.threadId });
 
     if (!claim.scheduled) {
@@ -315,8 +323,15 @@ async function holdUntilDue(threadId: string, dueAt: number, scheduleVersion: nu
 /**
  * The compensation: each published part (registered only once it went out) is deleted in reverse order. A refusal
  * or a failing activity leaves that part live and is logged; it never hides the refusal that started the rollback.
+ * First, the part the thread stopped at (`failure`) is looked for, since its send may have gone out unanswered: found,
+ * it is deleted (or listed live) as a published part; `unconfirmed` is its `thread_order` when that cannot be told.
  */
-async function rollBack(steps: Steps, claim: Extract<ThreadClaim, { kind: 'publish' }>, published: PublishedPart[]): Promise<ThreadRollbackReport> {
+async function rollBack(
+  steps: Steps,
+  claim: Extract<ThreadClaim, { kind: 'publish' }>,
+  published: PublishedPart[],
+  failure: Failure,
+): Promise<{ report: ThreadRollbackReport; unconfirmed: number | null }> {
   const report: ThreadRollbackReport = {
     platform: claim.platform,
     published: published.length,
@@ -326,6 +341,25 @@ async function rollBack(steps: Steps, claim: Extract<ThreadClaim, { kind: 'publi
     quota_refunded: true,
   };
   const liveParts: PublishedPart[] = [];
+  let unconfirmed: number | null = null;
+  const stopped = claim.parts.find((part) => part.threadOrder === failure.threadOrder);
+  // A part never attempted (the thread no longer publishing) has nothing to look for.
+  if (stopped && failure.kind !== 'not_publishing' && patched(ROLLBACK_LOOKS_FOR_UNCONFIRMED)) {
+    const previous = published[published.length - 1];
+    const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
+    let found: UnconfirmedPart = { kind: 'unknown' };
+    try {
+      found = await steps.compensation.lookForUnconfirmedPart({ postId: stopped.postId, replyTo, rollbackSupported: claim.rollbackSupported });
+    } catch (err) {
+      log.warn('could not look for a thread part whose send was not confirmed', { postId: stopped.postId, error: String(err) });
+    }
+    if (found.kind === 'unknown') unconfirmed = stopped.threadOrder;
+    else if (found.kind !== 'absent') {
+      report.published += 1;
+      if (found.kind === 'removed') report.rolled_back.push(found.platformPostId);
+      else liveParts.push({ postId: stopped.postId, threadOrder: stopped.threadOrder, platformPostId: found.platformPostId, url: found.url });
+    }
+  }
   for (const part of [...published].reverse()) {
     let removal: PartRemoval = 'refused';
     if (claim.rollbackSupported) {
@@ -341,14 +375,22 @@ async function rollBack(steps: Steps, claim: Extract<ThreadClaim, { kind: 'publi
   report.still_live = liveParts
     .sort((a, b) => a.threadOrder - b.threadOrder)
     .map((p) => ({ thread_order: p.threadOrder, platform_post_id: p.platformPostId, platform_post_url: p.url }));
-  return report;
+  return { report, unconfirmed };
 }
 
-/** The refusal, which part it hit, and what the rollback left behind. */
-function failureMessage(claim: Extract<ThreadClaim, { kind: 'publish' }>, failure: Failure, rollback: ThreadRollbackReport): string {
-  const refusal = `${failure.message.replace(/\.$/, '')} (part ${failure.threadOrder} of ${claim.parts.length}).`;
+/**
+ * The refusal, which part it hit, and what the rollback left behind: `unconfirmed`, a part that may be live though
+ * nobody could tell (said once: an unknown outcome's refusal says it already).
+ */
+function failureMessage(claim: Extract<ThreadClaim, { kind: 'publish' }>, failure: Failure, rollback: ThreadRollbackReport, unconfirmed: number | null = null): string {
+  const told = `${failure.message.replace(/\.$/, '')} (part ${failure.threadOrder} of ${claim.parts.length}).`;
+  const refusal =
+    unconfirmed === null || failure.kind === 'unknown_outcome'
+      ? told
+      : `${told} Part ${unconfirmed} may have been published: ${claim.platformName} did not confirm it and Herald could not look for it; check the account before sending the thread again.`;
   if (rollback.still_live.length === 0) {
-    return rollback.published === 0 ? `${refusal} Nothing was published.` : `${refusal} The ${rollback.published} published part${rollback.published === 1 ? ' was' : 's were'} deleted again.`;
+    if (rollback.published === 0) return unconfirmed === null ? `${refusal} Nothing was published.` : refusal;
+    return `${refusal} The ${rollback.published} published part${rollback.published === 1 ? ' was' : 's were'} deleted again.`;
   }
   const parts = rollback.still_live.map((p) => p.thread_order).join(', ');
   const why = rollback.rollback_supported ? 'could not be deleted' : 'cannot be deleted through the API for this account';
