@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { reconcilePosts } from '../../src/posts/reconcile';
 import { postWorkflowId } from '../../src/posts/workflow-client';
+import { threadWorkflowId } from '../../src/threads/workflow-client';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { insertXAccount } from './fixtures';
 import { activitiesOf, harnessActivities, startPostsHarness, type PostsHarness } from './harness';
@@ -53,6 +54,28 @@ describe('Scheduled posts: a workflow terminated during its hold and started aga
     assert.equal(row.status, 'published');
     assert.ok(row.published_at!.getTime() >= at.getTime(), 'not before its time');
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === 'held, terminated, started again').length, 1, 'sent once');
+  });
+
+  it("a thread's likewise: the terminated run's hold claims nothing, the new run sends every part once and ends published", async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await h.syncClock();
+    const at = new Date(h.now().getTime() + 30 * 60_000);
+    const texts = ['held thread, terminated, one', 'held thread, terminated, two'];
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: account.id, posts: texts.map((text) => ({ text })), schedule_at: at.toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    const threadId: string = res.body.data.thread_id;
+    await h.env.sleep(30 * 60_000 - LEAD_MS + 5_000);
+    assert.deepEqual(await activitiesOf(h, threadWorkflowId(threadId)), ['publishThreadWhenDue']);
+    await realSleep(7_000);
+    await h.env.client.workflow.getHandle(threadWorkflowId(threadId)).terminate('an operator, in the Web UI');
+
+    const look = await reconcilePosts({ ...h.reconcilerRuntime(), now: h.now, dueLeadMs: LEAD_MS }, 'all');
+    assert.ok(look.started.includes(threadWorkflowId(threadId)), 'the reconciler started it again');
+    const settled = await h.env.client.workflow.getHandle(threadWorkflowId(threadId)).result();
+    assert.deepEqual(settled, { outcome: 'published', firstComment: null });
+    const parts = await h.db.selectFrom('posts').select(['status', 'text']).where('thread_id', '=', threadId).orderBy('thread_order').execute();
+    assert.deepEqual(parts.map((p) => p.status), ['published', 'published']);
+    for (const text of texts) assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1, `${text}: sent once, live`);
   });
 
   it('a run that finds its post published by another run, media copies to clean, carries on with them rather than ending gone', async () => {
