@@ -155,14 +155,19 @@ export function createPostActivities(rt: PostsRuntime) {
     return { ok: true, platformPostId: row.platform_post_id, ...link, recorded: true, hasFirstComment: hasPendingFirstComment(row), hasMedia: mediaIdsOf(row).length > 0 };
   }
 
-  /** A row recorded `published` whose first comment is still to be sent: its claim is a `publish` that finds it so. */
+  /**
+   * A row recorded `published` by another run (one lost after its record, or the hold of a terminated run) whose
+   * follow-ups may not have run: its first comment still to be sent, or media copies to clean up. Its claim is a
+   * `publish` that finds it so (`publishedAlready`), so the workflow does them rather than ending `gone`; the
+   * comment's mark decides whether it is sent, and a cleanup made already removes nothing more.
+   */
   function awaitsFollowUp(row: PostRow | undefined): boolean {
-    return row?.status === 'published' && hasPendingFirstComment(row);
+    return row?.status === 'published' && (hasPendingFirstComment(row) || mediaIdsOf(row).length > 0);
   }
 
   /** What a hold that did not get its claim reports (see `publishWhenDue`). */
   function claimSeenBy(row: PostRow | undefined): ClaimResult | null {
-    // Published by another run with its first comment left: the workflow's claim takes it on (`claimPost`).
+    // Published by another run with its follow-ups left: the workflow's claim takes it on (`claimPost`).
     if (awaitsFollowUp(row)) return null;
     if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
     const until = attemptOutcomes.waitingUntil(row);
@@ -202,9 +207,9 @@ export function createPostActivities(rt: PostsRuntime) {
      */
     async claimPost(input: ClaimInput): Promise<ClaimResult> {
       const row = await findPost(db, input.postId);
-      // Recorded `published` by a run that did not live to send its first comment: the attempt finds it so
-      // (`publishedAlready`) and the workflow sends the comment.
-      if (awaitsFollowUp(row)) return { kind: 'publish', scheduled: row!.scheduled_at !== null, hasFirstComment: true, retry: attemptOutcomes.retryStateOf(row!) };
+      // Recorded `published` by a run that did not live to send its first comment or clean its media: the attempt
+      // finds it so (`publishedAlready`) and the workflow does them.
+      if (awaitsFollowUp(row)) return { kind: 'publish', scheduled: row!.scheduled_at !== null, hasFirstComment: hasPendingFirstComment(row!), retry: attemptOutcomes.retryStateOf(row!) };
       if (!row || (row.status !== 'scheduled' && row.status !== 'publishing')) return { kind: 'gone' };
       const hasFirstComment = hasPendingFirstComment(row);
       const retry = attemptOutcomes.retryStateOf(row);

@@ -9,8 +9,10 @@ import * as threads from '../src/threads/repository';
 import { isPlatformFailure, type PostLink } from '../src/platforms/types';
 import type { CredentialWait } from './posts';
 import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim, type ThreadStep } from './thread-parts';
+import { createThreadRollback } from './thread-rollback';
 
 export type { PartAttempt, ThreadClaim, ThreadStep } from './thread-parts';
+export type { UnconfirmedPart } from './thread-rollback';
 
 /**
  * The activities of one thread's publication (`workflows/publish-thread.ts`): each is a call of
@@ -64,6 +66,9 @@ export function createThreadActivities(rt: PostsRuntime) {
 
   return {
     claimThread,
+
+    /** Compensation: the part the thread stopped at, looked for and deleted when its send went out unanswered. */
+    ...createThreadRollback(rt),
 
     /**
      * An immediate thread, its request waiting (a local activity: no workflow activation between its parts): its rows

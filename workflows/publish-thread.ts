@@ -1,9 +1,10 @@
 import { condition, defineSignal, log, patched, setHandler, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
-import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadStep } from '../activities/threads';
+import type { PartAttempt, ThreadActivities, ThreadClaim, ThreadStep } from '../activities/threads';
 import { heldCall, whileHeld, type WakeSignals } from './held';
 import { CREDENTIAL_WAIT_MS, retryWait } from './retry-wait';
 import { local, queued, type Steps } from './thread-steps';
+import { failureMessage, rollBack, type Failure, type PublishedPart, type ThreadRollbackReport } from './thread-rollback';
 
 /**
  * One thread, all or nothing (publishing-api.md "States and transitions" rules 2-4, Guarantees 3-5). Workflow id
@@ -55,16 +56,6 @@ export interface PublishThreadInput {
   immediate?: boolean;
 }
 
-/** `error.thread_rollback` (publishing-api.md "Thread rollback object"). */
-interface ThreadRollbackReport {
-  platform: string;
-  published: number;
-  rolled_back: string[];
-  still_live: Array<{ thread_order: number; platform_post_id: string; platform_post_url: string | null }>;
-  rollback_supported: boolean;
-  quota_refunded: boolean;
-}
-
 export type PublishThreadResult =
   | { outcome: 'published'; firstComment: 'posted' | 'failed' | 'skipped' | null }
   | { outcome: 'failed'; code: 'upstream_error' | 'thread_rollback_incomplete'; message: string; rollback: ThreadRollbackReport }
@@ -114,16 +105,6 @@ const CANCELLED_ON_LOST_CONNECTION = 'thread-cancelled-on-lost-connection';
  * a signal pending), so every other history is as it was. A post's `held-step-keeps-wake`, for threads.
  */
 const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
-
-interface PublishedPart {
-  postId: string;
-  threadOrder: number;
-  platformPostId: string;
-  url: string | null;
-  urlUnread?: boolean;
-}
-
-type Failure = Extract<PartAttempt, { ok: false }> & { threadOrder: number };
 
 export async function publishThread(input: PublishThreadInput): Promise<PublishThreadResult> {
   let woken = false;
@@ -178,11 +159,12 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     }
     if (attempt.failure.kind === 'not_publishing' && attempt.published.length === 0) return { outcome: 'gone' };
 
-    const rollback = await rollBack(steps, claim, attempt.published);
-    const live = rollback.still_live.length > 0;
+    const { report: rollback, unconfirmed } = await rollBack(steps, claim, attempt.published, attempt.failure);
+    // A part that may be live keeps the thread from a retry, as a live one does: a retry would send it again.
+    const live = rollback.still_live.length > 0 || unconfirmed !== null;
     const failed = (message: string): PublishThreadResult => ({
       outcome: 'failed',
-      code: live ? 'thread_rollback_incomplete' : 'upstream_error',
+      code: rollback.still_live.length > 0 ? 'thread_rollback_incomplete' : 'upstream_error',
       message,
       rollback,
     });
@@ -201,7 +183,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       await cleanUpMedia(steps, input.threadId, claim);
       return { outcome: 'cancelled' };
     }
-    const sentence = failureMessage(claim, failure, rollback);
+    const sentence = failureMessage(claim, failure, rollback, unconfirmed);
     if (failure.kind === 'reauthorize') await bookkeeping.handleThreadConnectionLost({ threadId: input.threadId });
 
     if (!claim.scheduled) {
@@ -310,47 +292,4 @@ async function holdUntilDue(threadId: string, dueAt: number, scheduleVersion: nu
     },
     signals,
   );
-}
-
-/**
- * The compensation: each published part (registered only once it went out) is deleted in reverse order. A refusal
- * or a failing activity leaves that part live and is logged; it never hides the refusal that started the rollback.
- */
-async function rollBack(steps: Steps, claim: Extract<ThreadClaim, { kind: 'publish' }>, published: PublishedPart[]): Promise<ThreadRollbackReport> {
-  const report: ThreadRollbackReport = {
-    platform: claim.platform,
-    published: published.length,
-    rolled_back: [],
-    still_live: [],
-    rollback_supported: claim.rollbackSupported,
-    quota_refunded: true,
-  };
-  const liveParts: PublishedPart[] = [];
-  for (const part of [...published].reverse()) {
-    let removal: PartRemoval = 'refused';
-    if (claim.rollbackSupported) {
-      try {
-        removal = await steps.compensation.removeThreadPart({ postId: part.postId, platformPostId: part.platformPostId });
-      } catch (err) {
-        log.warn('could not delete a thread part during rollback', { postId: part.postId, error: String(err) });
-      }
-    }
-    if (removal === 'removed') report.rolled_back.push(part.platformPostId);
-    else liveParts.push(part);
-  }
-  report.still_live = liveParts
-    .sort((a, b) => a.threadOrder - b.threadOrder)
-    .map((p) => ({ thread_order: p.threadOrder, platform_post_id: p.platformPostId, platform_post_url: p.url }));
-  return report;
-}
-
-/** The refusal, which part it hit, and what the rollback left behind. */
-function failureMessage(claim: Extract<ThreadClaim, { kind: 'publish' }>, failure: Failure, rollback: ThreadRollbackReport): string {
-  const refusal = `${failure.message.replace(/\.$/, '')} (part ${failure.threadOrder} of ${claim.parts.length}).`;
-  if (rollback.still_live.length === 0) {
-    return rollback.published === 0 ? `${refusal} Nothing was published.` : `${refusal} The ${rollback.published} published part${rollback.published === 1 ? ' was' : 's were'} deleted again.`;
-  }
-  const parts = rollback.still_live.map((p) => p.thread_order).join(', ');
-  const why = rollback.rollback_supported ? 'could not be deleted' : 'cannot be deleted through the API for this account';
-  return `${refusal} Part${rollback.still_live.length === 1 ? '' : 's'} ${parts} ${rollback.still_live.length === 1 ? 'is' : 'are'} still live and ${why}; delete ${rollback.still_live.length === 1 ? 'it' : 'them'} on the platform before sending the thread again.`;
 }

@@ -4,6 +4,7 @@ import { settleLeftReplies } from '../comments/actions-reply-left';
 import type { Db } from '../db';
 import { waitingUntil } from './attempt-outcomes';
 import { OVERDUE_AFTER_MS, postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
+import { disownHolds } from './repository';
 import type { PostsRuntime } from './runtime';
 import { firstCommentWorkflowId, postWorkflowId, startFirstCommentWorkflow, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
@@ -108,9 +109,15 @@ export async function reconcilePosts(
           if (scope !== 'all') rt.recentlyRunning?.record(workflowId);
           continue;
         }
-        if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
-        else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds);
-        else await startPublishWorkflow(rt, row.id);
+        // A hold of the lost run may still be waiting in a worker: it must not claim what the new run will hold.
+        if (row.thread_id) {
+          await disownHolds(rt.db, { threadId: row.thread_id });
+          await startThreadWorkflow(rt, row.thread_id);
+        } else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds);
+        else {
+          await disownHolds(rt.db, { postId: row.id });
+          await startPublishWorkflow(rt, row.id);
+        }
         started.push(workflowId);
       } catch (err) {
         if (refusedAsInvalid(err)) {

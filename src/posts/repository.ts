@@ -70,14 +70,33 @@ export async function moveScheduledTime(trx: Trx, postIds: readonly string[], ex
     .execute();
 }
 
-/** The draft points at the post it became; false when it is no longer an unpromoted draft. */
-export async function markPromoted(trx: Trx, draftId: string, promotedToId: string): Promise<boolean> {
+/**
+ * The holds of a lost run can no longer claim (`claimAllScheduledAt`, `claimThreadsScheduledAt`): the post, or every
+ * part of the thread, still `scheduled` moves to a new `schedule_version` at the same time. Written by the reconciler
+ * before it starts a workflow again for a post or thread whose workflow is not running (an operator's terminate
+ * during the hold leaves the hold running in its worker, and only a heartbeat sent after it, up to 48 s later, would
+ * stop it): the new run reads the row and holds at the new version, so the post goes to it, never to the hold nobody
+ * listens to (README "Scheduled bursts"). `updated_at` stays: nothing the user sees changed.
+ */
+export async function disownHolds(db: Db, unit: { postId: string } | { threadId: string }): Promise<void> {
+  const update = db.updateTable('posts').set({ schedule_version: sql`schedule_version + 1` }).where('status', '=', 'scheduled');
+  await ('postId' in unit ? update.where('id', '=', unit.postId) : update.where('thread_id', '=', unit.threadId)).execute();
+}
+
+/**
+ * The draft points at the post it became, only over the draft as the promotion read it (`draft.row_version`, its
+ * `xmin`, as `editPost` requires): false when it is no longer an unpromoted draft, or when anything wrote it since. The
+ * new post carries what the promotion read, so a draft edit committed after that read, answered 200, would otherwise
+ * be in neither the post nor a draft (README "Posts").
+ */
+export async function markPromoted(trx: Trx, draft: { id: string; row_version: string }, promotedToId: string): Promise<boolean> {
   const marked = await trx
     .updateTable('posts')
     .set({ promoted_to_id: promotedToId, updated_at: sql`now()` })
-    .where('id', '=', draftId)
+    .where('id', '=', draft.id)
     .where('status', '=', 'draft')
     .where('promoted_to_id', 'is', null)
+    .where(sql`xmin`, '=', sql`${draft.row_version}::xid`)
     .executeTakeFirst();
   return marked.numUpdatedRows > 0n;
 }

@@ -17,7 +17,7 @@ import { againOnChangedRow, ChangedSinceRead } from './edit-guard';
 import { scheduledTimesNear, type OwnPostRow } from './view-queries';
 import { publishOutcome } from './respond';
 import type { UpdateOutcome } from './outcomes';
-import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
+import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type AccountBody, type EditablePost, type MediaRef, type UpdatePostBody, type UpdateValidation, type WarningEntry } from './rules';
 import type { PostsRuntime } from './runtime';
 import { signalPost } from './workflow-client';
 import { promoteDraftThread } from '../threads/promote';
@@ -39,6 +39,11 @@ function accountBodyOf(row: PostRow): AccountBody {
     firstComment: row.first_comment_text,
     configuration: row.configuration,
   };
+}
+
+/** The post as the update rules judge whether it can change (`checkUpdateRequest`). */
+function editableOf(row: PostRow): EditablePost {
+  return { status: row.status, promoted: row.promoted_to_id !== null, attemptOpen: row.publish_attempt_started_at !== null };
 }
 
 /** Everything an update decided before it writes: the validated change and the media it prepared. */
@@ -70,7 +75,7 @@ export async function updatePost(rt: PostsRuntime, userId: string, postId: strin
   // Written only over the row it read: a row written meanwhile (a reschedule, another edit) is read and judged again.
   return againOnChangedRow(async () => {
     const row = await findOwnPost(rt.db, userId, postId);
-    const checked = checkUpdateRequest(body, { status: row.status, promoted: row.promoted_to_id !== null });
+    const checked = checkUpdateRequest(body, editableOf(row));
     const early = checked.violations[0];
     if (early) throw new ApiError(early.code, early.message);
     // A draft thread is promoted whole (publishing-api.md "States and transitions" rule 3).
@@ -111,7 +116,7 @@ async function planUpdate(rt: PostsRuntime, userId: string, row: OwnPostRow, bod
   const [account] = accounts;
   const now = rt.now();
   const validation = validateUpdateRequest(body, {
-    post: { status: row.status, promoted: row.promoted_to_id !== null, inThread: row.thread_id !== null },
+    post: { ...editableOf(row), inThread: row.thread_id !== null },
     account: account!,
     plan: limits,
     now,
@@ -239,7 +244,9 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
   // The quota last: it locks the user's month row, which every publish of this user waits for, until the commit.
   await rt.db.transaction().execute(async (trx) => {
     await insertPosts(trx, [newRow]);
-    if (!(await markPromoted(trx, row.id, newRow.id))) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the post it became');
+    // Promoted meanwhile, or edited since the read this post was made from: judged again from a new read, which the
+    // rules refuse if it was promoted, and which carries the edit if it was edited.
+    if (!(await markPromoted(trx, row, newRow.id))) throw new ChangedSinceRead();
     const charges = chargesOf(newRow.id, { scheduledAt: newRow.scheduled_at ?? null, xLinkBilled: validation.xLinkBilled, body: validation.body });
     await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
   });

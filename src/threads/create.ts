@@ -14,6 +14,7 @@ import type { PostsRuntime } from '../posts/runtime';
 import { startAndAwait } from '../posts/await-settled';
 import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf } from '../posts/repository';
 import { againOnSpacingClash } from '../posts/spacing-guard';
+import { ChangedSinceRead } from '../posts/edit-guard';
 import { scheduledTimesNear } from '../posts/view-queries';
 import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
 import { startThreadWorkflow } from './workflow-client';
@@ -25,8 +26,11 @@ import { startThreadWorkflow } from './workflow-client';
  * immediate thread is answered once it published whole or was rolled back.
  */
 interface ThreadPromotion {
-  /** The draft parts, in `thread_order`: each new part carries its draft's id, and the drafts are marked promoted in the same transaction. */
-  draftIds: readonly string[];
+  /**
+   * The draft parts, in `thread_order`, as the promotion read them: each new part carries its draft's id, and the
+   * drafts are marked promoted in the same transaction, only if none was written since that read (`row_version`).
+   */
+  drafts: ReadonlyArray<{ id: string; row_version: string }>;
   /** The drafts' fan-out, which the thread they become stays in (`group_id`), as a promoted post does. */
   groupId: string | null;
 }
@@ -74,7 +78,7 @@ async function validateAndWrite(rt: PostsRuntime, body: CreateThreadBody, fanOut
       group_id: groupId,
       thread_id: threadId,
       thread_order: index + 1,
-      promoted_from_draft_id: promotion?.draftIds[index] ?? null,
+      promoted_from_draft_id: promotion?.drafts[index]?.id ?? null,
     })) satisfies Array<NewPostRow & { id: string }>;
     return { threadId, plan, rows };
   });
@@ -93,7 +97,7 @@ async function validateAndWrite(rt: PostsRuntime, body: CreateThreadBody, fanOut
       // The quota last: it locks the user's month row until the commit.
       await rt.db.transaction().execute(async (trx) => {
         await insertPosts(trx, rows, draft ? guard : undefined);
-        await markPromoted(trx, threads[0]!.rows);
+        await markPromoted(trx, promotion.drafts, threads[0]!.rows);
         if (!draft) await reserveQuota(trx, quota);
       });
     }
@@ -105,10 +109,14 @@ async function validateAndWrite(rt: PostsRuntime, body: CreateThreadBody, fanOut
   return { threads, draft, groupId, warnings };
 }
 
-/** Each draft part points at the part it became; a draft promoted meanwhile refuses the whole promotion. */
-async function markPromoted(trx: Transaction<Database>, rows: ReadonlyArray<{ id: string; promoted_from_draft_id: string | null }>): Promise<void> {
-  for (const row of rows) {
-    if (!(await markDraftPromoted(trx, row.promoted_from_draft_id!, row.id))) throw new ApiError('post_not_editable', 'The draft was already promoted; edit the thread it became');
+/**
+ * Each draft part points at the part it became (`promoted`, in the drafts' order); a draft promoted or edited since
+ * the promotion read it refuses the whole promotion, which is then judged again from a new read (`againOnChangedRow`):
+ * refused if it was promoted, carrying the edit if it was edited.
+ */
+async function markPromoted(trx: Transaction<Database>, drafts: ThreadPromotion['drafts'], promoted: ReadonlyArray<{ id: string }>): Promise<void> {
+  for (const [index, draft] of drafts.entries()) {
+    if (!(await markDraftPromoted(trx, draft, promoted[index]!.id))) throw new ChangedSinceRead();
   }
 }
 

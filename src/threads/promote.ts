@@ -36,7 +36,7 @@ export async function promoteDraftThread(rt: PostsRuntime, userId: string, named
   const draftIds = drafts.map((d) => d.id);
   let created: ThreadCreateOutcome;
   try {
-    created = await createThreads(rt, userId, thread, { draftIds, groupId: named.group_id });
+    created = await createThreads(rt, userId, thread, { drafts, groupId: named.group_id });
   } catch (err) {
     await unmarkFailedPromotion(rt.db, draftIds);
     throw err;

@@ -4,10 +4,10 @@ import type { PostRow } from '../db/tables/posts';
 import { eventsInsertOf, recordEvents } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
 import type { AccountRow } from '../db/tables/accounts';
-import { loadPostViews } from '../posts/view-queries';
+import { loadPostViews, type OwnPostRow } from '../posts/view-queries';
 import { CREDENTIAL_WAIT_LIMIT_MS, publishedViewOf, publishMarkedRows, type OutcomeToRecord } from '../posts/attempt-outcomes';
 import { urlUnreadOf } from '../posts/post-link';
-import { atHeldVersion, heldVersions, type MarkedPost } from '../posts/attempt-marks';
+import { atHeldVersion, heldVersions, rowVersion, type MarkedPost } from '../posts/attempt-marks';
 import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
 import { recordPostEvents } from '../posts/post-events';
@@ -52,9 +52,9 @@ export async function threadAccountId(db: Db, threadId: string): Promise<string 
   return (await db.selectFrom('posts').select('account_id').where('thread_id', '=', threadId).executeTakeFirst())?.account_id ?? null;
 }
 
-/** The user's parts of a thread, in order (the drafts a promotion starts from). */
-export async function loadOwnThreadParts(db: Db, userId: string, threadId: string): Promise<PostRow[]> {
-  return db.selectFrom('posts').selectAll().where('thread_id', '=', threadId).where('user_id', '=', userId).orderBy('thread_order').execute();
+/** The user's parts of a thread, in order, with their versions (the drafts a promotion starts from and marks promoted only unchanged since). */
+export async function loadOwnThreadParts(db: Db, userId: string, threadId: string): Promise<OwnPostRow[]> {
+  return db.selectFrom('posts').selectAll().select(rowVersion).where('thread_id', '=', threadId).where('user_id', '=', userId).orderBy('thread_order').execute();
 }
 
 /**

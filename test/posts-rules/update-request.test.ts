@@ -40,6 +40,16 @@ describe('posts rules: what an update asks for', () => {
     assert.deepEqual(checkUpdateRequest({ text: 'a' }, { status: 'draft', promoted: true }), refused('post_not_editable', 'The draft was already promoted; edit the post it became'));
   });
 
+  it('a scheduled post whose earlier attempt may be live: what its next attempt looks for cannot change (409), the rest can', () => {
+    const open = { ...scheduled, attemptOpen: true };
+    const message =
+      'An earlier attempt to publish this post did not report back, so it may already be on the platform: its text, media and configuration cannot change until its next attempt has checked (its time and first comment can)';
+    for (const body of [{ text: 'a' }, { media: [] }, { media_ids: [] }, { media_urls: [] }, { configuration: {} }, { text: 'a', schedule_at: '2026-05-01T10:00:00Z' }]) {
+      assert.deepEqual(checkUpdateRequest(body, open), refused('post_not_editable', message), JSON.stringify(body));
+    }
+    for (const body of [{ schedule_at: '2026-05-01T10:00:00Z' }, { first_comment: 'c' }]) assert.deepEqual(checkUpdateRequest(body, open), { intent: 'edit', violations: [] });
+  });
+
   it('an empty media list is a change (it removes the media)', () => {
     assert.deepEqual(checkUpdateRequest({ media_urls: [] }, scheduled), { intent: 'edit', violations: [] });
   });

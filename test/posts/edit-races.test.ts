@@ -13,8 +13,12 @@ import { startPostsHarness, type PostsHarness } from './harness';
  * its answer is delivered when the test releases it) while the other PATCH is made and answered.
  */
 
-/** The edit's read of the post it changes (`findOwnPost`), as the pool sends it, with or without the row's version. */
-const isEditRead = (text: string | undefined) => text !== undefined && /^select \*.* from "posts" where "id" = \$1 and "user_id" = \$2$/.test(text);
+/**
+ * The edit's read of the post it changes (`findOwnPost`), as the pool sends it, with or without the row's version
+ * (keyed by the post's id); and a draft thread's promotion's read of its parts (`loadOwnThreadParts`, keyed by the thread's).
+ */
+const isEditRead = (text: string | undefined) =>
+  text !== undefined && (/^select \*.* from "posts" where "id" = \$1 and "user_id" = \$2$/.test(text) || /^select \*.* from "posts" where "thread_id" = \$1 and "user_id" = \$2 order by/.test(text));
 
 describe('Posts: edits racing edits (a text edit and a reschedule)', function () {
   this.timeout(180_000);
@@ -36,11 +40,11 @@ describe('Posts: edits racing edits (a text edit and a reschedule)', function ()
   const patch = (id: string, body: Record<string, unknown>) => h.api.request('PATCH', `/api/v1/posts/${id}`, { body });
 
   /**
-   * `loser` is sent first and its read of `id` held; `winner` is made and answered meanwhile; then the read is
-   * released and `loser` answered.
+   * `loser` is sent first and its read of `id` held (or of `heldKey`: a draft thread's parts); `winner` is made and
+   * answered meanwhile; then the read is released and `loser` answered.
    */
-  async function race(id: string, loser: Record<string, unknown>, winner: { id: string; body: Record<string, unknown> }) {
-    const read = gated.holdNextRead(id);
+  async function race(id: string, loser: Record<string, unknown>, winner: { id: string; body: Record<string, unknown> }, heldKey = id) {
+    const read = gated.holdNextRead(heldKey);
     const first = patch(id, loser);
     await read.sent;
     const won = await patch(winner.id, winner.body);
@@ -110,5 +114,44 @@ describe('Posts: edits racing edits (a text edit and a reschedule)', function ()
     assert.deepEqual(await h.env.client.workflow.getHandle(threadWorkflowId(threadId)).result(), { outcome: 'published', firstComment: null });
     for (const text of ['thread part edited while rescheduled, edited', 'its second part, moved']) assert.equal(tweetsOf(text).length, 1, text);
     assert.ok((await row(first)).published_at!.getTime() >= later.getTime(), 'not before the new time');
+  });
+
+  it("a draft's promotion that read it before a text edit carries the edit: the post it becomes has the new text", async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const draft = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'draft promoted while edited', draft: true } });
+    assert.equal(draft.status, 201, draft.text);
+    const draftId: string = draft.body.data.id;
+    await h.syncClock();
+    const at = new Date(h.now().getTime() + 30 * 60_000);
+    const { lost } = await race(draftId, { schedule_at: at.toISOString() }, { id: draftId, body: { text: 'draft promoted while edited, edited' } });
+    const promoted = await row(lost.body.data.id);
+    assert.notEqual(promoted.id, draftId, 'a new post');
+    assert.equal(promoted.promoted_from_draft_id, draftId);
+    assert.deepEqual([promoted.status, promoted.text], ['scheduled', 'draft promoted while edited, edited'], 'the edit answered 200 is in the post the draft became');
+    assert.equal((await row(draftId)).promoted_to_id, promoted.id);
+    await h.env.client.workflow.getHandle(postWorkflowId(promoted.id)).terminate('test done').catch(() => undefined);
+  });
+
+  it("a draft thread's promotion that read its parts before one was edited carries the edit", async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const texts = ['draft thread promoted while edited', 'its second part, before the edit'];
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: account.id, posts: texts.map((text) => ({ text })), draft: true } });
+    assert.equal(res.status, 201, res.text);
+    const threadId: string = res.body.data.thread_id;
+    const [first, second] = res.body.data.posts.map((p: { id: string }) => p.id) as [string, string];
+    await h.syncClock();
+    const at = new Date(h.now().getTime() + 30 * 60_000);
+    const { lost } = await race(first, { schedule_at: at.toISOString() }, { id: second, body: { text: 'its second part, edited' } }, threadId);
+    const promotedIds: string[] = lost.body.data.rescheduled_post_ids;
+    const parts = await h.db.selectFrom('posts').selectAll().where('id', 'in', promotedIds).orderBy('thread_order').execute();
+    assert.deepEqual(
+      parts.map((p) => [p.status, p.text, p.promoted_from_draft_id]),
+      [
+        ['scheduled', 'draft thread promoted while edited', first],
+        ['scheduled', 'its second part, edited', second],
+      ],
+      'the edit answered 200 is in the thread the drafts became',
+    );
+    await h.env.client.workflow.getHandle(threadWorkflowId(parts[0]!.thread_id!)).terminate('test done').catch(() => undefined);
   });
 });

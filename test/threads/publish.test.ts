@@ -166,6 +166,31 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
     assert.deepEqual(res.body.data.posts.map((p: any) => [p.status, p.retry_count]), [['published', 0], ['published', 0]]);
   });
 
+  it('a part whose create landed unanswered, its look failing, is looked for by the rollback and deleted: nothing of the thread stays live', async () => {
+    const texts = [1, 2, 3].map((n) => `unconfirmed part ${n}`);
+    const tweets = { method: 'POST', path: '/2/tweets' };
+    // Part 2's create lands but X answers 503 (it may have taken effect: the mark stays open); its quick retry looks
+    // first, and that look fails: the part's outcome is unknown and the thread is rolled back.
+    h.standIns.x.standIn.inject(tweets, { kind: 'delay', ms: 0 }, 1);
+    h.standIns.x.standIn.inject(tweets, {
+      kind: 'reply',
+      thenHandle: true,
+      response: { status: 503, headers: { 'content-type': 'application/json' }, json: { title: 'Service Unavailable', detail: 'Service Unavailable', type: 'about:blank', status: 503 } },
+    });
+    h.standIns.x.standIn.inject(
+      { method: 'GET', path: /^\/2\/users\/[^/]+\/tweets$/ },
+      { kind: 'reply', response: { status: 500, headers: { 'content-type': 'application/json' }, json: { title: 'Internal Server Error', detail: 'Internal Server Error', type: 'about:blank', status: 500 } } },
+    );
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: texts.map((text) => ({ text })) } });
+    assert.equal(res.status, 502, res.text);
+    const [t1, t2] = texts.map((t) => tweetByText(t));
+    assert.ok(t1 && t2, 'parts 1 and 2 reached X');
+    assert.equal(tweetByText(texts[2]!), undefined, 'part 3 was never sent');
+    assert.deepEqual(res.body.error.thread_rollback, { platform: 'x', published: 2, rolled_back: [t2.id, t1.id], still_live: [], rollback_supported: true, quota_refunded: true });
+    assert.deepEqual(h.standIns.x.liveTweets().filter((t) => texts.includes(t.text)), [], 'no part left live (part 2 was, replying to a deleted part 1)');
+    assert.deepEqual(await threadRows(texts), []);
+  });
+
   it('a part X refuses to delete stays live: 502 thread_rollback_incomplete with the exact rollback object, no rows, quota back', async () => {
     const before = await usageFor(h.db, h.api.userId, h.now());
     const texts = [1, 2, 3, 4].map((n) => `incomplete part ${n}`);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim } from '../../activities/threads';
+import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, UnconfirmedPart } from '../../activities/threads';
 import type { PublishThreadResult } from '../../workflows/publish-thread';
 import { workflowBundle } from '../posts/harness';
 import { createTimeSkippingEnv } from '../helpers/temporal';
@@ -27,6 +27,10 @@ describe('publishThread workflow: compensation rules', function () {
     removal: (platformPostId: string) => PartRemoval;
     /** This part's activity throws (a crash, not a platform answer). */
     crashAt?: number;
+    /** What the rollback's look finds of the part the thread stopped at (default: nothing; only a crash's is logged in `calls`). */
+    stoppedPart?: UnconfirmedPart;
+    /** The refusal at `refuseAt` (default permanent). */
+    refusalKind?: 'permanent' | 'retryable';
   }
 
   async function run(script: Script, parts = 3): Promise<{ result: PublishThreadResult; calls: string[] }> {
@@ -50,12 +54,16 @@ describe('publishThread workflow: compensation rules', function () {
         calls.push(`publish ${input.postId} replyTo=${input.replyTo?.platformPostId ?? '-'} root=${input.replyTo?.rootPlatformPostId ?? '-'}`);
         const n = Number(input.postId.slice(1));
         if (n === script.crashAt) throw new Error('worker lost');
-        if (n === script.refuseAt) return { ok: false, kind: 'permanent', message: 'Instagram refused the post.', retryAfterSeconds: null };
+        if (n === script.refuseAt) return { ok: false, kind: script.refusalKind ?? 'permanent', message: 'Instagram refused the post.', retryAfterSeconds: null };
         return { ok: true, platformPostId: `ig-${n}`, url: `https://www.instagram.com/p/ig${n}/` };
       },
       async removeThreadPart(input): Promise<PartRemoval> {
         calls.push(`remove ${input.platformPostId}`);
         return script.removal(input.platformPostId);
+      },
+      async lookForUnconfirmedPart(input): Promise<UnconfirmedPart> {
+        if (script.stoppedPart) calls.push(`look for ${input.postId} replyTo=${input.replyTo?.platformPostId ?? '-'} root=${input.replyTo?.rootPlatformPostId ?? '-'}`);
+        return script.stoppedPart ?? { kind: 'absent' };
       },
       async discardThread() {
         calls.push('discard');
@@ -139,6 +147,35 @@ describe('publishThread workflow: compensation rules', function () {
       message: 'Instagram did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.',
       rollback: { platform: 'instagram', published: 1, rolled_back: ['ig-1'], still_live: [], rollback_supported: true, quota_refunded: true },
     });
+  });
+
+  it('the part whose send was not confirmed is looked for first (replying to the part before it): found, it is deleted and counted as rolled back', async () => {
+    const stoppedPart: UnconfirmedPart = { kind: 'removed', platformPostId: 'ig-2', url: 'https://www.instagram.com/p/ig2/' };
+    const { result, calls } = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', crashAt: 2, stoppedPart });
+    assert.deepEqual(calls, ['publish p1 replyTo=- root=-', 'publish p2 replyTo=ig-1 root=ig-1', 'look for p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'discard']);
+    assert.deepEqual(result, {
+      outcome: 'failed',
+      code: 'upstream_error',
+      message: 'Instagram did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 2 published parts were deleted again.',
+      rollback: { platform: 'instagram', published: 2, rolled_back: ['ig-2', 'ig-1'], still_live: [], rollback_supported: true, quota_refunded: true },
+    });
+  });
+
+  it('found and not deleted, it is listed still live; not to be told, the thread is said to be maybe live and not retried', async () => {
+    const live = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', crashAt: 2, stoppedPart: { kind: 'live', platformPostId: 'ig-2', url: null } });
+    assert.deepEqual(live.result.outcome === 'failed' && [live.result.code, live.result.rollback.published, live.result.rollback.still_live], [
+      'thread_rollback_incomplete',
+      2,
+      [{ thread_order: 2, platform_post_id: 'ig-2', platform_post_url: null }],
+    ]);
+    // A refusal that may have taken effect (a server error to the create), its look impossible: a scheduled thread
+    // would retry it with new parents; it fails at once instead, saying so.
+    const unknown = await run({ rollbackSupported: true, refuseAt: 2, refusalKind: 'retryable', removal: () => 'removed', stoppedPart: { kind: 'unknown' } }, 2);
+    assert.deepEqual(unknown.result.outcome === 'failed' && [unknown.result.code, unknown.result.message, unknown.result.rollback.rolled_back], [
+      'upstream_error',
+      'Instagram refused the post (part 2 of 2). Part 2 may have been published: Instagram did not confirm it and Herald could not look for it; check the account before sending the thread again. The 1 published part was deleted again.',
+      ['ig-1'],
+    ]);
   });
 
   it('a change signalled while the row is being read still wakes the wait that follows (a thread moved earlier is not late)', async () => {

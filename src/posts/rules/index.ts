@@ -10,7 +10,7 @@ export * from './warnings';
 export { validatePostRequest, type AccountPlanOf } from './validate-post';
 export { validateThreadRequest } from './validate-thread';
 export { validateUpdateRequest, type UpdateValidation } from './validate-update';
-export { checkUpdateRequest } from './update-request';
+export { checkUpdateRequest, type EditablePost } from './update-request';
 export { mediaSelectionOf, isUploadRef } from './resolve-account-body';
 export { xLinkOutcome } from './x-link-policy';
 export { checkReplyText } from './reply';

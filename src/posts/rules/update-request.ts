@@ -15,7 +15,19 @@ export interface EditablePost {
   status: PostStatus;
   /** The draft was already promoted (its row points at the post it became). */
   promoted: boolean;
+  /**
+   * An earlier attempt to publish it never reported back (its mark is open, `src/posts/attempt-marks.ts`): it may be
+   * live, and its next attempt looks for it by what was sent. Absent: no attempt open.
+   */
+  attemptOpen?: boolean;
 }
+
+/**
+ * What the look before sending again compares with the platform's posts (`findPublished`: the text, the media's shape,
+ * the placement): changed while an attempt is open, the look would search for what was never sent, miss the post
+ * that went out, and send a second one.
+ */
+const lookedForFields = ['text', 'media', 'media_ids', 'media_urls', 'configuration'] as const;
 
 const changeFields = ['text', 'media', 'media_ids', 'media_urls', 'first_comment', 'configuration', 'schedule_at'] as const;
 
@@ -23,6 +35,14 @@ export function checkUpdateRequest(body: UpdatePostBody, post: EditablePost): { 
   const refuse = (v: Violation) => ({ intent: null, violations: [v] });
   if (post.status !== 'draft' && post.status !== 'scheduled') {
     return refuse(violation('post_not_editable', `The post is ${post.status}; only scheduled posts and drafts can be edited`));
+  }
+  if (post.status === 'scheduled' && post.attemptOpen && lookedForFields.some((field) => body[field] !== undefined)) {
+    return refuse(
+      violation(
+        'post_not_editable',
+        'An earlier attempt to publish this post did not report back, so it may already be on the platform: its text, media and configuration cannot change until its next attempt has checked (its time and first comment can)',
+      ),
+    );
   }
   if (post.status === 'draft' && post.promoted) {
     return refuse(violation('post_not_editable', 'The draft was already promoted; edit the post it became'));
