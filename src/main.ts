@@ -148,7 +148,8 @@ export async function startHerald(
     );
     cleanups.push(() => temporal.shutdown());
     continueUnlessAborted();
-    await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
+    const searchAttributes = await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
+    cleanups.push(async () => searchAttributes.stop());
     continueUnlessAborted();
     temporal.running.catch(failsHerald('the Temporal worker failed: nothing would publish, so Herald stops (exit code 1)'));
 
