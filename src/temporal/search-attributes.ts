@@ -87,7 +87,7 @@ function withinValueLimit(values: readonly string[]): string[] {
 /** How long after a refused registration it is tried again: doubling from the first, never longer than the last. */
 const defaultRetry = { firstMs: 5_000, maxMs: 5 * 60_000 };
 
-export interface SearchAttributeRegistration {
+interface SearchAttributeRegistration {
   /** Stops the retries (the service's shutdown). */
   stop(): void;
 }
