@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
 import type { ReadinessProbe } from '../api/deps';
@@ -7,6 +7,7 @@ import type { AnyRoute } from '../api/route';
 import { startServer as startTemporalDevServer } from '../temporal-dev';
 import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts/credential-workflow-client';
 import { ConfigError, type Config, loadConfig } from './config';
+import { ApiError } from './errors';
 import { createSealedBox } from './crypto/sealed-box';
 import { applyPendingMigrations, connectDatabase } from './db/connect';
 import { holdEmbeddedTemporalLock } from './db/single-herald';
@@ -204,12 +205,17 @@ export async function startHerald(
       },
       options.routes,
     );
-    const server: Server = await new Promise((resolve, reject) => {
-      const listening = app.listen(config.port, config.host, () => resolve(listening));
-      listening.once('error', reject);
+    const server = createServer(app);
+    const inFlight = trackResponses(server);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
     let serverClosing: Promise<void> | undefined;
-    const closeServerOnce = () => (serverClosing ??= closeServer(server, drainMs, logger));
+    const closeServerOnce = () => (serverClosing ??= closeServer(server, inFlight, drainMs, logger));
     cleanups.push(closeServerOnce);
     const housekeeping = setInterval(() => {
       deleteExpiredIdempotencyKeys(database.handle.db).catch((err) => logger.warn({ err }, 'idempotency cleanup failed'));
@@ -258,16 +264,38 @@ function announceWebUi(url: string, logger: Logger, signal: AbortSignal): void {
   );
 }
 
+/** The responses not yet finished, for the shutdown to answer those it cuts (`closeServer`). */
+function trackResponses(server: Server): Set<ServerResponse> {
+  const open = new Set<ServerResponse>();
+  server.on('request', (_req, res: ServerResponse) => {
+    open.add(res);
+    res.once('close', () => open.delete(res));
+  });
+  return open;
+}
+
+/** How long the answers written at the shutdown's cap get to leave before every connection is closed. */
+const cutAnswerFlushMs = 1_000;
+
 /**
  * Stops accepting connections and resolves once in-flight requests have been answered, or after `withinMs`, when
- * the connections of those still waiting (an immediate publish whose platform is slow) are closed: what they were
- * doing is in their rows, and the shutdown must leave time for the rest.
+ * those still waiting (an immediate publish whose platform is slow) are cut: what they were doing is in their rows,
+ * and the shutdown must leave time for the rest. A cut request whose answer has not begun gets 503 with the envelope
+ * and Retry-After (its client asks again, with its Idempotency-Key, of the Herald that comes back); one whose answer
+ * was being written can only be closed.
  */
-function closeServer(server: Server, withinMs: number, logger: Logger): Promise<void> {
+function closeServer(server: Server, inFlight: ReadonlySet<ServerResponse>, withinMs: number, logger: Logger): Promise<void> {
   return new Promise((resolve, reject) => {
     const cut = setTimeout(() => {
-      logger.warn({ withinMs }, 'requests still in flight at the shutdown budget: their connections are closed');
-      server.closeAllConnections();
+      const unanswered = [...inFlight].filter((res) => !res.headersSent);
+      logger.warn({ withinMs, answered: unanswered.length, closed: inFlight.size - unanswered.length }, 'requests still in flight at the shutdown budget: answered 503 and their connections closed');
+      const sent = unanswered.map((res) => answerShuttingDown(res));
+      const flushed = setTimeout(() => server.closeAllConnections(), cutAnswerFlushMs);
+      flushed.unref();
+      void Promise.all(sent).then(() => {
+        clearTimeout(flushed);
+        server.closeAllConnections();
+      });
     }, withinMs);
     cut.unref();
     server.close((err) => {
@@ -276,6 +304,28 @@ function closeServer(server: Server, withinMs: number, logger: Logger): Promise<
       else resolve();
     });
     server.closeIdleConnections();
+  });
+}
+
+/** Seconds a client cut at shutdown is told to wait: a supervisor's restart of Herald takes about this long. */
+const shuttingDownRetryAfterSeconds = 5;
+
+/** The cut request's answer; resolves once it is written (or its connection is gone). */
+function answerShuttingDown(res: ServerResponse): Promise<void> {
+  const error = new ApiError(
+    'service_unavailable',
+    'Herald stopped before this request was answered; what it did is recorded: read the resource, or send the request again (with the same Idempotency-Key) once Herald is back',
+  );
+  const body = JSON.stringify(error.toEnvelope());
+  return new Promise((resolve) => {
+    res.once('close', () => resolve());
+    res.writeHead(503, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'Retry-After': String(shuttingDownRetryAfterSeconds),
+      Connection: 'close',
+    });
+    res.end(body, () => resolve());
   });
 }
 
