@@ -49,7 +49,8 @@ export interface RunningHerald {
    *   connection lost for good): the API would go on accepting posts that nothing publishes;
    * - the one-Herald lock was lost for good (`src/db/single-herald.ts`): a second Herald may run beside this one, each
    *   giving every post a workflow;
-   * - the embedded PostgreSQL this process started exited: every request and activity would fail until a restart.
+   * - the embedded PostgreSQL exited (started by this process or joined): every request and activity would fail
+   *   until a restart.
    */
   failed: Promise<HeraldFailure>;
 }
@@ -93,7 +94,7 @@ export async function startHerald(
     const database = await connectDatabase(config, { logger, applicationName: 'herald-api', poolSize: 20, migrate: false });
     cleanups.push(() => database.close());
     const databaseFailed = failsHerald('the embedded PostgreSQL exited: nothing can be read or recorded, so Herald stops (exit code 1)');
-    void database.embedded?.exited?.then((how) => databaseFailed(new Error(`the embedded PostgreSQL server ${how}`)));
+    void database.embedded?.exited.then((how) => databaseFailed(new Error(`the embedded PostgreSQL server ${how}`)));
     continueUnlessAborted();
     // The lock before the migrations: a second start (after a `git pull`, say) is refused before it changes the schema
     // under the Herald that runs.
