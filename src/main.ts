@@ -1,4 +1,3 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
 import type { ReadinessProbe } from '../api/deps';
@@ -7,7 +6,6 @@ import type { AnyRoute } from '../api/route';
 import { startServer as startTemporalDevServer } from '../temporal-dev';
 import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts/credential-workflow-client';
 import { ConfigError, type Config, loadConfig } from './config';
-import { ApiError } from './errors';
 import { createSealedBox } from './crypto/sealed-box';
 import { applyPendingMigrations, connectDatabase } from './db/connect';
 import { holdEmbeddedTemporalLock } from './db/single-herald';
@@ -23,9 +21,11 @@ import { startWebhookReconciler } from './webhooks/reconcile';
 import { startEventRetention } from './events/retention';
 import { removeOrphanedCopies } from './posts/media-cleanup';
 import { createPostsRuntime } from './posts/runtime';
+import { listenHttp } from './process/http-server';
+import { runUntilStopped } from './process/run-until-stopped';
 import { startMemoryRelease } from './process/memory-release';
 import { registerSearchAttributes } from './temporal/search-attributes';
-import { ensureWebUiBuilt, webUiBuildDir } from './temporal/web-ui';
+import { announceWebUi, webUiBuildDir } from './temporal/web-ui';
 import { startTemporal } from './temporal/worker';
 
 /**
@@ -206,17 +206,10 @@ export async function startHerald(
       },
       options.routes,
     );
-    const server = createServer(app);
-    const inFlight = trackResponses(server);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
+    const http = await listenHttp(app, config.port, config.host);
+    const { server } = http;
     let serverClosing: Promise<void> | undefined;
-    const closeServerOnce = () => (serverClosing ??= closeServer(server, inFlight, drainMs, logger));
+    const closeServerOnce = () => (serverClosing ??= http.close(drainMs, logger));
     cleanups.push(closeServerOnce);
     const housekeeping = setInterval(() => {
       deleteExpiredIdempotencyKeys(database.handle.db).catch((err) => logger.warn({ err }, 'idempotency cleanup failed'));
@@ -251,85 +244,6 @@ export async function startHerald(
   }
 }
 
-/**
- * The UI is served as soon as it is built: at once when `temporal-ui/build` is current, otherwise after a build in
- * the background (the API does not wait for it; until then the UI's port answers that it is being built).
- */
-function announceWebUi(url: string, logger: Logger, signal: AbortSignal): void {
-  ensureWebUiBuilt(logger, signal).then(
-    () => logger.info({ url }, `Temporal Web UI at ${url}`),
-    (err) => {
-      if (signal.aborted) logger.info({ url }, 'the Temporal Web UI build was stopped with the service; the next start builds it');
-      else logger.error({ err, url }, 'the Temporal Web UI could not be built; the API runs without it');
-    },
-  );
-}
-
-/** The responses not yet finished, for the shutdown to answer those it cuts (`closeServer`). */
-function trackResponses(server: Server): Set<ServerResponse> {
-  const open = new Set<ServerResponse>();
-  server.on('request', (_req, res: ServerResponse) => {
-    open.add(res);
-    res.once('close', () => open.delete(res));
-  });
-  return open;
-}
-
-/** How long the answers written at the shutdown's cap get to leave before every connection is closed. */
-const cutAnswerFlushMs = 1_000;
-
-/**
- * Stops accepting connections and resolves once in-flight requests have been answered, or after `withinMs`, when
- * those still waiting (an immediate publish whose platform is slow) are cut: what they were doing is in their rows,
- * and the shutdown must leave time for the rest. A cut request whose answer has not begun gets 503 with the envelope
- * and Retry-After (its client asks again, with its Idempotency-Key, of the Herald that comes back); one whose answer
- * was being written can only be closed.
- */
-function closeServer(server: Server, inFlight: ReadonlySet<ServerResponse>, withinMs: number, logger: Logger): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cut = setTimeout(() => {
-      const unanswered = [...inFlight].filter((res) => !res.headersSent);
-      logger.warn({ withinMs, answered: unanswered.length, closed: inFlight.size - unanswered.length }, 'requests still in flight at the shutdown budget: answered 503 and their connections closed');
-      const sent = unanswered.map((res) => answerShuttingDown(res));
-      const flushed = setTimeout(() => server.closeAllConnections(), cutAnswerFlushMs);
-      flushed.unref();
-      void Promise.all(sent).then(() => {
-        clearTimeout(flushed);
-        server.closeAllConnections();
-      });
-    }, withinMs);
-    cut.unref();
-    server.close((err) => {
-      clearTimeout(cut);
-      if (err) reject(err);
-      else resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
-
-/** Seconds a client cut at shutdown is told to wait: a supervisor's restart of Herald takes about this long. */
-const shuttingDownRetryAfterSeconds = 5;
-
-/** The cut request's answer; resolves once it is written (or its connection is gone). */
-function answerShuttingDown(res: ServerResponse): Promise<void> {
-  const error = new ApiError(
-    'service_unavailable',
-    'Herald stopped before this request was answered; what it did is recorded: read the resource, or send the request again (with the same Idempotency-Key) once Herald is back',
-  );
-  const body = JSON.stringify(error.toEnvelope());
-  return new Promise((resolve) => {
-    res.once('close', () => resolve());
-    res.writeHead(503, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(body),
-      'Retry-After': String(shuttingDownRetryAfterSeconds),
-      Connection: 'close',
-    });
-    res.end(body, () => resolve());
-  });
-}
-
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -347,70 +261,7 @@ async function main(): Promise<void> {
   if (config.env === 'production' && config.allowInsecureUrls) {
     logger.warn('HERALD_ALLOW_INSECURE_URLS is on with NODE_ENV=production: plain-http and private addresses are accepted for platforms and media (meant for development, tests and benches only)');
   }
-  // The handlers come first: a signal during start-up must stop the embedded services already started, not kill the
-  // process with them left running.
-  const starting = new AbortController();
-  let herald: RunningHerald | undefined;
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) return void logger.info({ signal }, 'already stopping; signal ignored');
-    if (herald) return shutdown(herald, signal, 0);
-    stopping = true;
-    logger.info({ signal }, 'signal during start-up: stopping what has started');
-    exitAfterTimeout(config.shutdownTimeoutMs, logger);
-    starting.abort(new StartupAborted(signal));
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-
-  const shutdown = (running: RunningHerald, reason: string, exitCode: 0 | 1) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ reason }, 'shutting down');
-    exitAfterTimeout(config.shutdownTimeoutMs, logger);
-    running.stop().then(
-      () => {
-        logger.info('stopped');
-        process.exit(exitCode);
-      },
-      (err) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  try {
-    herald = await startHerald(config, logger, { signal: starting.signal });
-  } catch (err) {
-    if (err instanceof StartupAborted) {
-      logger.info({ signal: err.signal }, 'stopped during start-up');
-      process.exit(0);
-    }
-    logger.fatal({ err }, 'herald failed to start');
-    // Also on stderr: whoever started the process may read only that (a test, a supervisor's short report).
-    process.stderr.write(`herald failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  }
-  const running = herald;
-  void running.failed.then(({ message, err }) => {
-    logger.fatal({ err }, message);
-    shutdown(running, message, 1);
-  });
-}
-
-class StartupAborted extends Error {
-  constructor(readonly signal: NodeJS.Signals) {
-    super(`start-up stopped by ${signal}`);
-  }
-}
-
-/** A shutdown that hangs (an activity that ignores cancellation) ends the process after this long anyway. */
-function exitAfterTimeout(timeoutMs: number, logger: Logger): void {
-  const force = setTimeout(() => {
-    logger.error({ timeoutMs }, 'shutdown timed out; exiting');
-    process.exit(1);
-  }, timeoutMs);
-  force.unref();
+  await runUntilStopped((signal) => startHerald(config, logger, { signal }), { shutdownTimeoutMs: config.shutdownTimeoutMs, logger });
 }
 
 if (require.main === module) {
