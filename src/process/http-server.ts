@@ -76,7 +76,7 @@ const shuttingDownRetryAfterSeconds = 5;
 function answerShuttingDown(res: ServerResponse): Promise<void> {
   const error = new ApiError(
     'service_unavailable',
-    'Herald stopped before this request was answered; what it did is recorded: read the resource, or send the request again (with the same Idempotency-Key) once Herald is back',
+    'Herald stopped before this request was answered; what it started is recorded on the resource or completed by Herald when it is back: read the resource, or send the request again (with the same Idempotency-Key) then',
   );
   const body = JSON.stringify(error.toEnvelope());
   return new Promise((resolve) => {
