@@ -1,11 +1,9 @@
-import { cancellationOfClaimed, markConnectionLost, publishingContextOfClaimed, renewalOverdueMessage } from '../src/posts/accounts-port';
+import { markConnectionLost, publishingContextOfClaimed, renewalOverdueMessage } from '../src/posts/accounts-port';
 import { hasPendingFirstComment, sendFirstComment } from '../src/posts/first-comment';
 import { failPendingFirstComment } from '../src/posts/first-comment-repository';
 import { firstCommentNotSent } from '../src/posts/first-comment-not-sent';
 import { InstantClaims } from '../src/posts/instant-claims';
-import { linkOf, storedLinkOf } from '../src/posts/post-link';
-import { removeCopiesOfCancelled, removeUnusedCopies } from '../src/posts/media-cleanup';
-import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
+import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
@@ -13,10 +11,9 @@ import { cancelScheduledPosts } from '../src/posts/cancel-scheduled';
 import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { holdUntilInstant } from './held';
-import { requestOrRefusal, sendMarked } from './platform-attempt';
+import { createPostSender, type PublishAttempt } from './post-send';
 import type { PostRow } from '../src/db/tables/posts';
-import type { PlatformContext, PostLink } from '../src/platforms/types';
-import type { PostView } from '../src/posts/post-view';
+import type { PostLink } from '../src/platforms/types';
 
 /**
  * The activities of one post's publication (`workflows/publish-post.ts`): each is a call of the posts' repository
@@ -47,13 +44,8 @@ interface ClaimInput {
   notBefore?: number;
 }
 
-export type PublishAttempt =
-  /** `recorded`: the row already says `published` (else the workflow records it); the follow-ups this post needs. */
-  | ({ ok: true; platformPostId: string; recorded: boolean; hasFirstComment: boolean; hasMedia: boolean } & PostLink)
-  /** `awaitingCredential`: the account's credential ended and is being renewed (a scheduled post waits for it). */
-  | (Refusal & { awaitingCredential?: boolean })
-  /** The row is no longer `publishing` (deleted meanwhile): nothing was sent. */
-  | { ok: false; kind: 'not_publishing' };
+/** What one attempt at the platform reports (`activities/post-send.ts`, where it is made). */
+export type { PublishAttempt } from './post-send';
 
 /** A scheduled post's wait for its account's renewal: on, or over with the sentence its attempts now fail with. */
 export type CredentialWait = { waiting: true } | { waiting: false; message: string };
@@ -65,95 +57,7 @@ export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
   const heldClaims = new InstantClaims((postIds, at, versions) => attemptMarks.claimAllScheduledAt(db, postIds, at, versions), HELD_CLAIMS_PER_STATEMENT);
 
-  /**
-   * One create on the platform, not yet recorded: a refusal (or a row no longer `publishing`) as the attempt to
-   * report, or what the platform took with the outcome to record. The callers record it (one post, or a group's
-   * together) and report `recorded: false` when that failed, so the workflow records it and never sends again.
-   */
-  async function sendOnce(
-    postId: string,
-    now: number,
-    begun?: { row: attemptMarks.MarkedPost | undefined; ctx: PlatformContext | null },
-  ): Promise<PublishAttempt | { attempt: Omit<Extract<PublishAttempt, { ok: true }>, 'recorded'>; outcome: Omit<attemptOutcomes.OutcomeToRecord, 'postId'> & { marked: attemptMarks.MarkedPost } }> {
-    const started = Date.now();
-    // The mark returns the account's credentials too (one statement, not a mark and a read).
-    const row = begun ? begun.row : await attemptMarks.beginPublishAttempt(db, postId);
-    if (!row) return publishedAlready(await findPost(db, postId));
-    const ctx = begun ? begun.ctx : publishingContextOfClaimed(rt, row);
-    if (!ctx) return (await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive');
-    const prepared = await requestOrRefusal(rt, row);
-    if ('refusal' in prepared) return prepared.refusal;
-    const sent = await sendMarked(rt, row, ctx, prepared.request);
-    if ('refusal' in sent) return sent.refusal;
-    const { published } = sent;
-    return {
-      attempt: {
-        ok: true,
-        platformPostId: published.platformPostId,
-        ...linkOf(published),
-        hasFirstComment: hasPendingFirstComment(row),
-        hasMedia: mediaIdsOf(row).length > 0,
-      },
-      // The marked row goes with the outcome: its recording and event are then one statement (`recordPublishedAll`).
-      outcome: { platformPostId: published.platformPostId, ...linkOf(published), publishedAt: now + (Date.now() - started), marked: row },
-    };
-  }
-
-  /**
-   * A scheduled post (its time set; a retry's attempt too) whose account is found switched off at its attempt is
-   * cancelled with the account's reason, as the account's own cancellation does (publishing-api.md status table:
-   * `scheduled` → account disconnected / deactivated / credential lost → `deleted`, `post.cancelled`), and reported
-   * `not_publishing` (the workflow ends). That cancellation missed it: it failed after the account's change committed,
-   * or the post was created while the change was being made. Its media copies go as a cancelled post's do. An
-   * immediate post, or an account still on whose credentials cannot be read, is a failed attempt as before.
-   */
-  async function cancelledWithAccount(row: attemptMarks.MarkedPost): Promise<PublishAttempt | undefined> {
-    const reason = cancellationOfClaimed(row);
-    if (reason === null) return undefined;
-    if (await attemptOutcomes.cancelClaimed(db, row.id, reason)) await removeCopiesOfCancelled(rt, [row.id]);
-    return { ok: false, kind: 'not_publishing' };
-  }
-
-  /**
-   * The recording after the platform took the post(s): true, or false with the failure logged (the workflow records
-   * them). This process's change feed is told what was recorded in one statement, as committed: a request here
-   * waiting for those posts answers from their views, without a read (`PostChangeFeed.recording`).
-   */
-  async function recordTaken(outcomes: Parameters<typeof attemptOutcomes.recordPublishedAll>[1]): Promise<boolean> {
-    const postIds = outcomes.map((outcome) => outcome.postId);
-    const recorded = rt.changes?.recording(postIds);
-    let views: PostView[] = [];
-    try {
-      views = await attemptOutcomes.recordPublishedAll(db, outcomes);
-      return true;
-    } catch (err) {
-      rt.logger.error({ err, postIds }, 'published, but the row could not be recorded yet; the workflow records it');
-      return false;
-    } finally {
-      recorded?.(views);
-    }
-  }
-
-  /** `publishToPlatform`, from a row already marked when `begun` is given. */
-  async function sendAndRecord(postId: string, now: number, begun?: { row: attemptMarks.MarkedPost; ctx: PlatformContext | null }): Promise<PublishAttempt> {
-    const attempt = await sendOnce(postId, now, begun);
-    if (!('outcome' in attempt)) return attempt;
-    const recorded = await recordTaken([{ postId, ...attempt.outcome }]);
-    return { ...attempt.attempt, recorded };
-  }
-
-  /**
-   * An attempt that finds its row no longer `publishing`: `published` already (an earlier run of this attempt, or a
-   * run lost after it recorded the post: an embedded Temporal restarted, a worker lost, a group failing on another
-   * post) is reported as taken and recorded, with the follow-ups still due, so the workflow sends a first comment
-   * still `pending` (its mark decides: one found begun is failed as unconfirmed, never sent twice) and cleans the
-   * media; anything else (deleted, failed) is `not_publishing`.
-   */
-  function publishedAlready(row: PostRow | undefined): PublishAttempt {
-    if (row?.status !== 'published' || row.platform_post_id === null) return { ok: false, kind: 'not_publishing' };
-    const link = storedLinkOf(row);
-    return { ok: true, platformPostId: row.platform_post_id, ...link, recorded: true, hasFirstComment: hasPendingFirstComment(row), hasMedia: mediaIdsOf(row).length > 0 };
-  }
+  const { sendOnce, sendAndRecord, recordTaken } = createPostSender(rt);
 
   /**
    * A row recorded `published` by another run (one lost after its record, or the hold of a terminated run) whose

@@ -95,6 +95,8 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
       if (outcome.replayed) res.setHeader('Idempotent-Replay', 'true');
       result = outcome.response;
     }
+    // Answered already: cut at the shutdown's cap with a 503 (`closeServer` in src/main.ts); the outcome is recorded.
+    if (res.headersSent) return;
     for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value);
     res.status(result.status);
     if (result.body === undefined) res.end();

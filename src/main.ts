@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
 import type { ReadinessProbe } from '../api/deps';
@@ -22,9 +21,11 @@ import { startWebhookReconciler } from './webhooks/reconcile';
 import { startEventRetention } from './events/retention';
 import { removeOrphanedCopies } from './posts/media-cleanup';
 import { createPostsRuntime } from './posts/runtime';
+import { listenHttp } from './process/http-server';
+import { runUntilStopped } from './process/run-until-stopped';
 import { startMemoryRelease } from './process/memory-release';
 import { registerSearchAttributes } from './temporal/search-attributes';
-import { ensureWebUiBuilt, webUiBuildDir } from './temporal/web-ui';
+import { announceWebUi, webUiBuildDir } from './temporal/web-ui';
 import { startTemporal } from './temporal/worker';
 
 /**
@@ -48,7 +49,8 @@ export interface RunningHerald {
    *   connection lost for good): the API would go on accepting posts that nothing publishes;
    * - the one-Herald lock was lost for good (`src/db/single-herald.ts`): a second Herald may run beside this one, each
    *   giving every post a workflow;
-   * - the embedded PostgreSQL this process started exited: every request and activity would fail until a restart.
+   * - the embedded PostgreSQL exited (started by this process or joined): every request and activity would fail
+   *   until a restart.
    */
   failed: Promise<HeraldFailure>;
 }
@@ -92,7 +94,7 @@ export async function startHerald(
     const database = await connectDatabase(config, { logger, applicationName: 'herald-api', poolSize: 20, migrate: false });
     cleanups.push(() => database.close());
     const databaseFailed = failsHerald('the embedded PostgreSQL exited: nothing can be read or recorded, so Herald stops (exit code 1)');
-    void database.embedded?.exited?.then((how) => databaseFailed(new Error(`the embedded PostgreSQL server ${how}`)));
+    void database.embedded?.exited.then((how) => databaseFailed(new Error(`the embedded PostgreSQL server ${how}`)));
     continueUnlessAborted();
     // The lock before the migrations: a second start (after a `git pull`, say) is refused before it changes the schema
     // under the Herald that runs.
@@ -148,7 +150,8 @@ export async function startHerald(
     );
     cleanups.push(() => temporal.shutdown());
     continueUnlessAborted();
-    await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
+    const searchAttributes = await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
+    cleanups.push(async () => searchAttributes.stop());
     continueUnlessAborted();
     temporal.running.catch(failsHerald('the Temporal worker failed: nothing would publish, so Herald stops (exit code 1)'));
 
@@ -203,12 +206,10 @@ export async function startHerald(
       },
       options.routes,
     );
-    const server: Server = await new Promise((resolve, reject) => {
-      const listening = app.listen(config.port, config.host, () => resolve(listening));
-      listening.once('error', reject);
-    });
+    const http = await listenHttp(app, config.port, config.host);
+    const { server } = http;
     let serverClosing: Promise<void> | undefined;
-    const closeServerOnce = () => (serverClosing ??= closeServer(server, drainMs, logger));
+    const closeServerOnce = () => (serverClosing ??= http.close(drainMs, logger));
     cleanups.push(closeServerOnce);
     const housekeeping = setInterval(() => {
       deleteExpiredIdempotencyKeys(database.handle.db).catch((err) => logger.warn({ err }, 'idempotency cleanup failed'));
@@ -243,41 +244,6 @@ export async function startHerald(
   }
 }
 
-/**
- * The UI is served as soon as it is built: at once when `temporal-ui/build` is current, otherwise after a build in
- * the background (the API does not wait for it; until then the UI's port answers that it is being built).
- */
-function announceWebUi(url: string, logger: Logger, signal: AbortSignal): void {
-  ensureWebUiBuilt(logger, signal).then(
-    () => logger.info({ url }, `Temporal Web UI at ${url}`),
-    (err) => {
-      if (signal.aborted) logger.info({ url }, 'the Temporal Web UI build was stopped with the service; the next start builds it');
-      else logger.error({ err, url }, 'the Temporal Web UI could not be built; the API runs without it');
-    },
-  );
-}
-
-/**
- * Stops accepting connections and resolves once in-flight requests have been answered, or after `withinMs`, when
- * the connections of those still waiting (an immediate publish whose platform is slow) are closed: what they were
- * doing is in their rows, and the shutdown must leave time for the rest.
- */
-function closeServer(server: Server, withinMs: number, logger: Logger): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cut = setTimeout(() => {
-      logger.warn({ withinMs }, 'requests still in flight at the shutdown budget: their connections are closed');
-      server.closeAllConnections();
-    }, withinMs);
-    cut.unref();
-    server.close((err) => {
-      clearTimeout(cut);
-      if (err) reject(err);
-      else resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
-
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -295,70 +261,7 @@ async function main(): Promise<void> {
   if (config.env === 'production' && config.allowInsecureUrls) {
     logger.warn('HERALD_ALLOW_INSECURE_URLS is on with NODE_ENV=production: plain-http and private addresses are accepted for platforms and media (meant for development, tests and benches only)');
   }
-  // The handlers come first: a signal during start-up must stop the embedded services already started, not kill the
-  // process with them left running.
-  const starting = new AbortController();
-  let herald: RunningHerald | undefined;
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) return void logger.info({ signal }, 'already stopping; signal ignored');
-    if (herald) return shutdown(herald, signal, 0);
-    stopping = true;
-    logger.info({ signal }, 'signal during start-up: stopping what has started');
-    exitAfterTimeout(config.shutdownTimeoutMs, logger);
-    starting.abort(new StartupAborted(signal));
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-
-  const shutdown = (running: RunningHerald, reason: string, exitCode: 0 | 1) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ reason }, 'shutting down');
-    exitAfterTimeout(config.shutdownTimeoutMs, logger);
-    running.stop().then(
-      () => {
-        logger.info('stopped');
-        process.exit(exitCode);
-      },
-      (err) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  try {
-    herald = await startHerald(config, logger, { signal: starting.signal });
-  } catch (err) {
-    if (err instanceof StartupAborted) {
-      logger.info({ signal: err.signal }, 'stopped during start-up');
-      process.exit(0);
-    }
-    logger.fatal({ err }, 'herald failed to start');
-    // Also on stderr: whoever started the process may read only that (a test, a supervisor's short report).
-    process.stderr.write(`herald failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  }
-  const running = herald;
-  void running.failed.then(({ message, err }) => {
-    logger.fatal({ err }, message);
-    shutdown(running, message, 1);
-  });
-}
-
-class StartupAborted extends Error {
-  constructor(readonly signal: NodeJS.Signals) {
-    super(`start-up stopped by ${signal}`);
-  }
-}
-
-/** A shutdown that hangs (an activity that ignores cancellation) ends the process after this long anyway. */
-function exitAfterTimeout(timeoutMs: number, logger: Logger): void {
-  const force = setTimeout(() => {
-    logger.error({ timeoutMs }, 'shutdown timed out; exiting');
-    process.exit(1);
-  }, timeoutMs);
-  force.unref();
+  await runUntilStopped((signal) => startHerald(config, logger, { signal }), { shutdownTimeoutMs: config.shutdownTimeoutMs, logger });
 }
 
 if (require.main === module) {

@@ -31,16 +31,25 @@ function sizeBound(indexedFields: Record<string, Msg>): number {
   return bytes;
 }
 
+/** What a workflow task's commands carry that the size limits apply to, in the order the server reads them. */
+export type SizedCommand =
+  | { kind: 'upsert'; fields: Record<string, Msg> }
+  | { kind: 'startChild'; fields: Record<string, Msg> | undefined }
+  | { kind: 'continueAsNew'; fields: Record<string, Msg> | undefined };
+
 /**
- * The search attributes a run would have after these upserts, checked as the real server checks each upsert (the
- * run's attributes merged with the upserted ones); the first refusal, or null.
+ * The first of these commands the real server refuses for size, and why; null when all fit. An upsert is checked with
+ * the run's attributes merged with it (and the upserts before it); a child start and a continue-as-new by the
+ * attributes they give the new run, as its start would be (the real server terminates the workflow for any of them:
+ * `terminateWorkflow` with `BAD_SEARCH_ATTRIBUTES`, `BAD_START_CHILD_EXECUTION_ATTRIBUTES`,
+ * `BAD_CONTINUE_AS_NEW_ATTRIBUTES`).
  */
-export function upsertsSizeRefusal(current: Record<string, Msg>, upserts: ReadonlyArray<Record<string, Msg>>): string | null {
+export function commandsSizeRefusal(current: Record<string, Msg>, commands: readonly SizedCommand[]): { kind: SizedCommand['kind']; refusal: string } | null {
   const merged = { ...current };
-  for (const fields of upserts) {
-    mergeSearchAttributes(merged, fields);
-    const refusal = searchAttributesSizeRefusal(merged);
-    if (refusal) return refusal;
+  for (const command of commands) {
+    if (command.kind === 'upsert') mergeSearchAttributes(merged, command.fields);
+    const refusal = searchAttributesSizeRefusal(command.kind === 'upsert' ? merged : command.fields);
+    if (refusal) return { kind: command.kind, refusal };
   }
   return null;
 }

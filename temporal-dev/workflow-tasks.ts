@@ -9,7 +9,7 @@ import type { Run } from './run';
 import type { WorkflowTask } from './run-state';
 import type { PollRequest } from './task-queues';
 import { answerAttachedQueries, attachedQueries, redispatchAttached } from './queries';
-import { upsertsSizeRefusal } from './search-attribute-limits';
+import { commandsSizeRefusal, type SizedCommand } from './search-attribute-limits';
 import { pendingUpdateMessages, requeueDeliveredUpdates } from './updates';
 
 /** Adds an event that did not come from the workflow's own commands (signal, activity result, timer ...). */
@@ -142,10 +142,10 @@ export function completeWorkflowTask(engine: Engine, req: Msg): Msg {
     });
     return {};
   }
-  const upserts = commands.filter((c) => c.commandType === CommandType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES);
-  const refusal = upserts.length ? upsertsSizeRefusal(run.searchAttributes, upserts.map((c) => c.upsertWorkflowSearchAttributesCommandAttributes?.searchAttributes?.indexedFields ?? {})) : null;
-  if (refusal) {
-    terminateForBadCommand(engine, run, wft, WorkflowTaskFailedCause.BAD_SEARCH_ATTRIBUTES!, refusal, req.identity ?? '');
+  const sized = sizedCommands(commands);
+  const refused = sized.length ? commandsSizeRefusal(run.searchAttributes, sized) : null;
+  if (refused) {
+    terminateForBadCommand(engine, run, wft, SIZE_REFUSAL_CAUSES[refused.kind], refused.refusal, req.identity ?? '');
     return {};
   }
   finishTask(engine, run, wft);
@@ -223,6 +223,28 @@ function endWorkflowTask(engine: Engine, run: Run, wft: WorkflowTask, type: stri
  * As the real server for a command beyond a size limit: the task fails (none of its commands take effect) and the
  * workflow is terminated, the reason naming the cause, by the history service rather than retried for ever.
  */
+/** The commands whose search attributes the size limits apply to (`commandsSizeRefusal`), in their order. */
+function sizedCommands(commands: readonly Msg[]): SizedCommand[] {
+  const sized: SizedCommand[] = [];
+  for (const c of commands) {
+    if (c.commandType === CommandType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES) {
+      sized.push({ kind: 'upsert', fields: c.upsertWorkflowSearchAttributesCommandAttributes?.searchAttributes?.indexedFields ?? {} });
+    } else if (c.commandType === CommandType.START_CHILD_WORKFLOW_EXECUTION) {
+      sized.push({ kind: 'startChild', fields: c.startChildWorkflowExecutionCommandAttributes?.searchAttributes?.indexedFields });
+    } else if (c.commandType === CommandType.CONTINUE_AS_NEW_WORKFLOW_EXECUTION) {
+      sized.push({ kind: 'continueAsNew', fields: c.continueAsNewWorkflowExecutionCommandAttributes?.searchAttributes?.indexedFields });
+    }
+  }
+  return sized;
+}
+
+/** The cause the real server fails the task with (and terminates the workflow) for each command beyond the limits. */
+const SIZE_REFUSAL_CAUSES: Record<SizedCommand['kind'], number> = {
+  upsert: WorkflowTaskFailedCause.BAD_SEARCH_ATTRIBUTES!,
+  startChild: WorkflowTaskFailedCause.BAD_START_CHILD_EXECUTION_ATTRIBUTES!,
+  continueAsNew: WorkflowTaskFailedCause.BAD_CONTINUE_AS_NEW_ATTRIBUTES!,
+};
+
 function terminateForBadCommand(engine: Engine, run: Run, wft: WorkflowTask, cause: number, message: string, identity: string): void {
   const causeName = Object.entries(WorkflowTaskFailedCause).find(([, value]) => value === cause)![0];
   const reason = `WORKFLOW_TASK_FAILED_CAUSE_${causeName}: ${message}`;

@@ -28,10 +28,10 @@ export interface EmbeddedCluster {
   /** True when this process started the postgres server. */
   owned: boolean;
   /**
-   * Set when this process started the server (`owned`): settles when the postmaster exits, whoever ended it (a
-   * `stop`, a kill, the OOM killer). One it joined is another process's to watch.
+   * Settles when the postmaster exits, whoever ended it (a `stop`, a kill, the OOM killer) and whoever started it: a
+   * child's exit when this process started it (`owned`), else its pid looked at every `joinedWatchMs` until `leave`.
    */
-  exited?: Promise<string>;
+  exited: Promise<string>;
   /** Stops the server if this process started it, whoever else is connected (tests and benches: nobody else is). */
   stop(): Promise<void>;
   /**
@@ -283,6 +283,7 @@ function cluster({ port, password, pid, server, log, stopAtExit }: ClusterProces
     }
   };
   if (server && stopAtExit) process.on('exit', atExit);
+  const joined = server ? null : watchPid(pid);
   const stop = async () => {
     process.off('exit', atExit);
     await stopServer(pid);
@@ -290,6 +291,7 @@ function cluster({ port, password, pid, server, log, stopAtExit }: ClusterProces
   };
   const leave = async () => {
     process.off('exit', atExit);
+    joined?.stop();
     const others = await otherClients(url('postgres'));
     if (others === 0) return stop();
     log?.info({ port, otherClients: others }, 'embedded postgres left running: other clients are connected, and the last process to leave stops it');
@@ -301,13 +303,40 @@ function cluster({ port, password, pid, server, log, stopAtExit }: ClusterProces
   return {
     port,
     owned: server !== undefined,
-    exited: server && exitOf(server),
+    exited: joined ? joined.exited : exitOf(server!),
     url,
     stop: async () => {
       if (server) await (done ??= stop());
     },
     leave: () => (done ??= leave()),
   };
+}
+
+/**
+ * How often the postmaster of a cluster this process joined is looked at: a signal 0 to its pid, a system call that
+ * costs nothing, so a cluster that died under Herald stops it within a second or so, as one it started does.
+ */
+const joinedWatchMs = 1_000;
+
+/**
+ * Settles once `pid` is gone (ESRCH; EPERM means it runs as another user, so it is there), until `stop`. A pid the
+ * kernel gives again to another process within one interval would be missed; the pool's failures still show.
+ */
+function watchPid(pid: number): { exited: Promise<string>; stop(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const exited = new Promise<string>((resolve) => {
+    timer = setInterval(() => {
+      try {
+        process.kill(pid, 0);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH') return;
+        clearInterval(timer);
+        resolve(`(pid ${pid}, started by another process and joined by this one) is gone`);
+      }
+    }, joinedWatchMs);
+    timer.unref();
+  });
+  return { exited, stop: () => clearInterval(timer) };
 }
 
 /** How the server ended, once it has. */

@@ -24,12 +24,20 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/**
+ * TCP keepalive from our end on every connection Herald holds (the pool's, the one-Herald lock's): a connection a NAT
+ * or firewall dropped silently, or whose server host died, fails within about a minute of going quiet instead of
+ * leaving its request (or the lock) waiting for the kernel's default of two hours.
+ */
+export const clientKeepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 30_000 } as const;
+
 /** Kysely over one `pg` pool. `close` ends the pool (Kysely's destroy does it). */
 export function openDatabase(url: string, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'herald',
+    ...clientKeepAlive,
   });
   // An idle client losing its connection (database restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Logger } from '../logger';
+import { clientKeepAlive } from './index';
 
 /**
  * With the embedded Temporal server each `npm start` has a Temporal of its own, empty at start: a second process on
@@ -43,12 +44,11 @@ const retakeWithinMs = 15_000;
 const retakeDelayMs = 500;
 
 /**
- * TCP keepalive on both ends of the lock's connection. Ours notices a dead server or a silently dropped connection
- * (a NAT or firewall forgetting an idle one) within a minute, not never; the server's (`tcp_keepalives_*`, settable
- * per session) ends the session of a host that crashed within ~1 min, instead of holding the lock for the kernel's
- * default two hours and refusing every restart meanwhile.
+ * TCP keepalive on both ends of the lock's connection. Ours (`clientKeepAlive`, as the pool's) notices a dead server
+ * or a silently dropped connection (a NAT or firewall forgetting an idle one) within a minute, not never; the server's
+ * (`tcp_keepalives_*`, settable per session) ends the session of a host that crashed within ~1 min, instead of holding
+ * the lock for the kernel's default two hours and refusing every restart meanwhile.
  */
-const keepAliveInitialDelayMs = 30_000;
 const serverKeepalives = 'set tcp_keepalives_idle = 30; set tcp_keepalives_interval = 10; set tcp_keepalives_count = 3';
 
 /** The lock's key (exported for the tests, which take it as another process would). */
@@ -107,7 +107,7 @@ export async function holdEmbeddedTemporalLock(
 }
 
 async function takeLock(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: 'herald-lock', keepAlive: true, keepAliveInitialDelayMillis: keepAliveInitialDelayMs });
+  const client = new pg.Client({ connectionString: url, application_name: 'herald-lock', ...clientKeepAlive });
   // Errors here reject the calls below; once held, `watch` listens for the connection's loss.
   client.on('error', () => undefined);
   try {

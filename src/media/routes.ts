@@ -1,6 +1,6 @@
 import express, { type Request, Router } from 'express';
 import { z } from 'zod';
-import { refuseNul } from '../../api/validation';
+import { refuseNul } from '../nul-input';
 import { ApiError } from '../errors';
 import type { HttpClient } from '../net/http';
 import type { PlanName } from '../plans';

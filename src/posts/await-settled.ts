@@ -1,6 +1,8 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { PostView } from './post-view';
 import { statusOf } from './view-queries';
+import { ApiError } from '../errors';
+import { refusedAsInvalid } from './workflow-client';
 import type { PostsRuntime } from './runtime';
 
 /**
@@ -30,9 +32,16 @@ interface PublishAwaited {
  * every one of them settled: the change feed reports each row as its change commits; the workflow's result is asked
  * for when the feed reports a row removed (an immediate thread that failed keeps no rows: only its result says why),
  * when the feed is in doubt, or when it has not answered within `resultFallbackMs`. A start that fails is left to the
- * reconciler (the rows say what they need).
+ * reconciler (the rows say what they need), unless Temporal refused it as invalid: then it would be refused again
+ * every time, so the posts are failed (`failUnstarted`, quota returned) and the request answers 500 (`unstartable`).
  */
-export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[], start: () => Promise<WorkflowHandle>, awaitResults: boolean): Promise<PublishAwaited> {
+export async function startAndAwait(
+  rt: PostsRuntime,
+  postIds: readonly string[],
+  start: () => Promise<WorkflowHandle>,
+  awaitResults: boolean,
+  failUnstarted: (sentence: string) => Promise<unknown>,
+): Promise<PublishAwaited> {
   const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
   // A plain timer, cleared at the end: an aborted `timers/promises` sleep built a DOMException and a rejection per
   // publish for a fallback that almost never fires.
@@ -42,7 +51,9 @@ export async function startAndAwait(rt: PostsRuntime, postIds: readonly string[]
     try {
       handle = await start();
     } catch (err) {
-      rt.logger.error({ err, postIds }, 'could not start the publish workflow; the reconciler will');
+      if (refusedAsInvalid(err)) return await refuseUnstartable(rt, postIds, err, failUnstarted);
+      // Unreachable or busy: the rows are new, so the reconciler's next look (within a minute) starts them.
+      rt.logger.error({ err, postIds }, 'could not start the publish workflow; the reconciler will start it at its next look');
       return {};
     }
     if (!awaitResults) return {};
@@ -87,4 +98,22 @@ async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs =
     if ((await statusOf(rt.db, postId)) !== 'publishing') return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/** The sentence a post Temporal refused to start keeps in `error_message`. */
+export const unstartableSentence = 'Herald could not start publishing this post (its workflow was refused); nothing was sent and its quota was returned';
+
+/**
+ * A start refused as invalid (search attributes the cluster does not accept, say): the reconciler does not ask again
+ * for such a start (`refusedStarts`), so the rows would wait for ever. They are failed with the sentence and refunded,
+ * and the request answers 500 `internal_error` (publishing-api.md: an unexpected server error; "a failed post is never
+ * charged"), naming the posts so the user can read them.
+ */
+async function refuseUnstartable(rt: PostsRuntime, postIds: readonly string[], err: unknown, failUnstarted: (sentence: string) => Promise<unknown>): Promise<never> {
+  rt.logger.error(
+    { err, postIds, refusal: err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err) },
+    'Temporal refused to start the workflow of these posts as invalid: they are failed with their quota returned, and the request answers 500',
+  );
+  await failUnstarted(unstartableSentence);
+  throw new ApiError('internal_error', `Herald could not start publishing: nothing was published and no quota was used; the posts are kept as failed (${postIds.join(', ')})`);
 }

@@ -11,7 +11,7 @@ import { validatePostRequest, type CreatePostBody, type AccountBody, type Accoun
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
 import { startAndAwait } from './await-settled';
-import { insertPosts, postsInsertOf } from './repository';
+import { failUnstartedPosts, insertPosts, postsInsertOf } from './repository';
 import { againOnSpacingClash } from './spacing-guard';
 import { scheduledTimesNear } from './view-queries';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow, type StartedPost } from './workflow-client';
@@ -35,7 +35,7 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   let views: PostView[] | undefined;
   if (workflowId !== null) {
     const postIds = rows.map((row) => row.id);
-    ({ views } = await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds, rows), true));
+    ({ views } = await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds, rows), true, (sentence) => failUnstartedPosts(rt.db, postIds, sentence)));
   } else if (!draft) {
     views = await runWorkflows(rt, rows, immediate);
   }
@@ -120,7 +120,11 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
  * Returns the posts' views when every one settled with the view its recording gave (then the answer needs no read).
  */
 export async function runWorkflows(rt: PostsRuntime, posts: readonly StartedPost[], awaitResults: boolean): Promise<PostView[] | undefined> {
-  const awaited = await Promise.all(posts.map((post) => startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults)));
+  const awaited = await Promise.all(
+    posts.map((post) =>
+      startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults, (sentence) => failUnstartedPosts(rt.db, [post.id], sentence)),
+    ),
+  );
   const views = awaited.flatMap((one) => one.views ?? []);
   return views.length === posts.length ? views : undefined;
 }

@@ -1,12 +1,11 @@
-import { status } from '@grpc/grpc-js';
-import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { settleLeftReplies } from '../comments/actions-reply-left';
 import type { Db } from '../db';
 import { waitingUntil } from './attempt-outcomes';
 import { OVERDUE_AFTER_MS, postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
 import { disownHolds } from './repository';
 import type { PostsRuntime } from './runtime';
-import { firstCommentWorkflowId, postWorkflowId, startFirstCommentWorkflow, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
+import { firstCommentWorkflowId, postWorkflowId, refusedAsInvalid, startFirstCommentWorkflow, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
 import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
 
 /**
@@ -49,14 +48,6 @@ const LOOK_MARGIN_MS = 60_000;
  */
 function knownRunningAndNotOverdue(rt: PostsRuntime, workflowId: string, row: { status: string; scheduled_ms: number | null }, nowMs: number): boolean {
   return row.status === 'scheduled' && row.scheduled_ms !== null && row.scheduled_ms > nowMs - OVERDUE_AFTER_MS && rt.recentlyRunning?.has(workflowId) === true;
-}
-
-/**
- * A start refused as invalid: the request itself is wrong for this cluster (search attributes beyond its limits,
- * or not registered), not the cluster unreachable or busy; it fails the same way every time it is sent.
- */
-function refusedAsInvalid(err: unknown): err is ServiceError {
-  return err instanceof ServiceError && isGrpcServiceError(err.cause) && err.cause.code === status.INVALID_ARGUMENT;
 }
 
 /**

@@ -212,3 +212,27 @@ export async function cancelScheduled(db: Db, target: { postIds?: readonly strin
     return cancelled;
   });
 }
+
+/**
+ * Posts whose workflow Temporal refused to start as invalid at their request (`startAndAwait`): `scheduled` or
+ * `publishing` → `failed` with the sentence, their first comment not sent, every reservation refunded, `post.failed`
+ * written. No attempt was made, so `retry_count` stays. Returns the posts it failed.
+ */
+export async function failUnstartedPosts(db: Db, postIds: readonly string[], sentence: string): Promise<string[]> {
+  if (postIds.length === 0) return [];
+  return db.transaction().execute(async (trx) => {
+    const failed = await trx
+      .updateTable('posts')
+      .set({ status: 'failed', error_message: sentence, ...failPendingCommentColumns(firstCommentNotSent.notPublished), updated_at: sql`now()` })
+      .where('id', 'in', [...postIds])
+      .where('status', 'in', ['scheduled', 'publishing'])
+      .returning('id')
+      .execute();
+    const ids = failed.map((row) => row.id);
+    if (ids.length > 0) {
+      await refundQuota(trx, ids);
+      await recordPostEvents(trx, 'post.failed', ids);
+    }
+    return ids;
+  });
+}

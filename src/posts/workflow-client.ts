@@ -1,4 +1,5 @@
-import { InternalConnectionLikeSymbol, WorkflowNotFoundError, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
+import { status } from '@grpc/grpc-js';
+import { InternalConnectionLikeSymbol, isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client, type InternalConnectionLike, type WorkflowHandle } from '@temporalio/client';
 import type { PublishGroupInput } from '../../workflows/publish-group';
 import type { PublishPostInput } from '../../workflows/publish-post';
 import { searchAttributesOf, workflowSearchAttributes, type SearchedPost } from '../temporal/search-attributes';
@@ -8,6 +9,14 @@ import type { PostsRuntime } from './runtime';
  * How the API and the reconciler talk to post workflows: one `publishPost` per post, workflow id `post-<postId>`.
  * The database row is the truth; a signal only makes a waiting workflow read it again now rather than at its timer.
  */
+
+/**
+ * A start refused as invalid: the request itself is wrong for this cluster (search attributes beyond its limits,
+ * or not registered), not the cluster unreachable or busy; it fails the same way every time it is sent.
+ */
+export function refusedAsInvalid(err: unknown): err is ServiceError {
+  return err instanceof ServiceError && isGrpcServiceError(err.cause) && err.cause.code === status.INVALID_ARGUMENT;
+}
 
 export const postWorkflowId = (postId: string) => `post-${postId}`;
 /** The one workflow of an immediate fan-out (`workflows/publish-group.ts`), recorded in its rows' `workflow_id`. */

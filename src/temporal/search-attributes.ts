@@ -22,8 +22,8 @@ const searchAttributeKeys = {
 const INDEXED_VALUE_TYPE = { KEYWORD: 2, KEYWORD_LIST: 7 } as const;
 
 /**
- * False once registration failed (e.g. a Temporal Cloud API key without operator rights): workflows then start
- * without search attributes rather than being refused for unknown ones.
+ * False while registration fails (e.g. a Temporal Cloud API key without operator rights): workflows then start
+ * without search attributes rather than being refused for unknown ones; true again once a retry succeeds.
  */
 let attachSearchAttributes = true;
 
@@ -84,19 +84,58 @@ function withinValueLimit(values: readonly string[]): string[] {
   return kept;
 }
 
+/** How long after a refused registration it is tried again: doubling from the first, never longer than the last. */
+const defaultRetry = { firstMs: 5_000, maxMs: 5 * 60_000 };
+
+interface SearchAttributeRegistration {
+  /** Stops the retries (the service's shutdown). */
+  stop(): void;
+}
+
 /**
  * Registers Herald's search attributes in the namespace (a real cluster refuses workflows that carry unknown ones;
  * the embedded server learns their types for the Web UI's filter). Attributes already there are left alone.
+ * Resolves after the first try. A refusal (no operator rights, the namespace not there yet, the cluster not answering)
+ * switches attributes off and is tried again in the background, with a backoff, until it succeeds: from then on
+ * workflows start with them again. Before 2026-12-07 one failure at start switched them off for the process's life.
  */
-export async function registerSearchAttributes(client: Client, namespace: string, logger: Logger): Promise<void> {
+export async function registerSearchAttributes(
+  client: Client,
+  namespace: string,
+  logger: Logger,
+  retry: { firstMs: number; maxMs: number } = defaultRetry,
+): Promise<SearchAttributeRegistration> {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = async (delayMs: number, failures: number): Promise<void> => {
+    if (stopped) return;
+    try {
+      await addMissing(client, namespace);
+      attachSearchAttributes = true;
+      if (failures > 0) logger.info({ namespace, failures }, 'search attributes registered: workflows start with PostId/ThreadId/GroupId/UserId/Platform again');
+    } catch (err) {
+      attachSearchAttributes = false;
+      logger.warn(
+        { err, namespace, retryInMs: delayMs },
+        'could not register search attributes; workflows start without PostId/ThreadId/GroupId/UserId/Platform until a retry succeeds',
+      );
+      if (stopped) return;
+      timer = setTimeout(() => void attempt(Math.min(delayMs * 2, retry.maxMs), failures + 1), delayMs);
+      timer.unref();
+    }
+  };
+  await attempt(retry.firstMs, 0);
+  return {
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function addMissing(client: Client, namespace: string): Promise<void> {
   const wanted = Object.fromEntries(Object.values(searchAttributeKeys).map((k) => [k.name, INDEXED_VALUE_TYPE[k.type as keyof typeof INDEXED_VALUE_TYPE]]));
-  try {
-    const existing = await client.connection.operatorService.listSearchAttributes({ namespace });
-    const missing = Object.fromEntries(Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
-    if (Object.keys(missing).length > 0) await client.connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
-    attachSearchAttributes = true;
-  } catch (err) {
-    attachSearchAttributes = false;
-    logger.warn({ err, namespace }, 'could not register search attributes; workflows start without PostId/ThreadId/GroupId/UserId/Platform');
-  }
+  const existing = await client.connection.operatorService.listSearchAttributes({ namespace });
+  const missing = Object.fromEntries(Object.entries(wanted).filter(([name]) => !(name in (existing.customAttributes ?? {}))));
+  if (Object.keys(missing).length > 0) await client.connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
 }

@@ -153,3 +153,17 @@ export function webUiPostLink(url: string, namespace: string, post: { id: string
   const query = post.thread_id ? `ThreadId = '${post.thread_id}'` : `PostId = '${post.id}'`;
   return `${url}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`;
 }
+
+/**
+ * The UI is served as soon as it is built: at once when `temporal-ui/build` is current, otherwise after a build in
+ * the background (the API does not wait for it; until then the UI's port answers that it is being built).
+ */
+export function announceWebUi(url: string, logger: Logger, signal: AbortSignal): void {
+  ensureWebUiBuilt(logger, signal).then(
+    () => logger.info({ url }, `Temporal Web UI at ${url}`),
+    (err) => {
+      if (signal.aborted) logger.info({ url }, 'the Temporal Web UI build was stopped with the service; the next start builds it');
+      else logger.error({ err, url }, 'the Temporal Web UI could not be built; the API runs without it');
+    },
+  );
+}

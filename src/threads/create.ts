@@ -17,6 +17,7 @@ import { againOnSpacingClash } from '../posts/spacing-guard';
 import { ChangedSinceRead } from '../posts/edit-guard';
 import { scheduledTimesNear } from '../posts/view-queries';
 import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
+import { failUnstartedThread } from './repository';
 import { startThreadWorkflow } from './workflow-client';
 
 /**
@@ -169,8 +170,8 @@ async function preparePartsMedia(
 
 /**
  * Starts one workflow per thread, in parallel. Immediate threads are awaited (their outcome is the answer); a start
- * that fails is left to the reconciler. A thread published whole is heard on the change feed (every part settled:
- * recorded, and its first comment tried); a thread that failed was removed, which the feed announces too, and then
+ * that fails is left to the reconciler, one refused as invalid fails the thread (`startAndAwait`). A thread published
+ * whole is heard on the change feed (every part settled: recorded, and its first comment tried); a thread that failed was removed, which the feed announces too, and then
  * its workflow's result, which says why, is the answer (`startAndAwait`).
  */
 async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ threadId: string; rows: ReadonlyArray<NewPostRow & { id: string }> }>): Promise<Map<string, ThreadOutcome>> {
@@ -179,7 +180,8 @@ async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ thr
     threads.map(async ({ threadId, rows }) => {
       const immediate = rows[0]!.status === 'publishing';
       const start = () => startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
-      const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate)).result as PublishThreadResult | undefined;
+      const failUnstarted = (sentence: string) => failUnstartedThread(rt.db, threadId, sentence);
+      const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate, failUnstarted)).result as PublishThreadResult | undefined;
       if (result?.outcome === 'failed') outcomes.set(threadId, result);
     }),
   );

@@ -297,3 +297,27 @@ export async function failThread(db: Db, threadId: string, message: string, roll
     if (failed.length > 0) await recordThreadEvent(trx, 'thread.failed', threadId, { thread_rollback: rollback });
   });
 }
+
+/**
+ * A thread whose workflow Temporal refused to start as invalid at its request (`startAndAwait`): every `scheduled` or
+ * `publishing` part → `failed` with the sentence, first comments not sent, every reservation refunded, `thread.failed`
+ * written. Kept, not removed as a thread that failed at the platform is: nothing was sent, and the rows are where the
+ * user reads why. Returns the parts it failed.
+ */
+export async function failUnstartedThread(db: Db, threadId: string, sentence: string): Promise<string[]> {
+  return db.transaction().execute(async (trx) => {
+    const failed = await trx
+      .updateTable('posts')
+      .set({ status: 'failed', error_message: sentence, ...failPendingCommentColumns(firstCommentNotSent.notPublished), updated_at: sql`now()` })
+      .where('thread_id', '=', threadId)
+      .where('status', 'in', ['scheduled', 'publishing'])
+      .returning('id')
+      .execute();
+    const ids = failed.map((row) => row.id);
+    if (ids.length > 0) {
+      await refundQuota(trx, ids);
+      await recordThreadEvent(trx, 'thread.failed', threadId);
+    }
+    return ids;
+  });
+}

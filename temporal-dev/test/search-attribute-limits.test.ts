@@ -8,7 +8,7 @@ import { ServiceError } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_LIMITS } from '../limits';
 import { temporalServerKind } from '../../test/helpers/temporal';
 import { useSuite } from './setup';
-import { sleepsForever, upsertsLongKeywordList } from './workflows';
+import { continuesAsNewWithLongKeywordList, sleepsForever, startsChildWithLongKeywordList, upsertsLongKeywordList } from './workflows';
 
 /** `count` uuid-like values: a keyword list of them is 39 × count + 1 bytes of JSON. */
 const values = (count: number) => Array.from({ length: count }, (_, i) => `${String(i).padStart(8, '0')}-0000-4000-8000-000000000000`);
@@ -86,6 +86,48 @@ describe('temporal-dev: search attribute size limits', function () {
       const terminated = events.find((e) => e.workflowExecutionTerminatedEventAttributes)?.workflowExecutionTerminatedEventAttributes;
       assert.match(String(terminated?.reason), /^WORKFLOW_TASK_FAILED_CAUSE_BAD_SEARCH_ATTRIBUTES: search attribute CustomKeywordField value size 2068 exceeds size limit 2048$/);
       assert.equal(events.some((e) => e.upsertWorkflowSearchAttributesEventAttributes), false, 'the upsert never took effect');
+    });
+  });
+
+  /** The run's history: its failed task's cause, its termination's reason, and whether `also` happened. */
+  const refusedTask = async (handle: { fetchHistory(): Promise<{ events?: Array<Record<string, any>> | null }> }) => {
+    const events = (await handle.fetchHistory()).events ?? [];
+    return {
+      cause: events.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.cause,
+      reason: String(events.find((e) => e.workflowExecutionTerminatedEventAttributes)?.workflowExecutionTerminatedEventAttributes?.reason),
+      events,
+    };
+  };
+
+  it('terminates a workflow whose child start carries attributes beyond the limit (BAD_START_CHILD_EXECUTION_ATTRIBUTES), the child never started', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const fits = await s.env.client.workflow.start(startsChildWithLongKeywordList, { taskQueue, workflowId: `sa-child-ok-${taskQueue}`, args: [52] });
+      assert.equal(await fits.result(), 'ok');
+      const workflowId = `sa-child-${taskQueue}`;
+      const handle = await s.env.client.workflow.start(startsChildWithLongKeywordList, { taskQueue, workflowId, args: [53] });
+      await assert.rejects(handle.result(), /WORKFLOW_TASK_FAILED_CAUSE_BAD_START_CHILD_EXECUTION_ATTRIBUTES: search attribute CustomKeywordField value size 2068 exceeds size limit 2048/);
+      assert.equal((await handle.describe()).status.name, 'TERMINATED');
+      const { cause, reason, events } = await refusedTask(handle);
+      assert.equal(cause, 16 /* WORKFLOW_TASK_FAILED_CAUSE_BAD_START_CHILD_EXECUTION_ATTRIBUTES */);
+      assert.match(reason, /^WORKFLOW_TASK_FAILED_CAUSE_BAD_START_CHILD_EXECUTION_ATTRIBUTES: search attribute CustomKeywordField value size 2068 exceeds size limit 2048$/);
+      assert.equal(events.some((e) => e.startChildWorkflowExecutionInitiatedEventAttributes), false, 'the child start never took effect');
+      await assert.rejects(s.env.client.workflow.getHandle(`${workflowId}-child`).describe(), /not found/i);
+    });
+  });
+
+  it('terminates a workflow whose continue-as-new carries attributes beyond the limit (BAD_CONTINUE_AS_NEW_ATTRIBUTES), no new run', async () => {
+    const taskQueue = s.taskQueue();
+    await s.withWorker(taskQueue, async () => {
+      const fits = await s.env.client.workflow.start(continuesAsNewWithLongKeywordList, { taskQueue, workflowId: `sa-can-ok-${taskQueue}`, args: [52] });
+      assert.equal(await fits.result(), 'ok');
+      const handle = await s.env.client.workflow.start(continuesAsNewWithLongKeywordList, { taskQueue, workflowId: `sa-can-${taskQueue}`, args: [53], followRuns: false });
+      await assert.rejects(handle.result(), /WORKFLOW_TASK_FAILED_CAUSE_BAD_CONTINUE_AS_NEW_ATTRIBUTES: search attribute CustomKeywordField value size 2068 exceeds size limit 2048/);
+      assert.equal((await handle.describe()).status.name, 'TERMINATED');
+      const { cause, reason, events } = await refusedTask(handle);
+      assert.equal(cause, 11 /* WORKFLOW_TASK_FAILED_CAUSE_BAD_CONTINUE_AS_NEW_ATTRIBUTES */);
+      assert.match(reason, /^WORKFLOW_TASK_FAILED_CAUSE_BAD_CONTINUE_AS_NEW_ATTRIBUTES: search attribute CustomKeywordField value size 2068 exceeds size limit 2048$/);
+      assert.equal(events.some((e) => e.workflowExecutionContinuedAsNewEventAttributes), false, 'no new run');
     });
   });
 });

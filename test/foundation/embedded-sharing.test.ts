@@ -51,8 +51,12 @@ describe('embedded PostgreSQL shared between processes', function () {
     const { rows } = await sql<{ answer: number }>`select 42 as answer`.execute(server.handle.db);
     assert.deepEqual(rows, [{ answer: 42 }], 'the server that joined still has its database');
 
+    let watchedAfterLeaving = false;
+    void server.embedded!.exited.then(() => (watchedAfterLeaving = true));
     await server.close();
     assert.equal(alive(pid), false, 'the last process to leave stopped the cluster');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal(watchedAfterLeaving, false, 'a process that left stops watching: its own stop is no failure');
   });
 
   it('runs the server in a process group of its own: a Ctrl-C to the starter\'s group does not reach it', async () => {
@@ -79,5 +83,21 @@ describe('embedded PostgreSQL shared between processes', function () {
         assert.fail('the server outlived the process that started it');
       }
     }
+  });
+
+  it('a process that joined the cluster hears of its death as the one that started it does (`exited`)', async () => {
+    const config = testConfig({ HERALD_DATA_DIR: dataDir });
+    const command = await connectDatabase(config, { migrate: false, poolSize: 1 });
+    opened.push(command);
+    const server = await connectDatabase(config, { migrate: false, poolSize: 1 });
+    opened.push(server);
+    assert.equal(server.embedded?.owned, false);
+    const pid = await postmasterPid();
+    const heard = (of: Connected) => Promise.race([of.embedded!.exited, new Promise<string>((resolve) => setTimeout(() => resolve('not heard'), 5_000))]);
+    // Before 2026-12-07 a joined cluster had no `exited`: Herald answered 500 for ever after its death.
+    process.kill(pid, 'SIGKILL');
+    const [joined, started] = await Promise.all([heard(server), heard(command)]);
+    assert.match(joined, new RegExp(`pid ${pid}.* is gone`));
+    assert.match(started, /killed by SIGKILL/);
   });
 });

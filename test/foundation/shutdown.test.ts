@@ -74,7 +74,7 @@ describe('graceful shutdown', function () {
     assert.notEqual((res.body as { data: { worker: string } }).data.worker, 'running');
   });
 
-  it('closes the connections of requests still in flight once the shutdown budget is spent, and stops', async () => {
+  it('answers requests still in flight 503 (envelope, Retry-After) once the shutdown budget is spent, and stops', async () => {
     const database = await testDatabase();
     const never = new AbortController();
     const stuck = defineRoute({
@@ -97,12 +97,20 @@ describe('graceful shutdown', function () {
     const { apiKey } = await createUserWithKey(database.db);
     try {
       const inFlight = request(herald.url, 'GET', '/api/v1/test/stuck', { key: apiKey });
-      const outcome = inFlight.then(() => 'answered', () => 'connection closed');
+      const outcome = inFlight.then((res) => res, (err: Error) => `connection closed: ${err.message}`);
       await sleep(300);
       const started = Date.now();
       await herald.stop();
       assert.ok(Date.now() - started < 6_000, `stopped after ${Date.now() - started} ms`);
-      assert.equal(await outcome, 'connection closed');
+      // Before 2026-12-07 the connection was closed with no answer at all.
+      const res = await outcome;
+      assert.ok(typeof res !== 'string', res as string);
+      assert.equal(res.status, 503);
+      assert.equal(res.headers.get('retry-after'), '5');
+      assert.ok(res.headers.get('x-request-id'), 'the request id set before the cut is kept');
+      const body = res.body as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'service_unavailable');
+      assert.match(body.error.message, /Herald stopped before this request was answered/);
     } finally {
       never.abort();
     }

@@ -10,6 +10,7 @@ import {
   defineUpdate,
   executeChild,
   getExternalWorkflowHandle,
+  makeContinueAsNewFunc,
   isCancellation,
   ParentClosePolicy,
   proxyActivities,
@@ -177,6 +178,21 @@ export async function upsertsLongKeywordList(count: number): Promise<string> {
 
 export async function sleepsForever(): Promise<void> {
   await condition(() => false);
+}
+
+/** A keyword list of `count` 36-character values: 39 × count + 1 bytes of JSON (52 fit in 2 KiB, 53 do not). */
+const longKeywordList = (count: number) => Array.from({ length: count }, (_, i) => `${String(i).padStart(36, '0')}`);
+
+/** Starts a child carrying a keyword list of `count` values (it is terminated when this one ends). */
+export async function startsChildWithLongKeywordList(count: number): Promise<string> {
+  await startChild(sleepsForever, { workflowId: `${workflowInfo().workflowId}-child`, searchAttributes: { CustomKeywordField: longKeywordList(count) } });
+  return 'ok';
+}
+
+/** Continues as new once, the new run carrying a keyword list of `count` values. */
+export async function continuesAsNewWithLongKeywordList(count: number, continued = false): Promise<string> {
+  if (continued) return 'ok';
+  return makeContinueAsNewFunc<typeof continuesAsNewWithLongKeywordList>({ searchAttributes: { CustomKeywordField: longKeywordList(count) } })(count, true);
 }
 
 export async function localGreeting(name: string): Promise<string> {
