@@ -11,7 +11,7 @@ import type { PlatformContext } from '../platforms/types';
 import { postNotFound } from '../posts/read';
 import type { PostsRuntime } from '../posts/runtime';
 import { loadCommentablePostRows } from './actions-source';
-import { commentCapabilitiesOrRefuse, notPublishedReason } from './readable';
+import { commentCapabilitiesOrRefuse, hidesNothingOnPart, notPublishedReason } from './readable';
 import { findCommentForUser, type OwnCommentInput } from './repository';
 
 /**
@@ -105,9 +105,7 @@ function requireCapability(post: Pick<PostRow, 'platform' | 'thread_order'>, cap
   if (allowed && action === 'hide' && caps.hideTopLevelOnly && comment.platform_parent_id !== null) {
     throw new ApiError('comment_action_unsupported', `${platformName(platform)} lets only top-level replies be hidden; this comment answers another comment.`);
   }
-  // A thread's later parts are replies to the part before (a reply chain, the only way the platform threads), so what
-  // answers one is nested below the first part, top-level only within the part's own listing: the platform refuses it.
-  if (allowed && action === 'hide' && caps.hideTopLevelOnly && (post.thread_order ?? 1) > 1) {
+  if (allowed && action === 'hide' && hidesNothingOnPart(post, caps)) {
     throw new ApiError('comment_action_unsupported', `${platformName(platform)} lets only top-level replies be hidden; this comment answers a later part of a thread, which ${platformName(platform)} files under the part before it.`);
   }
   if (allowed) return;

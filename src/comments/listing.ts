@@ -7,7 +7,7 @@ import { isAcceptedInstant } from '../db/timestamp';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 import { postNotFound } from '../posts/read';
-import { commentCapabilitiesOrRefuse, notPublishedReason } from './readable';
+import { commentCapabilitiesOrRefuse, hidesNothingOnPart, notPublishedReason } from './readable';
 import { effectiveLimits } from '../plans';
 import type { Client } from '@temporalio/client';
 import { planRefusal, type AllowanceLimits } from './allowance';
@@ -85,7 +85,7 @@ export async function listComments(rt: ListingRuntime, userId: string, postId: s
     data: page.map(toCommentView),
     meta: {
       next_cursor: rows.length > limit && last ? encodeCursor(post.id, last) : null,
-      capabilities: { reply: caps.reply, hide: caps.hide, delete_own: caps.deleteOwn, delete_any: caps.deleteAny },
+      capabilities: { reply: caps.reply, hide: caps.hide && !hidesNothingOnPart(post, caps), delete_own: caps.deleteOwn, delete_any: caps.deleteAny },
       sync,
     },
   };

@@ -31,3 +31,12 @@ export function commentCapabilitiesOrRefuse(platform: PlatformSlug, account: { k
   requireAvailablePlatform(platform, comingSoon, 'comments');
   return caps;
 }
+
+/**
+ * A later part of a thread on a platform that hides top-level replies only (Threads): the part is a reply to the part
+ * before, so what answers it is nested below the first part, and the platform refuses to hide any of it. The listing
+ * reports `hide: false` for such a post, and a hide is refused naming why (`requireCapability`).
+ */
+export function hidesNothingOnPart(post: Pick<PostRow, 'thread_order'>, caps: CommentCapabilities): boolean {
+  return caps.hideTopLevelOnly === true && (post.thread_order ?? 1) > 1;
+}

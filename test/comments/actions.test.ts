@@ -159,6 +159,11 @@ describe('comment actions: hide and delete', function () {
 
     const hidden = await hide(one.id, (await comment(h, one.id, 'answers part one')).id, true);
     assert.deepEqual([hidden.status, hidden.body.data?.hidden, h.standIns.threads.posts.get(toOne.id)!.hidden], [200, true, true], hidden.text);
+
+    // The listing's capabilities are the post's (publishing-api.md): nothing under the later part can be hidden.
+    const capabilitiesOf = async (postId: string) => (await h.api.request('GET', `/api/v1/posts/${postId}/comments?sync=false`)).body.meta.capabilities;
+    assert.deepEqual(await capabilitiesOf(two.id), { reply: true, hide: false, delete_own: true, delete_any: false });
+    assert.deepEqual(await capabilitiesOf(one.id), { reply: true, hide: true, delete_own: true, delete_any: false });
   });
 
   it('x: no hide (501 names what X allows); deletes its own replies only, and replies under them stay live', async () => {
