@@ -4,6 +4,7 @@ import type { AccountRow } from '../../src/db/tables/accounts';
 import { LOOKUP_PAGES, replyAttemptId } from '../../src/comments/actions-reply';
 import { reconcilePosts } from '../../src/posts/reconcile';
 import { loadLimits, refundQuota, reserveQuota, usageFor } from '../../src/quota/quota';
+import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { insertXAccount } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, publish, snapshot } from './actions-fixtures';
@@ -17,12 +18,19 @@ describe('comment actions: the look for a reply that may have gone out', functio
   this.timeout(180_000);
   let h: PostsHarness;
   let x: AccountRow;
+  // A database of its own: the reconciler's look reads every user's posts, and in the shared one it would start the
+  // workflows of other files' posts on this harness's worker and stand-ins (their sends counted as this file's).
+  let database: TestDatabase;
 
   before(async () => {
-    h = await startPostsHarness({ plan: 'starter', config: commentsConfig() });
+    database = await createTestDatabase();
+    h = await startPostsHarness({ plan: 'starter', config: commentsConfig(), database });
     x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
   });
-  after(async () => h?.stop());
+  after(async () => {
+    await h?.stop();
+    await database?.close();
+  });
   afterEach(() => h.standIns.x.standIn.clearFaults());
 
   const replyPath = (postId: string, commentId: string) => `/api/v1/posts/${postId}/comments/${commentId}/reply`;
