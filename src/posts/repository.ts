@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { currentRequestOrigin } from '../events/request-origin';
 import type { Database, Db } from '../db';
@@ -220,18 +220,32 @@ export async function cancelScheduled(db: Db, target: { postIds?: readonly strin
  */
 export async function failUnstartedPosts(db: Db, postIds: readonly string[], sentence: string): Promise<string[]> {
   if (postIds.length === 0) return [];
+  return failUnstarted(db, (eb) => eb('id', 'in', [...postIds]), sentence, (trx, ids) => recordPostEvents(trx, 'post.failed', ids));
+}
+
+/**
+ * The write behind `failUnstartedPosts` and threads' `failUnstartedThread`: the `scheduled` or `publishing` rows
+ * `which` selects → `failed` with the sentence and their first comments not sent, refunded, and `recordFailed` given
+ * the ids, in one transaction; each caller names its rows and its event.
+ */
+export async function failUnstarted(
+  db: Db,
+  which: (eb: ExpressionBuilder<Database, 'posts'>) => Expression<SqlBool>,
+  sentence: string,
+  recordFailed: (trx: Trx, ids: string[]) => Promise<unknown>,
+): Promise<string[]> {
   return db.transaction().execute(async (trx) => {
     const failed = await trx
       .updateTable('posts')
       .set({ status: 'failed', error_message: sentence, ...failPendingCommentColumns(firstCommentNotSent.notPublished), updated_at: sql`now()` })
-      .where('id', 'in', [...postIds])
+      .where(which)
       .where('status', 'in', ['scheduled', 'publishing'])
       .returning('id')
       .execute();
     const ids = failed.map((row) => row.id);
     if (ids.length > 0) {
       await refundQuota(trx, ids);
-      await recordPostEvents(trx, 'post.failed', ids);
+      await recordFailed(trx, ids);
     }
     return ids;
   });

@@ -12,6 +12,7 @@ import type { PostView } from '../posts/post-view';
 import { refundQuota, spendQuota } from '../quota/quota';
 import { recordPostEvents } from '../posts/post-events';
 import { failPendingCommentColumns, firstCommentNotSent } from '../posts/first-comment-not-sent';
+import { failUnstarted } from '../posts/repository';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 
 /**
@@ -305,19 +306,5 @@ export async function failThread(db: Db, threadId: string, message: string, roll
  * user reads why. Returns the parts it failed.
  */
 export async function failUnstartedThread(db: Db, threadId: string, sentence: string): Promise<string[]> {
-  return db.transaction().execute(async (trx) => {
-    const failed = await trx
-      .updateTable('posts')
-      .set({ status: 'failed', error_message: sentence, ...failPendingCommentColumns(firstCommentNotSent.notPublished), updated_at: sql`now()` })
-      .where('thread_id', '=', threadId)
-      .where('status', 'in', ['scheduled', 'publishing'])
-      .returning('id')
-      .execute();
-    const ids = failed.map((row) => row.id);
-    if (ids.length > 0) {
-      await refundQuota(trx, ids);
-      await recordThreadEvent(trx, 'thread.failed', threadId);
-    }
-    return ids;
-  });
+  return failUnstarted(db, (eb) => eb('thread_id', '=', threadId), sentence, (trx) => recordThreadEvent(trx, 'thread.failed', threadId));
 }
