@@ -92,9 +92,11 @@ export async function startHerald(
   try {
     // 20 connections: the API and the worker's local activities share the pool (a burst of due posts runs ~100 at once).
     const database = await connectDatabase(config, { logger, applicationName: 'herald-api', poolSize: 20, migrate: false });
-    cleanups.push(() => database.close());
+    // Closing stops the embedded cluster this process started (the last to leave): that exit is the stop's own.
+    let databaseClosing = false;
+    cleanups.push(() => ((databaseClosing = true), database.close()));
     const databaseFailed = failsHerald('the embedded PostgreSQL exited: nothing can be read or recorded, so Herald stops (exit code 1)');
-    void database.embedded?.exited.then((how) => databaseFailed(new Error(`the embedded PostgreSQL server ${how}`)));
+    void database.embedded?.exited.then((how) => databaseClosing || databaseFailed(new Error(`the embedded PostgreSQL server ${how}`)));
     continueUnlessAborted();
     // The lock before the migrations: a second start (after a `git pull`, say) is refused before it changes the schema
     // under the Herald that runs.

@@ -71,6 +71,8 @@ describe('npm start (src/main.js)', function () {
     });
     assert.equal(exitCode, 0, stderr);
     assert.ok(lines.some((line) => line.msg === 'stopped'));
+    // A clean stop stops the cluster it started: that is no failure to report.
+    assert.deepEqual(lines.filter((line) => line.level === 'error').map((line) => line.msg), []);
     const servers = spawnSync('pgrep', ['-f', `-D ${path.join(dataDir, 'postgres')}`], { encoding: 'utf8' });
     assert.equal(servers.stdout, '', 'embedded postgres stopped');
   });
