@@ -19,12 +19,15 @@ interface ByHandStandIn {
   stop(): Promise<void>;
 }
 
+/** Shaped as BotFather gives them (digits, a colon, 35 characters), which is what Herald's connect accepts. */
+const demoBotToken = '7000000001:AAHdemoDemoDemoDemoDemoDemoDemoDemo';
+
 export const standIns: Record<string, () => Promise<ByHandStandIn>> = {
   telegram: async () => {
     const standIn = await startTelegramStandIn();
-    standIn.addBot('7000000001:demo-bot-token');
+    standIn.addBot(demoBotToken);
     standIn.addChat({ username: 'herald_demo', title: 'Herald demo channel' });
-    return { ...standIn, connect: { platform: 'telegram', bot_token: '7000000001:demo-bot-token', chat_id: '@herald_demo' } };
+    return { ...standIn, connect: { platform: 'telegram', bot_token: demoBotToken, chat_id: '@herald_demo' } };
   },
   facebook: async () => {
     const standIn = await startFacebookStandIn();
