@@ -10,7 +10,7 @@ import { acceptedInstantRange, isAcceptedInstant } from '../db/timestamp';
 import { createLogger } from '../logger';
 import { findStuckPosts } from '../posts/reconcile';
 import { runningWebUiUrl, webUiPostLink } from '../temporal/web-ui';
-import { type CustomQuotas, planNames, plans } from '../plans';
+import { type CustomQuotas, type PlanName, planNames, plans } from '../plans';
 import { createUser, findUser, setPlan } from '../users/users';
 
 /**
@@ -41,6 +41,34 @@ const count = (flag: string) =>
     .regex(/^\d{1,9}$/, `${flag} must be a non-negative integer`)
     .transform(Number)
     .optional();
+
+/** The numbers a plan may leave custom, each with its `set-plan` flag and whether `plan` leaves it custom. */
+function customNumbersOf(planName: PlanName): Array<{ flag: string; column: keyof CustomQuotas; custom: boolean }> {
+  const target = plans[planName];
+  return (
+    [
+      ['--post-quota', 'post_quota', target.postsPerMonth],
+      ['--scheduled-quota', 'scheduled_quota', target.scheduledPerMonth],
+      ['--account-limit', 'account_limit', target.accounts],
+      ['--comment-sync-quota', 'comment_sync_quota', target.commentSyncsPerMonth],
+      ['--x-comment-read-quota', 'x_comment_read_quota', target.xCommentReadsPerMonth],
+    ] as const
+  ).map(([flag, column, planValue]) => ({ flag, column, custom: planValue === null }));
+}
+
+/**
+ * A custom number never set counts as 0, nothing allowed (README "Plans and quotas": fail closed); the operator who
+ * just gave a user such a plan is told which, or the user's first scheduled post is refused as over "0 of 0".
+ */
+function warnOfUnsetCustomNumbers(planName: PlanName, user: CustomQuotas, userId: string): void {
+  const unset = customNumbersOf(planName).filter(({ custom, column }) => custom && user[column] === null);
+  if (!unset.length) return;
+  const flagsToSet = unset.map(({ flag }) => `${flag} N`).join(' ');
+  process.stderr.write(
+    `herald: warning: ${planName} leaves ${unset.map(({ flag }) => flag.slice(2)).join(', ')} custom and they are unset, so each counts as 0` +
+      ` (nothing allowed) until set: herald users set-plan --user ${userId} --plan ${planName} ${flagsToSet}\n`,
+  );
+}
 
 type Flags = Record<string, string | undefined>;
 
@@ -77,14 +105,15 @@ const commands: Record<string, Command> = {
       f,
     );
     const { handle } = await connect();
-    return handle.db.transaction().execute(async (trx) => {
+    const { user, apiKey } = await handle.db.transaction().execute(async (trx) => {
       const user = await createUser(trx, { plan: input.plan, email: input.email ?? null }).catch((err: { code?: string }) => {
         if (err.code === '23505') throw new CommandError(`a user with email ${input.email} already exists`);
         throw err;
       });
-      const { apiKey } = await createApiKey(trx, { userId: user.id, name: 'default', scopes: null, expiresAt: null });
-      return { user_id: user.id, api_key: apiKey };
+      return { user, ...(await createApiKey(trx, { userId: user.id, name: 'default', scopes: null, expiresAt: null })) };
     });
+    warnOfUnsetCustomNumbers(input.plan, user, user.id);
+    return { user_id: user.id, api_key: apiKey };
   },
 
   'users set-plan': async (args, connect) => {
@@ -103,23 +132,17 @@ const commands: Record<string, Command> = {
       }),
       f,
     );
-    const target = plans[input.plan];
     const custom: Partial<CustomQuotas> = {};
-    const customFlags: Array<[string, keyof CustomQuotas, number | null | undefined, number | undefined]> = [
-      ['--post-quota', 'post_quota', target.postsPerMonth, input['post-quota']],
-      ['--scheduled-quota', 'scheduled_quota', target.scheduledPerMonth, input['scheduled-quota']],
-      ['--account-limit', 'account_limit', target.accounts, input['account-limit']],
-      ['--comment-sync-quota', 'comment_sync_quota', target.commentSyncsPerMonth, input['comment-sync-quota']],
-      ['--x-comment-read-quota', 'x_comment_read_quota', target.xCommentReadsPerMonth, input['x-comment-read-quota']],
-    ];
-    for (const [flag, column, planValue, given] of customFlags) {
+    for (const { flag, column, custom: isCustom } of customNumbersOf(input.plan)) {
+      const given = input[flag.slice(2) as keyof typeof input] as number | undefined;
       if (given === undefined) continue;
-      if (planValue !== null) throw new UsageError(`${flag} applies only where the plan's number is custom; ${input.plan} fixes it`);
+      if (!isCustom) throw new UsageError(`${flag} applies only where the plan's number is custom; ${input.plan} fixes it`);
       custom[column] = given;
     }
     const { handle } = await connect();
     const user = await setPlan(handle.db, input.user, input.plan, custom);
     if (!user) throw new CommandError(`user ${input.user} not found`);
+    warnOfUnsetCustomNumbers(input.plan, user, user.id);
     return {
       user_id: user.id,
       plan: user.plan,

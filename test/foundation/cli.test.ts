@@ -119,6 +119,19 @@ describe('herald operator command', function () {
       comment_sync_quota: null,
       x_comment_read_quota: null,
     });
+    // The numbers scale leaves custom and this call did not set count as 0: the operator is told which.
+    assert.equal(
+      res.stderr.split('\n').find((line) => line.includes('warning')),
+      `herald: warning: scale leaves scheduled-quota, comment-sync-quota, x-comment-read-quota custom and they are unset, so each counts as 0 (nothing allowed) until set: herald users set-plan --user ${userId} --plan scale --scheduled-quota N --comment-sync-quota N --x-comment-read-quota N`,
+    );
+    const enterprise = await herald(['users', 'create', '--plan', 'enterprise'], env);
+    assert.equal(enterprise.code, 0, enterprise.stderr);
+    assert.match(enterprise.stderr, /herald: warning: enterprise leaves post-quota, scheduled-quota custom and they are unset/);
+    const complete = await herald(['users', 'set-plan', '--user', enterprise.json.user_id, '--plan', 'enterprise', '--post-quota', '9', '--scheduled-quota', '9'], env);
+    assert.equal(complete.code, 0, complete.stderr);
+    assert.doesNotMatch(complete.stderr, /warning/);
+    const fixed = await herald(['users', 'create', '--plan', 'pro'], env);
+    assert.doesNotMatch(fixed.stderr, /warning/);
     const refused = await herald(['users', 'set-plan', '--user', userId, '--plan', 'pro', '--post-quota', '10'], env);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /^herald: --post-quota applies only where the plan's number is custom; pro fixes it\n/);
