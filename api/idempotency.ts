@@ -169,9 +169,34 @@ async function executeClaimed(
     await release(db, logger, request, response.status);
     return response;
   }
-  const stored = await storeAnswer(db, request, response);
+  const stored = await storeOrLog(db, logger, request, response);
   if (stored === false) logClaimLost(logger, request, response.status, 'its answer was not stored');
   return response;
+}
+
+/** Pauses before each further try of storing an answer the database refused (a dropped connection, a failover). */
+const storeRetryPausesMs = [100, 500];
+
+/**
+ * `storeAnswer`, tried again over a moment when the database refuses it; when it still does, the answer goes to the
+ * client anyway (undefined; logged). The request's effects happened: a 500 would tell the client to retry, and its
+ * retry with the same key, once the lease ends, would run them again (a post published twice).
+ */
+async function storeOrLog(db: Db, logger: Logger, request: ClaimedRequest, response: StoredResponse): Promise<boolean | undefined> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await storeAnswer(db, request, response);
+    } catch (err) {
+      if (attempt >= storeRetryPausesMs.length) {
+        logger.error(
+          { err, userId: request.userId, idempotencyKey: request.key, method: request.method, path: request.path, status: response.status },
+          'Idempotency-Key answer not stored; answered anyway (a retry with this key after the lease ends runs the request again)',
+        );
+        return undefined;
+      }
+      await sleep(storeRetryPausesMs[attempt]!);
+    }
+  }
 }
 
 /** Gives the key back (a 5xx or crash is not stored, so the client may retry), unless another claim holds it now. */
