@@ -237,8 +237,9 @@ export function replayedDespite5xx(code: string): boolean {
 
 /**
  * Whether a refusal the handler threw is stored and replayed for the key's 24 hours: one the same request would get
- * again (and every one of `changedRefusals`). Not another 5xx (the client may retry), and not one that says "not now": naming a wait (`Retry-After`), any 429 (a
- * rate, a monthly quota, an account limit: time or an upgrade lifts them), any 402 (the plan or its allowance),
+ * again, and every one of `changedRefusals`. Not another 5xx (the client may retry), and not one that says "not
+ * now": naming a wait (`Retry-After`), any 429 (a rate, a monthly quota, an account limit: time or an upgrade lifts
+ * them), any 402 (the plan or its allowance),
  * `passingRefusals`, and the 404 of an account switched off or disconnected (`AccountNotActiveError`: switching it on
  * or reconnecting it lets the request through; an absent account's 404, the same code, is kept). (Stripe, likewise,
  * saves no result of a request that conflicted with a concurrent one.) Handlers refuse by throwing `ApiError`; what
