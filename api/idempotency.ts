@@ -17,8 +17,9 @@ import { claimKey, idempotencyWindowMs, readKey, releaseClaim, renewClaim, store
  *    row is replayed with `Idempotent-Replay: true`; an in-progress row is waited for (up to `waitMs`) so identical
  *    concurrent requests all get the same answer, and after that the answer is 409 `idempotency_in_progress`.
  * 3. The outcome is stored when it is a client-visible answer (2xx-4xx, including `ApiError`s the handler threw)
- *    that a retry would get again. A 5xx, an unexpected failure, or a refusal that says "not now" (`keptForReplay`)
- *    deletes the claim instead, so the client may retry with the same key.
+ *    that a retry would get again, or a 5xx that reports a change made (`changedRefusals`). Another 5xx, an
+ *    unexpected failure, or a refusal that says "not now" (`keptForReplay`) deletes the claim instead, so the client
+ *    may retry with the same key.
  * 4. Rows older than the 24-hour window no longer count: the key can be claimed afresh. A claim whose lease ran out
  *    (its process died) can be taken over by an identical request.
  * 5. Each claim has its own id (`claim_id`), and every write of the row while claimed (renewal, stored outcome,
@@ -151,6 +152,7 @@ async function executeClaimed(
   renew.unref();
 
   let response: StoredResponse;
+  let refusalKept = false;
   try {
     response = await execute();
   } catch (err) {
@@ -160,14 +162,41 @@ async function executeClaimed(
       throw err;
     }
     response = { status: err.status, body: err.toEnvelope(), headers: err.headers };
+    refusalKept = true;
   }
   clearInterval(renew);
-  if (response.status >= 500) {
+  if (response.status >= 500 && !refusalKept) {
     await release(db, logger, request, response.status);
     return response;
   }
-  if (!(await storeAnswer(db, request, response))) logClaimLost(logger, request, response.status, 'its answer was not stored');
+  const stored = await storeOrLog(db, logger, request, response);
+  if (stored === false) logClaimLost(logger, request, response.status, 'its answer was not stored');
   return response;
+}
+
+/** Pauses before each further try of storing an answer the database refused (a dropped connection, a failover). */
+const storeRetryPausesMs = [100, 500];
+
+/**
+ * `storeAnswer`, tried again over a moment when the database refuses it; when it still does, the answer goes to the
+ * client anyway (undefined; logged). The request's effects happened: a 500 would tell the client to retry, and its
+ * retry with the same key, once the lease ends, would run them again (a post published twice).
+ */
+async function storeOrLog(db: Db, logger: Logger, request: ClaimedRequest, response: StoredResponse): Promise<boolean | undefined> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await storeAnswer(db, request, response);
+    } catch (err) {
+      if (attempt >= storeRetryPausesMs.length) {
+        logger.error(
+          { err, userId: request.userId, idempotencyKey: request.key, method: request.method, path: request.path, status: response.status },
+          'Idempotency-Key answer not stored; answered anyway (a retry with this key after the lease ends runs the request again)',
+        );
+        return undefined;
+      }
+      await sleep(storeRetryPausesMs[attempt]!);
+    }
+  }
 }
 
 /** Gives the key back (a 5xx or crash is not stored, so the client may retry), unless another claim holds it now. */
@@ -195,15 +224,29 @@ function logClaimLost(logger: Logger, request: ClaimedRequest, status: number, c
 const passingRefusals: ReadonlySet<string> = new Set(['comment_permission_required', 'first_comment_not_retryable']);
 
 /**
+ * Errors that report a change made, not a request refused: 502 `thread_rollback_incomplete` leaves published parts
+ * live, and "retrying without deleting them publishes them twice" (publishing-api.md). A retry with the same key is
+ * exactly that retry, so it gets the original answer replayed, though it is a 5xx.
+ */
+const changedRefusals: ReadonlySet<string> = new Set(['thread_rollback_incomplete']);
+
+/** Whether this 5xx code is stored and replayed (`changedRefusals`): the OpenAPI document declares `Idempotent-Replay` on it. */
+export function replayedDespite5xx(code: string): boolean {
+  return changedRefusals.has(code);
+}
+
+/**
  * Whether a refusal the handler threw is stored and replayed for the key's 24 hours: one the same request would get
- * again. Not a 5xx (the client may retry), and not one that says "not now": naming a wait (`Retry-After`), any 429 (a
- * rate, a monthly quota, an account limit: time or an upgrade lifts them), any 402 (the plan or its allowance),
+ * again, and every one of `changedRefusals`. Not another 5xx (the client may retry), and not one that says "not
+ * now": naming a wait (`Retry-After`), any 429 (a rate, a monthly quota, an account limit: time or an upgrade lifts
+ * them), any 402 (the plan or its allowance),
  * `passingRefusals`, and the 404 of an account switched off or disconnected (`AccountNotActiveError`: switching it on
  * or reconnecting it lets the request through; an absent account's 404, the same code, is kept). (Stripe, likewise,
  * saves no result of a request that conflicted with a concurrent one.) Handlers refuse by throwing `ApiError`; what
  * they return is a success, always stored.
  */
 function keptForReplay(refusal: ApiError): boolean {
+  if (changedRefusals.has(refusal.code)) return true;
   if (refusal.status >= 500 || refusal.status === 429 || refusal.status === 402) return false;
   if (Object.keys(refusal.headers).some((name) => name.toLowerCase() === 'retry-after')) return false;
   return !passingRefusals.has(refusal.code) && !(refusal instanceof AccountNotActiveError);

@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { type ErrorCode, errorStatus } from '../src/errors';
+import { replayedDespite5xx } from './idempotency';
 import { FileUploadSchema, MediaUploadedSchema, UrlUploadSchema } from '../src/media/routes';
 import type { AnyRoute } from './route';
 
@@ -27,15 +28,15 @@ const replayHeader = {
  * The headers of one response, as the middleware chain sets them: `X-Request-Id` on every answer; the rate-limit
  * headers on every answer after the key was accepted (not on 401, and not on a 5xx that failed before the limiter
  * ran); `Retry-After` on 429 and on 502 (a platform's own rate limit); `Idempotent-Replay` on what an idempotent
- * route stores (2xx-4xx).
+ * route stores (2xx-4xx, and a 5xx that reports a change made: `replayedDespite5xx`).
  */
-function responseHeaders(status: number, idempotent: boolean) {
+function responseHeaders(status: number, idempotent: boolean, codes: readonly ErrorCode[] = []) {
   const rateLimit = status === 401 ? {} : status >= 500 ? Object.fromEntries(Object.entries(rateLimitHeaders).map(([name, schema]) => [name, schema.optional()])) : rateLimitHeaders;
   return z.object({
     ...requestIdHeader,
     ...rateLimit,
     ...(status === 429 || status === 502 ? retryAfterHeader : {}),
-    ...(idempotent && status < 500 ? replayHeader : {}),
+    ...(idempotent && (status < 500 || codes.some(replayedDespite5xx)) ? replayHeader : {}),
   });
 }
 
@@ -121,7 +122,7 @@ function registerOperation(registry: OpenAPIRegistry, route: DocumentedOperation
   for (const [status, statusCodes] of [...byStatus.entries()].sort(([a], [b]) => a - b)) {
     responses[status] = {
       description: statusCodes.join(', '),
-      headers: responseHeaders(status, idempotent),
+      headers: responseHeaders(status, idempotent, statusCodes),
       content: { 'application/json': { schema: errorSchema(statusCodes) } },
     };
   }

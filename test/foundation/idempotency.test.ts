@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import { defineRoute } from '../../api/route';
 import { AccountNotActiveError } from '../../src/accounts/not-active';
@@ -221,6 +222,25 @@ describe('Idempotency-Key', () => {
     assert.equal(second.status, 201);
     assert.equal(second.headers.get('idempotent-replay'), null);
     assert.equal(executions, 2);
+  });
+
+  it('answers what the request did when the database will not store its answer: not a 500, whose retry would run it again', async () => {
+    // A real refusal by the database (no mock): a trigger refuses to complete this test's keys.
+    await sql`create or replace function refuse_unstorable() returns trigger language plpgsql as $$
+      begin
+        if new.state = 'completed' and new.key like 'unstorable-%' then raise exception 'refused for the test'; end if;
+        return new;
+      end $$`.execute(a.deps.db);
+    await sql`create trigger refuse_unstorable before update on idempotency_keys for each row execute function refuse_unstorable()`.execute(a.deps.db);
+    try {
+      const res = await post(a, 'unstorable-1', { text: 'done' });
+      assert.equal(res.status, 201, res.text);
+      assert.deepEqual(res.body, { data: { serial: 1, text: 'done' } });
+      assert.equal(executions, 1);
+    } finally {
+      await sql`drop trigger refuse_unstorable on idempotency_keys`.execute(a.deps.db);
+      await sql`drop function refuse_unstorable()`.execute(a.deps.db);
+    }
   });
 
   it('does not store a request refused by validation before it ran', async () => {
