@@ -130,7 +130,7 @@ async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: s
   }
   let metrics: PostMetrics;
   try {
-    metrics = await withinBudget(post.platform, deps.adapters[post.platform].readMetrics!(ctx, request), readBy);
+    metrics = await withinBudget(post.platform, (signal) => deps.adapters[post.platform].readMetrics!(ctx, { ...request, signal }), readBy);
   } catch (err) {
     const failedAt = deps.now();
     await recordFailedRead(deps.db, post.id, claimId, new Date(failedAt.getTime() + failureFloorMs(err)));
@@ -147,20 +147,23 @@ async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: s
 }
 
 /**
- * The read's answer, or a failure once `readBy` (epoch ms) passes. The calls of a read given up on run to their own
- * timeouts; what they answer is dropped (their claim is ended by then, so nothing they could store would be kept).
+ * The read's answer, or a failure once `readBy` (epoch ms) passes. A read given up on has its calls in flight aborted
+ * (their connections closed, so they hold no socket and the platform stops serving them) and makes no further call;
+ * what it might still answer is dropped (its claim is ended by then, so nothing it could store would be kept).
  */
-async function withinBudget(platform: PlatformSlug, read: Promise<PostMetrics>, readBy: number): Promise<PostMetrics> {
+async function withinBudget(platform: PlatformSlug, read: (signal: AbortSignal) => Promise<PostMetrics>, readBy: number): Promise<PostMetrics> {
+  const givenUp = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const overBudget = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new PlatformFailure(platform, 'unknown_outcome', `${platformName(platform)} did not answer in time.`, undefined, { body: `analytics read over its ${READ_BUDGET_MS} ms budget` })),
-      Math.max(0, readBy - Date.now()),
-    );
+    timer = setTimeout(() => {
+      reject(new PlatformFailure(platform, 'unknown_outcome', `${platformName(platform)} did not answer in time.`, undefined, { body: `analytics read over its ${READ_BUDGET_MS} ms budget` }));
+      givenUp.abort();
+    }, Math.max(0, readBy - Date.now()));
   });
-  read.catch(() => undefined); // a read given up on may still fail later, with nobody awaiting it
   try {
-    return await Promise.race([read, overBudget]);
+    const reading = read(givenUp.signal);
+    reading.catch(() => undefined); // a read given up on fails once aborted, with nobody awaiting it
+    return await Promise.race([reading, overBudget]);
   } finally {
     clearTimeout(timer);
   }

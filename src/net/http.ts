@@ -32,6 +32,11 @@ export interface HttpRequest {
    * endless or broken is answered as empty: the status it follows already came in time.
    */
   statusOnly?: { bodyMs: number };
+  /**
+   * The caller giving up on the call (an analytics read over its budget): aborting it ends the exchange as the
+   * timeout does, closing the connection, so the call holds no socket and no platform work for an answer nobody reads.
+   */
+  signal?: AbortSignal;
 }
 
 export interface HttpResponse {
@@ -120,6 +125,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     const deadline = new AbortController();
     const abortIn = (ms: number) => setTimeout(() => deadline.abort(new TimeoutError()), ms);
     let timer = abortIn(req.timeoutMs ?? timeoutMs);
+    const cancel = () => deadline.abort(new CancelledError());
+    if (req.signal?.aborted) cancel();
+    req.signal?.addEventListener('abort', cancel, { once: true });
     try {
       const res = await dispatcher.request({
         origin: url.origin,
@@ -148,6 +156,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       throw toTransportError(err);
     } finally {
       clearTimeout(timer);
+      req.signal?.removeEventListener('abort', cancel);
     }
   }
 
@@ -177,6 +186,13 @@ class TimeoutError extends Error {
   override name = 'TimeoutError';
   constructor() {
     super('request timed out');
+  }
+}
+
+class CancelledError extends Error {
+  override name = 'CancelledError';
+  constructor() {
+    super('request cancelled by its caller');
   }
 }
 
@@ -243,6 +259,7 @@ function toTransportError(err: unknown): TransportError {
   const code = chain.map((e) => (e as { code?: string }).code).find((c) => typeof c === 'string');
   if (code && NOT_SENT_CODES.has(code)) return new TransportError('not_sent', `connection failed (${code})`);
   const name = (err as Error)?.name;
+  if (name === 'CancelledError') return new TransportError('unknown', 'request cancelled by its caller');
   if (name === 'TimeoutError' || name === 'AbortError') return new TransportError('unknown', 'request timed out');
   return new TransportError('unknown', `connection lost (${code ?? name ?? 'unknown'})`);
 }

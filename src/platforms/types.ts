@@ -134,6 +134,8 @@ export interface MetricsRequest {
   hasVideo: boolean;
   /** `configuration.placement` of the post (absent: the feed): Instagram answers a story by another metric set, Facebook by none. */
   placement?: string;
+  /** Aborted when the caller gives up on the read (its budget spent): the read's calls in flight are ended, not left to run. */
+  signal?: AbortSignal;
 }
 
 export interface PlatformContext {

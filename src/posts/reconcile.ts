@@ -58,6 +58,25 @@ function knownRunningAndNotOverdue(rt: PostsRuntime, workflowId: string, row: { 
  */
 const DUE_SOON_MARGIN_MS = 2 * 60_000;
 
+/**
+ * Units described, then disowned and started, together (`disownHolds`: one UPDATE a batch, where it was one a post:
+ * a start over a memory-only Temporal restarts every waiting post, 100,000 waiting were 100,000 statements). Small
+ * enough that a batch's describes are answered within a second or two, so a start follows its describe closely.
+ */
+const RESTART_BATCH = 256;
+
+/** Temporal calls (describes, starts) a look makes at once. */
+const LOOK_CONCURRENCY = 8;
+
+/** `each` over `items`, at most `LOOK_CONCURRENCY` at once, until `signal` aborts. */
+async function eachAtMost<T>(items: readonly T[], signal: AbortSignal | undefined, each: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length && !signal?.aborted) await each(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(LOOK_CONCURRENCY, items.length) }, worker));
+}
+
 /** A periodic scope widened to the scheduled posts due within the lead plus `DUE_SOON_MARGIN_MS` of `nowMs`. */
 function dueSoon(rt: PostsRuntime, scope: ReconcileScope, nowMs: number): ReconcileScope {
   return scope === 'all' ? scope : { ...scope, dueBeforeMs: nowMs + rt.dueLeadMs + DUE_SOON_MARGIN_MS };
@@ -92,23 +111,38 @@ export async function reconcilePosts(
     units.set(id, unit);
   }
   const queue = [...units.entries()];
-  const worker = async () => {
-    for (let next = queue.shift(); next && !signal?.aborted; next = queue.shift()) {
-      const [workflowId, { row, postIds }] = next;
+  // By batches: each unit is described (a running workflow is left alone); the lost ones' holds are disowned in one
+  // statement; then they are started, each after its rows' bump, as before.
+  for (let at = 0; at < queue.length && !signal?.aborted; at += RESTART_BATCH) {
+    const lost: typeof queue = [];
+    await eachAtMost(queue.slice(at, at + RESTART_BATCH), signal, async (unit) => {
+      const [workflowId, { postIds }] = unit;
       try {
-        if ((await workflowState(rt.temporal!, workflowId)) === 'running') {
-          if (scope !== 'all') rt.recentlyRunning?.record(workflowId);
-          continue;
-        }
-        // A hold of the lost run may still be waiting in a worker: it must not claim what the new run will hold.
-        if (row.thread_id) {
-          await disownHolds(rt.db, { threadId: row.thread_id });
-          await startThreadWorkflow(rt, row.thread_id);
-        } else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds);
-        else {
-          await disownHolds(rt.db, { postId: row.id });
-          await startPublishWorkflow(rt, row.id);
-        }
+        if ((await workflowState(rt.temporal!, workflowId)) !== 'running') lost.push(unit);
+        else if (scope !== 'all') rt.recentlyRunning?.record(workflowId);
+      } catch (err) {
+        failed++;
+        rt.logger.error({ err, workflowId, postIds }, 'reconcile: could not start a post workflow');
+      }
+    });
+    // A hold of a lost run may still be waiting in a worker: it must not claim what the new run will hold. (The posts
+    // of a group, an immediate fan-out, have no hold.)
+    const lostRows = lost.map(([, unit]) => unit.row);
+    try {
+      await disownHolds(rt.db, {
+        postIds: lostRows.filter((row) => !row.thread_id && !(row.workflow_id && row.group_id)).map((row) => row.id),
+        threadIds: lostRows.flatMap((row) => (row.thread_id ? [row.thread_id] : [])),
+      });
+    } catch (err) {
+      failed += lost.length;
+      rt.logger.error({ err, workflowIds: lost.map(([id]) => id) }, 'reconcile: could not disown the holds of lost workflows; not started');
+      continue;
+    }
+    await eachAtMost(lost, signal, async ([workflowId, { row, postIds }]) => {
+      try {
+        if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
+        else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds);
+        else await startPublishWorkflow(rt, row.id);
         started.push(workflowId);
       } catch (err) {
         if (refusedAsInvalid(err)) {
@@ -118,14 +152,13 @@ export async function reconcilePosts(
             { err, workflowId, postIds, refusal: err.cause instanceof Error ? err.cause.message : String(err.cause) },
             'reconcile: Temporal refused to start the workflow of these posts as invalid; not asked again until the service restarts (herald posts stuck lists them)',
           );
-          continue;
+          return;
         }
         failed++;
         rt.logger.error({ err, workflowId, postIds }, 'reconcile: could not start a post workflow');
       }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(8, queue.length) }, worker));
+    });
+  }
   const followUps = await startLeftFirstComments(rt, signal);
   // Reply reservations left by a stopped process: looked at apart from the posts' window (their failures are logged
   // and retried at the next look, and do not hold the window back).

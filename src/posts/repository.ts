@@ -71,16 +71,28 @@ export async function moveScheduledTime(trx: Trx, postIds: readonly string[], ex
 }
 
 /**
- * The holds of a lost run can no longer claim (`claimAllScheduledAt`, `claimThreadsScheduledAt`): the post, or every
- * part of the thread, still `scheduled` moves to a new `schedule_version` at the same time. Written by the reconciler
- * before it starts a workflow again for a post or thread whose workflow is not running (an operator's terminate
+ * The holds of a lost run can no longer claim (`claimAllScheduledAt`, `claimThreadsScheduledAt`): each post, and every
+ * part of each thread, still `scheduled` moves to a new `schedule_version` at the same time. Written by the reconciler
+ * before it starts a workflow again for posts or threads whose workflow is not running (an operator's terminate
  * during the hold leaves the hold running in its worker, and only a heartbeat sent after it, up to 48 s later, would
  * stop it): the new run reads the row and holds at the new version, so the post goes to it, never to the hold nobody
- * listens to (README "Scheduled bursts"). `updated_at` stays: nothing the user sees changed.
+ * listens to (README "Scheduled bursts"). One statement for a whole batch of them (a start over a memory-only Temporal
+ * restarts every waiting post). `updated_at` stays: nothing the user sees changed.
  */
-export async function disownHolds(db: Db, unit: { postId: string } | { threadId: string }): Promise<void> {
-  const update = db.updateTable('posts').set({ schedule_version: sql`schedule_version + 1` }).where('status', '=', 'scheduled');
-  await ('postId' in unit ? update.where('id', '=', unit.postId) : update.where('thread_id', '=', unit.threadId)).execute();
+export async function disownHolds(db: Db, lost: { postIds: readonly string[]; threadIds: readonly string[] }): Promise<void> {
+  // Only the arms with ids: an empty `thread_id = any('{}')` does not imply the partial thread index's `is not null`,
+  // and the OR would then read the whole table.
+  const arms = [
+    ...(lost.postIds.length ? [sql<boolean>`id = any(${[...lost.postIds]}::uuid[])`] : []),
+    ...(lost.threadIds.length ? [sql<boolean>`thread_id = any(${[...lost.threadIds]}::uuid[])`] : []),
+  ];
+  if (arms.length === 0) return;
+  await db
+    .updateTable('posts')
+    .set({ schedule_version: sql`schedule_version + 1` })
+    .where('status', '=', 'scheduled')
+    .where((eb) => eb.or(arms))
+    .execute();
 }
 
 /**

@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { PlatformFailure } from '../../src/platforms/types';
 import { metrics, startAnalyticsWorld, type AnalyticsWorld } from './world';
 
 /**
@@ -176,5 +177,40 @@ describe('analytics: per platform', function () {
     const calls = world.standIns.linkedin.standIn.calls('GET', '/rest/memberCreatorPostAnalytics').slice(before);
     assert.deepEqual(calls.map((c) => c.query.queryType).sort(), ['COMMENT', 'IMPRESSION', 'MEMBERS_REACHED', 'REACTION', 'RESHARE']);
     assert.ok(calls.every((c) => c.query.entity === `(share:${post.platformPostId})` && c.query.aggregation === 'TOTAL'));
+  });
+
+  it("every platform's read hands the caller's signal to its calls: aborted, the call in flight ends and the platform sees it closed unanswered", async () => {
+    // Each platform's metrics call (Facebook's first is the post's counts; LinkedIn members read five at once).
+    const cases = [
+      { platform: 'x', path: /^\/2\/tweets\/\d+$/, calls: 1 },
+      { platform: 'bluesky', path: /^\/xrpc\/app\.bsky\.feed\.getPosts$/, calls: 1 },
+      { platform: 'mastodon', path: /^\/api\/v1\/statuses\/\d+$/, calls: 1 },
+      { platform: 'facebook', path: /^\/v25\.0\/[^/]+$/, calls: 1 },
+      { platform: 'instagram', path: /\/insights$/, calls: 1 },
+      { platform: 'threads', path: /\/insights$/, calls: 1 },
+      { platform: 'linkedin', path: /^\/rest\/organizationalEntityShareStatistics$/, calls: 1 },
+      { platform: 'linkedin_member', path: /^\/rest\/memberCreatorPostAnalytics$/, calls: 5 },
+    ] as const;
+    for (const { platform, path, calls } of cases) {
+      const post = await world.publish(platform);
+      const slug = platform === 'linkedin_member' ? 'linkedin' : platform;
+      const standIn = world.standIns[slug].standIn;
+      const before = standIn.calls('GET', path).length;
+      standIn.inject({ method: 'GET', path }, { kind: 'hang' }, calls);
+      const caller = new AbortController();
+      const reading = world.standIns.adapters[slug].readMetrics!(await world.contextOf(platform), { platformPostId: post.platformPostId, hasVideo: false, signal: caller.signal });
+      const outcome = reading.then(() => 'answered', (err: unknown) => err);
+      for (let i = 0; i < 200 && standIn.calls('GET', path).length < before + calls; i += 1) await new Promise((r) => setTimeout(r, 10));
+      const inFlight = standIn.calls('GET', path).slice(before);
+      assert.equal(inFlight.length, calls, `${platform}: the call reached the platform`);
+      const abortedAt = Date.now();
+      caller.abort();
+      const err = await outcome;
+      assert.ok(Date.now() - abortedAt < 1_000, `${platform}: the read ends at the abort, not at the client's timeout`);
+      assert.ok(err instanceof PlatformFailure && err.detail?.body === 'request cancelled by its caller', `${platform}: ${String(err)}`);
+      for (let i = 0; i < 50 && inFlight.some((call) => call.abandonedAt === undefined); i += 1) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(inFlight.every((call) => call.abandonedAt !== undefined), `${platform}: the platform sees every call in flight closed unanswered`);
+      standIn.clearFaults();
+    }
   });
 });

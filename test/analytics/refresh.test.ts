@@ -193,6 +193,12 @@ describe('analytics: snapshot, refresh floor and concurrency', function () {
       });
       assert.ok(waiter.at >= reader.at - 1_000, `the waiter waited for the read's end: ${waiter.at} vs ${reader.at}`);
       assert.equal(world.reads('facebook'), reads + 1);
+      // The insights call in flight at the budget (answering at 26 s) is aborted then: Facebook sees it closed unanswered.
+      const [insights] = world.standIns.facebook.standIn.calls('GET', new RegExp(`/${post.platformPostId}/insights$`));
+      for (let i = 0; i < 100 && insights.abandonedAt === undefined; i += 1) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(insights.abandonedAt !== undefined, 'the call given up on is aborted, not left to run to its answer');
+      const abortedAt = insights.abandonedAt - started;
+      assert.ok(abortedAt >= 19_000 && abortedAt < reader.at + 1_000, `aborted at the budget: ${abortedAt} vs ${reader.at}`);
       // The read reached the platform: it counts against the floor, and nothing reads again inside it.
       const after = await request(api.url, 'GET', path, { key: world.api.apiKey });
       assert.equal(after.status, 429, after.text);

@@ -128,6 +128,10 @@ export async function startAnalyticsWorld() {
       const postId = await insertPost({ accountId, platform: slug, status: 'published', platformPostId: published.platformPostId, media: options.media, configuration: options.configuration });
       return { postId, platformPostId: published.platformPostId, accountId };
     },
+    /** The account `publish` posts with, as the adapter reads it (to call an adapter directly). */
+    async contextOf(platform: MetricsPlatform): Promise<PlatformContext> {
+      return (await accountFor(platform)).ctx;
+    },
     analytics(postId: string, options: { refresh?: boolean; key?: string } = {}) {
       return api.request('GET', `/api/v1/analytics/posts/${postId}${options.refresh ? '?refresh=true' : ''}`, options.key ? { key: options.key } : {});
     },

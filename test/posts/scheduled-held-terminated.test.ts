@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { reconcilePosts } from '../../src/posts/reconcile';
 import { postWorkflowId } from '../../src/posts/workflow-client';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
+import { countingDatabase } from '../helpers/counting-database';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { insertXAccount } from './fixtures';
 import { activitiesOf, harnessActivities, startPostsHarness, type PostsHarness } from './harness';
@@ -93,5 +94,44 @@ describe('Scheduled posts: a workflow terminated during its hold and started aga
     assert.deepEqual(attempt.ok && [attempt.platformPostId, attempt.recorded, attempt.hasMedia, attempt.hasFirstComment], ['1', true, true, false], 'reported taken and recorded, its cleanup due');
     assert.equal(await activities.heldPostState({ postId: id }), null, 'a hold that did not get its claim leaves it to the claim too');
     assert.equal(h.standIns.x.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets' && r.body.toString('utf8').includes('old hold')).length, 0, 'nothing sent');
+  });
+
+  it('a look that restarts many lost workflows disowns their holds in one statement, each before its start', async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await h.syncClock();
+    // Hours ahead, 6 minutes apart (one account's scheduled posts are kept 5 minutes apart).
+    const at = (i: number) => new Date(h.now().getTime() + 2 * 60 * 60_000 + i * 6 * 60_000).toISOString();
+    const postIds: string[] = [];
+    for (let i = 0; i < 20; i += 1) {
+      const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: `lost while waiting ${i}`, schedule_at: at(i) } });
+      assert.equal(res.status, 201, res.text);
+      postIds.push(res.body.data.id);
+    }
+    const thread = await h.api.request('POST', '/api/v1/threads', { body: { account_id: account.id, posts: [{ text: 'lost thread, one' }, { text: 'lost thread, two' }], schedule_at: at(20) } });
+    assert.equal(thread.status, 201, thread.text);
+    const threadId: string = thread.body.data.thread_id;
+    const workflowIds = [...postIds.map(postWorkflowId), threadWorkflowId(threadId)];
+    for (const id of workflowIds) await h.env.client.workflow.getHandle(id).terminate('lost (a memory-only Temporal restarted, say)');
+    const versions = async () => {
+      const rows = await h.db.selectFrom('posts').select(['id', 'schedule_version']).where((eb) => eb.or([eb('id', 'in', postIds), eb('thread_id', '=', threadId)])).execute();
+      return new Map(rows.map((row) => [row.id, row.schedule_version]));
+    };
+    const before = await versions();
+
+    const statements: string[] = [];
+    const counted = countingDatabase(database.url, statements);
+    try {
+      const look = await reconcilePosts({ ...h.reconcilerRuntime(), db: counted.db, now: h.now, dueLeadMs: LEAD_MS }, 'all');
+      assert.deepEqual(workflowIds.filter((id) => !look.started.includes(id)), [], 'every lost workflow started again');
+    } finally {
+      await counted.close();
+    }
+    const bumps = statements.filter((text) => /^update "posts" set "schedule_version"/.test(text));
+    assert.equal(bumps.length, 1, `one statement disowns the holds of 21 lost workflows (22 rows): ${bumps.length}`);
+    const after = await versions();
+    assert.equal(after.size, 22);
+    for (const [id, version] of after) assert.equal(version, before.get(id)! + 1, `${id}: moved to a new version`);
+    for (const id of workflowIds) assert.equal((await h.env.client.workflow.getHandle(id).describe()).status.name, 'RUNNING');
+    for (const id of workflowIds) await h.env.client.workflow.getHandle(id).terminate('test over');
   });
 });

@@ -30,6 +30,8 @@ export interface RecordedRequest {
   at: number;
   /** The stand-in's clock when the request came (`StandIn.clock`): token lifetimes are judged by it. */
   now: number;
+  /** When the client closed the connection before the answer was written (it gave up on the call). */
+  abandonedAt?: number;
 }
 
 export interface StandInResponse {
@@ -158,6 +160,7 @@ export class StandIn {
     };
     await parseBody(recorded);
     this.requests.push(recorded);
+    res.on('close', () => void (res.writableFinished || (recorded.abandonedAt = Date.now())));
 
     const fault = this.takeFault(recorded.method, recorded.path);
     if (fault?.kind === 'delay') await new Promise((r) => setTimeout(r, fault.ms));

@@ -11,10 +11,13 @@ describe('Outbound HTTP client', () => {
   let origin: string;
   let client: HttpClient;
   const seen: http.IncomingHttpHeaders[] = [];
+  /** Paths whose connection the client closed before the server answered. */
+  const closedUnanswered: string[] = [];
 
   before(async () => {
     server = http.createServer((req, res) => {
       seen.push(req.headers);
+      res.on('close', () => void (res.writableFinished || closedUnanswered.push(req.url ?? '')));
       if (req.url === '/slow-answer') return void setTimeout(() => res.end('late'), 2_000);
       if (req.url === '/slow-body') {
         res.writeHead(200, { 'content-type': 'text/plain' });
@@ -74,6 +77,24 @@ describe('Outbound HTTP client', () => {
       assert.equal(err.phase, 'unknown');
       assert.equal(err.message, 'request timed out');
     }
+  });
+
+  it("a caller's signal ends the call at once, before the answer or while its body streams, and closes its connection", async () => {
+    for (const path of ['/slow-answer', '/slow-body']) {
+      closedUnanswered.length = 0;
+      const caller = new AbortController();
+      const started = Date.now();
+      setTimeout(() => caller.abort(), 50);
+      const err = await client.request({ url: `${origin}${path}`, timeoutMs: 5_000, signal: caller.signal }).then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof TransportError, path);
+      assert.equal(err.phase, 'unknown');
+      assert.equal(err.message, 'request cancelled by its caller');
+      assert.ok(Date.now() - started < 1_000, `${path}: ended at the abort, not the timeout`);
+      for (let i = 0; i < 50 && closedUnanswered.length === 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+      assert.deepEqual(closedUnanswered, [path], 'the server sees the connection closed before its answer');
+    }
+    const already = await client.request({ url: `${origin}/ok`, signal: AbortSignal.abort() }).then(() => null, (e: unknown) => e);
+    assert.ok(already instanceof TransportError && already.message === 'request cancelled by its caller', 'a signal aborted before the call ends it too');
   });
 
   it('with statusOnly, the deadline ends at the status; a body slower than bodyMs is answered empty, not a timeout', async () => {

@@ -19,6 +19,8 @@ export function fetchVia(http: HttpClient): typeof globalThis.fetch {
       url: request.url,
       headers,
       body,
+      // A call's `signal` option, which the library hands on inside its Request: a read given up on ends its call.
+      signal: request.signal,
     });
     const responseHeaders: [string, string][] = [];
     res.headers.forEach((value, key) => responseHeaders.push([key, value]));

@@ -16,7 +16,7 @@ const BLUESKY_METRICS: MetricsMapping = {
 };
 
 export async function readBlueskyMetrics(client: BlueskyClient, ctx: PlatformContext, req: MetricsRequest): Promise<PostMetrics> {
-  const res = await client.run(ctx, (session) => session.agent.app.bsky.feed.getPosts({ uris: [req.platformPostId] }));
+  const res = await client.run(ctx, (session) => session.agent.app.bsky.feed.getPosts({ uris: [req.platformPostId] }, { signal: req.signal }));
   // A deleted or unknown post is simply left out of `posts`.
   const post = res.data.posts.find((p) => p.uri === req.platformPostId);
   if (!post) throw new PlatformFailure('bluesky', 'gone', 'Bluesky no longer has this post.');

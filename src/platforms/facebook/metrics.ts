@@ -33,8 +33,8 @@ const INSIGHTS = ['post_media_view', 'post_total_media_view_unique', 'post_click
 
 export async function readFacebookMetrics(client: GraphClient, req: MetricsRequest): Promise<PostMetrics> {
   if (placementOf({ placement: req.placement }) === 'story') return mapMetrics(FACEBOOK_STORY_METRICS, {});
-  const counts = await client.get<{ shares?: { count?: number } }>(graphPath(req.platformPostId), { fields: COUNT_FIELDS }, 'metrics');
-  const insights = await readGraphInsights(client, req.platformPostId, req.hasVideo ? [...INSIGHTS, 'post_video_views'] : INSIGHTS);
+  const counts = await client.get<{ shares?: { count?: number } }>(graphPath(req.platformPostId), { fields: COUNT_FIELDS }, 'metrics', req.signal);
+  const insights = await readGraphInsights(client, req.platformPostId, req.hasVideo ? [...INSIGHTS, 'post_video_views'] : INSIGHTS, req.signal);
   // Facebook leaves `shares` out when nobody shared: that is a reported 0, not an unknown.
   return mapMetrics(FACEBOOK_METRICS, { counts: { ...counts, shares: { count: counts.shares?.count ?? 0 } }, insights });
 }

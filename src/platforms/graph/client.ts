@@ -10,7 +10,8 @@ import { classifyGraphResponse, graphTransport, isGraphSuccess, type GraphAction
  */
 
 export interface GraphClient {
-  get<T>(path: string, query: Record<string, string | number | undefined>, action: GraphAction): Promise<T>;
+  /** `signal`: the caller giving up on the read (`HttpRequest.signal`). */
+  get<T>(path: string, query: Record<string, string | number | undefined>, action: GraphAction, signal?: AbortSignal): Promise<T>;
   /** `creates`: the call makes something visible, so a lost answer is an unknown outcome, not a retry. */
   post<T>(path: string, fields: Record<string, string | undefined>, action: GraphAction, opts?: { creates?: boolean; file?: { field: string; data: Buffer; mimeType: string } }): Promise<T>;
   delete<T>(path: string, action: GraphAction): Promise<T>;
@@ -47,8 +48,8 @@ export function createGraphClient(opts: GraphClientOptions): GraphClient {
     Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
 
   return {
-    async get<T>(path: string, query: Record<string, string | number | undefined>, action: GraphAction) {
-      return (await send(action, false, () => opts.http.request({ method: 'GET', url: base + path, query: { ...compact(query), access_token: opts.accessToken } }))) as T;
+    async get<T>(path: string, query: Record<string, string | number | undefined>, action: GraphAction, signal?: AbortSignal) {
+      return (await send(action, false, () => opts.http.request({ method: 'GET', url: base + path, query: { ...compact(query), access_token: opts.accessToken }, signal }))) as T;
     },
     async post<T>(path: string, fields: Record<string, string | undefined>, action: GraphAction, extra: { creates?: boolean; file?: { field: string; data: Buffer; mimeType: string } } = {}) {
       const form = { ...compact(fields), access_token: opts.accessToken };

@@ -44,11 +44,11 @@ function tooFewViewers(err: unknown): boolean {
 export async function readInstagramMetrics(client: GraphClient, req: MetricsRequest): Promise<PostMetrics> {
   try {
     const set = insightsByPlacement[placementOf({ placement: req.placement })];
-    const insights = await readGraphInsights(client, req.platformPostId, set.metrics);
+    const insights = await readGraphInsights(client, req.platformPostId, set.metrics, req.signal);
     return mapMetrics(set.mapping, { ...insights, video_views: req.hasVideo ? insights.views : undefined });
   } catch (err) {
     if (!tooFewViewers(err)) throw err;
-    const counts = await client.get<Record<string, unknown>>(graphPath(req.platformPostId), { fields: 'like_count,comments_count' }, 'metrics');
+    const counts = await client.get<Record<string, unknown>>(graphPath(req.platformPostId), { fields: 'like_count,comments_count' }, 'metrics', req.signal);
     return mapMetrics(INSTAGRAM_COUNT_METRICS, counts);
   }
 }

@@ -22,6 +22,8 @@ interface LinkedInRequest {
   action: LinkedInAction;
   /** The call makes something visible, so a lost answer is an unknown outcome rather than a retry. */
   creates?: boolean;
+  /** The caller giving up on the call (`HttpRequest.signal`). */
+  signal?: AbortSignal;
 }
 
 export interface LinkedInClient {
@@ -45,7 +47,7 @@ export function createLinkedInClient(opts: { http: HttpClient; origin: string; a
       };
       let res: HttpResponse;
       try {
-        res = await opts.http.request({ method: req.method, url: req.url ?? base + req.path, query: req.query, json: req.json, body: req.body, headers });
+        res = await opts.http.request({ method: req.method, url: req.url ?? base + req.path, query: req.query, json: req.json, body: req.body, headers, signal: req.signal });
       } catch (err) {
         throw classifyTransportFailure(linkedInTransport, err, req.creates ? 'creates' : 'other');
       }

@@ -45,7 +45,7 @@ export async function readLinkedInMetrics(conn: { client: LinkedInClient; organi
   if (organizationId) {
     const organization = encodeURIComponent(`urn:li:organization:${organizationId}`);
     const path = `/rest/organizationalEntityShareStatistics?q=organizationalEntity&organizationalEntity=${organization}&${kind.list}=List(${encodeURIComponent(postUrn)})`;
-    const res = await client.send({ method: 'GET', path, action: 'metrics' });
+    const res = await client.send({ method: 'GET', path, action: 'metrics', signal: req.signal });
     const elements = (res.json as { elements?: Array<{ totalShareStatistics?: unknown }> } | undefined)?.elements ?? [];
     return mapMetrics(LINKEDIN_PAGE_METRICS, elements[0]?.totalShareStatistics);
   }
@@ -54,7 +54,7 @@ export async function readLinkedInMetrics(conn: { client: LinkedInClient; organi
   await Promise.all(
     Object.values(LINKEDIN_MEMBER_METRICS).map(async (queryType) => {
       const path = `/rest/memberCreatorPostAnalytics?q=entity&entity=${entity}&queryType=${queryType}&aggregation=TOTAL`;
-      const res = await client.send({ method: 'GET', path, action: 'metrics' });
+      const res = await client.send({ method: 'GET', path, action: 'metrics', signal: req.signal });
       totals[queryType] = (res.json as { elements?: Array<{ count?: unknown }> } | undefined)?.elements?.[0]?.count;
     }),
   );

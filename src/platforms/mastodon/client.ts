@@ -9,6 +9,8 @@ interface MastodonRequest {
   multipart?: FormData;
   headers?: Record<string, string>;
   scope?: MastodonScope;
+  /** The caller giving up on the call (`HttpRequest.signal`). */
+  signal?: AbortSignal;
 }
 
 interface MastodonAnswer<T> {
@@ -32,6 +34,7 @@ export function createMastodonClient(http: HttpClient, now: () => Date): Mastodo
           headers: { authorization: `Bearer ${accessToken}`, ...req.headers },
           json: req.json,
           multipart: req.multipart,
+          signal: req.signal,
         });
       } catch (err) {
         throw classifyTransportFailure(mastodonTransport, err, req.method === 'POST' ? 'creates' : 'other');

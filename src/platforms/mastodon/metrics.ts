@@ -17,6 +17,7 @@ export async function readMastodonMetrics(client: MastodonClient, account: { ori
   const { body } = await client.send<Record<string, unknown>>(account.origin, account.token, {
     method: 'GET',
     path: `/api/v1/statuses/${encodeURIComponent(req.platformPostId)}`,
+    signal: req.signal,
   });
   return mapMetrics(MASTODON_METRICS, body);
 }

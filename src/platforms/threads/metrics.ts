@@ -19,5 +19,5 @@ const THREADS_METRICS: MetricsMapping = {
 const INSIGHTS = ['views', 'likes', 'replies', 'reposts', 'quotes', 'shares'];
 
 export async function readThreadsMetrics(client: GraphClient, req: MetricsRequest): Promise<PostMetrics> {
-  return mapMetrics(THREADS_METRICS, await readGraphInsights(client, req.platformPostId, INSIGHTS));
+  return mapMetrics(THREADS_METRICS, await readGraphInsights(client, req.platformPostId, INSIGHTS, req.signal));
 }

@@ -15,6 +15,8 @@ interface XRequest {
   scope?: XScope;
   /** A create X cannot deduplicate: a lost answer becomes `unknown_outcome`, a server error one that may have taken effect. */
   isCreate?: boolean;
+  /** The caller giving up on the call (`HttpRequest.signal`). */
+  signal?: AbortSignal;
 }
 
 export interface XClient {
@@ -45,7 +47,7 @@ export function createXClient(http: HttpClient, origin: string, now: () => Date)
       const headers = { authorization: authorizationFor(credentials, req.method, url, now().getTime()) };
       let res;
       try {
-        res = await http.request({ method: req.method, url, headers, json: req.json, multipart: req.multipart });
+        res = await http.request({ method: req.method, url, headers, json: req.json, multipart: req.multipart, signal: req.signal });
       } catch (err) {
         throw classifyTransportFailure(xTransport, err, req.isCreate ? 'creates' : 'other');
       }

@@ -31,6 +31,7 @@ export async function readXMetrics(client: XClient, ctx: PlatformContext, req: M
       'tweet.fields': 'public_metrics,non_public_metrics',
       ...(req.hasVideo ? { expansions: 'attachments.media_keys', 'media.fields': 'type,public_metrics' } : {}),
     },
+    signal: req.signal,
   });
   const video = answer.includes?.media?.find((m) => m.type === 'video');
   return mapMetrics(X_METRICS, { ...answer.data, video: req.hasVideo ? video?.public_metrics : undefined });
