@@ -189,9 +189,9 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
       let update = claim
         ? qb
             .updateTable('posts')
-            .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, publish_attempt_handle: handleOfOpenAttempt, updated_at: sql`now()` })
+            .set({ status: 'publishing', request_origin: null, ...markColumns, updated_at: sql`now()` })
             .where('status', '=', sql.lit('scheduled'))
-        : qb.updateTable('posts').set({ publish_attempt_started_at: sql`now()`, publish_attempt_handle: handleOfOpenAttempt }).where('status', '=', sql.lit('publishing'));
+        : qb.updateTable('posts').set(markColumns).where('status', '=', sql.lit('publishing'));
       update = update.where((eb) => idIsOneOf(eb.ref('id'), values));
       // Due: its time and its retry's, where it has them, have passed (`dueBy` once: one parameter per value).
       if (values.dueBy !== undefined) update = update.where(sql`coalesce(greatest(scheduled_at, next_attempt_at), '-infinity'::timestamptz)`, '<=', values.dueBy);
@@ -212,6 +212,18 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
  * handed to a later one.
  */
 const handleOfOpenAttempt = sql<string | null>`case when publish_attempt_started_at is null then null else publish_attempt_handle end`;
+
+/**
+ * The earliest call whose outcome is still open (migration 0276): this one when no earlier call is open, else the
+ * earlier one's (rows marked before the column: their mark). The look before sending again searches back to it
+ * (`PublishRequest.earlierAttemptSince`): the latest mark alone moved on with every attempt that sent nothing (a look
+ * stopped by a renewal, a request not built), and a look 15 minutes back from its own time missed a post rescheduled,
+ * or waiting for a renewal or a long retry, past that.
+ */
+const firstOfOpenAttempts = sql<Date>`case when publish_attempt_started_at is null then now() else coalesce(publish_attempt_first_at, publish_attempt_started_at) end`;
+
+/** What every mark writes: the call begins now (`publish_attempt_started_at`, the latest call's start). */
+const markColumns = { publish_attempt_started_at: sql<Date>`now()`, publish_attempt_first_at: firstOfOpenAttempts, publish_attempt_handle: handleOfOpenAttempt };
 
 async function markAttempts(db: Db, postIds: readonly string[], mark: MarkKind) {
   if (postIds.length === 0) return [];
