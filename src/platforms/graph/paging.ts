@@ -15,7 +15,7 @@ export function nextCursorOf(page: GraphPage<unknown>): string | null {
 export const COMMENT_PAGE_SIZE = 25;
 
 /** How far back a lost create is looked for among the account's recent posts (at least: `since` reaches further). */
-export const LOOKUP_WINDOW_MS = 15 * 60 * 1000;
+const LOOKUP_WINDOW_MS = 15 * 60 * 1000;
 
 /**
  * Whether a post made at `created` may be the lost create: within `LOOKUP_WINDOW_MS` of the look, or back to `since`
