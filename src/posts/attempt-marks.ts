@@ -51,6 +51,31 @@ export function earlierAttemptOpen(mark: 'publish_attempt_started_at' | 'first_c
 }
 
 /**
+ * How long a platform call may still be out after its mark: the room a run gives one (`platformCall`'s 10-minute
+ * start-to-close in `workflows/post-steps.ts`, `PLATFORM_TIME_MS` after a hold in `workflows/held.ts`; workflow code
+ * cannot import this module). A call of a run that was terminated or lost is not stopped by it: it goes on in its
+ * worker until it answers or its requests time out.
+ */
+export const CALL_IN_FLIGHT_MS = 10 * 60_000;
+
+/**
+ * How long the latest call of a `publishing` post's open attempt may still be in flight (ms, by the database's
+ * clock, the mark's own): 0 when no attempt is open or `CALL_IN_FLIGHT_MS` has passed since its mark. A run that
+ * takes over such a post (the reconciler's restart after the old run's hold claimed it) waits this long before its
+ * look: looked for while still on its way, the post is not found and is sent a second time.
+ */
+export async function openCallInFlightForMs(db: Db, postId: string): Promise<number> {
+  const row = await db
+    .selectFrom('posts')
+    .select(sql<number>`greatest(0, ceil(extract(epoch from (publish_attempt_started_at + make_interval(secs => ${CALL_IN_FLIGHT_MS / 1000}) - now())) * 1000))::float8`.as('left_ms'))
+    .where('id', '=', postId)
+    .where('status', '=', 'publishing')
+    .where('publish_attempt_started_at', 'is not', null)
+    .executeTakeFirst();
+  return row?.left_ms ?? 0;
+}
+
+/**
  * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
  * `scheduled` → `publishing` only when its `scheduled_at`, and its retry's `next_attempt_at` after a failed attempt,
  * have passed by `now` (the workflow's clock). It returns the
