@@ -25,7 +25,7 @@ export async function sendMarked(
 ): Promise<{ published: PublishedPost } | { refusal: Refusal & { awaitingCredential?: boolean } }> {
   const adapter = rt.adapters[row.platform];
   let lookingFirst = false;
-  const sent: PublishRequest = { ...request, attempt: attemptHandleOf(rt, row), ...(row.earlier_attempt_open ? { earlierAttemptOpen: true } : {}) };
+  const sent: PublishRequest = { ...request, attempt: attemptHandleOf(rt, row), ...(row.earlier_attempt_open ? earlierAttemptOf(row) : {}) };
   try {
     if (row.earlier_attempt_open && !adapter.findPublished && !adapter.repeatedCreatesAreSafe) return { refusal: refusalOf(row.platform, 'unknown_outcome') };
     lookingFirst = Boolean(row.earlier_attempt_open && adapter.findPublished);
@@ -42,6 +42,12 @@ export async function sendMarked(
     const refusal = refusalFromFailure(row.platform, err);
     return { refusal: err instanceof CredentialRenewalPending ? { ...refusal, awaitingCredential: true } : refusal };
   }
+}
+
+/** The earlier call a look searches for: open, since the earliest open call's start (`publish_attempt_first_at`). */
+function earlierAttemptOf(row: attemptMarks.MarkedPost): Pick<PublishRequest, 'earlierAttemptOpen' | 'earlierAttemptSince'> {
+  const since = row.publish_attempt_first_at ?? row.publish_attempt_started_at;
+  return { earlierAttemptOpen: true, ...(since ? { earlierAttemptSince: since.getTime() } : {}) };
 }
 
 /**

@@ -49,6 +49,11 @@ export interface PublishRequest {
   configuration?: Record<string, unknown>;
   /** An earlier call for this post never reported back (it may be live): x reads a duplicate refusal as a cue to look. */
   earlierAttemptOpen?: boolean;
+  /**
+   * With `earlierAttemptOpen`: when the earliest of those calls began (the database's clock, ms). A look for it
+   * searches back to then, however long ago (`withinLookupWindow`); absent, 15 minutes back from the look.
+   */
+  earlierAttemptSince?: number;
   /** The attempt this call belongs to, as the core keeps it (absent where none is kept: comment replies). */
   attempt?: AttemptHandle;
 }

@@ -51,6 +51,31 @@ export function earlierAttemptOpen(mark: 'publish_attempt_started_at' | 'first_c
 }
 
 /**
+ * How long a platform call may still be out after its mark: the room a run gives one (`platformCall`'s 10-minute
+ * start-to-close in `workflows/post-steps.ts`, `PLATFORM_TIME_MS` after a hold in `workflows/held.ts`; workflow code
+ * cannot import this module). A call of a run that was terminated or lost is not stopped by it: it goes on in its
+ * worker until it answers or its requests time out.
+ */
+export const CALL_IN_FLIGHT_MS = 10 * 60_000;
+
+/**
+ * How long the latest call of a `publishing` post's open attempt may still be in flight (ms, by the database's
+ * clock, the mark's own): 0 when no attempt is open or `CALL_IN_FLIGHT_MS` has passed since its mark. A run that
+ * takes over such a post (the reconciler's restart after the old run's hold claimed it) waits this long before its
+ * look: looked for while still on its way, the post is not found and is sent a second time.
+ */
+export async function openCallInFlightForMs(db: Db, postId: string): Promise<number> {
+  const row = await db
+    .selectFrom('posts')
+    .select(sql<number>`greatest(0, ceil(extract(epoch from (publish_attempt_started_at + make_interval(secs => ${CALL_IN_FLIGHT_MS / 1000}) - now())) * 1000))::float8`.as('left_ms'))
+    .where('id', '=', postId)
+    .where('status', '=', 'publishing')
+    .where('publish_attempt_started_at', 'is not', null)
+    .executeTakeFirst();
+  return row?.left_ms ?? 0;
+}
+
+/**
  * A due scheduled post claimed and its platform call marked as begun (as `beginPublishAttempt`) in one statement:
  * `scheduled` → `publishing` only when its `scheduled_at`, and its retry's `next_attempt_at` after a failed attempt,
  * have passed by `now` (the workflow's clock). It returns the
@@ -189,9 +214,9 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
       let update = claim
         ? qb
             .updateTable('posts')
-            .set({ status: 'publishing', request_origin: null, publish_attempt_started_at: sql`now()`, publish_attempt_handle: handleOfOpenAttempt, updated_at: sql`now()` })
+            .set({ status: 'publishing', request_origin: null, ...markColumns, updated_at: sql`now()` })
             .where('status', '=', sql.lit('scheduled'))
-        : qb.updateTable('posts').set({ publish_attempt_started_at: sql`now()`, publish_attempt_handle: handleOfOpenAttempt }).where('status', '=', sql.lit('publishing'));
+        : qb.updateTable('posts').set(markColumns).where('status', '=', sql.lit('publishing'));
       update = update.where((eb) => idIsOneOf(eb.ref('id'), values));
       // Due: its time and its retry's, where it has them, have passed (`dueBy` once: one parameter per value).
       if (values.dueBy !== undefined) update = update.where(sql`coalesce(greatest(scheduled_at, next_attempt_at), '-infinity'::timestamptz)`, '<=', values.dueBy);
@@ -212,6 +237,18 @@ const markAttemptsQuery = precompiled((db, values: MarkValues) => {
  * handed to a later one.
  */
 const handleOfOpenAttempt = sql<string | null>`case when publish_attempt_started_at is null then null else publish_attempt_handle end`;
+
+/**
+ * The earliest call whose outcome is still open (migration 0276): this one when no earlier call is open, else the
+ * earlier one's (rows marked before the column: their mark). The look before sending again searches back to it
+ * (`PublishRequest.earlierAttemptSince`): the latest mark alone moved on with every attempt that sent nothing (a look
+ * stopped by a renewal, a request not built), and a look 15 minutes back from its own time missed a post rescheduled,
+ * or waiting for a renewal or a long retry, past that.
+ */
+const firstOfOpenAttempts = sql<Date>`case when publish_attempt_started_at is null then now() else coalesce(publish_attempt_first_at, publish_attempt_started_at) end`;
+
+/** What every mark writes: the call begins now (`publish_attempt_started_at`, the latest call's start). */
+const markColumns = { publish_attempt_started_at: sql<Date>`now()`, publish_attempt_first_at: firstOfOpenAttempts, publish_attempt_handle: handleOfOpenAttempt };
 
 async function markAttempts(db: Db, postIds: readonly string[], mark: MarkKind) {
   if (postIds.length === 0) return [];

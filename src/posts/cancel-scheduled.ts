@@ -5,7 +5,11 @@ import type { MediaStore } from '../media/store';
 import { removeCopiesOfCancelled } from './media-cleanup';
 import { cancelScheduled } from './repository';
 
-export type CancelTarget = { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason | null };
+/**
+ * `unlessMayBeLive`: none of `postIds` is cancelled when one of them has an attempt that never reported back (its
+ * mark open, `cancelScheduled`): the user's DELETE, which must not say "cancelled" of a post that may be live.
+ */
+export type CancelTarget = { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason | null; unlessMayBeLive?: boolean };
 
 /**
  * Cancels scheduled posts (`cancelScheduled`: `deleted` with the reason, quota refunded) and removes the media

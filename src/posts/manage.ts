@@ -63,7 +63,8 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
     case 'scheduled': {
       // Deleting any part of a scheduled thread cancels the whole thread (publishing-api.md "DELETE" rule 5).
       const unit = row.thread_id ? await threadPartIds(rt.db, row.thread_id) : [row.id];
-      const cancelled = await cancelPosts(rt, { postIds: unit, reason: null });
+      if (await posts.anyMayBeLive(rt.db, unit)) throw new ApiError('post_not_editable', mayBeLiveSentence);
+      const cancelled = await cancelPosts(rt, { postIds: unit, reason: null, unlessMayBeLive: true });
       if (cancelled.length === 0) return deletePost(rt, userId, postId); // it started publishing meanwhile
       if (row.thread_id) await signalThread(rt, row.thread_id);
       return done(row.thread_id ? { cancelled_ids: [...cancelled].sort() } : {});
@@ -85,6 +86,16 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
     }
   }
 }
+
+/**
+ * The DELETE of a scheduled post waiting with an attempt that never reported back (a server error to a create that
+ * may have landed): publishing-api.md's 409 `post_not_editable` is for a post "publishing" or "published", and this
+ * one may be either; cancelled, the user would be told it never went out while it may be live (and its next attempt
+ * would no longer look). Its next attempt looks first, after which it is published (deleted on the platform by a
+ * DELETE then) or scheduled with its mark closed (cancelled then).
+ */
+const mayBeLiveSentence =
+  'An earlier attempt to publish this post did not report back, so it may already be on the platform: it cannot be cancelled until its next attempt has checked; delete it then';
 
 /** Null once the platform deleted it (or no longer had it); the refusal otherwise. */
 async function deleteOnPlatform(rt: PostsRuntime, row: PostRow): Promise<PlatformRefusal | null> {

@@ -207,22 +207,50 @@ export async function markDeleted(db: Db, postId: string, expected: 'failed' | '
 /**
  * Cancels scheduled posts (`scheduled` → `deleted`, `error_message` = the reason, null when the user deleted them),
  * their first comments `failed` with a sentence, every reservation refunded, in one transaction. A post already publishing finishes: nothing live is ever marked
- * deleted. Returns the ids cancelled (none when repeated).
+ * deleted. With `unlessMayBeLive`, nothing of `postIds` when any of them waits with an attempt's mark open (a retry
+ * after a server error to a create that may have landed, a look a renewal stopped): that post may be live. Returns
+ * the ids cancelled (none when repeated).
  */
-export async function cancelScheduled(db: Db, target: { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason | null }): Promise<string[]> {
+export async function cancelScheduled(
+  db: Db,
+  target: { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason | null; unlessMayBeLive?: boolean },
+): Promise<string[]> {
   if (!target.postIds && !target.accountId) throw new Error('cancelScheduled needs postIds or accountId');
   return db.transaction().execute(async (trx) => {
     let update = trx
       .updateTable('posts')
       .set({ status: 'deleted', error_message: target.reason, ...failPendingCommentColumns(firstCommentNotSent.cancelled), updated_at: sql`now()` })
       .where('status', '=', 'scheduled');
-    if (target.postIds) update = update.where('id', 'in', target.postIds.length ? target.postIds : ['00000000-0000-0000-0000-000000000000']);
+    const postIds = target.postIds?.length ? target.postIds : ['00000000-0000-0000-0000-000000000000'];
+    if (target.postIds) update = update.where('id', 'in', postIds);
     if (target.accountId) update = update.where('account_id', '=', target.accountId);
+    // The row's own mark is read again on a row written meanwhile (a requeue); the others' as the statement began.
+    if (target.unlessMayBeLive) update = update.where('publish_attempt_started_at', 'is', null).where(sql<boolean>`not ${mayBeLive(trx, postIds)}`);
     const cancelled = (await update.returning('id').execute()).map((r) => r.id);
     await refundQuota(trx, cancelled);
     await recordPostEvents(trx, target.reason === null ? 'post.deleted' : 'post.cancelled', cancelled);
     return cancelled;
   });
+}
+
+/**
+ * Whether any of `postIds` waits with an attempt that never reported back (`publish_attempt_started_at` set while
+ * `scheduled`): it may be on the platform already, so it is not cancelled as never published (`cancelScheduled`).
+ */
+function mayBeLive(db: DbOrTrx, postIds: readonly string[]) {
+  return sql<boolean>`exists (${db
+    .selectFrom('posts')
+    .select(sql.lit(1).as('one'))
+    .where('id', 'in', postIds)
+    .where('status', '=', 'scheduled')
+    .where('publish_attempt_started_at', 'is not', null)})`;
+}
+
+/** `mayBeLive` read on its own: the DELETE's refusal before it cancels (`deletePost`). */
+export async function anyMayBeLive(db: Db, postIds: readonly string[]): Promise<boolean> {
+  if (postIds.length === 0) return false;
+  const { live } = await db.selectNoFrom(mayBeLive(db, postIds).as('live')).executeTakeFirstOrThrow();
+  return live;
 }
 
 /**

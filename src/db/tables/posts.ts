@@ -34,6 +34,11 @@ interface PostsTable {
   first_comment_attempt_started_at: Date | null;
   /** A platform call began and has not reported back (migration 0050): look before sending again. */
   publish_attempt_started_at: Date | null;
+  /**
+   * While that mark is set: the start of the earliest call whose outcome is still open, which the look before sending
+   * again searches back to (migration 0276; null on rows marked before it: their mark).
+   */
+  publish_attempt_first_at: Date | null;
   /** What the adapter recorded with that open attempt, opaque here (migration 0250, `PublishRequest.attempt`). */
   publish_attempt_handle: string | null;
   /** A failed attempt's retry is not made before this (the workflow's clock); null when none waits (migration 0220). */

@@ -58,11 +58,11 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
     if (req.text === '') throw inconclusiveLookup('facebook', req.replyTo ? 'comment' : 'post');
     if (req.replyTo) {
       const page = await client.get<GraphPage<FacebookComment>>(graphPath(req.replyTo.platformPostId, 'comments'), { fields: COMMENT_FIELDS, filter: 'stream', order: 'reverse_chronological', limit: COMMENT_PAGE_SIZE }, 'read');
-      const hit = page.data.find((c) => c.from?.id === pageId && (c.message ?? '') === req.text && withinLookupWindow(c.created_time, now()));
+      const hit = page.data.find((c) => c.from?.id === pageId && (c.message ?? '') === req.text && withinLookupWindow(c.created_time, now(), req.earlierAttemptSince));
       return hit ? { platformPostId: hit.id, url: commentUrl(pageId, req.replyTo.platformPostId, hit.id) } : null;
     }
     const page = await client.get<GraphPage<{ id: string; message?: string; created_time: string }>>(graphPath(pageId, 'published_posts'), { fields: 'id,message,created_time', limit: 10 }, 'publish');
-    const hit = page.data.find((p) => (p.message ?? '') === req.text && withinLookupWindow(p.created_time, now()));
+    const hit = page.data.find((p) => (p.message ?? '') === req.text && withinLookupWindow(p.created_time, now(), req.earlierAttemptSince));
     return hit ? { platformPostId: feedPostId(pageId, hit.id), url: postUrl(pageId, hit.id) } : null;
   }
 

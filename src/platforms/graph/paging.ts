@@ -14,12 +14,19 @@ export function nextCursorOf(page: GraphPage<unknown>): string | null {
 /** Default comment page size asked of the platforms (publishing-api.md: comments page size default 25). */
 export const COMMENT_PAGE_SIZE = 25;
 
-/** How far back a lost create is looked for among the account's recent posts. */
-export const LOOKUP_WINDOW_MS = 15 * 60 * 1000;
+/** How far back a lost create is looked for among the account's recent posts (at least: `since` reaches further). */
+const LOOKUP_WINDOW_MS = 15 * 60 * 1000;
 
-export function withinLookupWindow(created: string | undefined, now: Date): boolean {
+/**
+ * Whether a post made at `created` may be the lost create: within `LOOKUP_WINDOW_MS` of the look, or back to `since`
+ * (the earliest open call's start, `PublishRequest.earlierAttemptSince`, less `PUBLISHED_SINCE_MARGIN_MS` for the
+ * two clocks) when that is earlier. A post rescheduled, or waiting for a renewal or a long retry, is looked for long
+ * after its lost call: 15 minutes back from the look missed it and the post was sent a second time.
+ */
+export function withinLookupWindow(created: string | undefined, now: Date, since?: number): boolean {
   const at = created ? Date.parse(created) : NaN;
-  return Number.isFinite(at) && now.getTime() - at <= LOOKUP_WINDOW_MS && at - now.getTime() <= LOOKUP_WINDOW_MS;
+  const from = Math.min(now.getTime() - LOOKUP_WINDOW_MS, since === undefined ? Infinity : since - PUBLISHED_SINCE_MARGIN_MS);
+  return Number.isFinite(at) && at >= from && at - now.getTime() <= LOOKUP_WINDOW_MS;
 }
 
 /**

@@ -69,10 +69,10 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     if (story || req.text === '') throw inconclusiveLookup('instagram', story ? 'story' : req.replyTo ? 'comment' : 'post');
     if (req.replyTo) {
       const page = await client.get<GraphPage<InstagramComment>>(graphPath(req.replyTo.platformPostId, 'comments'), { fields: COMMENT_FIELDS, limit: COMMENT_PAGE_SIZE }, 'read');
-      return page.data.find((c) => c.from?.id === userId && (c.text ?? '') === req.text && withinLookupWindow(c.timestamp, now()))?.id ?? null;
+      return page.data.find((c) => c.from?.id === userId && (c.text ?? '') === req.text && withinLookupWindow(c.timestamp, now(), req.earlierAttemptSince))?.id ?? null;
     }
     const page = await client.get<GraphPage<{ id: string; caption?: string; timestamp: string }>>(graphPath(userId, 'media'), { fields: 'id,caption,timestamp', limit: 10 }, 'publish');
-    return page.data.find((m) => withinLookupWindow(m.timestamp, now()) && (m.caption ?? '') === req.text)?.id ?? null;
+    return page.data.find((m) => withinLookupWindow(m.timestamp, now(), req.earlierAttemptSince) && (m.caption ?? '') === req.text)?.id ?? null;
   }
 
   /**

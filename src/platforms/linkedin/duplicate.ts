@@ -1,4 +1,4 @@
-import { LOOKUP_WINDOW_MS } from '../graph/paging';
+import { withinLookupWindow } from '../graph/paging';
 import { PlatformFailure, type PublishedPost, type PublishRequest } from '../types';
 import { encodeUrn, type LinkedInClient } from './client';
 import type { LinkedInDuplicate } from './errors';
@@ -18,13 +18,13 @@ export interface ReadPost {
 }
 
 /**
- * `recent`: the request's text as LinkedIn stores it (escaped commentary), made within the lookup window, so this
- * attempt's; `older`: the same text made before the window (this account may have posted it by other means);
- * `other`: not this text.
+ * `recent`: the request's text as LinkedIn stores it (escaped commentary), made within the lookup window (back to the
+ * earliest open call, `withinLookupWindow`), so this attempt's; `older`: the same text made before the window (this
+ * account may have posted it by other means); `other`: not this text.
  */
 export function matchOfRequest(p: ReadPost, req: PublishRequest, now: Date): 'recent' | 'older' | 'other' {
   if (p.commentary !== escapeLittleText(req.text)) return 'other';
-  return Math.abs(now.getTime() - (p.createdAt ?? 0)) <= LOOKUP_WINDOW_MS ? 'recent' : 'older';
+  return withinLookupWindow(new Date(p.createdAt ?? 0).toISOString(), now, req.earlierAttemptSince) ? 'recent' : 'older';
 }
 
 /**

@@ -59,7 +59,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     if (req.text === '') throw inconclusiveLookup('threads', req.replyTo ? 'comment' : 'post');
     const edge = req.replyTo ? 'replies' : 'threads';
     const page = await client.get<GraphPage<{ id: string; text?: string; timestamp: string }>>(graphPath(userId, edge), { fields: 'id,text,timestamp', limit: 10 }, 'publish');
-    return page.data.find((p) => (p.text ?? '') === req.text && withinLookupWindow(p.timestamp, now()))?.id ?? null;
+    return page.data.find((p) => (p.text ?? '') === req.text && withinLookupWindow(p.timestamp, now(), req.earlierAttemptSince))?.id ?? null;
   }
 
   async function publish(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost> {

@@ -56,7 +56,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
     const wanted = lookupShapeOfRequest(req.text, req.media.length);
     const parent = req.replyTo?.platformPostId ?? null;
     const match = (page.data ?? []).find(
-      (t) => withinLookupWindow(t.created_at, now()) && repliedToId(t) === parent && sameLookupShape(lookupShapeOfTweet(t), wanted),
+      (t) => withinLookupWindow(t.created_at, now(), req.earlierAttemptSince) && repliedToId(t) === parent && sameLookupShape(lookupShapeOfTweet(t), wanted),
     );
     return match ? { platformPostId: match.id, url: tweetUrl(ctx.settings.username, match.id) } : null;
   }

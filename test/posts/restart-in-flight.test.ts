@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { loadPlatformContext } from '../../src/accounts/platform-context';
+import { disownHolds } from '../../src/posts/repository';
+import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
+import { insertXAccount, testSealedBox } from './fixtures';
+import { startPostsHarness, type PostsHarness } from './harness';
+
+/**
+ * A post's workflow terminated (or lost) after its hold claimed the post, while the hold's send is still on its way:
+ * the row is `publishing` with its attempt's mark open, and the reconciler starts the workflow again (`disownHolds`,
+ * then the start, as `reconcilePosts` does). The new run looked on X at once, found nothing (the old call had not
+ * landed yet), and sent the post a second time. Now it waits until the old call can no longer be in flight
+ * (`CALL_IN_FLIGHT_MS` after the mark, by the database's clock) and then looks.
+ */
+describe('Posts: a run started again while the old run\'s call may still be in flight', function () {
+  this.timeout(120_000);
+  let h: PostsHarness;
+
+  before(async () => {
+    h = await startPostsHarness({ plan: 'pro' });
+  });
+  after(async () => h?.stop());
+
+  const realSleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+  const creates = () => h.standIns.x.standIn.requests.filter((r) => r.method === 'POST' && r.path === '/2/tweets');
+
+  it('waits for the old call before it looks: the post that landed meanwhile is found and recorded, not sent twice', async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const text = 'claimed by a terminated run, its send still out';
+    // As the old run's hold left it: claimed at its time, its call marked just now.
+    const { id } = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: account.id, platform: 'x', text, status: 'publishing', scheduled_at: new Date(Date.now() - 1_000) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await sql`update posts set publish_attempt_started_at = now() where id = ${id}`.execute(h.db);
+    const before = creates().length;
+
+    const rt = h.reconcilerRuntime();
+    await disownHolds(h.db, { postId: id });
+    await startPublishWorkflow(rt, id);
+    await realSleep(3_000);
+    assert.equal(creates().length, before, 'the new run sent nothing while the old call may be in flight');
+    assert.equal((await h.db.selectFrom('posts').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status, 'publishing');
+
+    // The old call lands (its answer, and its run's record, lost with the run); the database's clock then passes the
+    // call's room (time skipping moves only the workflow's).
+    const { ctx } = await loadPlatformContext(h.db, testSealedBox, account.id);
+    const landed = await h.standIns.adapters.x.publish(ctx, { postId: id, text, media: [] });
+    await sql`update posts set publish_attempt_started_at = publish_attempt_started_at - interval '11 minutes' where id = ${id}`.execute(h.db);
+
+    assert.deepEqual(await h.env.client.workflow.getHandle(postWorkflowId(id)).result(), { outcome: 'published', firstComment: null });
+    const row = await h.db.selectFrom('posts').select(['status', 'platform_post_id']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.deepEqual([row.status, row.platform_post_id], ['published', landed.platformPostId], 'the post the old call made is the one recorded');
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 1, 'sent once');
+  });
+});
