@@ -38,7 +38,7 @@ describe('Posts: a run started again while the old run\'s call may still be in f
     const before = creates().length;
 
     const rt = h.reconcilerRuntime();
-    await disownHolds(h.db, { postId: id });
+    await disownHolds(h.db, { postIds: [id], threadIds: [] });
     await startPublishWorkflow(rt, id);
     await realSleep(3_000);
     assert.equal(creates().length, before, 'the new run sent nothing while the old call may be in flight');
