@@ -106,6 +106,15 @@ const CANCELLED_ON_LOST_CONNECTION = 'thread-cancelled-on-lost-connection';
  */
 const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
 
+/**
+ * Patch id: a part whose outcome is unknown (its send unanswered: the activity lost or timed out, or the platform's
+ * answer) is called once more at once: its mark is open, so that call asks the platform first and takes the part
+ * found (the thread carries on from it) or sends it where nothing is there, as a post's next attempt does; and a part
+ * still unknown then whose rollback's look settled it (deleted, or not there), nothing left live, is a failed attempt
+ * a scheduled thread retries (publishing-api.md Guarantee 5). Runs recorded before it rolled back at once and failed.
+ */
+const UNKNOWN_PART_LOOKED_FOR = 'thread-unknown-part-looked-for';
+
 export async function publishThread(input: PublishThreadInput): Promise<PublishThreadResult> {
   let woken = false;
   setHandler(threadChanged, () => void (woken = true));
@@ -159,7 +168,7 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     }
     if (attempt.failure.kind === 'not_publishing' && attempt.published.length === 0) return { outcome: 'gone' };
 
-    const { report: rollback, unconfirmed } = await rollBack(steps, claim, attempt.published, attempt.failure);
+    const { report: rollback, unconfirmed, settled } = await rollBack(steps, claim, attempt.published, attempt.failure);
     // A part that may be live keeps the thread from a retry, as a live one does: a retry would send it again.
     const live = rollback.still_live.length > 0 || unconfirmed !== null;
     const failed = (message: string): PublishThreadResult => ({
@@ -169,6 +178,8 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       rollback,
     });
     let failure = attempt.failure;
+    // Its outcome was unknown, but the rollback's look settled it and nothing is live: a retry sends a new thread.
+    if (failure.kind === 'unknown_outcome' && settled && !live && claim.scheduled && patched(UNKNOWN_PART_LOOKED_FOR)) failure = { ...failure, kind: 'retryable' };
     if (failure.awaitingCredential && claim.scheduled && !live) {
       // Nothing of it is live: it waits for the renewal as a post does, for an hour past its time (`CredentialWait`).
       const credentialWait = await bookkeeping.awaitThreadCredential({ threadId: input.threadId, now: Date.now(), retryAt: Date.now() + CREDENTIAL_WAIT_MS });
@@ -260,10 +271,19 @@ async function publishParts(
     const previous = published[published.length - 1];
     const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
     let result = index < sent.length ? (sent[index] ?? unconfirmed) : await call({ postId: part.postId, replyTo });
-    // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo the thread.
-    for (let retry = 0; !result.ok; retry += 1) {
+    // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo
+    // the thread. An unknown outcome is called once more at once, not counted as a retry: that call looks first (the
+    // part's mark is open) and takes the part found, or sends it where nothing is there.
+    let looked = false;
+    for (let retry = 0; !result.ok; ) {
+      if (result.kind === 'unknown_outcome' && !looked && patched(UNKNOWN_PART_LOOKED_FOR)) {
+        looked = true;
+        result = await call({ postId: part.postId, replyTo });
+        continue;
+      }
       const wait = retryWait(result, retryDelaysMs, retry, false);
       if (wait === null) break;
+      retry += 1;
       await sleep(wait);
       result = await call({ postId: part.postId, replyTo });
     }
