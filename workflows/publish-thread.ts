@@ -115,6 +115,15 @@ const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
  */
 const UNKNOWN_PART_LOOKED_FOR = 'thread-unknown-part-looked-for';
 
+/**
+ * Patch id: a scheduled thread's first part whose look (its mark open: an earlier call may have sent it) a failing
+ * credential renewal stopped is not looked for by the rollback (that look met the same renewal, and the part, unknown,
+ * failed the thread): the thread waits for the renewal with the mark open, and its next attempt looks first, as a
+ * post does (README "Credentials"). When it will not wait (the hour is over), the look is made then. Later parts are
+ * looked for as before: their earlier parts are deleted, and a part sent under them could not be found again.
+ */
+const FIRST_PART_LOOK_AWAITS_CREDENTIAL = 'thread-first-part-look-awaits-credential';
+
 export async function publishThread(input: PublishThreadInput): Promise<PublishThreadResult> {
   let woken = false;
   setHandler(threadChanged, () => void (woken = true));
@@ -168,9 +177,10 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     }
     if (attempt.failure.kind === 'not_publishing' && attempt.published.length === 0) return { outcome: 'gone' };
 
-    const { report: rollback, unconfirmed, settled } = await rollBack(steps, claim, attempt.published, attempt.failure);
+    const deferLook = attempt.failure.awaitingCredential === true && claim.scheduled && attempt.published.length === 0 && patched(FIRST_PART_LOOK_AWAITS_CREDENTIAL);
+    let { report: rollback, unconfirmed, settled } = await rollBack(steps, claim, attempt.published, attempt.failure, deferLook);
     // A part that may be live keeps the thread from a retry, as a live one does: a retry would send it again.
-    const live = rollback.still_live.length > 0 || unconfirmed !== null;
+    let live = rollback.still_live.length > 0 || unconfirmed !== null;
     const failed = (message: string): PublishThreadResult => ({
       outcome: 'failed',
       code: rollback.still_live.length > 0 ? 'thread_rollback_incomplete' : 'upstream_error',
@@ -178,8 +188,6 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
       rollback,
     });
     let failure = attempt.failure;
-    // Its outcome was unknown, but the rollback's look settled it and nothing is live: a retry sends a new thread.
-    if (failure.kind === 'unknown_outcome' && settled && !live && claim.scheduled && patched(UNKNOWN_PART_LOOKED_FOR)) failure = { ...failure, kind: 'retryable' };
     if (failure.awaitingCredential && claim.scheduled && !live) {
       // Nothing of it is live: it waits for the renewal as a post does, for an hour past its time (`CredentialWait`).
       const credentialWait = await bookkeeping.awaitThreadCredential({ threadId: input.threadId, now: Date.now(), retryAt: Date.now() + CREDENTIAL_WAIT_MS });
@@ -188,7 +196,14 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
         continue;
       }
       failure = { ...failure, awaitingCredential: false, message: credentialWait.message };
+      if (deferLook) {
+        // It will not wait: the look put off is made now.
+        ({ report: rollback, unconfirmed, settled } = await rollBack(steps, claim, attempt.published, attempt.failure));
+        live = rollback.still_live.length > 0 || unconfirmed !== null;
+      }
     }
+    // Its outcome was unknown, but the rollback's look settled it and nothing is live: a retry sends a new thread.
+    if (failure.kind === 'unknown_outcome' && settled && !live && claim.scheduled && patched(UNKNOWN_PART_LOOKED_FOR)) failure = { ...failure, kind: 'retryable' };
     if (failure.kind === 'reauthorize' && claim.scheduled && !live && patched(CANCELLED_ON_LOST_CONNECTION)) {
       await bookkeeping.cancelThreadForLostConnection({ threadId: input.threadId });
       await cleanUpMedia(steps, input.threadId, claim);

@@ -40,13 +40,15 @@ export type Failure = Extract<PartAttempt, { ok: false }> & { threadOrder: numbe
  * or a failing activity leaves that part live and is logged; it never hides the refusal that started the rollback.
  * First, the part the thread stopped at (`failure`) is looked for, since its send may have gone out unanswered: found,
  * it is deleted (or listed live) as a published part; `unconfirmed` is its `thread_order` when that cannot be told,
- * `settled` true when the look could tell (found, or not there).
+ * `settled` true when the look could tell (found, or not there). `deferLook`: the look is not made (the thread's
+ * first part, its own look stopped by a credential being renewed, waits for the renewal with its mark open).
  */
 export async function rollBack(
   steps: Steps,
   claim: Extract<ThreadClaim, { kind: 'publish' }>,
   published: PublishedPart[],
   failure: Failure,
+  deferLook = false,
 ): Promise<{ report: ThreadRollbackReport; unconfirmed: number | null; settled: boolean }> {
   const report: ThreadRollbackReport = {
     platform: claim.platform,
@@ -61,7 +63,7 @@ export async function rollBack(
   let settled = false;
   const stopped = claim.parts.find((part) => part.threadOrder === failure.threadOrder);
   // A part never attempted (the thread no longer publishing) has nothing to look for.
-  if (stopped && failure.kind !== 'not_publishing' && patched(ROLLBACK_LOOKS_FOR_UNCONFIRMED)) {
+  if (stopped && !deferLook && failure.kind !== 'not_publishing' && patched(ROLLBACK_LOOKS_FOR_UNCONFIRMED)) {
     const previous = published[published.length - 1];
     const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
     let found: UnconfirmedPart = { kind: 'unknown' };

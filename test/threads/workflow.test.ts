@@ -31,6 +31,10 @@ describe('publishThread workflow: compensation rules', function () {
     crashOnce?: boolean;
     /** A scheduled thread (retried, failed and requeued with its bookkeeping), claimed once. */
     scheduled?: boolean;
+    /** This part's attempt meets its account's credential being renewed (its look, or its send, stopped). */
+    awaitingCredentialAt?: number;
+    /** What `awaitThreadCredential` answers: the thread waits, or the hour is over. */
+    credentialWaits?: boolean;
     /** What the rollback's look finds of the part the thread stopped at (default: nothing; only a crash's is logged in `calls`). */
     stoppedPart?: UnconfirmedPart;
     /** The refusal at `refuseAt` (default permanent). */
@@ -62,6 +66,7 @@ describe('publishThread workflow: compensation rules', function () {
           crashed = true;
           throw new Error('worker lost');
         }
+        if (n === script.awaitingCredentialAt) return { ok: false, kind: 'retryable', message: 'X access ended; Herald is renewing it.', retryAfterSeconds: null, awaitingCredential: true };
         if (n === script.refuseAt) return { ok: false, kind: script.refusalKind ?? 'permanent', message: 'Instagram refused the post.', retryAfterSeconds: null };
         return { ok: true, platformPostId: `ig-${n}`, url: `https://www.instagram.com/p/ig${n}/` };
       },
@@ -75,6 +80,10 @@ describe('publishThread workflow: compensation rules', function () {
       },
       async discardThread() {
         calls.push('discard');
+      },
+      async awaitThreadCredential() {
+        calls.push('await credential');
+        return script.credentialWaits ? { waiting: true } : { waiting: false, message: 'X access ended and Herald could not renew it for an hour past the thread\'s time.' };
       },
       async requeueThread() {
         calls.push('requeue');
@@ -215,6 +224,20 @@ describe('publishThread workflow: compensation rules', function () {
     // Not to be told: failed at once, as before.
     const unknown = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', crashAt: 2, stoppedPart: { kind: 'unknown' }, scheduled: true });
     assert.deepEqual(unknown.calls.slice(3), ['look for p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'fail', 'cleanup']);
+  });
+
+  it("a scheduled thread's first part whose look a credential renewal stopped waits for the renewal (its mark open), not looked for (that look met the same renewal and failed the thread)", async () => {
+    const stoppedPart: UnconfirmedPart = { kind: 'unknown' };
+    const waits = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', awaitingCredentialAt: 1, credentialWaits: true, stoppedPart, scheduled: true });
+    assert.deepEqual(waits.calls, ['publish p1 replyTo=- root=-', 'await credential']);
+    assert.deepEqual(waits.result, { outcome: 'gone' }, 'waits for the renewal (then finds the thread gone: this test claims once)');
+    // The hour over, it will not wait: the look put off is made then, and a part it cannot tell about fails the thread saying so.
+    const over = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', awaitingCredentialAt: 1, credentialWaits: false, stoppedPart, scheduled: true });
+    assert.deepEqual(over.calls, ['publish p1 replyTo=- root=-', 'await credential', 'look for p1 replyTo=- root=-', 'fail', 'cleanup']);
+    assert.equal(over.result.outcome === 'failed' && over.result.message, "X access ended and Herald could not renew it for an hour past the thread's time (part 1 of 3). Part 1 may have been published: Instagram did not confirm it and Herald could not look for it; check the account before sending the thread again.");
+    // A later part is looked for as before (its earlier parts are deleted: a part sent under them could not be found again).
+    const later = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', awaitingCredentialAt: 2, credentialWaits: true, stoppedPart, scheduled: true });
+    assert.deepEqual(later.calls.slice(2), ['look for p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'fail', 'cleanup']);
   });
 
   it('a change signalled while the row is being read still wakes the wait that follows (a thread moved earlier is not late)', async () => {
