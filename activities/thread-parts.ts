@@ -10,7 +10,7 @@ import { linkOf, storedLinkOf } from '../src/posts/post-link';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
 import { platformName } from '../src/platforms/availability';
-import { capabilities, deleteSupported } from '../src/platforms/capabilities';
+import { capabilities } from '../src/platforms/capabilities';
 import type { PlatformSlug, PostLink } from '../src/platforms/types';
 import { requestOrRefusal, sendMarked } from './platform-attempt';
 
@@ -93,11 +93,6 @@ type PartStep = { attempt: PartAttempt; sentNow?: SentPart };
 
 export function createThreadParts(rt: PostsRuntime) {
   const { db } = rt;
-
-  function rollbackSupportedFor(row: threads.ThreadPartRow): boolean {
-    const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
-    return deleteSupported(row.platform, { via: row.account_via ?? undefined, placement });
-  }
 
   /**
    * Marks a part's attempt (`beginPublishAttempt`: the row with its account's credentials), storing `previous`, the
@@ -213,7 +208,7 @@ export function createThreadParts(rt: PostsRuntime) {
         platformName: platformName(first.platform),
         parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
         firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
-        rollbackSupported: rollbackSupportedFor(first),
+        rollbackSupported: threads.rollbackSupportedOf(first),
         hasMedia: rows.some((r) => mediaIdsOf(r).length > 0),
         retry: attemptOutcomes.retryStateOf(first),
       };

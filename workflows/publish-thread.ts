@@ -106,6 +106,24 @@ const CANCELLED_ON_LOST_CONNECTION = 'thread-cancelled-on-lost-connection';
  */
 const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
 
+/**
+ * Patch id: a part whose outcome is unknown (its send unanswered: the activity lost or timed out, or the platform's
+ * answer) is called once more at once: its mark is open, so that call asks the platform first and takes the part
+ * found (the thread carries on from it) or sends it where nothing is there, as a post's next attempt does; and a part
+ * still unknown then whose rollback's look settled it (deleted, or not there), nothing left live, is a failed attempt
+ * a scheduled thread retries (publishing-api.md Guarantee 5). Runs recorded before it rolled back at once and failed.
+ */
+const UNKNOWN_PART_LOOKED_FOR = 'thread-unknown-part-looked-for';
+
+/**
+ * Patch id: a scheduled thread's first part whose look (its mark open: an earlier call may have sent it) a failing
+ * credential renewal stopped is not looked for by the rollback (that look met the same renewal, and the part, unknown,
+ * failed the thread): the thread waits for the renewal with the mark open, and its next attempt looks first, as a
+ * post does (README "Credentials"). When it will not wait (the hour is over), the look is made then. Later parts are
+ * looked for as before: their earlier parts are deleted, and a part sent under them could not be found again.
+ */
+const FIRST_PART_LOOK_AWAITS_CREDENTIAL = 'thread-first-part-look-awaits-credential';
+
 export async function publishThread(input: PublishThreadInput): Promise<PublishThreadResult> {
   let woken = false;
   setHandler(threadChanged, () => void (woken = true));
@@ -159,9 +177,10 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     }
     if (attempt.failure.kind === 'not_publishing' && attempt.published.length === 0) return { outcome: 'gone' };
 
-    const { report: rollback, unconfirmed } = await rollBack(steps, claim, attempt.published, attempt.failure);
+    const deferLook = attempt.failure.awaitingCredential === true && claim.scheduled && attempt.published.length === 0 && patched(FIRST_PART_LOOK_AWAITS_CREDENTIAL);
+    let { report: rollback, unconfirmed, settled } = await rollBack(steps, claim, attempt.published, attempt.failure, deferLook);
     // A part that may be live keeps the thread from a retry, as a live one does: a retry would send it again.
-    const live = rollback.still_live.length > 0 || unconfirmed !== null;
+    let live = rollback.still_live.length > 0 || unconfirmed !== null;
     const failed = (message: string): PublishThreadResult => ({
       outcome: 'failed',
       code: rollback.still_live.length > 0 ? 'thread_rollback_incomplete' : 'upstream_error',
@@ -177,7 +196,14 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
         continue;
       }
       failure = { ...failure, awaitingCredential: false, message: credentialWait.message };
+      if (deferLook) {
+        // It will not wait: the look put off is made now.
+        ({ report: rollback, unconfirmed, settled } = await rollBack(steps, claim, attempt.published, attempt.failure));
+        live = rollback.still_live.length > 0 || unconfirmed !== null;
+      }
     }
+    // Its outcome was unknown, but the rollback's look settled it and nothing is live: a retry sends a new thread.
+    if (failure.kind === 'unknown_outcome' && settled && !live && claim.scheduled && patched(UNKNOWN_PART_LOOKED_FOR)) failure = { ...failure, kind: 'retryable' };
     if (failure.kind === 'reauthorize' && claim.scheduled && !live && patched(CANCELLED_ON_LOST_CONNECTION)) {
       await bookkeeping.cancelThreadForLostConnection({ threadId: input.threadId });
       await cleanUpMedia(steps, input.threadId, claim);
@@ -260,10 +286,19 @@ async function publishParts(
     const previous = published[published.length - 1];
     const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
     let result = index < sent.length ? (sent[index] ?? unconfirmed) : await call({ postId: part.postId, replyTo });
-    // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo the thread.
-    for (let retry = 0; !result.ok; retry += 1) {
+    // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo
+    // the thread. An unknown outcome is called once more at once, not counted as a retry: that call looks first (the
+    // part's mark is open) and takes the part found, or sends it where nothing is there.
+    let looked = false;
+    for (let retry = 0; !result.ok; ) {
+      if (result.kind === 'unknown_outcome' && !looked && patched(UNKNOWN_PART_LOOKED_FOR)) {
+        looked = true;
+        result = await call({ postId: part.postId, replyTo });
+        continue;
+      }
       const wait = retryWait(result, retryDelaysMs, retry, false);
       if (wait === null) break;
+      retry += 1;
       await sleep(wait);
       result = await call({ postId: part.postId, replyTo });
     }

@@ -39,14 +39,17 @@ export type Failure = Extract<PartAttempt, { ok: false }> & { threadOrder: numbe
  * The compensation: each published part (registered only once it went out) is deleted in reverse order. A refusal
  * or a failing activity leaves that part live and is logged; it never hides the refusal that started the rollback.
  * First, the part the thread stopped at (`failure`) is looked for, since its send may have gone out unanswered: found,
- * it is deleted (or listed live) as a published part; `unconfirmed` is its `thread_order` when that cannot be told.
+ * it is deleted (or listed live) as a published part; `unconfirmed` is its `thread_order` when that cannot be told,
+ * `settled` true when the look could tell (found, or not there). `deferLook`: the look is not made (the thread's
+ * first part, its own look stopped by a credential being renewed, waits for the renewal with its mark open).
  */
 export async function rollBack(
   steps: Steps,
   claim: Extract<ThreadClaim, { kind: 'publish' }>,
   published: PublishedPart[],
   failure: Failure,
-): Promise<{ report: ThreadRollbackReport; unconfirmed: number | null }> {
+  deferLook = false,
+): Promise<{ report: ThreadRollbackReport; unconfirmed: number | null; settled: boolean }> {
   const report: ThreadRollbackReport = {
     platform: claim.platform,
     published: published.length,
@@ -57,9 +60,10 @@ export async function rollBack(
   };
   const liveParts: PublishedPart[] = [];
   let unconfirmed: number | null = null;
+  let settled = false;
   const stopped = claim.parts.find((part) => part.threadOrder === failure.threadOrder);
   // A part never attempted (the thread no longer publishing) has nothing to look for.
-  if (stopped && failure.kind !== 'not_publishing' && patched(ROLLBACK_LOOKS_FOR_UNCONFIRMED)) {
+  if (stopped && !deferLook && failure.kind !== 'not_publishing' && patched(ROLLBACK_LOOKS_FOR_UNCONFIRMED)) {
     const previous = published[published.length - 1];
     const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
     let found: UnconfirmedPart = { kind: 'unknown' };
@@ -68,6 +72,7 @@ export async function rollBack(
     } catch (err) {
       log.warn('could not look for a thread part whose send was not confirmed', { postId: stopped.postId, error: String(err) });
     }
+    settled = found.kind !== 'unknown';
     if (found.kind === 'unknown') unconfirmed = stopped.threadOrder;
     else if (found.kind !== 'absent') {
       report.published += 1;
@@ -90,7 +95,7 @@ export async function rollBack(
   report.still_live = liveParts
     .sort((a, b) => a.threadOrder - b.threadOrder)
     .map((p) => ({ thread_order: p.threadOrder, platform_post_id: p.platformPostId, platform_post_url: p.url }));
-  return { report, unconfirmed };
+  return { report, unconfirmed, settled };
 }
 
 /**

@@ -33,14 +33,15 @@ interface PublishAwaited {
  * for when the feed reports a row removed (an immediate thread that failed keeps no rows: only its result says why),
  * when the feed is in doubt, or when it has not answered within `resultFallbackMs`. A start that fails is left to the
  * reconciler (the rows say what they need), unless Temporal refused it as invalid: then it would be refused again
- * every time, so the posts are failed (`failUnstarted`, quota returned) and the request answers 500 (`unstartable`).
+ * every time, so the posts are failed (`failUnstarted`, quota returned; it returns the rows it kept) and
+ * `UnstartableStart` is thrown: the request's 500, or one account's result in a fan-out whose other starts went through.
  */
 export async function startAndAwait(
   rt: PostsRuntime,
   postIds: readonly string[],
   start: () => Promise<WorkflowHandle>,
   awaitResults: boolean,
-  failUnstarted: (sentence: string) => Promise<unknown>,
+  failUnstarted: (sentence: string) => Promise<readonly string[]>,
 ): Promise<PublishAwaited> {
   const watches = awaitResults && rt.changes ? postIds.map((id) => rt.changes!.watch(id)) : [];
   // A plain timer, cleared at the end: an aborted `timers/promises` sleep built a DOMException and a rejection per
@@ -104,16 +105,63 @@ async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs =
 export const unstartableSentence = 'Herald could not start publishing this post (its workflow was refused); nothing was sent and its quota was returned';
 
 /**
- * A start refused as invalid (search attributes the cluster does not accept, say): the reconciler does not ask again
- * for such a start (`refusedStarts`), so the rows would wait for ever. They are failed with the sentence and refunded,
- * and the request answers 500 `internal_error` (publishing-api.md: an unexpected server error; "a failed post is never
- * charged"), naming the posts so the user can read them.
+ * A start Temporal refused as invalid, after its posts were failed (or, an immediate thread, discarded) and refunded:
+ * the request's 500 `internal_error` (publishing-api.md: an unexpected server error; "a failed post is never
+ * charged"), naming the rows kept so the user can read them, or saying none was. A fan-out catches it per account
+ * (`fanOutStarts`): the accounts whose workflows started carry on, and the answer names each one's state.
  */
-async function refuseUnstartable(rt: PostsRuntime, postIds: readonly string[], err: unknown, failUnstarted: (sentence: string) => Promise<unknown>): Promise<never> {
+class UnstartableStart extends ApiError {
+  constructor(
+    readonly postIds: readonly string[],
+    readonly kept: readonly string[],
+  ) {
+    super(
+      'internal_error',
+      `Herald could not start publishing: nothing was published and no quota was used; ${
+        kept.length > 0 ? `the posts are kept as failed (${kept.join(', ')})` : 'nothing of it was kept'
+      }`,
+    );
+  }
+}
+
+/**
+ * The starts of a fan-out's posts or threads, each one's refusal as invalid kept apart (`refused`, by key) while
+ * the others go on: a 500 for the whole request would tell the client nothing went out while the started ones
+ * publish (a client that sends it again publishes them twice). Only when every start was refused is it the
+ * request's 500, naming every row kept. Anything else thrown is thrown.
+ */
+export async function fanOutStarts<K, T>(keys: readonly K[], start: (key: K) => Promise<T>): Promise<{ done: Map<K, T>; refused: Map<K, UnstartableStart> }> {
+  const done = new Map<K, T>();
+  const refused = new Map<K, UnstartableStart>();
+  await Promise.all(
+    keys.map(async (key) => {
+      try {
+        done.set(key, await start(key));
+      } catch (err) {
+        if (!(err instanceof UnstartableStart)) throw err;
+        refused.set(key, err);
+      }
+    }),
+  );
+  if (keys.length > 0 && refused.size === keys.length) {
+    const all = [...refused.values()];
+    throw new UnstartableStart(
+      all.flatMap((e) => e.postIds),
+      all.flatMap((e) => e.kept),
+    );
+  }
+  return { done, refused };
+}
+
+/**
+ * A start refused as invalid (search attributes the cluster does not accept, say): the reconciler does not ask again
+ * for such a start (`refusedStarts`), so the rows would wait for ever. They are failed with the sentence and refunded
+ * (an immediate thread discarded, as a thread failing at once is), and `UnstartableStart` says what was kept.
+ */
+async function refuseUnstartable(rt: PostsRuntime, postIds: readonly string[], err: unknown, failUnstarted: (sentence: string) => Promise<readonly string[]>): Promise<never> {
   rt.logger.error(
     { err, postIds, refusal: err instanceof Error && err.cause instanceof Error ? err.cause.message : String(err) },
-    'Temporal refused to start the workflow of these posts as invalid: they are failed with their quota returned, and the request answers 500',
+    'Temporal refused to start the workflow of these posts as invalid: they are failed with their quota returned, and the request is told (500, or their accounts\' results in a fan-out)',
   );
-  await failUnstarted(unstartableSentence);
-  throw new ApiError('internal_error', `Herald could not start publishing: nothing was published and no quota was used; the posts are kept as failed (${postIds.join(', ')})`);
+  throw new UnstartableStart(postIds, await failUnstarted(unstartableSentence));
 }

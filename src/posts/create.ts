@@ -10,7 +10,7 @@ import type { PostView } from './post-view';
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
-import { startAndAwait } from './await-settled';
+import { fanOutStarts, startAndAwait } from './await-settled';
 import { failUnstartedPosts, insertPosts, postsInsertOf } from './repository';
 import { againOnSpacingClash } from './spacing-guard';
 import { scheduledTimesNear } from './view-queries';
@@ -33,13 +33,14 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
 
   const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
   let views: PostView[] | undefined;
+  let unstarted: ReadonlySet<string> | undefined;
   if (workflowId !== null) {
     const postIds = rows.map((row) => row.id);
     ({ views } = await startAndAwait(rt, postIds, () => startGroupWorkflow(rt, groupId!, postIds, rows), true, (sentence) => failUnstartedPosts(rt.db, postIds, sentence)));
   } else if (!draft) {
-    views = await runWorkflows(rt, rows, immediate);
+    ({ views, unstarted } = await runWorkflows(rt, rows, immediate));
   }
-  return publishOutcome(rt, { created, fanOut, groupId, draft, warnings, views });
+  return publishOutcome(rt, { created, fanOut, groupId, draft, warnings, views, unstarted });
 }
 
 async function validateAndWrite(rt: PostsRuntime, body: CreatePostBody, fanOut: boolean, read: CreationRead) {
@@ -117,14 +118,14 @@ export function chargesOf(postId: string, plan: Pick<AccountPlanOf<AccountBody>,
 
 /**
  * Starts one `publishPost` per post (rows just written), in parallel; immediate posts are awaited (see `startAndAwait`).
- * Returns the posts' views when every one settled with the view its recording gave (then the answer needs no read).
+ * Returns the posts' views when every one settled with the view its recording gave (then the answer needs no read),
+ * and the posts whose start Temporal refused as invalid while others started (`fanOutStarts`: failed, refunded,
+ * their accounts' results say so); every start refused is the request's 500.
  */
-export async function runWorkflows(rt: PostsRuntime, posts: readonly StartedPost[], awaitResults: boolean): Promise<PostView[] | undefined> {
-  const awaited = await Promise.all(
-    posts.map((post) =>
-      startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults, (sentence) => failUnstartedPosts(rt.db, [post.id], sentence)),
-    ),
+export async function runWorkflows(rt: PostsRuntime, posts: readonly StartedPost[], awaitResults: boolean): Promise<{ views?: PostView[]; unstarted: ReadonlySet<string> }> {
+  const { done, refused } = await fanOutStarts(posts, (post) =>
+    startAndAwait(rt, [post.id], () => startPublishWorkflow(rt, post.id, { immediate: awaitResults, post }), awaitResults, (sentence) => failUnstartedPosts(rt.db, [post.id], sentence)),
   );
-  const views = awaited.flatMap((one) => one.views ?? []);
-  return views.length === posts.length ? views : undefined;
+  const views = posts.flatMap((post) => done.get(post)?.views ?? []);
+  return { views: views.length === posts.length ? views : undefined, unstarted: new Set([...refused.keys()].map((post) => post.id)) };
 }

@@ -19,7 +19,7 @@ interface PostResult {
   platform_post_url: string | null;
   status: PostView['status'];
   post: PostView;
-  error: { code: 'upstream_error'; message: string } | null;
+  error: { code: 'upstream_error' | 'internal_error'; message: string } | null;
 }
 
 /** A create or a promotion: the post (one account), its refusal by the platform (the row is kept `failed`), or a fan-out. */
@@ -41,7 +41,16 @@ function withWarnings(view: PostView, warnings: readonly WarningEntry[]): PostVi
  */
 export async function publishOutcome(
   rt: Pick<PostsRuntime, 'db'>,
-  input: { created: readonly CreatedPost[]; fanOut: boolean; groupId: string | null; draft: boolean; warnings: readonly WarningEntry[]; views?: readonly PostView[] },
+  input: {
+    created: readonly CreatedPost[];
+    fanOut: boolean;
+    groupId: string | null;
+    draft: boolean;
+    warnings: readonly WarningEntry[];
+    views?: readonly PostView[];
+    /** Posts of a fan-out whose workflow Temporal refused to start (`runWorkflows`): failed by Herald, not the platform. */
+    unstarted?: ReadonlySet<string>;
+  },
 ): Promise<PublishOutcome> {
   // Views this process's worker recorded (`PostChangeFeed.recording`) are the rows as committed: no read for them.
   const views = input.views ?? (await loadPostViews(rt.db, input.created.map((c) => c.id)));
@@ -60,7 +69,7 @@ export async function publishOutcome(
       platform_post_url: view.platform_post_url,
       status: view.status,
       post: view,
-      error: ok ? null : { code: 'upstream_error', message: view.error_message ?? 'The platform refused the post' },
+      error: ok ? null : { code: input.unstarted?.has(view.id) ? 'internal_error' : 'upstream_error', message: view.error_message ?? 'The platform refused the post' },
     };
   });
   return { kind: 'fan_out', groupId: input.groupId, results };

@@ -250,7 +250,7 @@ async function promoteDraft(rt: PostsRuntime, userId: string, planned: PlannedUp
     const charges = chargesOf(newRow.id, { scheduledAt: newRow.scheduled_at ?? null, xLinkBilled: validation.xLinkBilled, body: validation.body });
     await reserveQuota(trx, { userId, limits: planned.limits, now: planned.now, charges });
   });
-  const views = await runWorkflows(rt, [newRow], newRow.status === 'publishing');
+  const { views } = await runWorkflows(rt, [newRow], newRow.status === 'publishing');
   const outcome = await publishOutcome(rt, { created: [{ id: newRow.id, account }], fanOut: false, groupId: null, draft: false, warnings: [], views });
   if (outcome.kind === 'platform_refused') {
     // As for a refused create, the new post stays `failed` (its quota refunded) as the record of the attempt; the

@@ -11,13 +11,13 @@ import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
 import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
 import type { PostsRuntime } from '../posts/runtime';
-import { startAndAwait } from '../posts/await-settled';
+import { fanOutStarts, startAndAwait } from '../posts/await-settled';
 import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf } from '../posts/repository';
 import { againOnSpacingClash } from '../posts/spacing-guard';
 import { ChangedSinceRead } from '../posts/edit-guard';
 import { scheduledTimesNear } from '../posts/view-queries';
 import { threadOutcome, type CreatedThread, type ThreadCreateOutcome, type ThreadOutcome } from './respond';
-import { failUnstartedThread } from './repository';
+import { discardUnstartedThread, failUnstartedThread } from './repository';
 import { startThreadWorkflow } from './workflow-client';
 
 /**
@@ -170,20 +170,22 @@ async function preparePartsMedia(
 
 /**
  * Starts one workflow per thread, in parallel. Immediate threads are awaited (their outcome is the answer); a start
- * that fails is left to the reconciler, one refused as invalid fails the thread (`startAndAwait`). A thread published
- * whole is heard on the change feed (every part settled: recorded, and its first comment tried); a thread that failed was removed, which the feed announces too, and then
- * its workflow's result, which says why, is the answer (`startAndAwait`).
+ * that fails is left to the reconciler. One refused as invalid fails the thread (`startAndAwait`): a scheduled one
+ * kept `failed`, an immediate one discarded as a thread failing at once is; in a fan-out whose other threads started,
+ * it is that account's failed result (`unstarted`), every start refused the request's 500 (`fanOutStarts`). A thread
+ * published whole is heard on the change feed (every part settled: recorded, and its first comment tried); a thread
+ * that failed was removed, which the feed announces too, and then its workflow's result, which says why, is the
+ * answer (`startAndAwait`).
  */
 async function runThreadWorkflows(rt: PostsRuntime, threads: ReadonlyArray<{ threadId: string; rows: ReadonlyArray<NewPostRow & { id: string }> }>): Promise<Map<string, ThreadOutcome>> {
   const outcomes = new Map<string, ThreadOutcome>();
-  await Promise.all(
-    threads.map(async ({ threadId, rows }) => {
-      const immediate = rows[0]!.status === 'publishing';
-      const start = () => startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
-      const failUnstarted = (sentence: string) => failUnstartedThread(rt.db, threadId, sentence);
-      const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate, failUnstarted)).result as PublishThreadResult | undefined;
-      if (result?.outcome === 'failed') outcomes.set(threadId, result);
-    }),
-  );
+  const { refused } = await fanOutStarts(threads, async ({ threadId, rows }) => {
+    const immediate = rows[0]!.status === 'publishing';
+    const start = () => startThreadWorkflow(rt, threadId, { scheduledAt: rows[0]!.scheduled_at, immediate, rows });
+    const failUnstarted = (sentence: string) => (immediate ? discardUnstartedThread : failUnstartedThread)(rt.db, threadId, sentence);
+    const result = (await startAndAwait(rt, rows.map((row) => row.id), start, immediate, failUnstarted)).result as PublishThreadResult | undefined;
+    if (result?.outcome === 'failed') outcomes.set(threadId, result);
+  });
+  for (const [{ threadId }, refusal] of refused) outcomes.set(threadId, { outcome: 'unstarted', message: refusal.message });
   return outcomes;
 }

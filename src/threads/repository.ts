@@ -14,6 +14,7 @@ import { recordPostEvents } from '../posts/post-events';
 import { failPendingCommentColumns, firstCommentNotSent } from '../posts/first-comment-not-sent';
 import { failUnstarted } from '../posts/repository';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
+import { deleteSupported } from '../platforms/capabilities';
 
 /**
  * The thread transitions of the `posts` table (one row per part, `thread_id` + `thread_order`), as free functions
@@ -30,6 +31,12 @@ type Trx = Transaction<Database>;
  * account. Null when the account row is gone.
  */
 export type ThreadPartRow = PostRow & { account_via: AccountRow['via'] };
+
+/** Whether what a thread's account published can be deleted again (`deleteSupported`): its rollback is tried only then. */
+export function rollbackSupportedOf(row: ThreadPartRow): boolean {
+  const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
+  return deleteSupported(row.platform, { via: row.account_via ?? undefined, placement });
+}
 
 const accountVia = sql<AccountRow['via']>`(select accounts.via from accounts where accounts.id = posts.account_id)`.as('account_via');
 
@@ -300,11 +307,26 @@ export async function failThread(db: Db, threadId: string, message: string, roll
 }
 
 /**
- * A thread whose workflow Temporal refused to start as invalid at its request (`startAndAwait`): every `scheduled` or
- * `publishing` part → `failed` with the sentence, first comments not sent, every reservation refunded, `thread.failed`
- * written. Kept, not removed as a thread that failed at the platform is: nothing was sent, and the rows are where the
- * user reads why. Returns the parts it failed.
+ * A scheduled thread whose workflow Temporal refused to start as invalid at its request (`startAndAwait`): every
+ * `scheduled` or `publishing` part → `failed` with the sentence, first comments not sent, every reservation refunded,
+ * `thread.failed` written. Kept, as a scheduled thread that fails is (the client may hold its ids; README "Threads").
+ * Returns the parts it failed.
  */
 export async function failUnstartedThread(db: Db, threadId: string, sentence: string): Promise<string[]> {
   return failUnstarted(db, (eb) => eb('thread_id', '=', threadId), sentence, (trx) => recordThreadEvent(trx, 'thread.failed', threadId));
+}
+
+/**
+ * An immediate thread whose workflow Temporal refused to start: discarded as any immediate thread that fails is
+ * (publishing-api.md "States and transitions" rule 2: no rows are kept, the whole quota refunded; `discardThread`),
+ * its `thread.failed` event showing the parts `failed` with the sentence and a rollback of nothing published. It was
+ * kept as `failed` rows (2026-12-07), where a thread refused by the platform keeps none. Returns the parts kept: none.
+ */
+export async function discardUnstartedThread(db: Db, threadId: string, sentence: string): Promise<string[]> {
+  const parts = await loadThreadParts(db, threadId);
+  const first = parts[0];
+  if (!first) return [];
+  const rollback = { platform: first.platform, published: 0, rolled_back: [], still_live: [], rollback_supported: rollbackSupportedOf(first), quota_refunded: true };
+  await discardThread(db, threadId, parts.map((part) => part.id), { message: sentence, rollback });
+  return [];
 }

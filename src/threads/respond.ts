@@ -1,4 +1,5 @@
 import type { AccountRow } from '../db/tables/accounts';
+import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
 import { platformRefusal, type FanOut, type PlatformRefusal } from '../posts/outcomes';
 import type { PostView } from '../posts/post-view';
@@ -15,7 +16,11 @@ export interface CreatedThread {
   postIds: string[];
 }
 
-export type ThreadOutcome = Extract<PublishThreadResult, { outcome: 'failed' }>;
+/** A thread that did not go out: failed (its workflow's result), or its workflow refused by Temporal in a fan-out (`unstarted`). */
+export type ThreadOutcome = Extract<PublishThreadResult, { outcome: 'failed' }> | { outcome: 'unstarted'; message: string };
+
+/** One account's failure: the platform's refusal, or Herald's own (`internal_error`, a workflow Temporal refused to start). */
+type ThreadFailure = PlatformRefusal | { kind: 'unstarted'; code: 'internal_error'; message: string; details?: undefined };
 
 /** One account's result in a thread fan-out: `thread_id` and `posts` instead of `post`. */
 interface ThreadResult {
@@ -28,15 +33,19 @@ interface ThreadResult {
   thread_id: string | null;
   posts: PostView[] | null;
   /** As the error envelope would carry it: `code`, `message`, and `thread_rollback` where there is one. */
-  error: ({ code: PlatformRefusal['code']; message: string } & Record<string, unknown>) | null;
+  error: ({ code: ThreadFailure['code']; message: string } & Record<string, unknown>) | null;
 }
 
 /** A thread create: the thread (one account), its refusal (rows gone, nothing kept), or a fan-out. */
 export type ThreadCreateOutcome = { kind: 'created'; threadId: string; posts: PostView[] } | PlatformRefusal | FanOut<ThreadResult>;
 
 /** A failed thread: `upstream_error`, or `thread_rollback_incomplete` when parts are still live; both carry `thread_rollback`. */
-function refusalOfThread(outcome: ThreadOutcome): PlatformRefusal {
+function refusalOfThread(outcome: Extract<ThreadOutcome, { outcome: 'failed' }>): PlatformRefusal {
   return platformRefusal(outcome.message, outcome.code, { thread_rollback: outcome.rollback });
+}
+
+function failureOf(outcome: ThreadOutcome): ThreadFailure {
+  return outcome.outcome === 'unstarted' ? { kind: 'unstarted', code: 'internal_error', message: outcome.message } : refusalOfThread(outcome);
 }
 
 /**
@@ -55,13 +64,15 @@ export async function threadOutcome(
         .filter((v) => v.thread_id === thread.threadId)
         .map((v): PostView => (input.draft ? { ...v, warnings: input.warnings.filter((w) => w.account_id === thread.account.id) } : v));
       const outcome = input.outcomes.get(thread.threadId);
-      const failure = outcome ? refusalOfThread(outcome) : posts.length === 0 ? await lostOutcome(rt, thread) : failedRows(posts);
+      const failure: ThreadFailure | undefined = outcome ? failureOf(outcome) : posts.length === 0 ? await lostOutcome(rt, thread) : failedRows(posts);
       return { thread, posts, failure };
     }),
   );
 
   if (!input.fanOut) {
     const { thread, posts, failure } = results[0]!;
+    // A lone thread's refused start is the request's 500 (`fanOutStarts`); never an outcome here.
+    if (failure?.kind === 'unstarted') throw new ApiError('internal_error', failure.message);
     return failure ?? { kind: 'created', threadId: thread.threadId, posts };
   }
   const shaped = results.map(({ thread, posts, failure }): ThreadResult => {
@@ -88,7 +99,7 @@ export async function threadOutcome(
  */
 async function lostOutcome(rt: Pick<PostsRuntime, 'db'>, thread: CreatedThread): Promise<PlatformRefusal> {
   const recorded = await recordedThreadFailure(rt.db, thread.userId, thread.threadId);
-  const rollback = recorded?.rollback as ThreadOutcome['rollback'] | null | undefined;
+  const rollback = recorded?.rollback as Extract<ThreadOutcome, { outcome: 'failed' }>['rollback'] | null | undefined;
   if (!recorded?.message || !rollback) return platformRefusal(`${platformName(thread.account.platform)} did not take the thread; nothing of it was kept`);
   return refusalOfThread({ outcome: 'failed', code: rollback.still_live.length > 0 ? 'thread_rollback_incomplete' : 'upstream_error', message: recorded.message, rollback });
 }

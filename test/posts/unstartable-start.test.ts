@@ -23,7 +23,10 @@ describe('a post whose workflow Temporal refuses to start', function () {
   this.timeout(120_000);
   let h: PostsHarness;
   let x: AccountRow;
+  let x2: AccountRow;
   let rt: PostsRuntime;
+  /** Refuses only the starts of `x`'s posts and threads (a fan-out's other accounts start). */
+  let rtRefusingX: PostsRuntime;
   const lines: string[] = [];
 
   before(async () => {
@@ -38,6 +41,22 @@ describe('a post whose workflow Temporal refuses to start', function () {
     });
     const logger = createLogger('error', { write: (line: string) => void lines.push(line) });
     rt = createPostsRuntime({ config: testConfig(), db: h.db, logger, temporal: refusing }, { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox });
+    x2 = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const accountOf = async (arg: { postId?: string; threadId?: string }) =>
+      (await h.db.selectFrom('posts').select('account_id').where(arg.postId ? 'id' : 'thread_id', '=', (arg.postId ?? arg.threadId)!).executeTakeFirst())?.account_id;
+    const refusingX = new Client({
+      connection: h.env.connection,
+      namespace: h.env.namespace,
+      interceptors: {
+        workflow: [
+          {
+            start: async (input, next) =>
+              (await accountOf(input.options.args[0] as { postId?: string; threadId?: string })) === x.id ? next({ ...input, options: { ...input.options, searchAttributes: { CustomKeywordField: tooLong } } }) : next(input),
+          },
+        ],
+      },
+    });
+    rtRefusingX = createPostsRuntime({ config: testConfig(), db: h.db, logger, temporal: refusingX }, { taskQueue: h.taskQueue, adapters: h.standIns.adapters, sealedBox: testSealedBox });
   });
   after(async () => h?.stop());
 
@@ -81,5 +100,64 @@ describe('a post whose workflow Temporal refuses to start', function () {
     const after = await usageFor(h.db, h.api.userId, h.now());
     assert.deepEqual({ posts: after.posts, scheduled: after.scheduled }, { posts: before.posts, scheduled: before.scheduled });
     assert.equal((await failedEvents('thread.failed')).length, 1);
+  });
+
+  it('an immediate thread: 500 saying nothing of it was kept, no rows kept (as any thread failing at once), the quota returned, thread.failed written', async () => {
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const eventsBefore = (await failedEvents('thread.failed')).length;
+    const body = { account_id: x.id, posts: [{ text: 'refused now 1' }, { text: 'refused now 2' }] } as CreateThreadBody;
+    await assert.rejects(createThreads(rt, h.api.userId, body), (err: Error & { code?: string; status?: number }) => isInternalError(err) && /nothing of it was kept/.test(err.message) && !/kept as failed/.test(err.message));
+    assert.deepEqual(await rowsOf('refused now'), [], 'no rows kept (publishing-api.md "States and transitions" rule 2)');
+    const after = await usageFor(h.db, h.api.userId, h.now());
+    assert.deepEqual({ posts: after.posts, scheduled: after.scheduled }, { posts: before.posts, scheduled: before.scheduled });
+    const events = await failedEvents('thread.failed');
+    assert.equal(events.length, eventsBefore + 1);
+    const data = events
+      .map((e) => e.data as { posts?: Array<{ text: string; status: string; error_message: string }>; thread_rollback?: { published: number; still_live: unknown[] } })
+      .find((d) => d.posts?.[0]?.text === 'refused now 1');
+    assert.deepEqual(data?.posts?.map((p) => [p.status, p.error_message]), [['failed', unstartableSentence], ['failed', unstartableSentence]]);
+    assert.deepEqual([data?.thread_rollback?.published, data?.thread_rollback?.still_live], [0, []]);
+  });
+
+  it('a scheduled fan-out whose second start is refused: 207-shaped results naming each post as it is (one scheduled and carrying on, one failed and refunded), not a 500', async () => {
+    const at = new Date(Date.now() + 3 * 3_600_000).toISOString();
+    const outcome = await createPosts(rtRefusingX, h.api.userId, { account_ids: [x2.id, x.id], text: 'fan-out partly refused', schedule_at: at } as CreatePostBody);
+    assert.equal(outcome.kind, 'fan_out');
+    if (outcome.kind !== 'fan_out') return;
+    const [started, refused] = outcome.results;
+    assert.deepEqual([started!.account_id, started!.success, started!.status, started!.error], [x2.id, true, 'scheduled', null]);
+    assert.deepEqual([refused!.account_id, refused!.success, refused!.status, refused!.error], [x.id, false, 'failed', { code: 'internal_error', message: unstartableSentence }]);
+    const description = await h.env.client.workflow.getHandle(`post-${started!.post_id}`).describe();
+    assert.equal(description.status.name, 'RUNNING', 'the started post waits for its time');
+    assert.ok(await allRefunded([refused!.post_id]), 'the refused post refunded');
+    const kept = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', started!.post_id).execute();
+    assert.ok(kept.length > 0 && kept.every((r) => r.state === 'reserved'), 'the started post keeps its quota');
+    await h.env.client.workflow.getHandle(`post-${started!.post_id}`).terminate('test done');
+  });
+
+  it('a scheduled fan-out whose every start is refused: 500 naming every post kept failed', async () => {
+    const at = new Date(Date.now() + 4 * 3_600_000).toISOString();
+    await assert.rejects(createPosts(rt, h.api.userId, { account_ids: [x2.id, x.id], text: 'fan-out all refused', schedule_at: at } as CreatePostBody), (err: Error & { code?: string; status?: number }) => {
+      return isInternalError(err) && /kept as failed/.test(err.message);
+    });
+    const rows = await rowsOf('fan-out all refused');
+    assert.deepEqual(rows.map((r) => r.status), ['failed', 'failed']);
+  });
+
+  it('an immediate thread fan-out whose second start is refused: the started thread publishes and is answered so, the refused one is a failed result with nothing kept', async () => {
+    const before = await usageFor(h.db, h.api.userId, h.now());
+    const body = { account_ids: [x2.id, x.id], posts: [{ text: 'fan thread part 1' }, { text: 'fan thread part 2' }] } as CreateThreadBody;
+    const outcome = await createThreads(rtRefusingX, h.api.userId, body);
+    assert.equal(outcome.kind, 'fan_out');
+    if (outcome.kind !== 'fan_out') return;
+    const [published, refused] = outcome.results;
+    assert.deepEqual([published!.account_id, published!.success, published!.posts?.map((p) => p.status)], [x2.id, true, ['published', 'published']]);
+    assert.deepEqual([refused!.account_id, refused!.success, refused!.thread_id, refused!.posts, refused!.error?.code], [x.id, false, null, null, 'internal_error']);
+    assert.match(String(refused!.error?.message), /nothing of it was kept/);
+    const rows = await h.db.selectFrom('posts').select(['account_id', 'status']).where('text', 'like', 'fan thread part%').execute();
+    assert.deepEqual(rows.map((r) => [r.account_id, r.status]), [[x2.id, 'published'], [x2.id, 'published']], 'the refused thread keeps no rows');
+    const after = await usageFor(h.db, h.api.userId, h.now());
+    assert.equal(after.posts, before.posts + 2, 'only the published thread is charged');
+    assert.deepEqual(h.standIns.x.tweets().filter((t) => t.text.startsWith('fan thread part')).map((t) => t.text), ['fan thread part 1', 'fan thread part 2'], 'sent once, by the started thread');
   });
 });

@@ -37,7 +37,8 @@ describe('publishThread workflow: a hold lost in the worker, and an immediate th
   const live = (n: number): PartAttempt => ({ ok: true, platformPostId: `x-${n}`, url: null });
 
   /** `immediate`: the thread's request waits (no schedule): its one activity is `publishThreadNow`, not a hold. */
-  async function run(holds: Array<ThreadStep | 'lost'>, states: Array<ThreadStep | 'scheduled'>, immediate = false): Promise<{ result: PublishThreadResult; calls: string[] }> {
+  /** `look`: what a part's call finds of a part whose outcome was unknown (its mark open, it looks first): the part live, or nothing to tell. */
+  async function run(holds: Array<ThreadStep | 'lost'>, states: Array<ThreadStep | 'scheduled'>, immediate = false, look: 'finds' | 'cannot tell' = 'finds'): Promise<{ result: PublishThreadResult; calls: string[] }> {
     const calls: string[] = [];
     let at = 0;
     const activities: Partial<ThreadActivities & HeldThreadActivities> = {
@@ -64,6 +65,7 @@ describe('publishThread workflow: a hold lost in the worker, and an immediate th
       },
       async publishThreadPart(input) {
         calls.push(`publish ${input.postId}`);
+        if (look === 'cannot tell') return { ok: false, kind: 'unknown_outcome', message: 'X did not confirm whether the post was published; check the account before sending it again.', retryAfterSeconds: null };
         return live(Number(input.postId.slice(1)));
       },
       async removeThreadPart(input) {
@@ -92,9 +94,15 @@ describe('publishThread workflow: a hold lost in the worker, and an immediate th
     return { result: result as PublishThreadResult, calls };
   }
 
-  it('lost after the first part went out: that part is live, the second unknown, nothing is sent again; rolled back, failed', async () => {
+  it('lost after the first part went out: that part is live, the second unknown, never sent blindly: its call looks first and the part found carries the thread on', async () => {
     const { result, calls } = await run(['lost'], [{ claim, sent: [live(1), null] }]);
-    assert.deepEqual(calls, ['hold', 'state', 'remove x-1', 'fail: X did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.']);
+    assert.deepEqual(calls, ['hold', 'state', 'publish p2', 'publish p3', 'record']);
+    assert.deepEqual(result, { outcome: 'published', firstComment: null });
+  });
+
+  it('lost after the first part went out, the second not to be told by its look: rolled back, failed', async () => {
+    const { result, calls } = await run(['lost'], [{ claim, sent: [live(1), null] }], false, 'cannot tell');
+    assert.deepEqual(calls, ['hold', 'state', 'publish p2', 'remove x-1', 'fail: X did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.']);
     assert.equal(result.outcome, 'failed');
   });
 
@@ -113,9 +121,9 @@ describe('publishThread workflow: a hold lost in the worker, and an immediate th
   describe('an immediate thread, sent from one local activity', () => {
     const now = { ...claim, scheduled: false };
 
-    it('lost after the first part went out: that part is live, the second unknown, nothing is sent again; rolled back, discarded', async () => {
-      const { result, calls } = await run(['lost'], [{ claim: now, sent: [live(1), null] }], true);
-      assert.deepEqual(calls, ['now', 'state', 'remove x-1', 'discard: X did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.']);
+    it('lost after the first part went out: the second unknown, its look cannot tell; rolled back, discarded', async () => {
+      const { result, calls } = await run(['lost'], [{ claim: now, sent: [live(1), null] }], true, 'cannot tell');
+      assert.deepEqual(calls, ['now', 'state', 'publish p2', 'remove x-1', 'discard: X did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.']);
       assert.equal(result.outcome, 'failed');
     });
 

@@ -166,11 +166,9 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
     assert.deepEqual(res.body.data.posts.map((p: any) => [p.status, p.retry_count]), [['published', 0], ['published', 0]]);
   });
 
-  it('a part whose create landed unanswered, its look failing, is looked for by the rollback and deleted: nothing of the thread stays live', async () => {
-    const texts = [1, 2, 3].map((n) => `unconfirmed part ${n}`);
+  /** The next create lands but X answers 503; the next `failingLooks` reads of the user's timeline (the look) answer 500. */
+  function landUnanswered(failingLooks: number): void {
     const tweets = { method: 'POST', path: '/2/tweets' };
-    // Part 2's create lands but X answers 503 (it may have taken effect: the mark stays open); its quick retry looks
-    // first, and that look fails: the part's outcome is unknown and the thread is rolled back.
     h.standIns.x.standIn.inject(tweets, { kind: 'delay', ms: 0 }, 1);
     h.standIns.x.standIn.inject(tweets, {
       kind: 'reply',
@@ -180,7 +178,28 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
     h.standIns.x.standIn.inject(
       { method: 'GET', path: /^\/2\/users\/[^/]+\/tweets$/ },
       { kind: 'reply', response: { status: 500, headers: { 'content-type': 'application/json' }, json: { title: 'Internal Server Error', detail: 'Internal Server Error', type: 'about:blank', status: 500 } } },
+      failingLooks,
     );
+  }
+
+  it('a part whose create landed unanswered and whose first look failed is found by the look after it: the thread carries on, each part sent once, nothing deleted', async () => {
+    const texts = [1, 2, 3].map((n) => `found again part ${n}`);
+    // Part 2's create lands, X answers 503; its quick retry's look fails (outcome unknown); the call made once more
+    // at once looks again and finds it. Before, the thread was rolled back (part 2 deleted with part 1) and answered 502.
+    landUnanswered(1);
+    const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: texts.map((text) => ({ text })) } });
+    assert.equal(res.status, 201, res.text);
+    assert.deepEqual(texts.map((text) => h.standIns.x.liveTweets().filter((t) => t.text === text).length), [1, 1, 1], 'each part live once');
+    const [t1, t2] = texts.map((t) => tweetByText(t)!);
+    assert.deepEqual(res.body.data.posts.map((p: { status: string; platform_post_id: string }) => [p.status, p.platform_post_id]).slice(0, 2), [['published', t1.id], ['published', t2.id]]);
+  });
+
+  it('a part whose create landed unanswered, its look failing, is looked for by the rollback and deleted: nothing of the thread stays live', async () => {
+    const texts = [1, 2, 3].map((n) => `unconfirmed part ${n}`);
+    // Part 2's create lands but X answers 503 (it may have taken effect: the mark stays open); its quick retry looks
+    // first, and that look fails: the part's outcome is unknown; the call made once more at once looks again and
+    // fails too, and the thread is rolled back.
+    landUnanswered(2);
     const res = await h.api.request('POST', '/api/v1/threads', { body: { account_id: x.id, posts: texts.map((text) => ({ text })) } });
     assert.equal(res.status, 502, res.text);
     const [t1, t2] = texts.map((t) => tweetByText(t));

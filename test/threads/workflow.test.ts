@@ -27,6 +27,14 @@ describe('publishThread workflow: compensation rules', function () {
     removal: (platformPostId: string) => PartRemoval;
     /** This part's activity throws (a crash, not a platform answer). */
     crashAt?: number;
+    /** Only its first call throws: the call after it (which looks first, its mark open) finds the part live. */
+    crashOnce?: boolean;
+    /** A scheduled thread (retried, failed and requeued with its bookkeeping), claimed once. */
+    scheduled?: boolean;
+    /** This part's attempt meets its account's credential being renewed (its look, or its send, stopped). */
+    awaitingCredentialAt?: number;
+    /** What `awaitThreadCredential` answers: the thread waits, or the hour is over. */
+    credentialWaits?: boolean;
     /** What the rollback's look finds of the part the thread stopped at (default: nothing; only a crash's is logged in `calls`). */
     stoppedPart?: UnconfirmedPart;
     /** The refusal at `refuseAt` (default permanent). */
@@ -36,13 +44,14 @@ describe('publishThread workflow: compensation rules', function () {
   async function run(script: Script, parts = 3): Promise<{ result: PublishThreadResult; calls: string[] }> {
     const calls: string[] = [];
     let claimed = false;
+    let crashed = false;
     const activities: Partial<ThreadActivities> = {
       async claimThread(): Promise<ThreadClaim> {
         if (claimed) return { kind: 'gone' };
         claimed = true;
         return {
           kind: 'publish',
-          scheduled: false,
+          scheduled: script.scheduled ?? false,
           platform: 'instagram',
           platformName: 'Instagram',
           parts: Array.from({ length: parts }, (_, i) => ({ postId: `p${i + 1}`, threadOrder: i + 1 })),
@@ -53,7 +62,11 @@ describe('publishThread workflow: compensation rules', function () {
       async publishThreadPart(input): Promise<PartAttempt> {
         calls.push(`publish ${input.postId} replyTo=${input.replyTo?.platformPostId ?? '-'} root=${input.replyTo?.rootPlatformPostId ?? '-'}`);
         const n = Number(input.postId.slice(1));
-        if (n === script.crashAt) throw new Error('worker lost');
+        if (n === script.crashAt && !(script.crashOnce && crashed)) {
+          crashed = true;
+          throw new Error('worker lost');
+        }
+        if (n === script.awaitingCredentialAt) return { ok: false, kind: 'retryable', message: 'X access ended; Herald is renewing it.', retryAfterSeconds: null, awaitingCredential: true };
         if (n === script.refuseAt) return { ok: false, kind: script.refusalKind ?? 'permanent', message: 'Instagram refused the post.', retryAfterSeconds: null };
         return { ok: true, platformPostId: `ig-${n}`, url: `https://www.instagram.com/p/ig${n}/` };
       },
@@ -67,6 +80,23 @@ describe('publishThread workflow: compensation rules', function () {
       },
       async discardThread() {
         calls.push('discard');
+      },
+      async awaitThreadCredential() {
+        calls.push('await credential');
+        return script.credentialWaits ? { waiting: true } : { waiting: false, message: 'X access ended and Herald could not renew it for an hour past the thread\'s time.' };
+      },
+      async requeueThread() {
+        calls.push('requeue');
+      },
+      async failThread() {
+        calls.push('fail');
+      },
+      async cleanupThreadMedia() {
+        calls.push('cleanup');
+        return 0;
+      },
+      async recordThreadPublished() {
+        calls.push('record');
       },
     };
     const taskQueue = `threads-wf-${randomUUID()}`;
@@ -140,7 +170,8 @@ describe('publishThread workflow: compensation rules', function () {
 
   it('a part whose activity crashes (outcome unknown) rolls back what was published instead of failing the workflow', async () => {
     const { result, calls } = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', crashAt: 2 });
-    assert.deepEqual(calls, ['publish p1 replyTo=- root=-', 'publish p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'discard']);
+    // Called once more at once (that call looks first), it crashes again: rolled back.
+    assert.deepEqual(calls, ['publish p1 replyTo=- root=-', 'publish p2 replyTo=ig-1 root=ig-1', 'publish p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'discard']);
     assert.deepEqual(result, {
       outcome: 'failed',
       code: 'upstream_error',
@@ -152,7 +183,7 @@ describe('publishThread workflow: compensation rules', function () {
   it('the part whose send was not confirmed is looked for first (replying to the part before it): found, it is deleted and counted as rolled back', async () => {
     const stoppedPart: UnconfirmedPart = { kind: 'removed', platformPostId: 'ig-2', url: 'https://www.instagram.com/p/ig2/' };
     const { result, calls } = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', crashAt: 2, stoppedPart });
-    assert.deepEqual(calls, ['publish p1 replyTo=- root=-', 'publish p2 replyTo=ig-1 root=ig-1', 'look for p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'discard']);
+    assert.deepEqual(calls, ['publish p1 replyTo=- root=-', 'publish p2 replyTo=ig-1 root=ig-1', 'publish p2 replyTo=ig-1 root=ig-1', 'look for p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'discard']);
     assert.deepEqual(result, {
       outcome: 'failed',
       code: 'upstream_error',
@@ -176,6 +207,37 @@ describe('publishThread workflow: compensation rules', function () {
       'Instagram refused the post (part 2 of 2). Part 2 may have been published: Instagram did not confirm it and Herald could not look for it; check the account before sending the thread again. The 1 published part was deleted again.',
       ['ig-1'],
     ]);
+  });
+
+  it('a part whose send went unanswered is called once more at once: that call looks first, and the part found live is kept and the thread carries on', async () => {
+    const { result, calls } = await run({ rollbackSupported: true, refuseAt: -1, removal: () => assert.fail('nothing is rolled back'), crashAt: 2, crashOnce: true });
+    assert.deepEqual(calls, ['publish p1 replyTo=- root=-', 'publish p2 replyTo=ig-1 root=ig-1', 'publish p2 replyTo=ig-1 root=ig-1', 'publish p3 replyTo=ig-2 root=ig-1', 'record', 'cleanup']);
+    assert.deepEqual(result, { outcome: 'published', firstComment: null });
+  });
+
+  it("a scheduled thread whose unknown part the rollback's look settled (deleted, or not there), nothing live: retried, not failed", async () => {
+    for (const stoppedPart of [{ kind: 'removed', platformPostId: 'ig-2', url: null }, { kind: 'absent' }] satisfies UnconfirmedPart[]) {
+      const { result, calls } = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', crashAt: 2, stoppedPart, scheduled: true });
+      assert.deepEqual(calls.slice(3), ['look for p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'requeue'], stoppedPart.kind);
+      assert.deepEqual(result, { outcome: 'gone' }, 'waits for its retry (then finds the thread gone: this test claims once)');
+    }
+    // Not to be told: failed at once, as before.
+    const unknown = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', crashAt: 2, stoppedPart: { kind: 'unknown' }, scheduled: true });
+    assert.deepEqual(unknown.calls.slice(3), ['look for p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'fail', 'cleanup']);
+  });
+
+  it("a scheduled thread's first part whose look a credential renewal stopped waits for the renewal (its mark open), not looked for (that look met the same renewal and failed the thread)", async () => {
+    const stoppedPart: UnconfirmedPart = { kind: 'unknown' };
+    const waits = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', awaitingCredentialAt: 1, credentialWaits: true, stoppedPart, scheduled: true });
+    assert.deepEqual(waits.calls, ['publish p1 replyTo=- root=-', 'await credential']);
+    assert.deepEqual(waits.result, { outcome: 'gone' }, 'waits for the renewal (then finds the thread gone: this test claims once)');
+    // The hour over, it will not wait: the look put off is made then, and a part it cannot tell about fails the thread saying so.
+    const over = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', awaitingCredentialAt: 1, credentialWaits: false, stoppedPart, scheduled: true });
+    assert.deepEqual(over.calls, ['publish p1 replyTo=- root=-', 'await credential', 'look for p1 replyTo=- root=-', 'fail', 'cleanup']);
+    assert.equal(over.result.outcome === 'failed' && over.result.message, "X access ended and Herald could not renew it for an hour past the thread's time (part 1 of 3). Part 1 may have been published: Instagram did not confirm it and Herald could not look for it; check the account before sending the thread again.");
+    // A later part is looked for as before (its earlier parts are deleted: a part sent under them could not be found again).
+    const later = await run({ rollbackSupported: true, refuseAt: -1, removal: () => 'removed', awaitingCredentialAt: 2, credentialWaits: true, stoppedPart, scheduled: true });
+    assert.deepEqual(later.calls.slice(2), ['look for p2 replyTo=ig-1 root=ig-1', 'remove ig-1', 'fail', 'cleanup']);
   });
 
   it('a change signalled while the row is being read still wakes the wait that follows (a thread moved earlier is not late)', async () => {
