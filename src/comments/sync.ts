@@ -26,6 +26,7 @@ import {
   findUnseenComments,
   markCommentsDeleted,
   markCommentsSeen,
+  markSubtreesSeen,
   removeCommentsOfOtherParts,
   storedCommentPlatformIds,
   storedOnOtherParts,
@@ -266,6 +267,7 @@ async function readAllPages(
     progress.stored += kept.length;
     // A comment listed malformed is still there: a stored one is seen; one without an id leaves every stored one in doubt.
     await markCommentsSeen(deps.db, post.id, result.unreadable?.ids ?? [], now);
+    await markSubtreesSeen(deps.db, post.id, result.unreadable?.subtrees ?? [], now);
     if ((result.unreadable?.unidentified ?? 0) > 0) conclusive = false;
     if (kept.length < result.comments.length) return { outcome: 'x_reads_spent' };
     if (!result.nextCursor) {

@@ -100,10 +100,15 @@ export interface CommentPage {
   unreadable?: UnreadableComments;
 }
 
-/** `ids`: platform ids of comments left out as malformed; `unidentified`: how many had no usable id. */
+/**
+ * `ids`: platform ids of comments left out as malformed; `unidentified`: how many had no usable id. `subtrees`: ids of
+ * comments the platform listed without their replies (Bluesky's `blockedPost`/`notFoundPost`, a node past the depth
+ * read): the comment and every stored reply under it are still there as far as this read can tell.
+ */
 export interface UnreadableComments {
   ids: string[];
   unidentified: number;
+  subtrees?: string[];
 }
 
 /**

@@ -169,4 +169,33 @@ describe('comment sync: failures outside the platform call, overlapping refreshe
     await refresh(post.id, Date.now() + 15 * 60_000);
     assert.deepEqual(await deletedOf(post.id), { 'turns timeless': false, 'really removed': true, 'stays plain': false });
   });
+  it('bluesky: a reply answered blockedPost or notFoundPost is kept, with the stored replies under it; a removed one is deleted', async () => {
+    const { bluesky } = h.standIns;
+    const me = bluesky.addAccount({ handle: `unshown${Math.floor(Math.random() * 1e9)}.bsky.test` });
+    const account = await connectAccount(h, { platform: 'bluesky', handle: me.handle, app_password: me.appPassword, service_url: bluesky.origin });
+    const post = await publish(h, account.id, 'replies the AppView will not show');
+    const fan = bluesky.addAccount({ handle: `unshownfan${Math.floor(Math.random() * 1e9)}.bsky.test` });
+    const blocked = bluesky.reply(post.platform_post_id, fan, 'from a blocked author');
+    const under = bluesky.reply(blocked.uri, fan, 'under the blocked one');
+    bluesky.reply(under.uri, fan, 'deeper under it');
+    const lost = bluesky.reply(post.platform_post_id, fan, 'not found later');
+    bluesky.reply(lost.uri, fan, 'under the not found one');
+    const removed = bluesky.reply(post.platform_post_id, fan, 'really removed');
+    await refresh(post.id, Date.now());
+    assert.equal(Object.values(await deletedOf(post.id)).filter((d) => d === false).length, 6);
+
+    bluesky.showAs(blocked.uri, 'blocked');
+    bluesky.showAs(lost.uri, 'notFound');
+    bluesky.remove(removed.uri);
+    await refresh(post.id, Date.now() + 2 * 60_000);
+    assert.equal((await state(post.id)).status, 'ok');
+    assert.deepEqual(await deletedOf(post.id), {
+      'from a blocked author': false,
+      'under the blocked one': false,
+      'deeper under it': false,
+      'not found later': false,
+      'under the not found one': false,
+      'really removed': true,
+    });
+  });
 });
