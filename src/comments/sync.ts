@@ -283,6 +283,7 @@ async function readAllPages(
     // Sync rule 8: one read per reply x returned; what the allowance does not cover is not stored.
     const kept = result.comments.slice(0, granted);
     if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
+    thread?.comments.learn(result.ancestors ?? []);
     await upsertRefreshedComments(deps.db, post, (thread ? thread.comments.take(kept) : kept).map(toRefreshed), now);
     progress.stored += kept.length;
     // A comment listed malformed is still there: a stored one is seen; one without an id leaves every stored one in doubt.

@@ -98,6 +98,12 @@ export interface CommentPage {
   nextCursor: string | null;
   /** Comments the platform listed on this page but answered malformed (left out of `comments`; `listedComments`). */
   unreadable?: UnreadableComments;
+  /**
+   * Tweets the page's replies answer that it did not list, with the platform id each answers in turn (x's
+   * `includes.tweets`: a parent past recent search's 7 days): what places a reply on a thread's part when its parent
+   * was never stored (`ThreadPartComments.learn`). Not comments to store.
+   */
+  ancestors?: ReadonlyArray<{ id: string; parentId: string }>;
 }
 
 /**
