@@ -145,6 +145,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
         },
       });
       const users = new Map((page.includes?.users ?? []).map((u) => [u.id, u]));
+      const ancestors = ancestorsOf(page.includes?.tweets ?? []);
       return {
         ...listedComments(
           (page.data ?? []).filter((t) => t.id !== root),
@@ -152,7 +153,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
           (t) => t.id,
         ),
         nextCursor: page.meta?.next_token ?? null,
-        ancestors: ancestorsOf(page.includes?.tweets ?? []),
+        ...(ancestors.length ? { ancestors } : {}),
       };
     },
 
