@@ -15,6 +15,7 @@ export function createCommentSyncActivities(deps: CommentSyncDeps) {
         onPage: () => {
           const ctx = Context.current();
           ctx.heartbeat();
+          // The refresh records what it read as stopped part-way (its time ran out), whatever this throws.
           if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason ?? new Error('the comment refresh was given up on');
         },
       });

@@ -45,6 +45,7 @@ import * as m0271 from './0271_comment_reply_charge';
 import * as m0273 from './0273_overage_phantoms_repaired';
 import * as m0275 from './0275_credential_refusals';
 import * as m0276 from './0276_publish_attempt_first';
+import * as m0279 from './0279_reply_attempt_looks';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -97,4 +98,5 @@ export const migrations: Record<string, Migration> = {
   '0273_overage_phantoms_repaired': m0273,
   '0275_credential_refusals': m0275,
   '0276_publish_attempt_first': m0276,
+  '0279_reply_attempt_looks': m0279,
 };

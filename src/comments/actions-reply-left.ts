@@ -12,6 +12,18 @@ import { loadCommentTarget } from './actions-target';
 const REPLY_LEFT_AFTER_MS = 15 * 60_000;
 /** One that could not be looked for (the platform failing) this long is refunded unlooked: nothing is charged. */
 const REPLY_GIVEN_UP_AFTER_MS = 24 * 3_600_000;
+/**
+ * After a look that could not tell, the next waits this long, doubling with each such look up to `LOOK_WAIT_MAX_MS`
+ * (2, 4, 8, 16, 32 minutes, then hourly: about 28 looks in the day, where it looked every minute, up to 10 listing
+ * calls each, against the platform's rate limit).
+ */
+const LOOK_WAIT_FIRST_MS = 2 * 60_000;
+const LOOK_WAIT_MAX_MS = 60 * 60_000;
+
+/** The wait after the `looks`-th look that could not tell. */
+export function nextLookWaitMs(looks: number): number {
+  return Math.min(LOOK_WAIT_FIRST_MS * 2 ** Math.max(0, Math.min(looks - 1, 20)), LOOK_WAIT_MAX_MS);
+}
 
 interface SettleResult {
   spent: number;
@@ -41,6 +53,8 @@ export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: Abor
     .selectAll()
     .select(sql<boolean>`started_at < now() - ${`${REPLY_GIVEN_UP_AFTER_MS} milliseconds`}::interval`.as('given_up'))
     .where('started_at', '<', sql<Date>`now() - ${`${REPLY_LEFT_AFTER_MS} milliseconds`}::interval`)
+    // Due for a look, or to be given up on (which does not wait for a look's backoff).
+    .where(sql<boolean>`(next_look_at is null or next_look_at <= now() or started_at < now() - ${`${REPLY_GIVEN_UP_AFTER_MS} milliseconds`}::interval)`)
     .orderBy('started_at')
     .execute();
   const result: SettleResult = { spent: 0, refunded: 0, failed: 0 };
@@ -66,12 +80,20 @@ export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: Abor
       result[found ? 'spent' : 'refunded']++;
     } catch (err) {
       if (attempt.given_up) {
+        // A day of looks could not tell: nothing is charged (a keyed retry looks again before it sends).
         await refundQuota(rt.db, [attempt.charge_id]);
         result.refunded++;
+        rt.logger.warn({ chargeId: attempt.charge_id, commentId: attempt.comment_id }, 'reconcile: gave up looking for a reply left reserved; refunded');
         continue;
       }
       result.failed++;
-      rt.logger.error({ err, chargeId: attempt.charge_id, commentId: attempt.comment_id }, 'reconcile: could not look for a reply left reserved');
+      const looks = attempt.looks + 1;
+      await rt.db
+        .updateTable('reply_attempts')
+        .set({ looks, next_look_at: sql<Date>`now() + ${`${nextLookWaitMs(looks)} milliseconds`}::interval` })
+        .where('charge_id', '=', attempt.charge_id)
+        .execute();
+      rt.logger.error({ err, chargeId: attempt.charge_id, commentId: attempt.comment_id, looks }, 'reconcile: could not look for a reply left reserved');
     }
   }
   return result;

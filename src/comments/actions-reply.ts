@@ -131,7 +131,7 @@ async function recordReplyAttempt(trx: Transaction<Database>, attempt: { chargeI
   await trx
     .insertInto('reply_attempts')
     .values({ charge_id: attempt.chargeId, user_id: attempt.userId, post_id: attempt.postId, comment_id: attempt.commentId, text: attempt.text })
-    .onConflict((oc) => oc.column('charge_id').doUpdateSet({ started_at: sql`now()` }))
+    .onConflict((oc) => oc.column('charge_id').doUpdateSet({ started_at: sql`now()`, looks: 0, next_look_at: null }))
     .execute();
 }
 
@@ -157,7 +157,7 @@ async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, te
       found = await findUnrecordedReply(rt, target, text, startedAt);
     } catch (lookErr) {
       if (!isPlatformFailure(lookErr)) throw lookErr;
-      throw new ReplyUntold(err.platform, `${unconfirmedReply(err.platform)} Herald could not tell from the post's comments either (${lookErr.clientMessage.replace(/\.$/, '')}); it keeps looking, and the reply is charged only if it is found.`, lookErr);
+      throw new ReplyUntold(err.platform, `${unconfirmedReply(err.platform)} Herald could not tell from the post's comments either (${lookErr.clientMessage.replace(/\.$/, '')}); it keeps looking for up to a day, and the reply is charged only if it is found (the comment then shows it as its reply); otherwise nothing is charged.`, lookErr);
     }
     if (found) return found;
     throw new PlatformFailure(
@@ -196,7 +196,7 @@ async function lookBeforeSending(rt: CommentActionsRuntime, target: CommentTarge
     return await findUnrecordedReply(rt, target, text, since);
   } catch (err) {
     if (!isPlatformFailure(err) || err.kind === 'reauthorize') throw err;
-    const message = `${err.clientMessage.replace(/\.$/, '')}. Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on ${platformName(err.platform)}, so nothing was sent; that attempt is charged only if its reply is found. Send it again later with the same key.`;
+    const message = `${err.clientMessage.replace(/\.$/, '')}. Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on ${platformName(err.platform)}, so nothing was sent; that attempt is charged only if its reply is found (Herald keeps looking for up to a day). Send it again later with the same key.`;
     throw new ReplyUntold(err.platform, message, err);
   }
 }

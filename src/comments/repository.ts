@@ -241,6 +241,23 @@ export async function markCommentsSeen(db: Executor, postId: string, platformCom
 }
 
 /**
+ * Comments a refresh found listed without their replies (`UnreadableComments.subtrees`: a Bluesky reply answered
+ * `blockedPost`/`notFoundPost`): each, and every stored comment under it at any depth, is marked seen, so a complete
+ * read does not take them for deleted; nothing else about them changes.
+ */
+export async function markSubtreesSeen(db: Executor, postId: string, platformCommentIds: readonly string[], seenAt: Date): Promise<void> {
+  if (platformCommentIds.length === 0) return;
+  await sql`
+    with recursive subtree(platform_comment_id) as (
+      select unnest(${[...platformCommentIds]}::text[])
+      union
+      select c.platform_comment_id from comments c join subtree s on c.post_id = ${postId} and c.platform_parent_id = s.platform_comment_id
+    )
+    update comments set last_seen_at = ${seenAt}
+    where post_id = ${postId} and platform_comment_id in (select platform_comment_id from subtree)`.execute(db);
+}
+
+/**
  * Comments a complete refresh that started at `refreshStart` did not see: gone from the platform. A comment the
  * service stored itself (`own`) less than `ownGraceMs` before is left alone, since platform listings can lag a fresh
  * write and a deletion is never undone. `createdAfter` limits it to comments the platform's listing still covers.

@@ -18,17 +18,31 @@ export type RecordOutcome = (outcome: Omit<SyncOutcomeWrite, 'consecutiveFailure
 type OutcomePost = Pick<PostRow, 'id' | 'platform' | 'account_id'>;
 
 /**
- * A read stopped at the page limit stored what it read, but `ok` ("snapshot is current") would tell a client it holds
- * every comment: it is `error` ("snapshot returned as it stands") with a reason saying it stopped part-way, as an x read
- * the allowance stopped is `budget` with such a reason, and the next waits the failure backoff (the next read of so
- * many comments would stop there again). Nothing is inferred deleted from it (README, 2026-12-07, fix-comment-sync-two).
+ * A read stopped part-way (at the page limit, or when Temporal gave up on it: its time budget) stored what it read, but
+ * `ok` ("snapshot is current") would tell a client it holds every comment: it is `error` ("snapshot returned as it
+ * stands") with a reason saying why it stopped part-way, as an x read the allowance stopped is `budget` with such a
+ * reason, and the next waits the failure backoff (the next read of so many comments would stop there again). Nothing
+ * is inferred deleted from it (README, 2026-12-07, fix-comment-sync-two). One whose time ran out before its first page
+ * read nothing: the snapshot stays as of the last sync.
  */
-export async function recordTruncated(post: OutcomePost, pages: number, failuresBefore: number, now: Date, record: RecordOutcome): Promise<void> {
+export async function recordTruncated(
+  post: OutcomePost,
+  read: { pages: number; by: 'pages' | 'time' },
+  failuresBefore: number,
+  now: Date,
+  record: RecordOutcome,
+): Promise<void> {
   const failures = failuresBefore + 1;
   const nextSyncAfter = new Date(now.getTime() + backoffMs(post.platform, failures, null));
-  const reason =
-    `The last comment refresh stopped part-way, after ${pages.toLocaleString('en-US')} ${pages === 1 ? 'page' : 'pages'} of ${platformName(post.platform)} comments; ` +
-    `the comments shown may be incomplete. Next refresh after ${nextSyncAfter.toISOString()}.`;
+  const name = platformName(post.platform);
+  const next = `Next refresh after ${nextSyncAfter.toISOString()}.`;
+  if (read.pages === 0) {
+    const reason = `The last comment refresh ran out of time before reading any ${name} comments; the comments shown are from the last sync. ${next}`;
+    return record({ status: 'error', reason, nextSyncAfter, consecutiveFailures: failures });
+  }
+  const pages = `${read.pages.toLocaleString('en-US')} ${read.pages === 1 ? 'page' : 'pages'} of ${name} comments`;
+  const where = read.by === 'time' ? `when its time ran out, after ${pages}` : `after ${pages}`;
+  const reason = `The last comment refresh stopped part-way, ${where}; the comments shown may be incomplete. ${next}`;
   return record({ status: 'error', reason, syncedAt: now, nextSyncAfter, consecutiveFailures: failures });
 }
 

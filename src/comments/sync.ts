@@ -26,6 +26,7 @@ import {
   findUnseenComments,
   markCommentsDeleted,
   markCommentsSeen,
+  markSubtreesSeen,
   removeCommentsOfOtherParts,
   storedCommentPlatformIds,
   storedOnOtherParts,
@@ -66,6 +67,12 @@ interface RefreshHooks {
 /** The refresh's claim on its post ran out and another refresh took it: this one stops and leaves the outcome to that one. */
 class RefreshClaimLost extends Error {}
 
+/**
+ * `onPage` threw: Temporal gave up on the activity (its time budget, start-to-close or heartbeat, ran out). The read
+ * stops there, part-way, and is reported as such (`recordTruncated`), not as an answer Herald could not process.
+ */
+class RefreshTimeUp extends Error {}
+
 /** `stop`: the post cannot have comments read (gone, unpublished, platform without a read): the workflow ends. */
 export type RefreshResult = { kind: 'stop' } | { kind: 'checked'; ran: boolean; nextBackgroundAt: number | null };
 
@@ -103,7 +110,11 @@ export async function refreshIfDue(deps: CommentSyncDeps, input: { postId: strin
     if (!isDue(row.platform, state, input.mode, now)) return { kind: 'checked', ran: false, nextBackgroundAt: nextBackgroundAt(row.platform, state, now) };
     const onPage = async () => {
       if (!(await renewRefreshClaim(deps.db, row.id, claim))) throw new RefreshClaimLost();
-      hooks.onPage?.();
+      try {
+        hooks.onPage?.();
+      } catch (err) {
+        throw new RefreshTimeUp('the comment refresh was given up on', { cause: err });
+      }
     };
     await runRefresh(deps, { ...row, platform_post_id: row.platform_post_id }, state?.consecutive_failures ?? 0, now, { onPage, maxPages: hooks.maxPages ?? MAX_PAGES });
   } finally {
@@ -167,11 +178,12 @@ async function runRefresh(deps: CommentSyncDeps, post: RefreshPost, failuresBefo
     read = { outcome: 'failed', failure: new PlatformFailure(post.platform, 'retryable', `Herald could not process what ${name} answered`) };
   }
   const stored = progress.stored;
-  if (stored === 0 && (read.outcome === 'failed' || read.outcome === 'x_reads_spent')) await giveBackCommentSync(deps.db, post.user_id, now);
+  const readNothing = read.outcome === 'failed' || read.outcome === 'x_reads_spent' || (read.outcome === 'truncated' && read.pages === 0);
+  if (stored === 0 && readNothing) await giveBackCommentSync(deps.db, post.user_id, now);
   if (read.outcome === 'complete') {
     return record({ status: 'ok', reason: null, syncedAt: now, nextSyncAfter: recheckAt, consecutiveFailures: 0 });
   }
-  if (read.outcome === 'truncated') return recordTruncated(post, read.pages, failuresBefore, now, record);
+  if (read.outcome === 'truncated') return recordTruncated(post, read, failuresBefore, now, record);
   if (read.outcome === 'x_reads_spent') {
     return record({
       status: 'budget',
@@ -198,8 +210,11 @@ async function recordPlatformDeletions(deps: CommentSyncDeps, post: RefreshPost,
 type ReadOutcome =
   /** `conclusive`: every comment listed was identified, so one stored and not seen is gone. */
   | { outcome: 'complete'; conclusive: boolean }
-  /** Stopped at the page limit: what was read is stored, but nothing can be concluded about comments not reached. */
-  | { outcome: 'truncated'; pages: number }
+  /**
+   * Stopped part-way, at the page limit (`by: 'pages'`) or when its time ran out (`by: 'time'`, after `pages` pages):
+   * what was read is stored, but nothing can be concluded about comments not reached.
+   */
+  | { outcome: 'truncated'; pages: number; by: 'pages' | 'time' }
   | { outcome: 'x_reads_spent' }
   | { outcome: 'failed'; failure: PlatformFailure };
 
@@ -248,7 +263,13 @@ async function readAllPages(
   let conclusive = true;
   let cursor: string | undefined;
   for (let page = 0; page < maxPages; page += 1) {
-    await onPage();
+    try {
+      await onPage();
+    } catch (err) {
+      if (!(err instanceof RefreshTimeUp)) throw err;
+      deps.logger.warn({ postId: post.id, pages: page }, 'comment refresh stopped: its time ran out');
+      return { outcome: 'truncated', pages: page, by: 'time' };
+    }
     const granted = metered ? await takeXCommentReads(deps.db, post.user_id, limits.xCommentReadsPerMonth, X_PAGE_SIZE, now) : Infinity;
     if (granted === 0) return { outcome: 'x_reads_spent' };
     let result;
@@ -262,10 +283,12 @@ async function readAllPages(
     // Sync rule 8: one read per reply x returned; what the allowance does not cover is not stored.
     const kept = result.comments.slice(0, granted);
     if (metered) await giveBackXCommentReads(deps.db, post.user_id, granted - kept.length, now);
+    thread?.comments.learn(result.ancestors ?? []);
     await upsertRefreshedComments(deps.db, post, (thread ? thread.comments.take(kept) : kept).map(toRefreshed), now);
     progress.stored += kept.length;
     // A comment listed malformed is still there: a stored one is seen; one without an id leaves every stored one in doubt.
     await markCommentsSeen(deps.db, post.id, result.unreadable?.ids ?? [], now);
+    await markSubtreesSeen(deps.db, post.id, result.unreadable?.subtrees ?? [], now);
     if ((result.unreadable?.unidentified ?? 0) > 0) conclusive = false;
     if (kept.length < result.comments.length) return { outcome: 'x_reads_spent' };
     if (!result.nextCursor) {
@@ -275,7 +298,7 @@ async function readAllPages(
     cursor = result.nextCursor;
   }
   deps.logger.warn({ postId: post.id, pages: maxPages }, 'comment refresh stopped at the page limit');
-  return { outcome: 'truncated', pages: maxPages };
+  return { outcome: 'truncated', pages: maxPages, by: 'pages' };
 }
 
 function toRefreshed(c: PlatformComment): RefreshedComment {

@@ -17,6 +17,8 @@ export class ThreadPartComments {
   private readonly accepted = new Set<string>();
   private readonly rejected = new Set<string>();
   private readonly waiting = new Map<string, PlatformComment[]>();
+  /** What tweets the read did not list answer (`CommentPage.ancestors`): links up a chain whose parent never came. */
+  private readonly ancestors = new Map<string, string>();
 
   /** `parts`: the platform ids of every part of the thread, this one (`part`) included. */
   constructor(
@@ -37,18 +39,28 @@ export class ThreadPartComments {
     return taken;
   }
 
+  /** Links up reply chains the page named without listing them (x's included parents). */
+  learn(ancestors: ReadonlyArray<{ id: string; parentId: string }>): void {
+    for (const { id, parentId } of ancestors) this.ancestors.set(id, parentId);
+  }
+
   /**
    * At the end of the read: the comments still waiting whose parent was stored for this part before (`storedIds`),
    * or that were themselves, with the replies waiting under them. On x a new reply to a comment older than 7 days
    * comes without its parent, which is stored: it used to be dropped (README "Comment listing and sync", 2026-12-07).
+   * Then the chains the missing parents' own links (`learn`) lead to a part: this one's are kept, another's left out
+   * (a reply to a comment past the 7 days and never stored, on a later part, used to go to the first part).
    */
   leftOver(storedIds: ReadonlySet<string>): PlatformComment[] {
     const taken: PlatformComment[] = [];
     for (const parent of [...this.waiting.keys()]) {
-      if (!storedIds.has(parent)) continue;
-      const children = this.waiting.get(parent) ?? [];
-      this.waiting.delete(parent);
-      for (const child of children) this.accept(child, taken);
+      if (storedIds.has(parent)) this.acceptUnder(parent, taken);
+    }
+    for (const parent of [...this.waiting.keys()]) {
+      if (!this.waiting.has(parent)) continue; // accepted under another just now
+      const placed = this.placeThroughAncestors(parent, storedIds);
+      if (placed === 'here') this.acceptUnder(parent, taken);
+      else if (placed === 'elsewhere') this.reject(parent);
     }
     for (const comment of [...this.waiting.values()].flat()) {
       if (storedIds.has(comment.platformCommentId) && !this.accepted.has(comment.platformCommentId)) this.accept(comment, taken);
@@ -86,6 +98,24 @@ export class ThreadPartComments {
   /** Platform ids the listing returned that belong elsewhere (another part, or under one). */
   elsewhere(): string[] {
     return [...this.rejected];
+  }
+
+  /** The replies that waited for `parent`, which is placed here though not listed (stored, or its chain leads here). */
+  private acceptUnder(parent: string, taken: PlatformComment[]): void {
+    const children = this.waiting.get(parent) ?? [];
+    this.waiting.delete(parent);
+    for (const child of children) this.accept(child, taken);
+  }
+
+  /** Where the chain up from a missing parent leads through learned links: this part, another, or nowhere known. */
+  private placeThroughAncestors(parent: string, storedIds: ReadonlySet<string>): 'here' | 'elsewhere' | null {
+    let id: string | undefined = this.ancestors.get(parent);
+    for (let steps = 0; id !== undefined && steps < 100; steps++) {
+      if (id === this.part || this.accepted.has(id) || storedIds.has(id)) return 'here';
+      if (this.parts.has(id) || this.rejected.has(id)) return 'elsewhere';
+      id = this.ancestors.get(id);
+    }
+    return null;
   }
 
   private waitFor(parent: string, comment: PlatformComment): void {

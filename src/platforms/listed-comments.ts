@@ -48,11 +48,28 @@ export function joinListed(parts: readonly ListedComments[]): ListedComments {
   return withUnreadable(parts.flatMap((p) => p.comments), {
     ids: parts.flatMap((p) => p.unreadable?.ids ?? []),
     unidentified: parts.reduce((n, p) => n + (p.unreadable?.unidentified ?? 0), 0),
+    subtrees: parts.flatMap((p) => p.unreadable?.subtrees ?? []),
+  });
+}
+
+/**
+ * A mapped list with the entries a platform listed without showing them or their replies (`subtrees`; an entry with
+ * no usable id is counted `unidentified`, so the read concludes no deletion).
+ */
+export function withUnshownSubtrees(listed: ListedComments, unshown: readonly unknown[]): ListedComments {
+  if (unshown.length === 0) return listed;
+  const ids = unshown.filter(usableId) as string[];
+  return withUnreadable(listed.comments, {
+    ids: listed.unreadable?.ids ?? [],
+    unidentified: (listed.unreadable?.unidentified ?? 0) + (unshown.length - ids.length),
+    subtrees: [...(listed.unreadable?.subtrees ?? []), ...ids],
   });
 }
 
 function withUnreadable(comments: PlatformComment[], unreadable: UnreadableComments): ListedComments {
-  return unreadable.ids.length > 0 || unreadable.unidentified > 0 ? { comments, unreadable } : { comments };
+  const { subtrees, ...rest } = unreadable;
+  if (subtrees?.length) return { comments, unreadable: { ...rest, subtrees } };
+  return rest.ids.length > 0 || rest.unidentified > 0 ? { comments, unreadable: rest } : { comments };
 }
 
 /**

@@ -103,12 +103,23 @@ export interface CommentPage {
   nextCursor: string | null;
   /** Comments the platform listed on this page but answered malformed (left out of `comments`; `listedComments`). */
   unreadable?: UnreadableComments;
+  /**
+   * Tweets the page's replies answer that it did not list, with the platform id each answers in turn (x's
+   * `includes.tweets`: a parent past recent search's 7 days): what places a reply on a thread's part when its parent
+   * was never stored (`ThreadPartComments.learn`). Not comments to store.
+   */
+  ancestors?: ReadonlyArray<{ id: string; parentId: string }>;
 }
 
-/** `ids`: platform ids of comments left out as malformed; `unidentified`: how many had no usable id. */
+/**
+ * `ids`: platform ids of comments left out as malformed; `unidentified`: how many had no usable id. `subtrees`: ids of
+ * comments the platform listed without their replies (Bluesky's `blockedPost`/`notFoundPost`, a node past the depth
+ * read): the comment and every stored reply under it are still there as far as this read can tell.
+ */
 export interface UnreadableComments {
   ids: string[];
   unidentified: number;
+  subtrees?: string[];
 }
 
 /**

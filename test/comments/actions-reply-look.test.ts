@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { LOOKUP_PAGES, replyAttemptId } from '../../src/comments/actions-reply';
+import { nextLookWaitMs } from '../../src/comments/actions-reply-left';
 import { reconcilePosts } from '../../src/posts/reconcile';
 import { loadLimits, refundQuota, reserveQuota, usageFor } from '../../src/quota/quota';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
@@ -80,14 +81,14 @@ describe('comment actions: the look for a reply that may have gone out', functio
     assert.equal((await h.db.selectFrom('comments').select('reply_comment_id').where('id', '=', target.id).executeTakeFirstOrThrow()).reply_comment_id, res.body.data.id);
   });
 
-  it('a reply further down than a look reads: the keyed retry answers 502 saying it cannot tell, sends nothing and refunds nothing; the reconciler keeps looking', async () => {
+  it('a reply further down than a look reads: the keyed retry answers 502 saying it cannot tell, sends nothing and refunds nothing; the reconciler keeps looking, each wait doubled, and gives up after a day', async () => {
     const { text, chargeId, retry } = await stoppedAttemptUnder('past the look', LOOKUP_PAGES * 100 + 20);
     const before = await usage();
     const sent = sends();
     const res = await retry();
     assert.equal(sends(), sent, 'nothing sent');
     assert.deepEqual([res.status, res.body.error?.code], [502, 'upstream_error'], res.text);
-    assert.match(res.body.error.message, /more comments on this post since the answered one than one look reads \(10 pages\)\. Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on X, so nothing was sent; that attempt is charged only if its reply is found\./);
+    assert.match(res.body.error.message, /more comments on this post since the answered one than one look reads \(10 pages\)\. Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on X, so nothing was sent; that attempt is charged only if its reply is found \(Herald keeps looking for up to a day\)\./);
     assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
     assert.deepEqual(await reservation(chargeId), ['reserved'], 'not refunded: the reply may be out');
     assert.deepEqual(await usage(), before);
@@ -96,6 +97,31 @@ describe('comment actions: the look for a reply that may have gone out', functio
     await reconcilePosts(h.reconcilerRuntime());
     assert.deepEqual(await reservation(chargeId), ['reserved']);
     assert.equal(sends(), sent, 'the reconciler never sends');
+
+    // Each look that cannot tell waits longer for the next (2, 4, 8... minutes, at most an hour): the next minute's
+    // look leaves it alone (it used to read 10 pages again every minute for a day).
+    const searches = () => h.standIns.x.standIn.calls('GET', '/2/tweets/search/recent').length;
+    const attempt = () => h.db.selectFrom('reply_attempts').select(['looks', sql<number>`extract(epoch from next_look_at - now()) * 1000`.as('wait')]).where('charge_id', '=', chargeId).executeTakeFirstOrThrow();
+    const first = await attempt();
+    assert.equal(first.looks, 1);
+    assert.ok(first.wait > 1.5 * 60_000 && first.wait <= 2 * 60_000, `the first wait is 2 minutes (${first.wait} ms)`);
+    const searched = searches();
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.equal(searches(), searched, 'not looked for again before its wait');
+    await h.db.updateTable('reply_attempts').set({ next_look_at: sql`now() - interval '1 second'` }).where('charge_id', '=', chargeId).execute();
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.ok(searches() > searched, 'looked for again once due');
+    const second = await attempt();
+    assert.equal(second.looks, 2);
+    assert.ok(second.wait > 3.5 * 60_000 && second.wait <= 4 * 60_000, `the wait doubles (${second.wait} ms)`);
+    assert.deepEqual([nextLookWaitMs(3), nextLookWaitMs(6), nextLookWaitMs(7), nextLookWaitMs(40)], [8 * 60_000, 60 * 60_000, 60 * 60_000, 60 * 60_000]);
+
+    // A day on, it is given up on at the next look without waiting out its backoff: refunded, nothing charged.
+    await h.db.updateTable('reply_attempts').set({ started_at: sql`now() - interval '25 hours'`, next_look_at: sql`now() + interval '1 hour'` }).where('charge_id', '=', chargeId).execute();
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.deepEqual(await reservation(chargeId), ['refunded']);
+    assert.equal((await usage()).posts, before.posts - 1, 'nothing charged: the held reservation is given back');
+    assert.equal(sends(), sent, 'nothing sent');
   });
 
   it('a lost answer whose look cannot read: 502 saying the outcome is not known, the reservation kept; the keyed retry finds the reply and charges it once', async () => {
@@ -114,7 +140,7 @@ describe('comment actions: the look for a reply that may have gone out', functio
     const lost = await h.api.request('POST', replyPath(post.id, target.id), keyed);
     assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
     assert.equal((await usage()).posts, before.posts + 1, 'reserved, not refunded: it may be out');
-    assert.match(lost.body.error.message, /^X did not confirm whether the reply was published; check the account before sending it again\. Herald could not tell from the post's comments either \(.+\); it keeps looking, and the reply is charged only if it is found\.$/);
+    assert.match(lost.body.error.message, /^X did not confirm whether the reply was published; check the account before sending it again\. Herald could not tell from the post's comments either \(.+\); it keeps looking for up to a day, and the reply is charged only if it is found \(the comment then shows it as its reply\); otherwise nothing is charged\.$/);
     const sent = sends();
 
     h.standIns.x.standIn.clearFaults();

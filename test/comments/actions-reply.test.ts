@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { replyAttemptId } from '../../src/comments/actions-reply';
 import { reconcilePosts } from '../../src/posts/reconcile';
@@ -319,7 +320,7 @@ describe('comment actions: reply', function () {
     }
   });
 
-  it('a reply left reserved that cannot be looked for (the platform failing) waits for the next look, and after a day is refunded unlooked', async () => {
+  it('a reply left reserved that cannot be looked for (the platform failing) waits for the next look (after its backoff), and after a day is refunded unlooked', async () => {
     const limits = await loadLimits(h.db, h.api.userId);
     const leave = async (label: string, agoMs: number) => {
       const { post, target } = await xPostWithComment(x, `unlookable ${label}`);
@@ -339,6 +340,9 @@ describe('comment actions: reply', function () {
     assert.equal(await state(recent), 'reserved', 'looked for again at the next look');
     assert.equal(await state(old), 'refunded', 'a day unlooked: nothing charged');
     h.standIns.x.standIn.clearFaults();
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.equal(await state(recent), 'reserved', 'the next look waits out its backoff (2 minutes after the first)');
+    await h.db.updateTable('reply_attempts').set({ next_look_at: sql`now() - interval '1 second'` }).where('charge_id', '=', recent).execute();
     await reconcilePosts(h.reconcilerRuntime());
     assert.equal(await state(recent), 'refunded', 'the next look finds nothing there');
   });

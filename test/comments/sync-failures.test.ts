@@ -143,6 +143,37 @@ describe('comment sync: failures outside the platform call, overlapping refreshe
     assert.deepEqual([res.body.meta.sync.status, res.body.meta.sync.reason], ['error', cut.reason], 'the listing says so');
   });
 
+  it('a refresh whose time ran out is reported as stopped part-way when its time ran out (error), not as an answer Herald could not process', async () => {
+    const post = await facebookPost('a refresh Temporal gives up on');
+    const fb = h.standIns.facebook;
+    for (let i = 0; i < 30; i += 1) fb.addExternalComment(post.platform_post_id, `comment ${i}`);
+    // The activity's hook throws once Temporal gave up on it (here before the second page).
+    let pagesAllowed = 1;
+    const givenUpOn = (at: number) =>
+      refreshIfDue(
+        { db: h.db, logger: createLogger('silent'), adapters: h.standIns.adapters, sealedBox: testSealedBox },
+        { postId: post.id, mode: 'true', now: at },
+        { onPage: () => { if (pagesAllowed-- <= 0) throw new Error('Activity cancelled: TIMED_OUT'); } },
+      );
+    const at = Date.now();
+    await givenUpOn(at);
+    const cut = await state(post.id);
+    assert.equal(cut.status, 'error');
+    assert.match(cut.reason ?? '', /^The last comment refresh stopped part-way, when its time ran out, after 1 page of Facebook comments; the comments shown may be incomplete\. Next refresh after /);
+    assert.equal(cut.synced_at!.getTime(), at, 'what it read is as of this refresh');
+    assert.equal(cut.consecutive_failures, 1);
+    assert.equal(Object.keys(await deletedOf(post.id)).length, 25, 'the page it read is stored');
+
+    // Given up on before its first page: nothing read, the snapshot as of the last sync.
+    pagesAllowed = 0;
+    await givenUpOn(at + 60 * 60_000);
+    const none = await state(post.id);
+    assert.equal(none.status, 'error');
+    assert.match(none.reason ?? '', /^The last comment refresh ran out of time before reading any Facebook comments; the comments shown are from the last sync\. Next refresh after /);
+    assert.equal(none.synced_at!.getTime(), at);
+    assert.equal(none.consecutive_failures, 2);
+  });
+
   it('a stored comment that comes back malformed is not taken for deleted; one listed without an id leaves every stored one alone', async () => {
     const post = await facebookPost('comments that turn odd');
     const fb = h.standIns.facebook;
@@ -168,5 +199,34 @@ describe('comment sync: failures outside the platform call, overlapping refreshe
     fb.comments.forEach((c, key) => c === nameless && fb.comments.delete(key));
     await refresh(post.id, Date.now() + 15 * 60_000);
     assert.deepEqual(await deletedOf(post.id), { 'turns timeless': false, 'really removed': true, 'stays plain': false });
+  });
+  it('bluesky: a reply answered blockedPost or notFoundPost is kept, with the stored replies under it; a removed one is deleted', async () => {
+    const { bluesky } = h.standIns;
+    const me = bluesky.addAccount({ handle: `unshown${Math.floor(Math.random() * 1e9)}.bsky.test` });
+    const account = await connectAccount(h, { platform: 'bluesky', handle: me.handle, app_password: me.appPassword, service_url: bluesky.origin });
+    const post = await publish(h, account.id, 'replies the AppView will not show');
+    const fan = bluesky.addAccount({ handle: `unshownfan${Math.floor(Math.random() * 1e9)}.bsky.test` });
+    const blocked = bluesky.reply(post.platform_post_id, fan, 'from a blocked author');
+    const under = bluesky.reply(blocked.uri, fan, 'under the blocked one');
+    bluesky.reply(under.uri, fan, 'deeper under it');
+    const lost = bluesky.reply(post.platform_post_id, fan, 'not found later');
+    bluesky.reply(lost.uri, fan, 'under the not found one');
+    const removed = bluesky.reply(post.platform_post_id, fan, 'really removed');
+    await refresh(post.id, Date.now());
+    assert.equal(Object.values(await deletedOf(post.id)).filter((d) => d === false).length, 6);
+
+    bluesky.showAs(blocked.uri, 'blocked');
+    bluesky.showAs(lost.uri, 'notFound');
+    bluesky.remove(removed.uri);
+    await refresh(post.id, Date.now() + 2 * 60_000);
+    assert.equal((await state(post.id)).status, 'ok');
+    assert.deepEqual(await deletedOf(post.id), {
+      'from a blocked author': false,
+      'under the blocked one': false,
+      'deeper under it': false,
+      'not found later': false,
+      'under the not found one': false,
+      'really removed': true,
+    });
   });
 });

@@ -110,6 +110,21 @@ describe('comments of a thread part', function () {
     assert.deepEqual((await list(one.id)).map((c) => c.deleted), [false, false]);
   });
 
+  it('x: a reply to a comment past recent search\'s 7 days and never stored is placed by that comment\'s own parent: a later part\'s, not the first part\'s', async () => {
+    const [one, two] = await publishThread({ account_id: x.id, posts: [{ text: 'placed one' }, { text: 'placed two' }] });
+    const fan = h.standIns.x.addUser({ username: 'placedfan' });
+    // Nobody listed the thread while it was within recent search's 7 days: never stored.
+    const aged = h.standIns.x.addReply(two.platform_post_id, fan, 'a week old on part two, never stored');
+    aged.created_at = new Date(Date.now() - 8 * 86_400_000).toISOString();
+    const late = h.standIns.x.addReply(aged.id, fan, 'answers the aged comment on part two');
+    h.standIns.x.addReply(late.id, fan, 'and one under that');
+
+    assert.deepEqual(texts(await list(one.id)), [], 'not the first part\'s: the aged parent answers part two');
+    const onTwo = await list(two.id);
+    assert.deepEqual(texts(onTwo), ['and one under that', 'answers the aged comment on part two']);
+    assert.equal(onTwo.find((c) => c.text === 'answers the aged comment on part two')!.platform_parent_id, aged.id, 'its parent as x gave it');
+  });
+
   it('bluesky: a part lists the replies under it, not the next part hanging in its reply tree nor what answers that part', async () => {
     const { bluesky } = h.standIns;
     const me = bluesky.addAccount({ handle: 'threads.bsky.test' });

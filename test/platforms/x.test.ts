@@ -482,7 +482,7 @@ describe('x adapter against the X API v2 stand-in', () => {
       assert.deepEqual(secondCall.query, {
         query: `conversation_id:${root.platformPostId}`,
         'tweet.fields': 'author_id,created_at,in_reply_to_user_id,referenced_tweets,conversation_id,public_metrics',
-        expansions: 'author_id',
+        expansions: 'author_id,referenced_tweets.id',
         'user.fields': 'username,name,profile_image_url',
         max_results: '100',
         next_token: first.nextCursor,

@@ -256,7 +256,12 @@ export async function startBlueskyStandIn(options: { demoAccount?: boolean } = {
     return [...records.values()].filter((r) => r.collection === POST && r.value.reply?.parent?.uri === uri);
   }
 
+  /** Replies the AppView shows only as `notFoundPost` / `blockedPost` (app.bsky.feed.defs): the uri, nothing below. */
+  const unshown = new Map<string, 'notFound' | 'blocked'>();
   function threadView(record: BlueskyStoredRecord, depth: number): unknown {
+    const as = unshown.get(record.uri);
+    if (as === 'notFound') return { $type: 'app.bsky.feed.defs#notFoundPost', uri: record.uri, notFound: true };
+    if (as === 'blocked') return { $type: 'app.bsky.feed.defs#blockedPost', uri: record.uri, blocked: true, author: { did: record.did, viewer: { blockedBy: true } } };
     return {
       $type: 'app.bsky.feed.defs#threadViewPost',
       post: postView(record),
@@ -378,6 +383,14 @@ export async function startBlueskyStandIn(options: { demoAccount?: boolean } = {
       const record = putRecord(author.did, POST, nextTid(), { $type: POST, text, createdAt: createdAt.toISOString(), reply: { root, parent: parentRef } });
       record.indexedAt = new Date(Math.min(createdAt.getTime(), Date.now())).toISOString();
       return record;
+    },
+    /**
+     * The AppView answers this reply in getPostThread as `#notFoundPost` or `#blockedPost` (a block between the
+     * accounts, a post it cannot hydrate): its uri only, no content and no replies under it; `undefined` shows it again.
+     */
+    showAs(uri: string, as: 'notFound' | 'blocked' | undefined): void {
+      if (as) unshown.set(uri, as);
+      else unshown.delete(uri);
     },
     /** Removes a record as if its author deleted it on Bluesky. */
     remove(uri: string): void {

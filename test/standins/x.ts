@@ -307,12 +307,29 @@ export async function startXStandIn() {
     const matches = tweets.filter((t) => !t.deleted && t.conversation_id === m[1] && t.id !== m[1] && Date.parse(t.created_at) >= since).sort(newestFirst);
     const { slice, meta } = page(matches, req, size, 'next_token');
     if (!slice.length) return ok({ meta });
-    const authors = [...new Set(slice.map((t) => t.author_id))].map((id) => users.get(id)!).filter(Boolean);
     return ok({
       data: slice.map((t) => tweetShape(t, req.query['tweet.fields'])),
-      ...(req.query.expansions?.includes('author_id') ? { includes: { users: authors.map((u) => userShape(u, req.query['user.fields'])) } } : {}),
+      ...includesOf(slice, req),
       meta,
     });
+  }
+
+  /**
+   * `expansions`: `author_id` includes the authors; `referenced_tweets.id` the tweets the page's tweets reference,
+   * hydrated by id whatever their age (a deleted one is left out), with the same `tweet.fields`.
+   */
+  function includesOf(slice: XStoredTweet[], req: RecordedRequest) {
+    const expansions = (req.query.expansions ?? '').split(',');
+    const includes: Record<string, unknown[]> = {};
+    if (expansions.includes('author_id')) {
+      includes.users = [...new Set(slice.map((t) => t.author_id))].map((id) => users.get(id)!).filter(Boolean).map((u) => userShape(u, req.query['user.fields']));
+    }
+    if (expansions.includes('referenced_tweets.id')) {
+      const ids = new Set(slice.flatMap((t) => (t.referenced_tweets ?? []).map((r) => r.id)));
+      const referenced = tweets.filter((t) => ids.has(t.id) && !t.deleted).map((t) => tweetShape(t, req.query['tweet.fields']));
+      if (referenced.length) includes.tweets = referenced;
+    }
+    return Object.keys(includes).length ? { includes } : {};
   }
 
   function userTweets(req: RecordedRequest): StandInResponse {

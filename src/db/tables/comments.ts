@@ -63,6 +63,9 @@ interface ReplyAttemptsTable {
   comment_id: string;
   text: string;
   started_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Looks that could not tell (migration 0279); each doubles the wait before `next_look_at`. */
+  looks: ColumnType<number, number | undefined, number>;
+  next_look_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface CommentsTables {

@@ -1,4 +1,4 @@
-import { listedComments, type ListedComments } from '../listed-comments';
+import { listedComments, withUnshownSubtrees, type ListedComments } from '../listed-comments';
 import type { PlatformComment } from '../types';
 
 /** Herald ↔ Bluesky shapes: at-uris, public URLs, post records, threads as comment lists. No I/O here. */
@@ -77,6 +77,8 @@ export function withoutUnresolvedMentions<T extends { features: { $type?: string
 
 interface ThreadNode {
   $type?: string;
+  /** `notFoundPost` and `blockedPost` carry only this (and `notFound`/`blocked`, the blocked author): no replies. */
+  uri?: string;
   post?: {
     uri: string;
     author: { did: string; handle: string; displayName?: string; avatar?: string };
@@ -93,19 +95,32 @@ const THREAD_VIEW = 'app.bsky.feed.defs#threadViewPost';
 /**
  * Every reply under the root, at any depth, newest first; direct replies to the post have no parent id. `readAt`: when
  * the thread was read (a reply's time is never later).
+ *
+ * A reply the AppView answers as `notFoundPost` or `blockedPost` (app.bsky.feed.defs, protocols.md section 2) comes
+ * without its content and without its replies, and one at the depth read comes without its replies: none of that says
+ * a stored comment was deleted, so each is reported as a subtree not shown (`unreadable.subtrees`): it and the stored
+ * replies under it are kept as last stored. They used to be skipped, and a complete read took them for deleted.
  */
 export function commentsOfThread(thread: unknown, ownDid: string, readAt: Date): ListedComments {
   const root = thread as ThreadNode;
   const found: Array<{ post: NonNullable<ThreadNode['post']>; parentUri: string | null }> = [];
+  const unshown: unknown[] = [];
   const walk = (node: ThreadNode, parentUri: string | null): void => {
     for (const reply of node.replies ?? []) {
-      if (reply.$type !== THREAD_VIEW || !reply.post) continue; // notFoundPost, blockedPost
+      if (reply?.$type !== THREAD_VIEW || !reply.post) {
+        unshown.push(reply?.uri);
+        continue;
+      }
       found.push({ post: reply.post, parentUri });
-      walk(reply, reply.post.uri);
+      if (reply.replies === undefined && (reply.post.replyCount ?? 0) > 0) unshown.push(reply.post.uri);
+      else walk(reply, reply.post.uri);
     }
   };
   if (root?.$type === THREAD_VIEW) walk(root, null);
-  const listed = listedComments(found, ({ post, parentUri }) => toComment(post, parentUri, ownDid, readAt), ({ post }) => post.uri);
+  const listed = withUnshownSubtrees(
+    listedComments(found, ({ post, parentUri }) => toComment(post, parentUri, ownDid, readAt), ({ post }) => post.uri),
+    unshown,
+  );
   return { ...listed, comments: listed.comments.sort(newestFirst) };
 }
 

@@ -12,6 +12,7 @@ import {
   LOOKUP_TWEET_FIELDS,
   lookupShapeOfRequest,
   lookupShapeOfTweet,
+  ancestorsOf,
   repliedToId,
   sameLookupShape,
   toComment,
@@ -130,19 +131,21 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
       // Every tweet of a thread carries its first tweet's conversation id (protocols.md section 1); that root is the
       // post (or the thread's first part), never one of its comments.
       const root = read?.thread?.rootPlatformPostId ?? platformPostId;
-      const page = await client.send<{ data?: XTweet[]; includes?: { users?: XUser[] }; meta?: { next_token?: string } }>(ctx.credentials, {
+      const page = await client.send<{ data?: XTweet[]; includes?: { users?: XUser[]; tweets?: XTweet[] }; meta?: { next_token?: string } }>(ctx.credentials, {
         method: 'GET',
         path: '/2/tweets/search/recent',
         query: {
           query: `conversation_id:${root}`,
           'tweet.fields': COMMENT_TWEET_FIELDS,
-          expansions: 'author_id',
+          // `referenced_tweets.id`: each reply's parent, also one past the 7 days search reaches (where its chain hangs).
+          expansions: 'author_id,referenced_tweets.id',
           'user.fields': 'username,name,profile_image_url',
           max_results: '100',
           ...(cursor ? { next_token: cursor } : {}),
         },
       });
       const users = new Map((page.includes?.users ?? []).map((u) => [u.id, u]));
+      const ancestors = ancestorsOf(page.includes?.tweets ?? []);
       return {
         ...listedComments(
           (page.data ?? []).filter((t) => t.id !== root),
@@ -150,6 +153,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
           (t) => t.id,
         ),
         nextCursor: page.meta?.next_token ?? null,
+        ...(ancestors.length ? { ancestors } : {}),
       };
     },
 

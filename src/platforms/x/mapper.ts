@@ -64,6 +64,14 @@ export function repliedToId(tweet: XTweet): string | null {
   return tweet.referenced_tweets?.find((r) => r.type === 'replied_to')?.id ?? null;
 }
 
+/** What each tweet a search page included (`includes.tweets`) answers: the next link up a reply's chain. */
+export function ancestorsOf(included: readonly XTweet[]): Array<{ id: string; parentId: string }> {
+  return included.flatMap((t) => {
+    const parentId = typeof t?.id === 'string' ? repliedToId(t) : null;
+    return parentId ? [{ id: t.id, parentId }] : [];
+  });
+}
+
 /** Tweet fields a lookup after a lost create reads (`lookupShapeOfTweet`). */
 export const LOOKUP_TWEET_FIELDS = 'created_at,referenced_tweets,attachments,entities';
 
