@@ -50,7 +50,7 @@ export class CredentialRenewalPending extends PlatformFailure {
  * connection lost every account that published during such an outage and cancelled all their scheduled posts
  * (README "Credentials", 2026-12-07); it is a transient failure instead (nothing was sent), retried as any other.
  */
-export class CredentialRefusedAfterRenewal extends PlatformFailure {
+class CredentialRefusedAfterRenewal extends PlatformFailure {
   constructor(platform: PlatformSlug, detail?: { status?: number; body?: string }) {
     super(platform, 'retryable', refusedAfterRenewalMessage(platform), undefined, detail);
     this.name = 'CredentialRefusedAfterRenewal';
