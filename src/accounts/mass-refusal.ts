@@ -13,8 +13,9 @@ import type { PlatformSlug } from '../platforms/types';
  * `MIN_REFUSALS` and at least as many as its renewals in that hour: the account keeps its credential and the renewal
  * is retried like Herald's own configuration fault (logged as an error). When the platform recovers, the held
  * accounts renew, the renewals outnumber what is still refused, and those refusals (users who did revoke) are marked.
- * Only where healthy renewals are frequent enough for the comparison to mean something (`guardsMassRefusal` in
- * `src/platforms/renewal/lifetimes.ts`).
+ * Only where the platform's refusals do not come together for good reasons (`guardsMassRefusal` in
+ * `src/platforms/renewal/lifetimes.ts`: x, threads, instagram), and never for a refusal naming the account's own end
+ * (the renewer's `isAccountsOwnRefusal`: Graph's subcodes), which is neither recorded nor held.
  */
 const WINDOW = sql`interval '1 hour'`;
 const MIN_REFUSALS = 5;
