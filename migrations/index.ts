@@ -44,6 +44,7 @@ import * as m0264 from './0264_comment_sync_claims';
 import * as m0271 from './0271_comment_reply_charge';
 import * as m0273 from './0273_overage_phantoms_repaired';
 import * as m0275 from './0275_credential_refusals';
+import * as m0278 from './0278_credential_refusal_release';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -95,4 +96,5 @@ export const migrations: Record<string, Migration> = {
   '0271_comment_reply_charge': m0271,
   '0273_overage_phantoms_repaired': m0273,
   '0275_credential_refusals': m0275,
+  '0278_credential_refusal_release': m0278,
 };

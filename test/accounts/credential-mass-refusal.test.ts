@@ -9,6 +9,8 @@ import { RenewalSetupFailure } from '../../src/platforms/renewal/token-endpoint'
 import { createGraphRenewer } from '../../src/platforms/graph/refresh';
 import { createXRenewer } from '../../src/platforms/x/refresh';
 import { createUser } from '../../src/users/users';
+import { testEncryptionKey } from '../helpers/api';
+import { runCli } from '../helpers/cli';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
@@ -148,5 +150,30 @@ describe('Many renewals of one platform refused at once', function () {
     assert.deepEqual(await renew(ended), { kind: 'lost' });
     assert.equal((await account(ended)).inactive_reason, 'connection_lost');
     assert.deepEqual(cancelled, [...accounts.slice(0, 4), ended]);
+  });
+
+  it('an operator releases the held refusals (`herald credentials release`): the next refusal of each loses the connection', async () => {
+    // The threads refusals above still hold, so these two are held at once.
+    const held = [await threadsAccount(), await threadsAccount()];
+    platforms.threads.standIn.inject({ path: /refresh_access_token/ }, graphRefusal(), 100);
+    try {
+      for (const id of held) await assert.rejects(renew(id), (err) => err instanceof RenewalSetupFailure && /held back/.test(err.fix));
+      const env = { DATABASE_URL: database.url, HERALD_ENCRYPTION_KEY: testEncryptionKey };
+      const usage = await runCli(['credentials', 'release', '--platform', 'linkedin'], env);
+      assert.equal(usage.code, 2, 'linkedin is never held');
+      const cli = await runCli(['credentials', 'release', '--platform', 'threads', '--account', held[0]!], env);
+      assert.equal(cli.code, 0, cli.stdout);
+      const out = JSON.parse(cli.stdout) as { platform: string; released: Array<{ account_id: string }> };
+      assert.deepEqual({ platform: out.platform, released: out.released.map((r) => r.account_id) }, { platform: 'threads', released: [held[0]] });
+      cancelled.length = 0;
+      assert.deepEqual(await renew(held[0]!), { kind: 'lost' }, 'released: its next refusal is marked');
+      await assert.rejects(renew(held[1]!), RenewalSetupFailure, 'the other is still held');
+      const all = JSON.parse((await runCli(['credentials', 'release', '--platform', 'threads'], env)).stdout) as { released: Array<{ account_id: string }> };
+      assert.ok(all.released.some((r) => r.account_id === held[1]) && !all.released.some((r) => r.account_id === held[0]), 'every held one, not the lost');
+      assert.deepEqual(await renew(held[1]!), { kind: 'lost' });
+      assert.deepEqual(cancelled, held);
+    } finally {
+      platforms.threads.standIn.clearFaults();
+    }
   });
 });
