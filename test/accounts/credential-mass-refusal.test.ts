@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { openCredentials } from '../../src/accounts/credentials';
 import { renewAccountCredential, type CredentialRenewalDeps } from '../../src/accounts/credential-renewal';
 import type { AccountLifecycle } from '../../src/accounts/lifecycle';
@@ -175,5 +176,15 @@ describe('Many renewals of one platform refused at once', function () {
     } finally {
       platforms.threads.standIn.clearFaults();
     }
+  });
+
+  it("the guard's renewed count reads an index, not every account (migration 0278)", async () => {
+    // The count as `recordRefusal` runs it; the plan is asked with sequential scans priced out, as this database is small.
+    const plan = await database.db.transaction().execute(async (trx) => {
+      await sql`set local enable_seqscan = off`.execute(trx);
+      const rows = await sql<{ 'QUERY PLAN': string }>`explain select count(*) from accounts where platform = 'x' and credential_issued_at > now() - interval '1 hour'`.execute(trx);
+      return rows.rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+    assert.match(plan, /accounts_renewed_idx/, plan);
   });
 });
