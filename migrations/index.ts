@@ -45,6 +45,7 @@ import * as m0271 from './0271_comment_reply_charge';
 import * as m0273 from './0273_overage_phantoms_repaired';
 import * as m0275 from './0275_credential_refusals';
 import * as m0276 from './0276_publish_attempt_first';
+import * as m0278 from './0278_credential_refusal_release';
 import * as m0279 from './0279_reply_attempt_looks';
 
 /**
@@ -98,5 +99,6 @@ export const migrations: Record<string, Migration> = {
   '0273_overage_phantoms_repaired': m0273,
   '0275_credential_refusals': m0275,
   '0276_publish_attempt_first': m0276,
+  '0278_credential_refusal_release': m0278,
   '0279_reply_attempt_looks': m0279,
 };

@@ -2,7 +2,7 @@ import type { PlatformAdapters } from '../platforms/registry';
 import type { CredentialRenewer } from '../platforms/renewal/types';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PlatformSlug } from '../platforms/types';
 import { renewAccountCredential, type CredentialRenewalDeps } from './credential-renewal';
-import { renewalPendingMessage } from './credential-sentences';
+import { refusedAfterRenewalMessage, renewalPendingMessage } from './credential-sentences';
 import { loadPlatformContext } from './platform-context';
 
 /**
@@ -15,6 +15,7 @@ import { loadPlatformContext } from './platform-context';
  * the platform's token endpoint hiccups waits for the credential rather than failing; past that it is reported
  * `retryable` and the post's own retries take over. A refused renewal leaves the platform's refusal as it was
  * (`reauthorize`): the caller marks the account `connection_lost` and cancels its scheduled posts, as before.
+ * A call refused again with the credential the renewal left (`CredentialRefusedAfterRenewal`) is not a lost connection.
  * `verify` (connect time, no stored account) is left as it is.
  */
 
@@ -42,6 +43,20 @@ export class CredentialRenewalPending extends PlatformFailure {
   }
 }
 
+/**
+ * The platform answered "token ended" to a credential its token endpoint had just renewed (or that had just replaced
+ * the refused one): the token endpoint, which refuses a revoked or spent grant, took this account's as alive, so the
+ * refusal is the platform's fault (an outage answering 401 to every create), not the account's. Taking it for a lost
+ * connection lost every account that published during such an outage and cancelled all their scheduled posts
+ * (README "Credentials", 2026-12-07); it is a transient failure instead (nothing was sent), retried as any other.
+ */
+class CredentialRefusedAfterRenewal extends PlatformFailure {
+  constructor(platform: PlatformSlug, detail?: { status?: number; body?: string }) {
+    super(platform, 'retryable', refusedAfterRenewalMessage(platform), undefined, detail);
+    this.name = 'CredentialRefusedAfterRenewal';
+  }
+}
+
 export function keepingCredentialsAlive(adapters: PlatformAdapters, deps: CredentialKeepingDeps): PlatformAdapters {
   const wrapped = { ...adapters } as Record<PlatformSlug, PlatformAdapter>;
   for (const [platform, renewer] of Object.entries(deps.renewers) as Array<[PlatformSlug, CredentialRenewer]>) {
@@ -65,7 +80,13 @@ function withRenewal(adapter: PlatformAdapter, renewer: CredentialRenewer, deps:
         if (!(err instanceof PlatformFailure) || err.kind !== 'reauthorize' || !current.account || !renewer.isEndedTokenAnswer(err)) throw err;
         const next = await renewedContext(current, renewer, deps);
         if (!next) throw err;
-        return call(next, ...args);
+        try {
+          return await call(next, ...args);
+        } catch (again) {
+          if (!(again instanceof PlatformFailure) || again.kind !== 'reauthorize' || !renewer.isEndedTokenAnswer(again)) throw again;
+          deps.logger.error({ accountId: next.account!.id, platform: renewer.platform, detail: again.detail }, 'platform refused a credential it had just renewed: taken for its fault, the connection kept');
+          throw new CredentialRefusedAfterRenewal(renewer.platform, again.detail);
+        }
       }
     };
   }

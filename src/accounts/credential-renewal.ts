@@ -110,7 +110,8 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
       }
       if (err.kind !== 'reauthorize') throw err;
       // Recorded in this transaction, which commits: the held refusal still counts when the account is tried again.
-      const mass = renewer.guardsMassRefusal ? await recordRefusal(trx, accountId, account.platform) : null;
+      // A refusal naming the account's own end (Graph's subcodes) is never held; nor recorded, so it cannot hold others.
+      const mass = renewer.guardsMassRefusal && !renewer.isAccountsOwnRefusal(err) ? await recordRefusal(trx, accountId, account.platform) : null;
       if (mass) return { kind: 'held', platform: account.platform, mass, detail: err.detail };
       await dropRefusedRefreshToken(trx, deps.sealedBox, account, credentials);
       // A switched-off account keeps the user's reason (`markConnectionLost`); with its refresh token dropped, nothing renews it.

@@ -16,3 +16,8 @@ export function renewalPendingMessage(platform: string): string {
 export function renewalOverdueMessage(platform: string, what: 'post' | 'thread' = 'post'): string {
   return `${platformName(platform)} access for this account ended and Herald could not renew it for an hour past the ${what}'s time; reconnect the account if this goes on.`;
 }
+
+/** The platform refused the account's credential again right after renewing it (`CredentialRefusedAfterRenewal`). */
+export function refusedAfterRenewalMessage(platform: string): string {
+  return `${platformName(platform)} refused this account's access right after renewing it, which points to a fault at ${platformName(platform)} rather than a lost connection, so nothing was sent; try again later, or reconnect the account if this goes on.`;
+}

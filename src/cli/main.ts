@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
+import { releaseHeldRefusals } from '../accounts/mass-refusal';
 import { createApiKey, revokeApiKey } from '../auth/api-keys';
 import { scopes } from '../auth/scopes';
 import { ConfigError, loadConfig } from '../config';
@@ -11,6 +12,7 @@ import { createLogger } from '../logger';
 import { findStuckPosts } from '../posts/reconcile';
 import { runningWebUiUrl, webUiPostLink } from '../temporal/web-ui';
 import { type CustomQuotas, type PlanName, planNames, plans } from '../plans';
+import { credentialLifetimes } from '../platforms/renewal/lifetimes';
 import { createUser, findUser, setPlan } from '../users/users';
 
 /**
@@ -20,6 +22,9 @@ import { createUser, findUser, setPlan } from '../users/users';
  * end unless another process is connected to it (`EmbeddedCluster.leave`).
  */
 
+/** The platforms whose renewal refusals the mass-loss guard may hold back (`lifetimes.ts`), the ones a release applies to. */
+const guardedPlatforms = Object.entries(credentialLifetimes).flatMap(([platform, lifetime]) => (lifetime.guardsMassRefusal ? [platform] : []));
+
 const usage = `usage:
   herald users create --plan <${planNames.join('|')}> [--email E]
   herald users set-plan --user ID --plan P [--post-quota N] [--scheduled-quota N] [--account-limit N]
@@ -27,6 +32,7 @@ const usage = `usage:
   herald keys create --user ID [--name NAME] [--scopes posts:read,posts:write] [--expires-at ISO]
   herald keys revoke --key-id ID
   herald migrate
+  herald credentials release --platform <${guardedPlatforms.join('|')}> [--account ID]
   herald posts stuck [--older-than SECONDS]   (overdue by more than this without Temporal; default 300)
   herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS] [--http-port N]`;
 
@@ -217,6 +223,23 @@ const commands: Record<string, Command> = {
     } finally {
       await connection.close();
     }
+  },
+
+  // The refusals the mass-loss guard holds back, judged real by the operator (README "Credentials"): each such
+  // account's next refusal loses the connection. Lists the accounts released.
+  'credentials release': async (args, connect) => {
+    const f = flags(args, ['platform', 'account']);
+    if (f.platform === undefined) throw new UsageError('--platform is required');
+    const input = parse(
+      z.object({
+        platform: z.enum(guardedPlatforms as [string, ...string[]], { error: `--platform must be one of ${guardedPlatforms.join(', ')}` }),
+        account: uuid('--account').optional(),
+      }),
+      f,
+    );
+    const { handle } = await connect();
+    const released = await releaseHeldRefusals(handle.db, input.platform as keyof typeof credentialLifetimes, input.account);
+    return { platform: input.platform, released: released.map((r) => ({ account_id: r.account_id, refused_at: r.refused_at.toISOString() })) };
   },
 
   'keys revoke': async (args, connect) => {

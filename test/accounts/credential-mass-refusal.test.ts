@@ -1,13 +1,17 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { openCredentials } from '../../src/accounts/credentials';
 import { renewAccountCredential, type CredentialRenewalDeps } from '../../src/accounts/credential-renewal';
 import type { AccountLifecycle } from '../../src/accounts/lifecycle';
 import { createLogger } from '../../src/logger';
 import { createHttpClient } from '../../src/net/http';
 import { RenewalSetupFailure } from '../../src/platforms/renewal/token-endpoint';
+import { createGraphRenewer } from '../../src/platforms/graph/refresh';
 import { createXRenewer } from '../../src/platforms/x/refresh';
 import { createUser } from '../../src/users/users';
+import { testEncryptionKey } from '../helpers/api';
+import { runCli } from '../helpers/cli';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { startPlatformStandIns, type PlatformStandIns } from '../helpers/platform-standins';
 import { insertAccount, testSealedBox } from '../posts/fixtures';
@@ -40,7 +44,8 @@ describe('Many renewals of one platform refused at once', function () {
     database = await createTestDatabase();
     platforms = await startPlatformStandIns();
     const x = createXRenewer({ http, origin: platforms.x.origin, app: { clientId: 'conformance-client', clientSecret: 'conformance-secret' } });
-    deps = { db: database.db, sealedBox: testSealedBox, renewers: { x }, logger, lifecycle };
+    const threads = createGraphRenewer({ http, platform: 'threads', apiUrl: `${platforms.threads.origin}/v1.0` });
+    deps = { db: database.db, sealedBox: testSealedBox, renewers: { x, threads }, logger, lifecycle };
     userId = (await createUser(database.db, { plan: 'pro' })).id;
   });
   after(async () => {
@@ -101,5 +106,85 @@ describe('Many renewals of one platform refused at once', function () {
     platforms.x.revokeRefreshToken(revoked.refreshToken);
     assert.deepEqual(await renew(revoked.id), { kind: 'lost' }, 'five refused in the hour against seven renewed: marked');
     assert.equal((await account(revoked.id)).inactive_reason, 'connection_lost');
+  });
+
+  /** A threads account whose 60-day token is due (renewed with the token itself). */
+  async function threadsAccount(): Promise<string> {
+    const now = Date.now();
+    const row = await insertAccount(database.db, userId, {
+      platform: 'threads',
+      platform_account_id: `threads-${randomUUID()}`,
+      username: `user${randomUUID().slice(0, 8)}`,
+      credentials: { access_token: `threads-token-${randomUUID()}` },
+      settings: {},
+      credential_issued_at: new Date(now - 50 * 24 * HOUR),
+      credential_expires_at: new Date(now + 10 * 24 * HOUR),
+    });
+    return row.id;
+  }
+
+  // protocols.md section 13: Graph refuses with code 190; a subcode names the account's own end (463 expired, 460
+  // password changed, ...), none leaves it open.
+  const graphRefusal = (subcode?: number) => ({
+    kind: 'reply' as const,
+    response: { status: 400, json: { error: { message: 'Error validating access token', type: 'OAuthException', code: 190, ...(subcode ? { error_subcode: subcode } : {}), fbtrace_id: 'x' } } },
+  });
+
+  it('threads: a bare 190 to many renewals is held back after four; one naming the account\'s own end (463) is lost even then', async () => {
+    const accounts = [];
+    for (let i = 0; i < 6; i++) accounts.push(await threadsAccount());
+    cancelled.length = 0;
+    platforms.threads.standIn.inject({ path: /refresh_access_token/ }, graphRefusal(), 100);
+    try {
+      for (const [i, id] of accounts.entries()) {
+        if (i < 4) assert.deepEqual(await renew(id), { kind: 'lost' }, `refusal ${i + 1} loses the connection`);
+        else await assert.rejects(renew(id), (err) => err instanceof RenewalSetupFailure && /held back/.test(err.fix), `refusal ${i + 1} is held back`);
+      }
+      const held = await account(accounts[5]!);
+      assert.deepEqual({ active: held.active, inactive_reason: held.inactive_reason }, { active: true, inactive_reason: null });
+    } finally {
+      platforms.threads.standIn.clearFaults();
+    }
+    // While the bare refusals still hold, a token that ended (463) is the account's own end: lost, not held.
+    const ended = await threadsAccount();
+    platforms.threads.standIn.inject({ path: /refresh_access_token/ }, graphRefusal(463), 1);
+    assert.deepEqual(await renew(ended), { kind: 'lost' });
+    assert.equal((await account(ended)).inactive_reason, 'connection_lost');
+    assert.deepEqual(cancelled, [...accounts.slice(0, 4), ended]);
+  });
+
+  it('an operator releases the held refusals (`herald credentials release`): the next refusal of each loses the connection', async () => {
+    // The threads refusals above still hold, so these two are held at once.
+    const held = [await threadsAccount(), await threadsAccount()];
+    platforms.threads.standIn.inject({ path: /refresh_access_token/ }, graphRefusal(), 100);
+    try {
+      for (const id of held) await assert.rejects(renew(id), (err) => err instanceof RenewalSetupFailure && /held back/.test(err.fix));
+      const env = { DATABASE_URL: database.url, HERALD_ENCRYPTION_KEY: testEncryptionKey };
+      const usage = await runCli(['credentials', 'release', '--platform', 'linkedin'], env);
+      assert.equal(usage.code, 2, 'linkedin is never held');
+      const cli = await runCli(['credentials', 'release', '--platform', 'threads', '--account', held[0]!], env);
+      assert.equal(cli.code, 0, cli.stdout);
+      const out = JSON.parse(cli.stdout) as { platform: string; released: Array<{ account_id: string }> };
+      assert.deepEqual({ platform: out.platform, released: out.released.map((r) => r.account_id) }, { platform: 'threads', released: [held[0]] });
+      cancelled.length = 0;
+      assert.deepEqual(await renew(held[0]!), { kind: 'lost' }, 'released: its next refusal is marked');
+      await assert.rejects(renew(held[1]!), RenewalSetupFailure, 'the other is still held');
+      const all = JSON.parse((await runCli(['credentials', 'release', '--platform', 'threads'], env)).stdout) as { released: Array<{ account_id: string }> };
+      assert.ok(all.released.some((r) => r.account_id === held[1]) && !all.released.some((r) => r.account_id === held[0]), 'every held one, not the lost');
+      assert.deepEqual(await renew(held[1]!), { kind: 'lost' });
+      assert.deepEqual(cancelled, held);
+    } finally {
+      platforms.threads.standIn.clearFaults();
+    }
+  });
+
+  it("the guard's renewed count reads an index, not every account (migration 0278)", async () => {
+    // The count as `recordRefusal` runs it; the plan is asked with sequential scans priced out, as this database is small.
+    const plan = await database.db.transaction().execute(async (trx) => {
+      await sql`set local enable_seqscan = off`.execute(trx);
+      const rows = await sql<{ 'QUERY PLAN': string }>`explain select count(*) from accounts where platform = 'x' and credential_issued_at > now() - interval '1 hour'`.execute(trx);
+      return rows.rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+    assert.match(plan, /accounts_renewed_idx/, plan);
   });
 });

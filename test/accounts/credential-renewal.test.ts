@@ -423,6 +423,39 @@ describe('Credentials that stay alive', function () {
     assert.deepEqual({ status: cancelled.status, error_message: cancelled.error_message }, { status: 'deleted', error_message: 'connection_lost' });
   });
 
+  it('X answering 401 to every create while its token endpoint renews keeps the accounts: the post fails as a fault at X, nothing is cancelled', async () => {
+    // An outage (or a refusal of creates) at X: every create is answered as an ended or revoked token would be,
+    // while the token endpoint still takes each account's refresh token. Before, each publishing account was lost.
+    const unauthorized = { kind: 'reply' as const, response: { status: 401, json: { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' } } };
+    const from = h.standIns.x.oauth.renewals.length;
+    const accounts = [await renewableXAccount(), await renewableXAccount()];
+    const start = await h.env.currentTimeMs();
+    const scheduled = await Promise.all(accounts.map(({ row }) => schedule(row.id, `scheduled during the outage ${row.id}`, start + 5 * HOUR)));
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, unauthorized, 100);
+    for (const { row } of accounts) {
+      const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: row.id, text: `refused by an outage ${row.id}` } });
+      assert.equal(res.status, 502, res.text);
+      assert.equal(
+        res.body.error.message,
+        "X refused this account's access right after renewing it, which points to a fault at X rather than a lost connection, so nothing was sent; try again later, or reconnect the account if this goes on.",
+      );
+      const kept = await account(row.id);
+      assert.deepEqual({ active: kept.active, inactive_reason: kept.inactive_reason }, { active: true, inactive_reason: null }, 'the account stays active');
+    }
+    // A thread's parts go through the same adapters: its account is kept too.
+    const threadAccount = (await renewableXAccount()).row;
+    const thread = await h.api.request('POST', '/api/v1/threads', { body: { account_id: threadAccount.id, posts: [{ text: 'thread one' }, { text: 'thread two' }] } });
+    assert.equal(thread.status, 502, thread.text);
+    const threadKept = await account(threadAccount.id);
+    assert.deepEqual({ active: threadKept.active, inactive_reason: threadKept.inactive_reason }, { active: true, inactive_reason: null }, "the thread's account stays active");
+    assert.ok(renewalsSince(from).length >= 2 && renewalsSince(from).every((r) => r.outcome === 'renewed'), 'each account renewed: its grant is alive');
+    for (const id of scheduled) assert.equal((await post(id)).status, 'scheduled', 'no scheduled post is cancelled');
+    h.standIns.x.standIn.clearFaults();
+    const after = await h.api.request('POST', '/api/v1/posts', { body: { account_id: accounts[0]!.row.id, text: 'after the outage' } });
+    assert.equal(after.status, 201, after.text);
+    assert.equal(after.body.data.status, 'published');
+  });
+
   it('a transient renewal failure is retried with backoff, and a post due meanwhile publishes once the token is back', async () => {
     const from = h.standIns.x.oauth.renewals.length;
     const { row, refreshToken } = await renewableXAccount();

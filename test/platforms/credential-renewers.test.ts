@@ -159,6 +159,11 @@ describe('Credential renewers against the stand-ins', function () {
       const refused = await failureOf(() => threadsRenewer().renew({ access_token: token }));
       assert.equal(refused.kind, 'reauthorize');
       assert.equal(refused.clientMessage, "Threads refused to renew this account's access: Threads no longer accepts this connection; reconnect the account.");
+      // 463 names the account's own end: the mass-loss guard never holds it back. An unknown token (190 alone) may not.
+      assert.equal(threadsRenewer().isAccountsOwnRefusal(refused), true);
+      const unknown = await failureOf(() => threadsRenewer().renew({ access_token: 'never-issued' }));
+      assert.equal(unknown.kind, 'reauthorize');
+      assert.equal(threadsRenewer().isAccountsOwnRefusal(unknown), false);
     });
 
     it('threads and instagram: Graph throttling and transient codes come with HTTP 400 and are transient; only 190 is a dead token', async () => {

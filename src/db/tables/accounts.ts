@@ -34,6 +34,8 @@ interface CredentialRefusalsTable {
   account_id: string;
   platform: PlatformSlug;
   refused_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Set by `herald credentials release`: the account's next refusal is marked lost, and this one counts no more. */
+  released_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface AccountsTables {

@@ -13,6 +13,13 @@ import { PlatformFailure } from '../types';
  * any Graph answer is: HTTP 400 also carries throttling (codes 4, 17, 32, 613) and transient faults (1, 2); 190 is a
  * dead token.
  */
+/**
+ * Code 190's subcodes that name the account's own end (protocols.md section 13): 458 app removed by the user, 460
+ * password changed or session invalidated, 463 expired, 464 unconfirmed user, 467 logged out. Without one (or with
+ * another code) the refusal may be Graph's or a refusal of Herald's app, which the mass-loss guard may hold back.
+ */
+const ACCOUNTS_OWN_SUBCODES: readonly number[] = [458, 460, 463, 464, 467];
+
 export function createGraphRenewer(deps: { http: HttpClient; platform: 'threads' | 'instagram'; apiUrl: string }): CredentialRenewer {
   const origin = deps.apiUrl.replace(/\/+$/, '').replace(/\/v\d+(\.\d+)?$/, '');
   const grantType = deps.platform === 'threads' ? 'th_refresh_token' : 'ig_refresh_token';
@@ -23,6 +30,11 @@ export function createGraphRenewer(deps: { http: HttpClient; platform: 'threads'
     configured: true,
     // Error code 190: the token ended (subcode 463) or was invalidated (460, 467...); a renewal settles which.
     isEndedTokenAnswer: (failure) => /"code"\s*:\s*190\b/.test(failure.detail?.body ?? ''),
+    isAccountsOwnRefusal: (failure) => {
+      const body = failure.detail?.body ?? '';
+      const subcode = /"error_subcode"\s*:\s*(\d+)/.exec(body)?.[1];
+      return /"code"\s*:\s*190\b/.test(body) && subcode !== undefined && ACCOUNTS_OWN_SUBCODES.includes(Number(subcode));
+    },
     async renew(credentials) {
       const token = credentials.access_token;
       if (!token) throw new PlatformFailure(deps.platform, 'reauthorize', `${name} needs an access token; reconnect the account.`);

@@ -17,6 +17,8 @@ export function createLinkedInRenewer(deps: { http: HttpClient; app: { clientId:
     configured: deps.app !== null,
     // 401 EXPIRED_ACCESS_TOKEN (65602) and REVOKED_ACCESS_TOKEN (65601): a renewal settles which it was.
     isEndedTokenAnswer: (failure) => failure.detail?.status === 401,
+    // "invalid, expired or revoked" alike (not guarded anyway: `lifetimes.ts`).
+    isAccountsOwnRefusal: () => false,
     async renew(credentials) {
       const app = deps.app;
       const refreshToken = credentials.refresh_token;

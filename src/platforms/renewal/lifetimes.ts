@@ -12,12 +12,17 @@ export const credentialLifetimes: Partial<Record<PlatformSlug, CredentialLifetim
   // OAuth 1.0a credentials (own X API keys) do not expire. Every account renews every 96 minutes: in any hour the
   // healthy renewals outnumber what users revoke, so a majority of refusals is a mass event (`guardsMassRefusal`).
   x: { tokenLifetimeSeconds: 2 * 60 * 60, renewsWith: 'refresh_token', firstRenewalAfterS: 0, guardsMassRefusal: true, app: 'x', applies: (account) => !account.own_credentials },
-  // Sixty-day tokens renew a few times a day across all accounts: refusals together prove nothing (LinkedIn's refresh
-  // tokens end 365 days after the first authorization, together for accounts connected together).
+  // Not guarded: LinkedIn's refresh tokens end 365 days after the first authorization, together for accounts connected
+  // together, and its refusal reads the same for that end, a revocation and a fault ("invalid, expired or revoked"):
+  // a guard would hold those ends back for as long as they outnumber the few renewals (every ~48 days an account).
   linkedin: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'refresh_token', firstRenewalAfterS: 0, guardsMassRefusal: false, app: 'linkedin', applies: () => true },
-  threads: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, guardsMassRefusal: false, app: null, applies: () => true },
+  // Guarded: Graph names the account's own end in the refusal's subcode (expired, password changed, logged out, app
+  // removed), which is never held (`isAccountsOwnRefusal`); a bare 190 or a permission error to many accounts at once
+  // is Graph's fault or a refusal of Herald's app. Renewals are rare (every ~48 days an account), so the guard only
+  // counts where enough accounts are due in an hour: it protects a large installation, not four accounts of a small one.
+  threads: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, guardsMassRefusal: true, app: null, applies: () => true },
   // Instagram through Facebook Login runs on Facebook tokens, which nothing renews.
-  instagram: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, guardsMassRefusal: false, app: null, applies: (account) => account.via === 'instagram' },
+  instagram: { tokenLifetimeSeconds: 60 * DAY_S, renewsWith: 'access_token', firstRenewalAfterS: DAY_S, guardsMassRefusal: true, app: null, applies: (account) => account.via === 'instagram' },
 };
 
 /** The settings that hold each app's credentials (config.ts reads them), for the messages that ask an operator to set or fix them. */

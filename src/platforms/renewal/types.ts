@@ -26,6 +26,11 @@ export interface CredentialRenewer extends CredentialLifetime {
   /** Does this refusal of an ordinary call mean the token ended (so one renewal and one retry are worth it)? */
   isEndedTokenAnswer(failure: PlatformFailure): boolean;
   /**
+   * Does this refusal of a renewal name the account's own end (so the mass-loss guard never holds it back, even among
+   * many)? Only where the platform's answer says so (Graph's subcodes); elsewhere nothing in it does.
+   */
+  isAccountsOwnRefusal(failure: PlatformFailure): boolean;
+  /**
    * Throws `PlatformFailure`: `reauthorize` when the platform refuses the renewal for good (revoked, spent or expired
    * refresh token), `retryable` or `rate_limited` for a transient fault, `RenewalSetupFailure` (also `retryable`) when
    * it refuses Herald's app credentials or request (`token-endpoint.ts`).
@@ -46,8 +51,8 @@ export interface CredentialLifetime {
    */
   firstRenewalAfterS: number;
   /**
-   * Whether many refusals at once are held back rather than marked lost (`src/accounts/mass-refusal.ts`): only where
-   * renewals are frequent, so that healthy ones outnumber what users revoke in any hour.
+   * Whether many refusals at once are held back rather than marked lost (`src/accounts/mass-refusal.ts`), except those
+   * naming the account's own end (`isAccountsOwnRefusal`): not where refusals come together for good reasons.
    */
   guardsMassRefusal: boolean;
   /** The configuration entry (`Config['credentialApps']`) renewal needs; null: the token renews itself. */

@@ -19,6 +19,8 @@ export function createXRenewer(deps: { http: HttpClient; origin?: string; app: {
     configured: deps.app !== null,
     // X answers 401 for an ended token and for a revoked one alike; only a renewal can tell them apart.
     isEndedTokenAnswer: (failure) => failure.detail?.status === 401,
+    // `invalid_request` for a spent, revoked or unknown refresh token and for a malformed request alike.
+    isAccountsOwnRefusal: () => false,
     async renew(credentials) {
       const app = deps.app;
       const refreshToken = credentials.refresh_token;
