@@ -123,8 +123,8 @@ export function createPostActivities(rt: PostsRuntime) {
       if (row.status === 'publishing') {
         // Taken over with another run's call maybe still on its way (the old run's hold claimed it, then the run was
         // terminated or lost): the look waits until that call can no longer land, as a retry's wait (no hold).
-        const inFlightMs = row.publish_attempt_started_at === null ? 0 : await attemptMarks.openCallInFlightForMs(db, input.postId);
-        if (inFlightMs > 0) return { kind: 'wait', until: input.now + inFlightMs, retry: { ...retry, notBefore: Math.max(retry.notBefore, input.now + inFlightMs) } };
+        const inFlightUntil = attemptMarks.callInFlightUntil(row);
+        if (inFlightUntil > input.now) return { kind: 'wait', until: inFlightUntil, retry: { ...retry, notBefore: Math.max(retry.notBefore, inFlightUntil) } };
         return { kind: 'publish', scheduled: row.scheduled_at !== null, hasFirstComment, retry };
       }
       if (!(await attemptMarks.claimScheduled(db, input.postId))) return { kind: 'gone' };

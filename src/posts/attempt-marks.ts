@@ -59,20 +59,14 @@ export function earlierAttemptOpen(mark: 'publish_attempt_started_at' | 'first_c
 export const CALL_IN_FLIGHT_MS = 10 * 60_000;
 
 /**
- * How long the latest call of a `publishing` post's open attempt may still be in flight (ms, by the database's
- * clock, the mark's own): 0 when no attempt is open or `CALL_IN_FLIGHT_MS` has passed since its mark. A run that
- * takes over such a post (the reconciler's restart after the old run's hold claimed it) waits this long before its
- * look: looked for while still on its way, the post is not found and is sent a second time.
+ * Until when (ms) the latest call of a post's open attempt may still be in flight: `CALL_IN_FLIGHT_MS` after its mark,
+ * 0 when no attempt is open. A run that takes over a `publishing` post (the reconciler's restart after the old run's
+ * hold claimed it) waits until then before its look: looked for while still on its way, the post is not found and is
+ * sent a second time. Read against the workflow's clock, as the claim's other times are (a database clock here kept
+ * a time-skipped run waiting for ever: its every claim found the 10 minutes still ahead).
  */
-export async function openCallInFlightForMs(db: Db, postId: string): Promise<number> {
-  const row = await db
-    .selectFrom('posts')
-    .select(sql<number>`greatest(0, ceil(extract(epoch from (publish_attempt_started_at + make_interval(secs => ${CALL_IN_FLIGHT_MS / 1000}) - now())) * 1000))::float8`.as('left_ms'))
-    .where('id', '=', postId)
-    .where('status', '=', 'publishing')
-    .where('publish_attempt_started_at', 'is not', null)
-    .executeTakeFirst();
-  return row?.left_ms ?? 0;
+export function callInFlightUntil(row: { publish_attempt_started_at: Date | null }): number {
+  return row.publish_attempt_started_at === null ? 0 : row.publish_attempt_started_at.getTime() + CALL_IN_FLIGHT_MS;
 }
 
 /**

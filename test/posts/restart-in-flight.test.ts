@@ -11,7 +11,7 @@ import { startPostsHarness, type PostsHarness } from './harness';
  * the row is `publishing` with its attempt's mark open, and the reconciler starts the workflow again (`disownHolds`,
  * then the start, as `reconcilePosts` does). The new run looked on X at once, found nothing (the old call had not
  * landed yet), and sent the post a second time. Now it waits until the old call can no longer be in flight
- * (`CALL_IN_FLIGHT_MS` after the mark, by the database's clock) and then looks.
+ * (`CALL_IN_FLIGHT_MS` after the mark, by the workflow's clock) and then looks.
  */
 describe('Posts: a run started again while the old run\'s call may still be in flight', function () {
   this.timeout(120_000);
