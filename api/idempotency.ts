@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AccountNotActiveError } from '../src/accounts/not-active';
 import type { Db } from '../src/db';
-import { ApiError } from '../src/errors';
+import { ApiError, PassingRefusal } from '../src/errors';
 import type { Logger } from '../src/logger';
 import { claimKey, idempotencyWindowMs, readKey, releaseClaim, renewClaim, storeAnswer, type Claim, type StoredResponse } from './idempotency-repository';
 
@@ -26,6 +25,9 @@ import { claimKey, idempotencyWindowMs, readKey, releaseClaim, renewClaim, store
  *    release) is conditional on it: a request that stalled past its lease and was taken over writes nothing, so it
  *    can neither overwrite the new claimant's stored answer nor delete its claim. Its own client still gets what it
  *    did (its effects happened); the loss is logged.
+ * 6. An outcome the database will not store is still the client's answer; the claim then stays held (its lease
+ *    renewed) while the store is tried again in the background, so a retry meanwhile is 409 `idempotency_in_progress`
+ *    and then the replay, never a second run. A refusal that changed nothing is released instead (`settleUnstored`).
  */
 
 const maxIdempotencyKeyLength = 255;
@@ -153,6 +155,8 @@ async function executeClaimed(
 
   let response: StoredResponse;
   let refusalKept = false;
+  // A refusal the handler threw changed nothing, but for `changedRefusals`: running it again is safe.
+  let changedNothing = false;
   try {
     response = await execute();
   } catch (err) {
@@ -163,6 +167,7 @@ async function executeClaimed(
     }
     response = { status: err.status, body: err.toEnvelope(), headers: err.headers };
     refusalKept = true;
+    changedNothing = !changedRefusals.has(err.code);
   }
   clearInterval(renew);
   if (response.status >= 500 && !refusalKept) {
@@ -171,16 +176,20 @@ async function executeClaimed(
   }
   const stored = await storeOrLog(db, logger, request, response);
   if (stored === false) logClaimLost(logger, request, response.status, 'its answer was not stored');
+  if (stored === undefined) settleUnstored({ db, logger }, request, response, changedNothing, opts);
   return response;
 }
 
 /** Pauses before each further try of storing an answer the database refused (a dropped connection, a failover). */
 const storeRetryPausesMs = [100, 500];
 
+/** Pauses between background tries of settling an unstored outcome (`settleUnstored`); the last one repeats. */
+const settleRetryPausesMs = [1_000, 2_000, 5_000, 10_000, 20_000];
+
 /**
  * `storeAnswer`, tried again over a moment when the database refuses it; when it still does, the answer goes to the
- * client anyway (undefined; logged). The request's effects happened: a 500 would tell the client to retry, and its
- * retry with the same key, once the lease ends, would run them again (a post published twice).
+ * client anyway (undefined; logged) and `settleUnstored` takes over. The request's effects happened: a 500 would
+ * tell the client to retry, and its retry with the same key would run them again (a post published twice).
  */
 async function storeOrLog(db: Db, logger: Logger, request: ClaimedRequest, response: StoredResponse): Promise<boolean | undefined> {
   for (let attempt = 0; ; attempt += 1) {
@@ -190,13 +199,47 @@ async function storeOrLog(db: Db, logger: Logger, request: ClaimedRequest, respo
       if (attempt >= storeRetryPausesMs.length) {
         logger.error(
           { err, userId: request.userId, idempotencyKey: request.key, method: request.method, path: request.path, status: response.status },
-          'Idempotency-Key answer not stored; answered anyway (a retry with this key after the lease ends runs the request again)',
+          'Idempotency-Key answer not stored; answered anyway, and tried again in the background (the key stays claimed meanwhile)',
         );
         return undefined;
       }
       await sleep(storeRetryPausesMs[attempt]!);
     }
   }
+}
+
+/**
+ * Settles, in the background, an outcome whose store the database refused: a refusal that changed nothing (`release`
+ * true) gives the key back, as a "not now" refusal does, since running it again is safe; anything else is stored.
+ * Each try first renews the claim's lease, and the pauses stay under a third of it, so while the database answers at
+ * all no retry takes the key over and runs the request a second time (the claim used to lapse with its lease, and
+ * the next retry ran the request again: a post published twice). Retries meanwhile wait, then
+ * get 409 `idempotency_in_progress` ("retry to collect the replay"), then the replay. Tried until the key's window
+ * ends; an answer the database never takes keeps the key claimed while this process lives. Left: a process that dies
+ * first leaves the claim to lapse as a crash does.
+ */
+function settleUnstored(
+  { db, logger }: { db: Db; logger: Logger },
+  request: ClaimedRequest,
+  response: StoredResponse,
+  release: boolean,
+  opts: Required<IdempotencyOptions>,
+): void {
+  const until = Date.now() + opts.windowMs;
+  const settle = () => (release ? releaseClaim(db, request) : storeAnswer(db, request, response));
+  const log = { userId: request.userId, idempotencyKey: request.key, method: request.method, path: request.path, status: response.status };
+  void (async () => {
+    for (let attempt = 0; Date.now() < until; attempt += 1) {
+      await renewClaim(db, request, opts.leaseMs).catch(() => undefined);
+      const settled = await settle().catch(() => undefined);
+      if (settled === false) logClaimLost(logger, request, response.status, release ? 'the key was not released' : 'its answer was not stored');
+      if (settled === true) logger.warn(log, release ? 'Idempotency-Key released after its answer could not be stored' : 'Idempotency-Key answer stored late');
+      if (settled !== undefined) return;
+      const pause = Math.min(settleRetryPausesMs[Math.min(attempt, settleRetryPausesMs.length - 1)]!, Math.floor(opts.leaseMs / 3));
+      await sleep(pause, undefined, { ref: false });
+    }
+    logger.error(log, 'Idempotency-Key answer never stored within the key\'s window');
+  })();
 }
 
 /** Gives the key back (a 5xx or crash is not stored, so the client may retry), unless another claim holds it now. */
@@ -240,8 +283,9 @@ export function replayedDespite5xx(code: string): boolean {
  * again, and every one of `changedRefusals`. Not another 5xx (the client may retry), and not one that says "not
  * now": naming a wait (`Retry-After`), any 429 (a rate, a monthly quota, an account limit: time or an upgrade lifts
  * them), any 402 (the plan or its allowance),
- * `passingRefusals`, and the 404 of an account switched off or disconnected (`AccountNotActiveError`: switching it on
- * or reconnecting it lets the request through; an absent account's 404, the same code, is kept). (Stripe, likewise,
+ * `passingRefusals`, and every `PassingRefusal`: the 404 of an account switched off or disconnected
+ * (`AccountNotActiveError`: switching it on or reconnecting it lets the request through; an absent account's 404, the
+ * same code, is kept) and the 400 of the 5-minute spacing (the other post may move or go). (Stripe, likewise,
  * saves no result of a request that conflicted with a concurrent one.) Handlers refuse by throwing `ApiError`; what
  * they return is a success, always stored.
  */
@@ -249,5 +293,5 @@ function keptForReplay(refusal: ApiError): boolean {
   if (changedRefusals.has(refusal.code)) return true;
   if (refusal.status >= 500 || refusal.status === 429 || refusal.status === 402) return false;
   if (Object.keys(refusal.headers).some((name) => name.toLowerCase() === 'retry-after')) return false;
-  return !passingRefusals.has(refusal.code) && !(refusal instanceof AccountNotActiveError);
+  return !passingRefusals.has(refusal.code) && !(refusal instanceof PassingRefusal);
 }

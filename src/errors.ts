@@ -87,6 +87,18 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A refusal that holds only until something outside the request changes: another post of the account moves (the
+ * 5-minute spacing), an account is switched on or reconnected (`AccountNotActiveError`). The contract's code and body;
+ * the class says only that the same request may pass later, so an idempotent request refused so is not kept for
+ * replay (`api/idempotency.ts` `keptForReplay`): its retry with the same key runs again.
+ */
+export class PassingRefusal extends ApiError {
+  override prefixed(prefix: string): PassingRefusal {
+    return new PassingRefusal(this.code, `${prefix}${this.message}`, this.extra, this.headers);
+  }
+}
+
 export function isApiError(err: unknown): err is ApiError {
   return err instanceof ApiError;
 }

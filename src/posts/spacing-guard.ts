@@ -1,5 +1,5 @@
-import { ApiError } from '../errors';
 import { spacingClashViolation } from './rules/schedule';
+import { toApiError } from './rules/violation';
 
 /**
  * The spacing rule (`checkScheduleSpacing`) judges the account's scheduled times read before the write. Two requests
@@ -20,8 +20,7 @@ export async function againOnSpacingClash<T>(validateAndWrite: () => Promise<T>,
     } catch (err) {
       if (!isSpacingClash(err)) throw err;
       if (attempt >= attempts) {
-        const refusal = spacingClashViolation();
-        throw new ApiError(refusal.code, refusal.message);
+        throw toApiError(spacingClashViolation());
       }
     }
   }

@@ -243,6 +243,51 @@ describe('Idempotency-Key', () => {
     }
   });
 
+  describe('an answer the database will not store, past the claim\'s lease', () => {
+    // The lease is short here so that it would run out within the test; the trigger refuses, as a real database
+    // would (no mock), to complete this block's keys until it is dropped.
+    let short: TestApi;
+    before(async () => {
+      short = await startApi({ routes, database: await testDatabase(), deps: { idempotency: { waitMs: 2_000, pollMs: 20, leaseMs: 3_000 } } });
+      await sql`create or replace function refuse_late() returns trigger language plpgsql as $$
+        begin
+          if new.state = 'completed' and new.key like 'late-%' then raise exception 'refused for the test'; end if;
+          return new;
+        end $$`.execute(a.deps.db);
+    });
+    after(async () => {
+      await sql`drop function refuse_late() cascade`.execute(a.deps.db);
+      await short.close();
+    });
+    const refuseStores = () => sql`create trigger refuse_late before update on idempotency_keys for each row execute function refuse_late()`.execute(a.deps.db);
+    const allowStores = () => sql`drop trigger if exists refuse_late on idempotency_keys`.execute(a.deps.db);
+    afterEach(allowStores);
+
+    it('keeps the key claimed and stores the answer once it can: a retry never runs the request again', async () => {
+      await refuseStores();
+      const first = await post(short, 'late-created', { text: 'once' });
+      assert.equal(first.status, 201, first.text);
+      await sleep(3_500); // past the first lease
+      const meanwhile = await post(short, 'late-created', { text: 'once' });
+      assert.deepEqual([meanwhile.status, meanwhile.body.error?.code], [409, 'idempotency_in_progress'], meanwhile.text);
+      await allowStores();
+      const retried = await post(short, 'late-created', { text: 'once' });
+      assert.deepEqual([retried.status, retried.headers.get('idempotent-replay'), retried.text], [201, 'true', first.text]);
+      assert.equal(executions, 1);
+    });
+
+    it('gives the key back when the unstored answer was a refusal that changed nothing: the retry runs at once', async () => {
+      await refuseStores();
+      failNext = 'not_found';
+      const refused = await post(short, 'late-refused', { text: 'x' });
+      assert.equal(refused.status, 404, refused.text);
+      // Not 409 `idempotency_in_progress` until the lease (longer than the wait) ran out.
+      const retried = await post(short, 'late-refused', { text: 'x' });
+      assert.deepEqual([retried.status, retried.headers.get('idempotent-replay')], [201, null], retried.text);
+      assert.equal(executions, 2);
+    });
+  });
+
   it('does not store a request refused by validation before it ran', async () => {
     const invalid = await post(a, 'k-invalid', { text: 5 });
     assert.equal(invalid.status, 400);

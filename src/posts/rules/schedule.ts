@@ -132,7 +132,8 @@ const spacingRule = `scheduled posts on one account must be at least ${SCHEDULE_
 
 /**
  * Scheduled posts of one account must be at least 5 minutes apart. `others`: the account's other scheduled times
- * (the caller leaves out the posts being rescheduled together, such as the parts of the same thread).
+ * (the caller leaves out the posts being rescheduled together, such as the parts of the same thread). The refusal
+ * passes once the other post moves or goes (`passes`): an Idempotency-Key does not replay it.
  */
 export function checkScheduleSpacing(instant: Date, others: readonly Date[]): Violation | null {
   const { after, before } = spacingWindowOf(instant);
@@ -141,12 +142,13 @@ export function checkScheduleSpacing(instant: Date, others: readonly Date[]): Vi
   return violation(
     'bad_request',
     `schedule_at ${instant.toISOString()} is within ${SCHEDULE_SPACING_MINUTES} minutes of another scheduled post on this account (${clash.toISOString()}); ${spacingRule}`,
+    { passes: true },
   );
 }
 
 /** The same rule's refusal when only the database saw the clash, with a post written at the same moment (`againOnSpacingClash`). */
 export function spacingClashViolation(): Violation {
-  return violation('bad_request', `schedule_at is within ${SCHEDULE_SPACING_MINUTES} minutes of another post scheduled on the same account at the same moment; ${spacingRule}`);
+  return violation('bad_request', `schedule_at is within ${SCHEDULE_SPACING_MINUTES} minutes of another post scheduled on the same account at the same moment; ${spacingRule}`, { passes: true });
 }
 
 /** The instants strictly between which another scheduled post of the account breaks `instant`'s spacing. */

@@ -1,4 +1,4 @@
-import { ApiError, type ErrorCode } from '../../errors';
+import { ApiError, PassingRefusal, type ErrorCode } from '../../errors';
 
 /**
  * What every rule returns: the refusal a send would answer with, or nothing. One rule implementation serves both
@@ -7,6 +7,8 @@ import { ApiError, type ErrorCode } from '../../errors';
 export interface Violation {
   code: ErrorCode;
   message: string;
+  /** The same request may pass once another resource changes (the spacing rule): thrown as a `PassingRefusal`. */
+  passes?: true;
 }
 
 /** Warning codes that describe a change rather than a refusal (publishing-api.md "Drafts behaviour" 3). */
@@ -21,12 +23,12 @@ export function notice(code: NoticeCode, message: string): Notice {
   return { code, message };
 }
 
-export function violation(code: ErrorCode, message: string): Violation {
-  return { code, message };
+export function violation(code: ErrorCode, message: string, passes?: { passes: true }): Violation {
+  return passes ? { code, message, ...passes } : { code, message };
 }
 
 export function toApiError(v: Violation): ApiError {
-  return new ApiError(v.code, v.message);
+  return v.passes ? new PassingRefusal(v.code, v.message) : new ApiError(v.code, v.message);
 }
 
 /** Throws the first violation as an `ApiError` (optionally prefixed, as fan-out validation does). */
