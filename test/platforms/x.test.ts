@@ -356,7 +356,9 @@ describe('x adapter against the X API v2 stand-in', () => {
       assert.equal(live.length, 1);
       assert.deepEqual(published, { platformPostId: live[0].id, url: `https://x.com/heraldhq/status/${live[0].id}` });
       assert.equal(x.standIn.calls('POST', '/2/tweets').length, 1);
-      assert.deepEqual(x.standIn.calls('GET', `/2/users/${me.id}/tweets`)[0].query, { max_results: '20', 'tweet.fields': 'created_at,referenced_tweets,attachments,entities', exclude: 'retweets' });
+      const { start_time, ...query } = x.standIn.calls('GET', `/2/users/${me.id}/tweets`)[0].query;
+      assert.deepEqual(query, { max_results: '100', 'tweet.fields': 'created_at,referenced_tweets,attachments,entities', exclude: 'retweets' });
+      assert.match(start_time ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, 'from 15 minutes back, to the second');
     });
 
     it('a create that timed out and is not on the timeline is unknown_outcome', async () => {
@@ -400,7 +402,7 @@ describe('x adapter against the X API v2 stand-in', () => {
     });
 
     it('findPublished reads every post since the earliest open call (start_time, pages of 100): 130 posts made after it do not hide it', async () => {
-      const since = Date.now() - 5 * 60_000;
+      const since = Date.now() - 30 * 60_000;
       const landed = await adapter.publish(ctx, post('landed, then a busy account'));
       for (let i = 0; i < 130; i++) x.addPost(me, `posted by hand ${i}`);
       const older = x.addPost(me, 'posted before the call');
