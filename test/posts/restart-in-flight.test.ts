@@ -71,7 +71,9 @@ describe('Posts: a run started again while the old run\'s call may still be in f
       .returning('id')
       .execute();
     const [inFlight, unsent] = rows.map((r) => r.id);
-    await sql`update posts set publish_attempt_started_at = now() where id = ${inFlight}`.execute(h.db);
+    // Marked at the workflows' now (the test environment's clock, ahead of the database's after earlier skips).
+    await h.syncClock();
+    await h.db.updateTable('posts').set({ publish_attempt_started_at: h.now() }).where('id', '=', inFlight!).execute();
     const before = creates().length;
 
     const reconciled = await reconcilePosts(h.reconcilerRuntime());
@@ -82,7 +84,6 @@ describe('Posts: a run started again while the old run\'s call may still be in f
 
     const { ctx } = await loadPlatformContext(h.db, testSealedBox, account.id);
     const landed = await h.standIns.adapters.x.publish(ctx, { postId: inFlight!, text: `${text} 0`, media: [] });
-    await sql`update posts set publish_attempt_started_at = publish_attempt_started_at - interval '11 minutes' where id = ${inFlight}`.execute(h.db);
 
     await h.env.client.workflow.getHandle(groupWorkflowId(groupId)).result();
     const recorded = await h.db.selectFrom('posts').select(['id', 'status', 'platform_post_id']).where('group_id', '=', groupId).execute();
