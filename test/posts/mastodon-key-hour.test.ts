@@ -61,4 +61,19 @@ describe('Posts: a Mastodon create that may have landed, retried within and past
     assert.match(failed.error_message ?? '', /^Mastodon did not confirm whether the post was published, and it guards against a second copy for only 60 minutes/);
     assert.equal(failed.publish_attempt_started_at, null);
   });
+
+  it('a create answered 503 whose repeat is refused 401: failed saying it may be live, not cancelled as never sent', async () => {
+    const account = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    await h.syncClock();
+    const text = 'landed on mastodon, then the token refused';
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text, schedule_at: new Date(h.now().getTime() + 10 * 60_000).toISOString() } });
+    assert.equal(res.status, 201, res.text);
+    const statuses = { method: 'POST', path: '/api/v1/statuses' };
+    h.standIns.mastodon.standIn.inject(statuses, { kind: 'reply', thenHandle: true, response: serverError }, 1);
+    h.standIns.mastodon.standIn.inject(statuses, { kind: 'reply', response: { status: 401, headers: { 'content-type': 'application/json' }, json: { error: 'The access token is invalid' } } }, 1);
+    await h.settle(res.body.data.id);
+    const failed = await row(res.body.data.id);
+    assert.deepEqual([failed.status, statusesOf(text).length], ['failed', 1], `it was cancelled as never sent though live: ${failed.status} ${failed.error_message}`);
+    assert.match(failed.error_message ?? '', /may already be on the platform, and the platform stopped accepting the account's credential before Herald could check/);
+  });
 });
