@@ -1,8 +1,8 @@
-import { cancellationOfClaimed, publishingContextOfClaimed } from '../src/posts/accounts-port';
+import { accountEndOfClaimed, cancellationOfClaimed, publishingContextOfClaimed } from '../src/posts/accounts-port';
 import { hasPendingFirstComment } from '../src/posts/first-comment';
 import { linkOf, storedLinkOf } from '../src/posts/post-link';
 import { removeCopiesOfCancelled } from '../src/posts/media-cleanup';
-import { refusalOf, type Refusal } from '../src/posts/publish-outcome';
+import { mayBeLiveAccountEnded, refusalOf, type Refusal } from '../src/posts/publish-outcome';
 import { mediaIdsOf } from '../src/posts/publish-request';
 import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
@@ -45,7 +45,7 @@ export function createPostSender(rt: PostsRuntime) {
     const row = begun ? begun.row : await attemptMarks.beginPublishAttempt(db, postId);
     if (!row) return publishedAlready(await findPost(db, postId));
     const ctx = begun ? begun.ctx : publishingContextOfClaimed(rt, row);
-    if (!ctx) return (await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive');
+    if (!ctx) return row.earlier_attempt_open ? mayBeLiveWithAccountOff(row) : ((await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive'));
     const prepared = await requestOrRefusal(rt, row);
     if ('refusal' in prepared) return prepared.refusal;
     const sent = await sendMarked(rt, row, ctx, prepared.request);
@@ -77,6 +77,17 @@ export function createPostSender(rt: PostsRuntime) {
     if (reason === null) return undefined;
     if (await attemptOutcomes.cancelClaimed(db, row.id, reason)) await removeCopiesOfCancelled(rt, [row.id]);
     return { ok: false, kind: 'not_publishing' };
+  }
+
+  /**
+   * An attempt that finds its account switched off (or gone) while an earlier call of it never reported back: that
+   * call may have published, and nothing will look now, so the post is neither cancelled nor said "not sent". It is
+   * an `unknown_outcome` (never retried: the workflow fails it, refunded) with the sentence of an account's end met
+   * so (`mayBeLiveAccountEnded`), or the usual unconfirmed one when the account is still on (its credentials unread).
+   */
+  function mayBeLiveWithAccountOff(row: attemptMarks.MarkedPost): PublishAttempt {
+    const reason = accountEndOfClaimed(row);
+    return reason ? { ok: false, kind: 'unknown_outcome', message: mayBeLiveAccountEnded(reason), retryAfterSeconds: null } : refusalOf(row.platform, 'unknown_outcome');
   }
 
   /**

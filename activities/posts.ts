@@ -9,6 +9,7 @@ import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { cancelScheduledPosts } from '../src/posts/cancel-scheduled';
 import { findPost } from '../src/posts/view-queries';
+import { mayBeLiveAccountEnded } from '../src/posts/publish-outcome';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { holdUntilInstant } from './held';
 import { createPostSender, type PublishAttempt } from './post-send';
@@ -253,7 +254,10 @@ export function createPostActivities(rt: PostsRuntime) {
     async handleConnectionLost(input: { postId: string; scheduled: boolean; message: string }): Promise<void> {
       const row = await findPost(db, input.postId);
       if (!row) return;
-      if (input.scheduled) await attemptOutcomes.cancelClaimed(db, input.postId, 'connection_lost');
+      // A refusal leaves the mark open only when a call of it may have sent (`sendMarked`: Mastodon's create met a
+      // server error, then its repeat the refusal): failed saying it may be live, never cancelled as never sent.
+      if (row.publish_attempt_started_at !== null) await attemptOutcomes.recordFailedAttempt(db, input.postId, { message: mayBeLiveAccountEnded('connection_lost'), final: true, requeue: 'publishing' });
+      else if (input.scheduled) await attemptOutcomes.cancelClaimed(db, input.postId, 'connection_lost');
       else await attemptOutcomes.recordFailedAttempt(db, input.postId, { message: input.message, final: true, requeue: 'publishing' });
       if (row.account_id === null) return;
       await markConnectionLost(db, row.account_id);

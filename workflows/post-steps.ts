@@ -45,6 +45,21 @@ export async function publishNow(postId: string, delaysMs: readonly number[], fi
   }
 }
 
+/**
+ * An immediate post taken over by a new run (the reconciler restarting its lost group): claimed as a single post
+ * taken over is (`claimPost`), so it waits for its retry's time and until a call of the lost run can no longer be in
+ * flight (`callInFlightUntil`) before its attempt looks: looked for while that call was still on its way, the post
+ * was not found and was sent a second time. Then published as an immediate post.
+ */
+export async function publishTakenOver(postId: string, delaysMs: readonly number[]): Promise<PublishPostResult> {
+  for (;;) {
+    const claim = await bookkeeping.claimPost({ postId, now: Date.now() });
+    if (claim.kind === 'gone') return { outcome: 'gone' };
+    if (claim.kind === 'publish') return publishNow(postId, delaysMs);
+    await sleep(Math.max(1, claim.until - Date.now()));
+  }
+}
+
 /** The platform took the post: record it if the attempt could not, then the first comment, then media cleanup. */
 export async function afterPublished(postId: string, attempt: Extract<PublishAttempt, { ok: true }>): Promise<PublishPostResult> {
   if (!attempt.recorded) {

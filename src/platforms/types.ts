@@ -172,6 +172,11 @@ export interface PlatformAdapter {
   publish(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost>;
   /** Sending the same post id twice cannot make two posts (Mastodon: Idempotency-Key), so a lost call may be repeated. */
   readonly repeatedCreatesAreSafe?: boolean;
+  /**
+   * How long after a create the platform still knows it (Mastodon keeps an Idempotency-Key an hour, protocols.md
+   * section 3): a repeat later than that is a new post. Absent: for ever.
+   */
+  readonly repeatedCreatesSafeForMs?: number;
   /** A create whose outcome was unknown: find the post Herald may already have made (null when surely absent). */
   findPublished?(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost | null>;
   /** Resolves when the post is gone, including when the platform says it never existed or is already gone. */

@@ -147,7 +147,12 @@ export function publishingContextOfClaimed(rt: PostsRuntime, row: ClaimedAccount
  * table); null for an immediate row or an account still on, whose attempt fails as before.
  */
 export function cancellationOfClaimed(row: Pick<MarkedPost, 'scheduled_at' | 'account_id' | 'account_active' | 'account_user_id' | 'account_inactive_reason'>): AccountInactiveReason | null {
-  if (row.scheduled_at === null || (row.account_id !== null && row.account_active)) return null;
+  return row.scheduled_at === null ? null : accountEndOfClaimed(row);
+}
+
+/** How a claimed row's account ended (switched off, disconnected, lost, or its row gone); null while it is on. */
+export function accountEndOfClaimed(row: Pick<MarkedPost, 'account_id' | 'account_active' | 'account_user_id' | 'account_inactive_reason'>): AccountInactiveReason | null {
+  if (row.account_id !== null && row.account_active) return null;
   return cancellationReasonOf(row.account_id === null || row.account_user_id === null ? null : { inactive_reason: row.account_inactive_reason });
 }
 

@@ -1,3 +1,4 @@
+import type { AccountInactiveReason } from '../accounts/lifecycle';
 import { platformName } from '../platforms/availability';
 import type { PlatformFailure, PlatformFailureKind, PlatformSlug } from '../platforms/types';
 
@@ -36,4 +37,36 @@ export function refusalOf(platform: PlatformSlug, kind: PublishFailureKind, clie
 /** The refusal a platform's failure stands for. */
 export function refusalFromFailure(platform: PlatformSlug, err: PlatformFailure, what: 'post' | 'first comment' = 'post'): Refusal {
   return refusalOf(platform, err.kind, err.clientMessage, err.retryAfterSeconds ?? null, what);
+}
+
+/**
+ * An earlier call that never reported back, on a platform that cannot be asked and whose guard against a second copy
+ * (its idempotency key, `PlatformAdapter.repeatedCreatesSafeForMs`) may lapse before a call sent now arrives: not
+ * sent again, the user told why (the `unknown_outcome` sentence, with the reason Herald did not simply repeat it).
+ */
+export function unconfirmedPastRepeatGuard(platform: PlatformSlug, guardMs: number): Refusal {
+  const name = platformName(platform);
+  return {
+    ok: false,
+    kind: 'unknown_outcome',
+    message: `${name} did not confirm whether the post was published, and it guards against a second copy for only ${Math.round(guardMs / 60_000)} minutes after the earlier attempt, too little to send it again safely now; check the account before sending it again.`,
+    retryAfterSeconds: null,
+  };
+}
+
+/** How the account ended, in `mayBeLiveAccountEnded`. */
+const accountEnded: Record<AccountInactiveReason, string> = {
+  account_deactivated: 'the account was switched off',
+  account_disconnected: 'the account was disconnected',
+  connection_lost: "the platform stopped accepting the account's credential",
+};
+
+/**
+ * The `error_message` of a post whose account ended (switched off, disconnected, its credential refused) while an
+ * earlier attempt of it had not reported back: it may be live, so it is `failed` saying so, never `deleted` as
+ * cancelled (publishing-api.md "error_message values": a cancellation value says the service cancelled a post that
+ * never went out). No platform name: the account-wide write words it once for every platform.
+ */
+export function mayBeLiveAccountEnded(reason: AccountInactiveReason): string {
+  return `An earlier attempt to publish this post did not report back, so it may already be on the platform, and ${accountEnded[reason]} before Herald could check; check the account before sending it again.`;
 }

@@ -141,7 +141,7 @@ export async function reconcilePosts(
     await eachAtMost(lost, signal, async ([workflowId, { row, postIds }]) => {
       try {
         if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
-        else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds);
+        else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds, undefined, { takenOver: true });
         else await startPublishWorkflow(rt, row.id);
         started.push(workflowId);
       } catch (err) {

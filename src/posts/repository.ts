@@ -6,6 +6,7 @@ import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/p
 import { refundQuota } from '../quota/quota';
 import { failPendingCommentColumns, firstCommentCharges, firstCommentNotSent } from './first-comment-not-sent';
 import { recordPostEvents } from './post-events';
+import { mayBeLiveAccountEnded } from './publish-outcome';
 
 /**
  * The writes of the `posts` table of single posts, as free functions taking `db` or a transaction first (threads:
@@ -208,8 +209,9 @@ export async function markDeleted(db: Db, postId: string, expected: 'failed' | '
  * Cancels scheduled posts (`scheduled` → `deleted`, `error_message` = the reason, null when the user deleted them),
  * their first comments `failed` with a sentence, every reservation refunded, in one transaction. A post already publishing finishes: nothing live is ever marked
  * deleted. With `unlessMayBeLive`, nothing of `postIds` when any of them waits with an attempt's mark open (a retry
- * after a server error to a create that may have landed, a look a renewal stopped): that post may be live. Returns
- * the ids cancelled (none when repeated).
+ * after a server error to a create that may have landed, a look a renewal stopped): that post may be live. An
+ * account's end (a `reason`) fails such a post instead (`failMayBeLive`). Returns the ids settled, failed ones first
+ * (none when repeated).
  */
 export async function cancelScheduled(
   db: Db,
@@ -217,6 +219,7 @@ export async function cancelScheduled(
 ): Promise<string[]> {
   if (!target.postIds && !target.accountId) throw new Error('cancelScheduled needs postIds or accountId');
   return db.transaction().execute(async (trx) => {
+    const failed = target.reason !== null && !target.unlessMayBeLive ? await failMayBeLive(trx, { ...target, reason: target.reason }) : [];
     let update = trx
       .updateTable('posts')
       .set({ status: 'deleted', error_message: target.reason, ...failPendingCommentColumns(firstCommentNotSent.cancelled), updated_at: sql`now()` })
@@ -229,8 +232,37 @@ export async function cancelScheduled(
     const cancelled = (await update.returning('id').execute()).map((r) => r.id);
     await refundQuota(trx, cancelled);
     await recordPostEvents(trx, target.reason === null ? 'post.deleted' : 'post.cancelled', cancelled);
-    return cancelled;
+    return [...failed, ...cancelled];
   });
+}
+
+/**
+ * The scheduled posts an account's end (`reason`) meets with an attempt that never reported back (their mark open: a
+ * server error to a create that may have landed, a look a renewal stopped): they may be live, and the attempt that
+ * would have looked will not come, so each is `failed` with `mayBeLiveAccountEnded`'s sentence (not `deleted` as
+ * cancelled, which says it never went out), its first comment failed, refunded, `post.failed`. An account's end
+ * cannot be refused as a DELETE is. Thread parts are left to their thread's rules (all or nothing). Returns their ids.
+ */
+async function failMayBeLive(trx: Transaction<Database>, target: { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason }): Promise<string[]> {
+  let update = trx
+    .updateTable('posts')
+    .set({
+      status: 'failed',
+      error_message: mayBeLiveAccountEnded(target.reason),
+      publish_attempt_started_at: null,
+      next_attempt_at: null,
+      ...failPendingCommentColumns(firstCommentNotSent.notPublished),
+      updated_at: sql`now()`,
+    })
+    .where('status', '=', 'scheduled')
+    .where('publish_attempt_started_at', 'is not', null)
+    .where('thread_id', 'is', null);
+  if (target.postIds) update = update.where('id', 'in', target.postIds.length ? target.postIds : ['00000000-0000-0000-0000-000000000000']);
+  if (target.accountId) update = update.where('account_id', '=', target.accountId);
+  const failed = (await update.returning('id').execute()).map((r) => r.id);
+  await refundQuota(trx, failed);
+  await recordPostEvents(trx, 'post.failed', failed);
+  return failed;
 }
 
 /**

@@ -79,11 +79,18 @@ export async function startPublishWorkflow(
 
 /**
  * Starts the workflow that publishes an immediate fan-out's posts together (same reuse rule as a post's). The
- * reconciler restarts it with the posts still `publishing`; each attempt looks before it sends again.
+ * reconciler restarts it with the posts still `publishing` (`takenOver`): each post is claimed first, so it waits for
+ * a call of the lost run that may still be on its way, then its attempt looks before it sends again.
  */
-export async function startGroupWorkflow(rt: PostsRuntime, groupId: string, postIds: readonly string[], posts?: readonly SearchedPost[]): Promise<WorkflowHandle> {
+export async function startGroupWorkflow(
+  rt: PostsRuntime,
+  groupId: string,
+  postIds: readonly string[],
+  posts?: readonly SearchedPost[],
+  options: { takenOver?: boolean } = {},
+): Promise<WorkflowHandle> {
   const temporal = client(rt);
-  const input: PublishGroupInput = { groupId, postIds: [...postIds], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs] };
+  const input: PublishGroupInput = { groupId, postIds: [...postIds], immediateRetryDelaysMs: [...rt.immediateRetryDelaysMs], ...(options.takenOver ? { takenOver: true } : {}) };
   const handle = await temporal.workflow.start('publishGroup', {
     workflowId: groupWorkflowId(groupId),
     taskQueue: rt.taskQueue,

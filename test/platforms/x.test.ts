@@ -356,7 +356,9 @@ describe('x adapter against the X API v2 stand-in', () => {
       assert.equal(live.length, 1);
       assert.deepEqual(published, { platformPostId: live[0].id, url: `https://x.com/heraldhq/status/${live[0].id}` });
       assert.equal(x.standIn.calls('POST', '/2/tweets').length, 1);
-      assert.deepEqual(x.standIn.calls('GET', `/2/users/${me.id}/tweets`)[0].query, { max_results: '20', 'tweet.fields': 'created_at,referenced_tweets,attachments,entities', exclude: 'retweets' });
+      const { start_time, ...query } = x.standIn.calls('GET', `/2/users/${me.id}/tweets`)[0].query;
+      assert.deepEqual(query, { max_results: '100', 'tweet.fields': 'created_at,referenced_tweets,attachments,entities', exclude: 'retweets' });
+      assert.match(start_time ?? '', /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/, 'from 15 minutes back, to the second');
     });
 
     it('a create that timed out and is not on the timeline is unknown_outcome', async () => {
@@ -397,6 +399,32 @@ describe('x adapter against the X API v2 stand-in', () => {
       assert.equal(await adapter.findPublished!(ctx, post('Good morning')), null);
       x.tweets().find((t) => t.id === older.platformPostId)!.created_at = new Date(Date.now() - 14 * 60_000).toISOString();
       assert.deepEqual(await adapter.findPublished!(ctx, post('Good morning')), older);
+    });
+
+    it('findPublished reads every post since the earliest open call (start_time, pages of 100): 130 posts made after it do not hide it', async () => {
+      const since = Date.now() - 30 * 60_000;
+      const landed = await adapter.publish(ctx, post('landed, then a busy account'));
+      for (let i = 0; i < 130; i++) x.addPost(me, `posted by hand ${i}`);
+      const older = x.addPost(me, 'posted before the call');
+      older.created_at = new Date(since - 2 * 60 * 60_000).toISOString();
+      const before = x.standIn.requests.length;
+      assert.deepEqual(await adapter.findPublished!(ctx, { ...post('landed, then a busy account'), earlierAttemptOpen: true, earlierAttemptSince: since }), landed);
+      const looks = x.standIn.requests.slice(before).filter((r) => r.path === `/2/users/${me.id}/tweets`);
+      assert.equal(looks.length, 2, 'two pages of 100');
+      // The earliest open call's start less a minute for the two clocks, to X's second.
+      assert.equal(looks[0]!.query.start_time, new Date(Math.floor((since - 60_000) / 1000) * 1000).toISOString().replace('.000Z', 'Z'));
+      assert.deepEqual([looks[0]!.query.max_results, looks[1]!.query.pagination_token !== undefined], ['100', true]);
+    });
+
+    it('findPublished past its bound of pages has not seen everything: the outcome stays unknown, never "not there"', async () => {
+      for (let i = 0; i < 501; i++) x.addPost(me, `a very busy account ${i}`);
+      await assert.rejects(
+        adapter.findPublished!(ctx, { ...post('never sent'), earlierAttemptOpen: true, earlierAttemptSince: Date.now() - 60_000 }),
+        expectFailure({ kind: 'unknown_outcome' }),
+      );
+      // Those posts made before the earliest open call are not read (`start_time`): absent is known again.
+      for (const t of x.tweets()) t.created_at = new Date(Date.now() - 30 * 60_000).toISOString();
+      assert.equal(await adapter.findPublished!(ctx, { ...post('never sent'), earlierAttemptOpen: true, earlierAttemptSince: Date.now() - 60_000 }), null);
     });
 
     it('findPublished tells posts apart by their links and their media count (a media-only post matches only one as bare)', async () => {

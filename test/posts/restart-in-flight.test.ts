@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { loadPlatformContext } from '../../src/accounts/platform-context';
 import { disownHolds } from '../../src/posts/repository';
-import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
+import { reconcilePosts } from '../../src/posts/reconcile';
+import { groupWorkflowId, postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
 import { insertXAccount, testSealedBox } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
@@ -54,5 +56,42 @@ describe('Posts: a run started again while the old run\'s call may still be in f
     const row = await h.db.selectFrom('posts').select(['status', 'platform_post_id']).where('id', '=', id).executeTakeFirstOrThrow();
     assert.deepEqual([row.status, row.platform_post_id], ['published', landed.platformPostId], 'the post the old call made is the one recorded');
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 1, 'sent once');
+  });
+
+  it('an immediate fan-out restarted as its group waits for the old call too: the post that landed is recorded, not sent twice', async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const other = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const groupId = randomUUID();
+    const text = 'a fan-out whose run was lost, its x call still out';
+    // As the lost group run left them: both `publishing`, one's call marked just now (still on its way), the other's
+    // never begun.
+    const rows = await h.db
+      .insertInto('posts')
+      .values([account, other].map((a, i) => ({ user_id: h.api.userId, account_id: a.id, platform: 'x', text: `${text} ${i}`, status: 'publishing' as const, group_id: groupId, workflow_id: groupWorkflowId(groupId) })))
+      .returning('id')
+      .execute();
+    const [inFlight, unsent] = rows.map((r) => r.id);
+    // Marked at the workflows' now (the test environment's clock, ahead of the database's after earlier skips).
+    await h.syncClock();
+    await h.db.updateTable('posts').set({ publish_attempt_started_at: h.now() }).where('id', '=', inFlight!).execute();
+    const before = creates().length;
+
+    const reconciled = await reconcilePosts(h.reconcilerRuntime());
+    assert.ok(reconciled.started.includes(groupWorkflowId(groupId)), 'restarted as its group');
+    await realSleep(3_000);
+    assert.equal(creates().filter((r) => (r.json as { text?: string })?.text === `${text} 0`).length, 0, 'the post whose call may be in flight was not sent');
+    assert.ok(creates().length > before, 'the post never begun went out at once');
+
+    const { ctx } = await loadPlatformContext(h.db, testSealedBox, account.id);
+    const landed = await h.standIns.adapters.x.publish(ctx, { postId: inFlight!, text: `${text} 0`, media: [] });
+
+    await h.env.client.workflow.getHandle(groupWorkflowId(groupId)).result();
+    const recorded = await h.db.selectFrom('posts').select(['id', 'status', 'platform_post_id']).where('group_id', '=', groupId).execute();
+    assert.deepEqual(
+      Object.fromEntries(recorded.map((r) => [r.id, r.status])),
+      { [inFlight!]: 'published', [unsent!]: 'published' },
+    );
+    assert.equal(recorded.find((r) => r.id === inFlight)!.platform_post_id, landed.platformPostId, 'the post the old call made is the one recorded');
+    assert.equal(h.standIns.x.tweets().filter((t) => t.text === `${text} 0`).length, 1, 'sent once');
   });
 });

@@ -247,6 +247,13 @@ export async function startMastodonStandIn() {
       if (!live(to)) throw new Error(`no live status ${to}`);
       return addStatus(author, text, to);
     },
+    /**
+     * The server's clock moves on by `ms` for the Idempotency-Keys it keeps (tests skip only the workflow's time): a
+     * key older than an hour is forgotten, and the same key then makes a new status.
+     */
+    ageIdempotencyKeys(ms: number) {
+      for (const remembered of idempotency.values()) remembered.at -= ms;
+    },
     statuses: () => statuses,
     liveStatuses: () => statuses.filter((s) => !s.deleted),
     media: (id: string) => media.get(id),

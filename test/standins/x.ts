@@ -332,10 +332,30 @@ export async function startXStandIn() {
     return Object.keys(includes).length ? { includes } : {};
   }
 
+  /**
+   * `start_time` / `end_time` of a timeline: RFC 3339 timestamps, second granularity, inclusive (X's docs: user
+   * Tweet timeline); a malformed one is a 400 as any invalid parameter.
+   */
+  function timeBound(raw: string | undefined, name: string): number | undefined {
+    if (raw === undefined) return undefined;
+    const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/.test(raw) ? Date.parse(raw) : NaN;
+    if (!Number.isFinite(at)) invalid(`Invalid '${name}':'${raw}'. '${name}' must be a valid RFC 3339 date.`);
+    return Math.floor(at / 1000) * 1000;
+  }
+
+  /** The most recent posts a user timeline reaches (X's docs: "the most recent 3,200 Tweets can be retrieved"). */
+  const TIMELINE_REACH = 3_200;
+
   function userTweets(req: RecordedRequest): StandInResponse {
     authenticate(req);
     const size = maxResults(req.query.max_results, 5, 10);
-    const own = tweets.filter((t) => !t.deleted && t.author_id === req.params.id).sort(newestFirst);
+    const from = timeBound(req.query.start_time, 'start_time');
+    const to = timeBound(req.query.end_time, 'end_time');
+    const own = tweets
+      .filter((t) => !t.deleted && t.author_id === req.params.id)
+      .sort(newestFirst)
+      .slice(0, TIMELINE_REACH)
+      .filter((t) => (from === undefined || Date.parse(t.created_at) >= from) && (to === undefined || Date.parse(t.created_at) < to + 1_000));
     const { slice, meta } = page(own, req, size, 'pagination_token');
     return ok(slice.length ? { data: slice.map((t) => tweetShape(t, req.query['tweet.fields'])), meta } : { meta });
   }
@@ -513,6 +533,8 @@ export async function startXStandIn() {
       if (!parent) throw new Error(`no live post ${to}`);
       return addTweet(author, text, [], parent);
     },
+    /** The user posts outside Herald (by hand, another app); returns the new post. */
+    addPost: (author: XStandInUser, text: string): XStoredTweet => addTweet(author, text, []),
     tweets: () => tweets,
     liveTweets: () => tweets.filter((t) => !t.deleted),
     media: (id: string) => media.get(id),

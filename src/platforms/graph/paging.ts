@@ -25,8 +25,15 @@ const LOOKUP_WINDOW_MS = 15 * 60 * 1000;
  */
 export function withinLookupWindow(created: string | undefined, now: Date, since?: number): boolean {
   const at = created ? Date.parse(created) : NaN;
-  const from = Math.min(now.getTime() - LOOKUP_WINDOW_MS, since === undefined ? Infinity : since - PUBLISHED_SINCE_MARGIN_MS);
-  return Number.isFinite(at) && at >= from && at - now.getTime() <= LOOKUP_WINDOW_MS;
+  return Number.isFinite(at) && at >= lookupWindowStart(now, since) && at - now.getTime() <= LOOKUP_WINDOW_MS;
+}
+
+/**
+ * The earliest time (ms) a post of the lost create may carry (`withinLookupWindow`'s first bound): what a platform
+ * that lists by time is asked for (x's `start_time`), so its listing covers every call still open.
+ */
+export function lookupWindowStart(now: Date, since?: number): number {
+  return Math.min(now.getTime() - LOOKUP_WINDOW_MS, since === undefined ? Infinity : since - PUBLISHED_SINCE_MARGIN_MS);
 }
 
 /**

@@ -18,6 +18,9 @@ interface MastodonAdapterDeps {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** How long a Mastodon server keeps an Idempotency-Key (protocols.md section 3: "kept 1 h"). */
+const IDEMPOTENCY_KEY_MS = 60 * 60_000;
+
 /** Comments come from `/context` in one piece; Herald pages them itself. */
 const COMMENT_PAGE_SIZE = 40;
 
@@ -49,6 +52,8 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
   /**
    * Every create carries an Idempotency-Key, so a create whose answer was lost or that met a server error is
    * repeated once at once with the same key: the server returns the status it already made, never a second one.
+   * When that repeat fails too, the first may still have made the status: the failure says so
+   * (`mayHaveTakenEffect`), so the attempt's mark stays open and a later attempt repeats it only while the key lasts.
    */
   async function createOnce(ctx: PlatformContext, body: Record<string, unknown>, key: string): Promise<PublishedPost> {
     const { origin, token } = account(ctx);
@@ -59,7 +64,12 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
       created = await send();
     } catch (err) {
       if (!(err instanceof PlatformFailure) || err.kind !== 'retryable') throw err;
-      created = await send();
+      try {
+        created = await send();
+      } catch (again) {
+        if (again instanceof PlatformFailure) again.mayHaveTakenEffect = true;
+        throw again;
+      }
     }
     const username = ctx.settings.username ?? created.body.account.username;
     return { platformPostId: created.body.id, url: statusUrl(origin, username, created.body.id) };
@@ -106,8 +116,10 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
 
   return {
     platform: 'mastodon',
-    // Every create carries an Idempotency-Key derived from the post id (see `createStatus`).
+    // Every create carries an Idempotency-Key derived from the post id (see `createStatus`), which the server keeps
+    // for an hour from the status it made (protocols.md section 3).
     repeatedCreatesAreSafe: true,
+    repeatedCreatesSafeForMs: IDEMPOTENCY_KEY_MS,
 
     async verify(ctx): Promise<AccountIdentity> {
       const { origin, token } = account(ctx);

@@ -46,7 +46,11 @@ export function statusUrl(origin: string, username: string, id: string): string 
   return `${origin}/@${username}/${id}`;
 }
 
-/** Mastodon keeps an Idempotency-Key for an hour: the same Herald post can never make a second status. */
+/**
+ * The key of a post's creates. Mastodon keeps an Idempotency-Key for an hour from the status it made: within it the
+ * same Herald post cannot make a second status; past it a repeat would (a retry moved on, a long wait), so an attempt
+ * whose earlier call never reported back is not repeated that late (`repeatedCreatesSafeForMs`, `sendMarked`).
+ */
 export function postIdempotencyKey(postId: string): string {
   return `herald-post-${postId}`;
 }

@@ -3,7 +3,7 @@ import { answerOf, unknownIdentityAnswer } from '../answers';
 import { listedComments } from '../listed-comments';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createXClient, X_DEFAULT_ORIGIN } from './client';
-import { withinLookupWindow } from '../graph/paging';
+import { lookupWindowStart, withinLookupWindow } from '../graph/paging';
 import {
   COMMENT_TWEET_FIELDS,
   createTweetBody,
@@ -35,8 +35,19 @@ interface XAdapterDeps {
   chunkBytes?: number;
 }
 
-/** How many of the account's latest posts a lookup after an unknown create reads (those of the lookup window only, `withinLookupWindow`). */
-const LOOKUP_DEPTH = 20;
+/**
+ * A lookup after an unknown create reads the account's posts made since the earliest call still open
+ * (`GET /2/users/:id/tweets` with `start_time`, X's page size at most, `pagination_token`): an account posting more
+ * than a page in between still has the landed post found. Bounded: past `LOOKUP_PAGES` pages the look has not seen
+ * everything, and not found is then not known (`unknown_outcome`), never a reason to send again.
+ */
+const LOOKUP_PAGE_SIZE = 100;
+const LOOKUP_PAGES = 5;
+
+/** X's `start_time`: RFC 3339 to the second (X documents `YYYY-MM-DDTHH:mm:ssZ`, inclusive), rounded down. */
+function startTimeOf(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
 
 /** X API v2 adapter: posts, self-threads by reply chain, chunked media, replies read by conversation search. */
 export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
@@ -48,18 +59,26 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
   async function findPublished(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost | null> {
     const userId = ctx.settings.user_id;
     if (!userId) return null;
-    const page = await client.send<{ data?: XTweet[] }>(ctx.credentials, {
-      method: 'GET',
-      path: `/2/users/${userId}/tweets`,
-      query: { max_results: String(LOOKUP_DEPTH), 'tweet.fields': LOOKUP_TWEET_FIELDS, exclude: 'retweets' },
-    });
     // Only a post of this attempt's time: an older one with the same text (or a media-only one) is another post.
     const wanted = lookupShapeOfRequest(req.text, req.media.length);
     const parent = req.replyTo?.platformPostId ?? null;
-    const match = (page.data ?? []).find(
-      (t) => withinLookupWindow(t.created_at, now(), req.earlierAttemptSince) && repliedToId(t) === parent && sameLookupShape(lookupShapeOfTweet(t), wanted),
-    );
-    return match ? { platformPostId: match.id, url: tweetUrl(ctx.settings.username, match.id) } : null;
+    const at = now();
+    const query = { start_time: startTimeOf(lookupWindowStart(at, req.earlierAttemptSince)), max_results: String(LOOKUP_PAGE_SIZE), 'tweet.fields': LOOKUP_TWEET_FIELDS, exclude: 'retweets' };
+    let token: string | undefined;
+    for (let pages = 0; pages < LOOKUP_PAGES; pages++) {
+      const page = await client.send<{ data?: XTweet[]; meta?: { next_token?: string } }>(ctx.credentials, {
+        method: 'GET',
+        path: `/2/users/${userId}/tweets`,
+        query: token ? { ...query, pagination_token: token } : query,
+      });
+      const match = (page.data ?? []).find(
+        (t) => withinLookupWindow(t.created_at, at, req.earlierAttemptSince) && repliedToId(t) === parent && sameLookupShape(lookupShapeOfTweet(t), wanted),
+      );
+      if (match) return { platformPostId: match.id, url: tweetUrl(ctx.settings.username, match.id) };
+      token = page.meta?.next_token;
+      if (!token) return null;
+    }
+    throw new PlatformFailure('x', 'unknown_outcome', `X did not answer in time, and the account posted more than Herald can read back since (${LOOKUP_PAGES * LOOKUP_PAGE_SIZE} posts); the post may have been published.`);
   }
 
   /**
