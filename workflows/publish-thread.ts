@@ -320,7 +320,10 @@ async function holdUntilDue(threadId: string, dueAt: number, scheduleVersion: nu
   const holdMs = Math.max(0, dueAt - Date.now());
   return whileHeld<ThreadStep>(
     () => heldCall(holdMs).publishThreadWhenDue({ threadId, dueAt, holdMs, scheduleVersion }),
-    () => queued.bookkeeping.heldThreadState({ threadId }),
+    // Lost (its heartbeats stopped), its part's call may still be on its way: the rows read with the loss's time say
+    // wait until it cannot land (`heldThreadState`'s `lostAt`). No patch: only the activity's input changes, and a
+    // replay reads the recorded result (`test/threads/replay.test.ts` replays a lost hold recorded before it).
+    () => queued.bookkeeping.heldThreadState({ threadId, lostAt: Date.now() }),
     async () => {
       const seen = await queued.bookkeeping.heldThreadState({ threadId });
       return seen.claim?.kind === 'wait' && (seen.claim.until !== dueAt || (seen.claim.scheduleVersion ?? 0) !== scheduleVersion) ? seen : null;

@@ -78,4 +78,12 @@ describe('publishThread replays histories recorded before its patches', function
     assert.ok(!patches.includes('thread-first-part-look-awaits-credential'));
     await replay();
   });
+
+  it('a run from before a lost hold\'s rows were read with its loss\'s time: part 2 called at once, as it ran (no patch: only an input changed)', async () => {
+    // Workflows of 10b0c91, scenario `lost-hold`: today's code reads the rows of a lost hold with `lostAt`, the same
+    // command; the recorded result (the parts as stored) replays, whatever today's activity would answer.
+    const { scheduled, replay } = await replayed('before-lost-hold-read-with-its-time');
+    assert.deepEqual(scheduled, ['publishThreadWhenDue', 'heldThreadState', 'publishThreadPart', 'publishThreadPart', 'recordThreadPublished', 'cleanupThreadMedia']);
+    await replay();
+  });
 });

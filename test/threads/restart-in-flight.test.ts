@@ -5,7 +5,7 @@ import { loadPlatformContext } from '../../src/accounts/platform-context';
 import { disownHolds } from '../../src/posts/repository';
 import { startThreadWorkflow, threadWorkflowId } from '../../src/threads/workflow-client';
 import { insertXAccount, testSealedBox } from '../posts/fixtures';
-import { startPostsHarness, type PostsHarness } from '../posts/harness';
+import { harnessActivities, startPostsHarness, type PostsHarness } from '../posts/harness';
 
 /**
  * A thread's workflow terminated (or lost) after its hold claimed the thread and sent part 1, while part 2's send is
@@ -66,5 +66,27 @@ describe('Threads: a run started again while the old run\'s part call may still 
       'the part the old call made is the one recorded',
     );
     for (const text of texts) assert.equal(h.standIns.x.tweets().filter((t) => t.text === text).length, 1, `${text}: sent once`);
+  });
+
+  it('a lost hold\'s rows, read with the loss\'s time, say wait until the part\'s call cannot land; read by a signal\'s look, as stored', async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const threadId = randomUUID();
+    const [one] = await h.db
+      .insertInto('posts')
+      .values(['lost hold, one', 'lost hold, two'].map((text, i) => ({ user_id: h.api.userId, account_id: account.id, platform: 'x' as const, text, status: 'publishing' as const, scheduled_at: new Date(Date.now() - 1_000), thread_id: threadId, thread_order: i + 1 })))
+      .returning('id')
+      .execute();
+    await h.db.updateTable('posts').set({ platform_post_id: '1001' }).where('id', '=', one!.id).execute();
+    const marked = new Date(Date.now() - 60_000);
+    await h.db.updateTable('posts').set({ publish_attempt_started_at: marked }).where('thread_id', '=', threadId).where('thread_order', '=', 2).execute();
+    const activities = harnessActivities(h);
+    const lands = marked.getTime() + 10 * 60_000;
+
+    const lost = await activities.heldThreadState({ threadId, lostAt: Date.now() });
+    assert.deepEqual(lost.claim, { kind: 'wait', until: lands, retry: { failures: 0, notBefore: lands } }, 'a lost hold\'s part is not looked for while its call may land');
+    const looked = await activities.heldThreadState({ threadId });
+    assert.deepEqual([looked.claim?.kind, looked.sent?.map((attempt) => attempt?.ok ?? null)], ['publish', [true, null]], 'a signal\'s look reads the parts as stored');
+    const later = await activities.heldThreadState({ threadId, lostAt: lands + 1 });
+    assert.deepEqual([later.claim?.kind, later.sent?.length], ['publish', 2], 'once the call cannot land, the parts as stored (the next call looks first)');
   });
 });

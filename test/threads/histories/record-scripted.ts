@@ -15,30 +15,42 @@
  *                 deleted; the thread failed (an unknown outcome is never retried)
  *   renewal       part 1 meets its account's credential being renewed; the rollback's look finds it absent; the
  *                 thread waits for the renewal (`awaitThreadCredential`), and its next claim finds it gone
+ *   lost-hold     held a minute ahead of its time (`dueLeadMs`, `scheduledAt`), its hold lost after part 1 (the
+ *                 activity throws); the rows read (`heldThreadState`) say part 1 live, part 2 unknown; parts 2 and 3
+ *                 sent, the thread recorded
  */
 import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, UnconfirmedPart } from '../../../activities/threads';
+import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadStep, UnconfirmedPart } from '../../../activities/threads';
+import type { HeldThreadActivities } from '../../../activities/threads-held';
 import { createTimeSkippingEnv } from '../../helpers/temporal';
 
-type Scenario = 'refused' | 'lost-call' | 'renewal';
+type Scenario = 'refused' | 'lost-call' | 'renewal' | 'lost-hold';
 
-function scriptedActivities(scenario: Scenario): Partial<ThreadActivities> {
+const claim: Extract<ThreadClaim, { kind: 'publish' }> = {
+  kind: 'publish',
+  scheduled: true,
+  platform: 'instagram',
+  platformName: 'Instagram',
+  parts: [1, 2, 3].map((n) => ({ postId: `p${n}`, threadOrder: n })),
+  firstCommentPostId: null,
+  rollbackSupported: true,
+};
+
+function scriptedActivities(scenario: Scenario): Partial<ThreadActivities & HeldThreadActivities> {
   let claimed = false;
   return {
     async claimThread(): Promise<ThreadClaim> {
       if (claimed) return { kind: 'gone' };
       claimed = true;
-      return {
-        kind: 'publish',
-        scheduled: true,
-        platform: 'instagram',
-        platformName: 'Instagram',
-        parts: [1, 2, 3].map((n) => ({ postId: `p${n}`, threadOrder: n })),
-        firstCommentPostId: null,
-        rollbackSupported: true,
-      };
+      return claim;
+    },
+    async publishThreadWhenDue(): Promise<ThreadStep> {
+      throw new Error('worker lost');
+    },
+    async heldThreadState(): Promise<ThreadStep> {
+      return { claim: { ...claim, parts: claim.parts }, sent: [{ ok: true, platformPostId: 'ig-1', url: 'https://www.instagram.com/p/ig1/' }, null] };
     },
     async publishThreadPart(input): Promise<PartAttempt> {
       const n = Number(input.postId.slice(1));
@@ -79,7 +91,7 @@ async function record(workflowsDir: string, scenario: Scenario, out: string): Pr
       const handle = await env.client.workflow.start('publishThread', {
         taskQueue,
         workflowId: `thread-${randomUUID()}`,
-        args: [{ threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [] }],
+        args: [{ threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [], ...(scenario === 'lost-hold' ? { dueLeadMs: 60_000, scheduledAt: (await env.currentTimeMs()) + 3_600_000 } : {}) }],
       });
       console.log(JSON.stringify(await handle.result()));
       return handle.fetchHistory();
@@ -91,7 +103,7 @@ async function record(workflowsDir: string, scenario: Scenario, out: string): Pr
 }
 
 const [workflowsDir, scenario, out] = process.argv.slice(2);
-if (!workflowsDir || !out || !['refused', 'lost-call', 'renewal'].includes(scenario ?? '')) throw new Error('usage: record-scripted.js <workflows dir> refused|lost-call|renewal <out.json>');
+if (!workflowsDir || !out || !['refused', 'lost-call', 'renewal', 'lost-hold'].includes(scenario ?? '')) throw new Error('usage: record-scripted.js <workflows dir> refused|lost-call|renewal|lost-hold <out.json>');
 record(workflowsDir, scenario as Scenario, out).then(
   () => process.exit(0),
   (err) => {
