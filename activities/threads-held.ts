@@ -1,4 +1,5 @@
 import { storedLinkOf } from '../src/posts/post-link';
+import { callInFlightUntil } from '../src/posts/attempt-marks';
 import { retryStateOf, waitingUntil } from '../src/posts/attempt-outcomes';
 import { InstantClaims } from '../src/posts/instant-claims';
 import type { PostsRuntime } from '../src/posts/runtime';
@@ -29,7 +30,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
    * platform ids are stored went out, and the next one's outcome is unknown unless every part is stored. `published` (by a hold the workflow lost track of): every part sent and
    * recorded, the first comment still the workflow's to send. Anything else: gone.
    */
-  async function stepOf(threadId: string): Promise<ThreadStep> {
+  async function stepOf(threadId: string, lostAt?: number): Promise<ThreadStep> {
     const rows = await threads.loadThreadParts(db, threadId);
     const status = sharedStatus(rows);
     if (status !== 'scheduled' && status !== 'publishing' && status !== 'published') return { claim: { kind: 'gone' } };
@@ -38,6 +39,16 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
       return { claim: until === null ? null : { kind: 'wait', until, retry: retryStateOf(rows[0]!), scheduleVersion: rows[0]!.schedule_version } };
     }
     const firstUnstored = rows.findIndex((r) => r.platform_post_id === null);
+    if (status === 'publishing' && firstUnstored !== -1 && lostAt !== undefined) {
+      // The hold was lost (its heartbeats stopped: a worker stalled, or shut down while it sent), so its part's call
+      // may still be on its way: the look waits until it can no longer land, as a taken-over claim's does
+      // (`claimThread`); the workflow then claims the thread and its parts' calls look first.
+      const inFlightUntil = Math.max(...rows.map(callInFlightUntil));
+      if (inFlightUntil > lostAt) {
+        const retry = retryStateOf(rows[0]!);
+        return { claim: { kind: 'wait', until: inFlightUntil, retry: { ...retry, notBefore: Math.max(retry.notBefore, inFlightUntil) } } };
+      }
+    }
     const live = firstUnstored === -1 ? rows : rows.slice(0, firstUnstored);
     const sent: Array<PartAttempt | null> = live.map((r) => ({ ok: true, platformPostId: r.platform_post_id!, ...storedLinkOf(r) }));
     return { claim: publishClaimOf(rows), sent: firstUnstored === -1 ? sent : [...sent, null], recorded: status === 'published' };
@@ -76,9 +87,13 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
       return holdUntilInstant(rt, input, () => claimHeldAndSend(input));
     },
 
-    /** Where a held thread stands, read only (see `stepOf`): on a change signalled during the hold, or after a hold was lost. */
-    async heldThreadState(input: { threadId: string }): Promise<ThreadStep> {
-      return stepOf(input.threadId);
+    /**
+     * Where a held thread stands, read only (see `stepOf`): on a change signalled during the hold, or after a hold was
+     * lost. `lostAt`: the hold was lost, at this time by the workflow's clock (its calls may still be out); absent
+     * for a signal's look, and from workflow code before 2026-12-07 evening (which called the part again at once).
+     */
+    async heldThreadState(input: { threadId: string; lostAt?: number }): Promise<ThreadStep> {
+      return stepOf(input.threadId, input.lostAt);
     },
   };
 }

@@ -1,4 +1,5 @@
 import { AccountNotConnectedError, loadPlatformContext, markConnectionLost, renewalOverdueMessage } from '../src/posts/accounts-port';
+import * as attemptMarks from '../src/posts/attempt-marks';
 import { retryStateOf } from '../src/posts/attempt-outcomes';
 import { removeUnusedCopies } from '../src/posts/media-cleanup';
 import { mediaIdsOf } from '../src/posts/publish-request';
@@ -58,6 +59,13 @@ export function createThreadActivities(rt: PostsRuntime) {
       const retry = retryStateOf(rows[0]!);
       const due = Math.max(status === 'scheduled' ? (rows[0]!.scheduled_at?.getTime() ?? 0) : 0, retry.notBefore, input.notBefore ?? 0);
       if (due > input.now) return { kind: 'wait', until: due, retry, scheduleVersion: rows[0]!.schedule_version };
+      if (status === 'publishing') {
+        // Taken over with another run's part call maybe still on its way (the old run's hold claimed it, then the
+        // run was terminated or lost): the part's look waits until that call can no longer land, as a post's does
+        // (`claimPost`): looked for sooner, it is not found and is sent a second time. A retry's wait (no hold).
+        const inFlightUntil = Math.max(...rows.map(attemptMarks.callInFlightUntil));
+        if (inFlightUntil > input.now) return { kind: 'wait', until: inFlightUntil, retry: { ...retry, notBefore: Math.max(retry.notBefore, inFlightUntil) } };
+      }
       if (status === 'scheduled') await threads.claimScheduledThread(trx, input.threadId);
       return rows;
     });

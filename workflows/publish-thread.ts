@@ -1,10 +1,11 @@
-import { condition, defineSignal, log, patched, setHandler, sleep } from '@temporalio/workflow';
+import { condition, defineSignal, log, patched, setHandler } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
-import type { PartAttempt, ThreadActivities, ThreadClaim, ThreadStep } from '../activities/threads';
+import type { ThreadClaim, ThreadStep } from '../activities/threads';
 import { heldCall, whileHeld, type WakeSignals } from './held';
 import { CREDENTIAL_WAIT_MS, retryWait } from './retry-wait';
+import { publishParts, UNKNOWN_PART_LOOKED_FOR } from './thread-parts';
 import { local, queued, type Steps } from './thread-steps';
-import { failureMessage, rollBack, type Failure, type PublishedPart, type ThreadRollbackReport } from './thread-rollback';
+import { failureMessage, rollBack, type ThreadRollbackReport } from './thread-rollback';
 
 /**
  * One thread, all or nothing (publishing-api.md "States and transitions" rules 2-4, Guarantees 3-5). Workflow id
@@ -30,6 +31,9 @@ import { failureMessage, rollBack, type Failure, type PublishedPart, type Thread
  * thread to a held `publishThreadWhenDue` that claims it at the instant and sends its parts from there; the loop goes
  * on from what it sent (`holdUntilDue`; README "Threads"). An immediate thread, its request waiting, is started eagerly
  * and sent the same way, from one local activity (`publishNow`); its other steps are local activities too.
+ *
+ * Its steps in their own modules: the parts in order (`thread-parts.ts`), the rollback and its sentence
+ * (`thread-rollback.ts`), the activities with their timeouts (`thread-steps.ts`).
  */
 
 export interface PublishThreadInput {
@@ -105,15 +109,6 @@ const CANCELLED_ON_LOST_CONNECTION = 'thread-cancelled-on-lost-connection';
  * a signal pending), so every other history is as it was. A post's `held-step-keeps-wake`, for threads.
  */
 const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
-
-/**
- * Patch id: a part whose outcome is unknown (its send unanswered: the activity lost or timed out, or the platform's
- * answer) is called once more at once: its mark is open, so that call asks the platform first and takes the part
- * found (the thread carries on from it) or sends it where nothing is there, as a post's next attempt does; and a part
- * still unknown then whose rollback's look settled it (deleted, or not there), nothing left live, is a failed attempt
- * a scheduled thread retries (publishing-api.md Guarantee 5). Runs recorded before it rolled back at once and failed.
- */
-const UNKNOWN_PART_LOOKED_FOR = 'thread-unknown-part-looked-for';
 
 /**
  * Patch id: a scheduled thread's first part whose look (its mark open: an earlier call may have sent it) a failing
@@ -261,54 +256,6 @@ async function publishFirstComment(steps: Steps, postId: string): Promise<'poste
 }
 
 /**
- * Publishes the parts in order, each replying to the previous one (root: the first); stops at the first refusal.
- * `sent`: the first parts' attempts made already (by the hold at the instant, or an immediate thread's one activity),
- * null where the outcome is unknown.
- */
-async function publishParts(
-  steps: Steps,
-  claim: Extract<ThreadClaim, { kind: 'publish' }>,
-  retryDelaysMs: number[],
-  sent: ReadonlyArray<PartAttempt | null>,
-): Promise<{ ok: true; published: PublishedPart[] } | { ok: false; published: PublishedPart[]; failure: Failure }> {
-  const published: PublishedPart[] = [];
-  // An activity that crashed or timed out may have published: its outcome is unknown, and the thread is rolled back.
-  const unconfirmed: PartAttempt = { ok: false, kind: 'unknown_outcome', message: `${claim.platformName} did not confirm whether the post was published; check the account before sending it again.`, retryAfterSeconds: null };
-  const call = async (input: Parameters<ThreadActivities['publishThreadPart']>[0]): Promise<PartAttempt> => {
-    try {
-      return await steps.platformCall.publishThreadPart(input);
-    } catch (err) {
-      log.warn('a thread part could not be confirmed', { postId: input.postId, error: String(err) });
-      return unconfirmed;
-    }
-  };
-  for (const [index, part] of claim.parts.entries()) {
-    const previous = published[published.length - 1];
-    const replyTo = previous ? { platformPostId: previous.platformPostId, rootPlatformPostId: published[0]!.platformPostId } : null;
-    let result = index < sent.length ? (sent[index] ?? unconfirmed) : await call({ postId: part.postId, replyTo });
-    // A transient fault (the platform said nothing was created) is retried on that part, so one hiccup does not undo
-    // the thread. An unknown outcome is called once more at once, not counted as a retry: that call looks first (the
-    // part's mark is open) and takes the part found, or sends it where nothing is there.
-    let looked = false;
-    for (let retry = 0; !result.ok; ) {
-      if (result.kind === 'unknown_outcome' && !looked && patched(UNKNOWN_PART_LOOKED_FOR)) {
-        looked = true;
-        result = await call({ postId: part.postId, replyTo });
-        continue;
-      }
-      const wait = retryWait(result, retryDelaysMs, retry, false);
-      if (wait === null) break;
-      retry += 1;
-      await sleep(wait);
-      result = await call({ postId: part.postId, replyTo });
-    }
-    if (!result.ok) return { ok: false, published, failure: { ...result, threadOrder: part.threadOrder } };
-    published.push({ postId: part.postId, threadOrder: part.threadOrder, platformPostId: result.platformPostId, url: result.url, urlUnread: result.urlUnread });
-  }
-  return { ok: true, published };
-}
-
-/**
  * The thread held in the worker until `dueAt` by `publishThreadWhenDue`, the workflow listening meanwhile (as a
  * post's `holdUntilDue`). A signal makes it read the rows (never claiming them: the hold owns the claim); rescheduled
  * (another time, or another `schedule_version`: moved away and back), the hold is abandoned (its claim, exact in
@@ -320,7 +267,10 @@ async function holdUntilDue(threadId: string, dueAt: number, scheduleVersion: nu
   const holdMs = Math.max(0, dueAt - Date.now());
   return whileHeld<ThreadStep>(
     () => heldCall(holdMs).publishThreadWhenDue({ threadId, dueAt, holdMs, scheduleVersion }),
-    () => queued.bookkeeping.heldThreadState({ threadId }),
+    // Lost (its heartbeats stopped), its part's call may still be on its way: the rows read with the loss's time say
+    // wait until it cannot land (`heldThreadState`'s `lostAt`). No patch: only the activity's input changes, and a
+    // replay reads the recorded result (`test/threads/replay.test.ts` replays a lost hold recorded before it).
+    () => queued.bookkeeping.heldThreadState({ threadId, lostAt: Date.now() }),
     async () => {
       const seen = await queued.bookkeeping.heldThreadState({ threadId });
       return seen.claim?.kind === 'wait' && (seen.claim.until !== dueAt || (seen.claim.scheduleVersion ?? 0) !== scheduleVersion) ? seen : null;

@@ -38,9 +38,21 @@ describe('publishThread workflow: a hold lost in the worker, and an immediate th
 
   /** `immediate`: the thread's request waits (no schedule): its one activity is `publishThreadNow`, not a hold. */
   /** `look`: what a part's call finds of a part whose outcome was unknown (its mark open, it looks first): the part live, or nothing to tell. */
-  async function run(holds: Array<ThreadStep | 'lost'>, states: Array<ThreadStep | 'scheduled'>, immediate = false, look: 'finds' | 'cannot tell' = 'finds'): Promise<{ result: PublishThreadResult; calls: string[] }> {
+  /**
+   * `in flight` (a state): the rows of a hold lost after part 1, part 2's call marked a moment before the loss: read with
+   * the loss's time (`lostAt`), a wait until the call can no longer land (`CALL_IN_FLIGHT_MS`); read without, the
+   * parts as stored. `claims`: what `claimThread` answers in turn (then `gone`).
+   */
+  async function run(
+    holds: Array<ThreadStep | 'lost'>,
+    states: Array<ThreadStep | 'scheduled' | 'in flight'>,
+    immediate = false,
+    look: 'finds' | 'cannot tell' = 'finds',
+    claims: ThreadClaim[] = [],
+  ): Promise<{ result: PublishThreadResult; calls: string[] }> {
     const calls: string[] = [];
     let at = 0;
+    let callLandsBy = 0;
     const activities: Partial<ThreadActivities & HeldThreadActivities> = {
       async publishThreadWhenDue() {
         calls.push('hold');
@@ -54,14 +66,19 @@ describe('publishThread workflow: a hold lost in the worker, and an immediate th
         if (next === 'lost') throw new Error('worker lost');
         return next;
       },
-      async heldThreadState() {
+      async heldThreadState(input) {
         calls.push('state');
         const state = states.shift()!;
+        if (state === 'in flight') {
+          if (input.lostAt === undefined) return { claim, sent: [live(1), null] };
+          callLandsBy = input.lostAt + 10 * 60_000;
+          return { claim: { kind: 'wait', until: callLandsBy, retry: { failures: 0, notBefore: callLandsBy } } };
+        }
         return state === 'scheduled' ? { claim: { kind: 'wait', until: at } } : state;
       },
-      async claimThread() {
-        calls.push('claim');
-        return { kind: 'gone' };
+      async claimThread(input) {
+        calls.push(callLandsBy > 0 && input.now < callLandsBy ? 'claim while the call may be out' : 'claim');
+        return claims.shift() ?? { kind: 'gone' };
       },
       async publishThreadPart(input) {
         calls.push(`publish ${input.postId}`);
@@ -104,6 +121,14 @@ describe('publishThread workflow: a hold lost in the worker, and an immediate th
     const { result, calls } = await run(['lost'], [{ claim, sent: [live(1), null] }], false, 'cannot tell');
     assert.deepEqual(calls, ['hold', 'state', 'publish p2', 'remove x-1', 'fail: X did not confirm whether the post was published; check the account before sending it again (part 2 of 3). The 1 published part was deleted again.']);
     assert.equal(result.outcome, 'failed');
+  });
+
+  it('lost while its part\'s call may still be out: the workflow waits until it cannot land, then claims, and every part\'s call looks first', async () => {
+    // The real parts' calls answer part 1 from its row and find part 2 landed (its mark open), as the stand-ins do
+    // (`test/threads/restart-in-flight.test.ts`); here the order and the wait are what is held.
+    const { result, calls } = await run(['lost'], ['in flight'], false, 'finds', [claim]);
+    assert.deepEqual(calls, ['hold', 'state', 'claim', 'publish p1', 'publish p2', 'publish p3', 'record'], 'part 2 was called again at once, while the lost call could still land');
+    assert.deepEqual(result, { outcome: 'published', firstComment: null });
   });
 
   it('lost before its claim: the rows are still scheduled at the time, and a new hold sends the thread', async () => {
