@@ -103,7 +103,8 @@ function withRenewal(adapter: PlatformAdapter, platform: PlatformSlug, renewer: 
       try {
         return await call(current, ...args);
       } catch (err) {
-        if (!(err instanceof PlatformFailure) || err.kind !== 'reauthorize' || !current.account) throw err;
+        // `?.`: a member of an adapter no renewer serves may take something other than a context.
+        if (!(err instanceof PlatformFailure) || err.kind !== 'reauthorize' || !current?.account) throw err;
         if (!renewer) throw refusesCredential(err) ? await judgedRefusal(current.account.id, platform, err, deps) : err;
         if (!renewer.isEndedTokenAnswer(err)) throw err;
         const next = await renewedContext(current, renewer, deps);

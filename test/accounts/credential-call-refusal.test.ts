@@ -31,7 +31,8 @@ describe('A credential nothing can renew, refused', function () {
   before(async () => {
     silenceSdkLogs('ERROR');
     database = await createTestDatabase();
-    h = await startPostsHarness({ plan: 'pro', database });
+    // An immediate post's retries after 20 ms, not 1 and 3 s: each of the many refused posts below waits them.
+    h = await startPostsHarness({ plan: 'pro', database, posts: { immediateRetryDelaysMs: [20, 20] } });
   });
   after(async () => {
     await h?.stop();
