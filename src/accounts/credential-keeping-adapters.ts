@@ -2,7 +2,8 @@ import type { PlatformAdapters } from '../platforms/registry';
 import type { CredentialRenewer } from '../platforms/renewal/types';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PlatformSlug } from '../platforms/types';
 import { renewAccountCredential, type CredentialRenewalDeps } from './credential-renewal';
-import { refusedAfterRenewalMessage, renewalPendingMessage } from './credential-sentences';
+import { refusalHeldMessage, refusedAfterRenewalMessage, renewalPendingMessage } from './credential-sentences';
+import { recordCallRefusal } from './mass-refusal';
 import { loadPlatformContext } from './platform-context';
 
 /**
@@ -16,6 +17,9 @@ import { loadPlatformContext } from './platform-context';
  * `retryable` and the post's own retries take over. A refused renewal leaves the platform's refusal as it was
  * (`reauthorize`): the caller marks the account `connection_lost` and cancels its scheduled posts, as before.
  * A call refused again with the credential the renewal left (`CredentialRefusedAfterRenewal`) is not a lost connection.
+ * A refusal nothing could renew (no renewer for the platform, or none for this account) is judged by
+ * `recordCallRefusal` (`mass-refusal.ts`): the first is held (`CredentialRefusalHeld`), one 10 minutes later outside a
+ * mass event loses the connection. Every platform's adapter is wrapped for that.
  * `verify` (connect time, no stored account) is left as it is.
  */
 
@@ -57,28 +61,55 @@ class CredentialRefusedAfterRenewal extends PlatformFailure {
   }
 }
 
+/**
+ * The platform refused the account's credential where nothing could renew it, for the first time lately or amid many
+ * such refusals of its accounts (`recordCallRefusal`): perhaps an outage answering 401 to every call, so the
+ * connection is kept and nothing was sent; a transient failure (README "Credentials", 2026-12-07 evening). Refused
+ * again 10 minutes on, outside a mass event, the refusal is the platform's own `reauthorize` and loses the connection.
+ */
+class CredentialRefusalHeld extends PlatformFailure {
+  constructor(platform: PlatformSlug, detail?: { status?: number; body?: string }) {
+    super(platform, 'retryable', refusalHeldMessage(platform), undefined, detail);
+    this.name = 'CredentialRefusalHeld';
+  }
+}
+
 export function keepingCredentialsAlive(adapters: PlatformAdapters, deps: CredentialKeepingDeps): PlatformAdapters {
   const wrapped = { ...adapters } as Record<PlatformSlug, PlatformAdapter>;
-  for (const [platform, renewer] of Object.entries(deps.renewers) as Array<[PlatformSlug, CredentialRenewer]>) {
-    wrapped[platform] = withRenewal(adapters[platform], renewer, deps);
+  for (const platform of Object.keys(adapters) as PlatformSlug[]) {
+    wrapped[platform] = withRenewal(adapters[platform], platform, deps.renewers[platform], deps);
   }
   return wrapped;
 }
 
+/**
+ * On a platform no renewer serves: is this refusal the platform saying the credential is dead, as an outage could also
+ * answer? HTTP 401. (Where a renewer exists, its "token ended" answer, `isEndedTokenAnswer`.)
+ */
+function refusesCredential(failure: PlatformFailure): boolean {
+  return failure.detail?.status === 401;
+}
+
 type AdapterCall = (ctx: PlatformContext, ...args: unknown[]) => Promise<unknown>;
 
-function withRenewal(adapter: PlatformAdapter, renewer: CredentialRenewer, deps: CredentialKeepingDeps): PlatformAdapter {
+function withRenewal(adapter: PlatformAdapter, platform: PlatformSlug, renewer: CredentialRenewer | undefined, deps: CredentialKeepingDeps): PlatformAdapter {
   const out: Record<string, unknown> = { ...adapter };
   for (const [name, member] of Object.entries(adapter)) {
     if (typeof member !== 'function' || name === 'verify') continue;
     const call = member as AdapterCall;
     out[name] = async (ctx: PlatformContext, ...args: unknown[]) => {
-      const current = ctx.account && ended(ctx, deps.now()) ? ((await renewedContext(ctx, renewer, deps)) ?? ctx) : ctx;
+      const renewedFirst = renewer && ctx.account && ended(ctx, deps.now()) ? await renewedContext(ctx, renewer, deps) : null;
+      const current = renewedFirst && renewedFirst !== 'not_renewable' ? renewedFirst : ctx;
       try {
         return await call(current, ...args);
       } catch (err) {
-        if (!(err instanceof PlatformFailure) || err.kind !== 'reauthorize' || !current.account || !renewer.isEndedTokenAnswer(err)) throw err;
+        // `?.`: a member of an adapter no renewer serves may take something other than a context.
+        if (!(err instanceof PlatformFailure) || err.kind !== 'reauthorize' || !current?.account) throw err;
+        if (!renewer) throw refusesCredential(err) ? await judgedRefusal(current.account.id, platform, err, deps) : err;
+        if (!renewer.isEndedTokenAnswer(err)) throw err;
         const next = await renewedContext(current, renewer, deps);
+        // Graph's subcodes naming the account's own end are never held.
+        if (next === 'not_renewable') throw renewer.isAccountsOwnRefusal(err) ? err : await judgedRefusal(current.account.id, platform, err, deps);
         if (!next) throw err;
         try {
           return await call(next, ...args);
@@ -98,8 +129,30 @@ function ended(ctx: PlatformContext, now: Date): boolean {
   return expiresAt !== null && expiresAt !== undefined && expiresAt.getTime() <= now.getTime();
 }
 
-/** The context with a renewed (or meanwhile replaced) credential; null when it cannot be renewed. */
-async function renewedContext(ctx: PlatformContext, renewer: CredentialRenewer, deps: CredentialKeepingDeps): Promise<PlatformContext | null> {
+/**
+ * A refusal nothing could renew, judged (`recordCallRefusal`): the platform's own failure when it loses the connection
+ * (the caller marks the account `connection_lost` and cancels its scheduled posts), else `CredentialRefusalHeld`.
+ * Logged once as the account's hold begins (an error amid many refusals, a warning for one), then at debug level.
+ */
+async function judgedRefusal(accountId: string, platform: PlatformSlug, refusal: PlatformFailure, deps: CredentialKeepingDeps): Promise<PlatformFailure> {
+  const judged = await recordCallRefusal(deps.db, accountId, platform);
+  const fields = { accountId, platform, detail: refusal.detail };
+  if (judged.kind === 'confirmed') {
+    deps.logger.warn(fields, 'platform refused the credential again after the hold: connection lost');
+    return refusal;
+  }
+  const what = `platform refused a credential nothing can renew: held, the connection kept (${judged.refused} of its accounts refused in the last hour)`;
+  if (!judged.first) deps.logger.debug({ ...fields, refused: judged.refused }, what);
+  else if (judged.mass) deps.logger.error({ ...fields, refused: judged.refused }, `${what}; many at once: check the platform's status and Herald's app there`);
+  else deps.logger.warn({ ...fields, refused: judged.refused }, `${what}; refused again in 10 minutes, it is lost`);
+  return new CredentialRefusalHeld(platform, refusal.detail);
+}
+
+/**
+ * The context with a renewed (or meanwhile replaced) credential; `not_renewable` when nothing can renew it; null when
+ * the renewal was refused (the account is lost) or the account is gone.
+ */
+async function renewedContext(ctx: PlatformContext, renewer: CredentialRenewer, deps: CredentialKeepingDeps): Promise<PlatformContext | 'not_renewable' | null> {
   const accountId = ctx.account!.id;
   const patience = deps.patienceMs ?? DEFAULT_PATIENCE_MS;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -115,6 +168,7 @@ async function renewedContext(ctx: PlatformContext, renewer: CredentialRenewer, 
       }
       throw new CredentialRenewalPending(renewer.platform, err.detail);
     }
+    if (outcome.kind === 'not_renewable') return 'not_renewable';
     if (outcome.kind !== 'renewed' && outcome.kind !== 'current') return null;
     return (await loadPlatformContext(deps.db, deps.sealedBox, accountId)).ctx;
   }

@@ -105,7 +105,7 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
       if (err instanceof RenewalSetupFailure) {
         // Every account of the platform meets it until an operator acts: the user's credential is not to blame.
         deps.logger.error({ accountId, platform: account.platform, fix: err.fix, detail: err.detail }, `credential renewal refused Herald itself: ${err.fix}`);
-      } else {
+      } else if (err.kind !== 'reauthorize') {
         deps.logger.warn({ accountId, platform: account.platform, kind: err.kind, detail: err.detail }, 'credential renewal refused');
       }
       if (err.kind !== 'reauthorize') throw err;
@@ -113,6 +113,7 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
       // A refusal naming the account's own end (Graph's subcodes) is never held; nor recorded, so it cannot hold others.
       const mass = renewer.guardsMassRefusal && !renewer.isAccountsOwnRefusal(err) ? await recordRefusal(trx, accountId, account.platform) : null;
       if (mass) return { kind: 'held', platform: account.platform, mass, detail: err.detail };
+      deps.logger.warn({ accountId, platform: account.platform, kind: err.kind, detail: err.detail }, 'credential renewal refused');
       await dropRefusedRefreshToken(trx, deps.sealedBox, account, credentials);
       // A switched-off account keeps the user's reason (`markConnectionLost`); with its refresh token dropped, nothing renews it.
       return (await markConnectionLost(trx, accountId)) ? { kind: 'lost' } : { kind: 'not_renewable' };
@@ -129,7 +130,10 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
       })
       .where('id', '=', accountId)
       .execute();
-    if (renewer.guardsMassRefusal) await clearRefusal(trx, accountId);
+    // Logged once, as its hold began (below): the account renews again.
+    if (renewer.guardsMassRefusal && (await clearRefusal(trx, accountId))) {
+      deps.logger.info({ accountId, platform: account.platform }, 'credential renewed again: its held refusal is over');
+    }
     deps.logger.info({ accountId, platform: account.platform, expiresInSeconds: renewed.expiresInSeconds }, 'credential renewed');
     return { kind: 'renewed', expiresAt: request.now + lifetimeMs };
   });
@@ -139,7 +143,10 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
       `${outcome.mass.refused} ${outcome.platform} accounts' renewals were refused in the last hour against ${outcome.mass.renewed} renewed: held back as a possible outage or a refusal of Herald's app, not marked lost; check the platform's status and its app credentials`,
       outcome.detail ?? {},
     );
-    deps.logger.error({ accountId, platform: outcome.platform, ...outcome.mass, fix: held.fix, detail: held.detail }, `credential renewal refusals held back: ${held.fix}`);
+    // Once, as the account's hold begins; its retries (up to every 10 minutes, for as long as the platform refuses)
+    // at debug level, or an outage would log an error per account every few minutes.
+    const { first, ...counts } = outcome.mass;
+    deps.logger[first ? 'error' : 'debug']({ accountId, platform: outcome.platform, ...counts, fix: held.fix, detail: held.detail }, `credential renewal refusals held back: ${held.fix}`);
     throw held;
   }
   // Also when the connection was lost already: the cancellation runs after the commit, and one that failed (a retried

@@ -21,3 +21,8 @@ export function renewalOverdueMessage(platform: string, what: 'post' | 'thread' 
 export function refusedAfterRenewalMessage(platform: string): string {
   return `${platformName(platform)} refused this account's access right after renewing it, which points to a fault at ${platformName(platform)} rather than a lost connection, so nothing was sent; try again later, or reconnect the account if this goes on.`;
 }
+
+/** The platform refused a credential nothing can renew, and Herald holds that back for now (`CredentialRefusalHeld`). */
+export function refusalHeldMessage(platform: string): string {
+  return `${platformName(platform)} refused this account's access, which may be a fault at ${platformName(platform)} rather than a lost connection, so nothing was sent; try again later, or reconnect the account if this goes on.`;
+}

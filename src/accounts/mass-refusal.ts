@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { PlatformSlug } from '../platforms/types';
 
@@ -20,9 +20,69 @@ import type { PlatformSlug } from '../platforms/types';
 const WINDOW = sql`interval '1 hour'`;
 const MIN_REFUSALS = 5;
 
+/**
+ * A platform call refused as with a dead credential where nothing could renew it (x OAuth 1.0a, x without a refresh
+ * token or app credentials, telegram, mastodon, facebook, ...; `credential-keeping-adapters.ts`). A platform answering
+ * 401 to every call for a few minutes (an outage, a refusal of Herald's app) would otherwise lose every account that
+ * published meanwhile at its first refusal and cancel all their scheduled posts. So a refusal loses the connection
+ * only when the account was refused already at least `CONFIRM_AFTER` (10 minutes) before, and not while the platform's
+ * refusals in the last hour are at least `MIN_REFUSALS` (a mass event; no count of healthy calls is kept, as that
+ * would cost every publish a write), unless the account has been refused for `CONFIRM_IN_MASS_AFTER` (6 hours), or an
+ * operator released it (`herald credentials release`). A revoked token thus ends `connection_lost` at its first
+ * refusal 10 minutes after the first (a scheduled post's third retry, 21 minutes after its time, is one).
+ */
+const CONFIRM_AFTER = sql`interval '10 minutes'`;
+const CONFIRM_IN_MASS_AFTER = sql`interval '6 hours'`;
+
 export interface MassRefusal {
   refused: number;
   renewed: number;
+  /** This refusal began the account's hold (logged as an error once; its retries are logged at debug level). */
+  first: boolean;
+}
+
+/**
+ * The guard's count, the one place its text lives: the platform's refusals in the last hour not released by an
+ * operator (index `credential_refusals_platform_idx`), and its accounts renewed in that hour (`accounts_renewed_idx`,
+ * migration 0278; the test of that plan explains this very query).
+ */
+export function massRefusalCounts(platform: PlatformSlug): RawBuilder<{ refused: string; renewed: string }> {
+  return sql<{ refused: string; renewed: string }>`
+    select
+      (select count(*) from credential_refusals where platform = ${platform} and refused_at > now() - ${WINDOW} and released_at is null) as refused,
+      (select count(*) from accounts where platform = ${platform} and credential_issued_at > now() - ${WINDOW}) as renewed`;
+}
+
+async function countRefusals(db: Db | Transaction<Database>, platform: PlatformSlug): Promise<{ refused: number; renewed: number }> {
+  const counts = await massRefusalCounts(platform).execute(db);
+  return { refused: Number(counts.rows[0]!.refused), renewed: Number(counts.rows[0]!.renewed) };
+}
+
+/**
+ * Records the account's refusal, as the start of a new run when its last one is over an hour old (a reconnect or a
+ * renewal since, or the platform answering again). Answers the row as now stored.
+ */
+async function upsertRefusal(db: Db | Transaction<Database>, accountId: string, platform: PlatformSlug) {
+  const stale = sql<boolean>`credential_refusals.refused_at <= now() - ${WINDOW}`;
+  return db
+    .insertInto('credential_refusals')
+    .values({ account_id: accountId, platform })
+    .onConflict((oc) =>
+      oc.column('account_id').doUpdateSet({
+        platform,
+        refused_at: sql`now()`,
+        first_refused_at: sql`case when ${stale} then now() else credential_refusals.first_refused_at end`,
+        // An operator's release concerned that earlier run, not this one.
+        released_at: sql`case when ${stale} then null else credential_refusals.released_at end`,
+      }),
+    )
+    .returning([
+      'released_at',
+      sql<boolean>`first_refused_at = refused_at`.as('first'),
+      sql<boolean>`first_refused_at <= now() - ${CONFIRM_AFTER}`.as('confirmable'),
+      sql<boolean>`first_refused_at <= now() - ${CONFIRM_IN_MASS_AFTER}`.as('confirmable_in_mass'),
+    ])
+    .executeTakeFirstOrThrow();
 }
 
 /**
@@ -30,26 +90,37 @@ export interface MassRefusal {
  * Under the renewal's transaction, after the account row is locked.
  */
 export async function recordRefusal(trx: Transaction<Database>, accountId: string, platform: PlatformSlug): Promise<MassRefusal | null> {
-  const recorded = await trx
-    .insertInto('credential_refusals')
-    .values({ account_id: accountId, platform })
-    .onConflict((oc) => oc.column('account_id').doUpdateSet({ platform, refused_at: sql`now()` }))
-    .returning('released_at')
-    .executeTakeFirstOrThrow();
+  const recorded = await upsertRefusal(trx, accountId, platform);
   // An operator released this account's hold (`releaseHeldRefusals`): its refusal is taken as the user's.
   if (recorded.released_at !== null) return null;
-  const counts = await sql<{ refused: string; renewed: string }>`
-    select
-      (select count(*) from credential_refusals where platform = ${platform} and refused_at > now() - ${WINDOW} and released_at is null) as refused,
-      (select count(*) from accounts where platform = ${platform} and credential_issued_at > now() - ${WINDOW}) as renewed`.execute(trx);
-  const refused = Number(counts.rows[0]!.refused);
-  const renewed = Number(counts.rows[0]!.renewed);
-  return refused >= MIN_REFUSALS && refused >= renewed ? { refused, renewed } : null;
+  const { refused, renewed } = await countRefusals(trx, platform);
+  return refused >= MIN_REFUSALS && refused >= renewed ? { refused, renewed, first: recorded.first } : null;
 }
 
-/** The account renewed: a refusal recorded for it (held back, or before a reconnect) no longer counts. */
-export async function clearRefusal(trx: Transaction<Database>, accountId: string): Promise<void> {
-  await trx.deleteFrom('credential_refusals').where('account_id', '=', accountId).execute();
+/** What a call refusal nothing could renew comes to (`recordCallRefusal`). */
+type CallRefusal = { kind: 'confirmed' } | { kind: 'held'; mass: boolean; refused: number; first: boolean };
+
+/** Records a call refusal nothing could renew (the rule above `CONFIRM_AFTER`) and answers whether it loses the connection. */
+export async function recordCallRefusal(db: Db, accountId: string, platform: PlatformSlug): Promise<CallRefusal> {
+  const recorded = await upsertRefusal(db, accountId, platform);
+  if (recorded.released_at !== null) return { kind: 'confirmed' };
+  const { refused } = await countRefusals(db, platform);
+  const mass = refused >= MIN_REFUSALS;
+  if (recorded.confirmable_in_mass || (recorded.confirmable && !mass)) return { kind: 'confirmed' };
+  return { kind: 'held', mass, refused, first: recorded.first };
+}
+
+/**
+ * The account renewed: a refusal recorded for it (held back, or before a reconnect) no longer counts. Answers whether
+ * a hold ended (a refusal of the last hour, not released), which the renewal logs once.
+ */
+export async function clearRefusal(trx: Transaction<Database>, accountId: string): Promise<boolean> {
+  const cleared = await trx
+    .deleteFrom('credential_refusals')
+    .where('account_id', '=', accountId)
+    .returning(['released_at', sql<boolean>`refused_at > now() - ${WINDOW}`.as('recent')])
+    .executeTakeFirst();
+  return cleared !== undefined && cleared.released_at === null && cleared.recent;
 }
 
 /**
@@ -71,4 +142,26 @@ export async function releaseHeldRefusals(db: Db, platform: PlatformSlug, accoun
     .$if(accountId !== undefined, (qb) => qb.where('r.account_id', '=', accountId!))
     .returning(['r.account_id', 'r.refused_at'])
     .execute();
+}
+
+/**
+ * `herald credentials held`: the refusals held back now (recorded in the last hour, not released, the account not
+ * `connection_lost`), oldest first, with each platform's guard counts; changes nothing. What `release` would release,
+ * save refusals older than the hour (no longer counted; the account's next refusal is judged afresh).
+ */
+export async function heldRefusals(db: Db, platform?: PlatformSlug) {
+  const held = await db
+    .selectFrom('credential_refusals as r')
+    .innerJoin('accounts as a', 'a.id', 'r.account_id')
+    .select(['r.account_id', 'r.platform', 'r.first_refused_at', 'r.refused_at'])
+    .where('r.released_at', 'is', null)
+    .where('a.inactive_reason', 'is distinct from', 'connection_lost')
+    .where(sql<boolean>`r.refused_at > now() - ${WINDOW}`)
+    .$if(platform !== undefined, (qb) => qb.where('r.platform', '=', platform!))
+    .orderBy('r.first_refused_at')
+    .execute();
+  const platforms = [...new Set([...(platform ? [platform] : []), ...held.map((r) => r.platform)])];
+  const counts: Partial<Record<PlatformSlug, { refused: number; renewed: number }>> = {};
+  for (const p of platforms) counts[p] = await countRefusals(db, p);
+  return { held, counts };
 }

@@ -1,7 +1,5 @@
-import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { z } from 'zod';
-import { releaseHeldRefusals } from '../accounts/mass-refusal';
 import { createApiKey, revokeApiKey } from '../auth/api-keys';
 import { scopes } from '../auth/scopes';
 import { ConfigError, loadConfig } from '../config';
@@ -12,8 +10,9 @@ import { createLogger } from '../logger';
 import { findStuckPosts } from '../posts/reconcile';
 import { runningWebUiUrl, webUiPostLink } from '../temporal/web-ui';
 import { type CustomQuotas, type PlanName, planNames, plans } from '../plans';
-import { credentialLifetimes } from '../platforms/renewal/lifetimes';
 import { createUser, findUser, setPlan } from '../users/users';
+import { CommandError, flags, parse, UsageError, uuid, type Command } from './args';
+import { credentialsCommands, credentialsUsage } from './credentials';
 
 /**
  * `herald`, the operator command (decisions.md "Operator command"). JSON on stdout; errors on stderr with a
@@ -22,9 +21,6 @@ import { createUser, findUser, setPlan } from '../users/users';
  * end unless another process is connected to it (`EmbeddedCluster.leave`).
  */
 
-/** The platforms whose renewal refusals the mass-loss guard may hold back (`lifetimes.ts`), the ones a release applies to. */
-const guardedPlatforms = Object.entries(credentialLifetimes).flatMap(([platform, lifetime]) => (lifetime.guardsMassRefusal ? [platform] : []));
-
 const usage = `usage:
   herald users create --plan <${planNames.join('|')}> [--email E]
   herald users set-plan --user ID --plan P [--post-quota N] [--scheduled-quota N] [--account-limit N]
@@ -32,14 +28,10 @@ const usage = `usage:
   herald keys create --user ID [--name NAME] [--scopes posts:read,posts:write] [--expires-at ISO]
   herald keys revoke --key-id ID
   herald migrate
-  herald credentials release --platform <${guardedPlatforms.join('|')}> [--account ID]
+${credentialsUsage}
   herald posts stuck [--older-than SECONDS]   (overdue by more than this without Temporal; default 300)
   herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS] [--http-port N]`;
 
-class UsageError extends Error {}
-class CommandError extends Error {}
-
-const uuid = (flag: string) => z.guid({ error: `${flag} must be a UUID` });
 const plan = z.enum(planNames, { error: `--plan must be one of ${planNames.join(', ')}` });
 const count = (flag: string) =>
   z
@@ -76,33 +68,8 @@ function warnOfUnsetCustomNumbers(planName: PlanName, user: CustomQuotas, userId
   );
 }
 
-type Flags = Record<string, string | undefined>;
-
-function flags(args: string[], names: string[]): Flags {
-  try {
-    const { values, positionals } = parseArgs({
-      args,
-      options: Object.fromEntries(names.map((name) => [name, { type: 'string' as const }])),
-      strict: true,
-      allowPositionals: true,
-    });
-    if (positionals.length > 0) throw new UsageError(`unexpected argument ${positionals[0]}`);
-    return values as Flags;
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(err instanceof Error ? err.message : String(err));
-  }
-}
-
-function parse<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw new UsageError(result.error.issues[0].message);
-  return result.data;
-}
-
-type Command = (args: string[], db: () => Promise<Connected>) => Promise<unknown>;
-
 const commands: Record<string, Command> = {
+  ...credentialsCommands,
   'users create': async (args, connect) => {
     const f = flags(args, ['plan', 'email']);
     if (f.plan === undefined) throw new UsageError('--plan is required');
@@ -223,23 +190,6 @@ const commands: Record<string, Command> = {
     } finally {
       await connection.close();
     }
-  },
-
-  // The refusals the mass-loss guard holds back, judged real by the operator (README "Credentials"): each such
-  // account's next refusal loses the connection. Lists the accounts released.
-  'credentials release': async (args, connect) => {
-    const f = flags(args, ['platform', 'account']);
-    if (f.platform === undefined) throw new UsageError('--platform is required');
-    const input = parse(
-      z.object({
-        platform: z.enum(guardedPlatforms as [string, ...string[]], { error: `--platform must be one of ${guardedPlatforms.join(', ')}` }),
-        account: uuid('--account').optional(),
-      }),
-      f,
-    );
-    const { handle } = await connect();
-    const released = await releaseHeldRefusals(handle.db, input.platform as keyof typeof credentialLifetimes, input.account);
-    return { platform: input.platform, released: released.map((r) => ({ account_id: r.account_id, refused_at: r.refused_at.toISOString() })) };
   },
 
   'keys revoke': async (args, connect) => {

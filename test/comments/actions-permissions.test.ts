@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { refreshIfDue } from '../../src/comments/sync';
 import { createLogger } from '../../src/logger';
 import { graphErrors } from '../standins/graph';
-import { insertXAccount, testSealedBox } from '../posts/fixtures';
+import { insertXAccount, testSealedBox, refusalsTakenAsReal } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 import { comment, commentsConfig, connectAccount, publish, snapshot } from './actions-fixtures';
 
@@ -76,6 +76,7 @@ describe('comment actions: permissions and connections', function () {
 
   it('a credential the platform refuses outright on a comment action: 409, the account is connection_lost and its scheduled posts are cancelled', async () => {
     const lost = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await refusalsTakenAsReal(h.db, lost);
     const post = await publish(h, lost.id, 'x credential target', { first_comment: 'own words' });
     await h.syncClock();
     const scheduled = await h.api.request('POST', '/api/v1/posts', { body: { account_id: lost.id, text: 'later', schedule_at: new Date(h.now().getTime() + 3_600_000).toISOString() } });

@@ -5,6 +5,7 @@
  *   insertXAccount(db, userId, x, options?) → AccountRow   (a stand-in user with its bearer token)
  *   insertMastodonAccount(db, userId, mastodon) → AccountRow
  *   insertTelegramAccount(db, userId, telegram) → { account, chat }   (a new bot of its own, admin of a new channel)
+ *   refusalsTakenAsReal(db, account)   its next 401 loses the connection at once (else the first is held)
  */
 import { randomUUID } from 'node:crypto';
 import { createSealedBox } from '../../src/crypto/sealed-box';
@@ -24,6 +25,15 @@ export async function insertAccount(db: Db, userId: string, row: Omit<NewAccount
     .values({ ...rest, user_id: userId, credentials_sealed: testSealedBox.seal(JSON.stringify(credentials), userId), settings: JSON.stringify(settings ?? {}) })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * The account's next credential refusal is taken as real (README "Credentials", 2026-12-07 evening), as after an
+ * operator's `herald credentials release`: its next 401 loses the connection at once, whatever refusals the shared test
+ * database holds. Without it a first 401 where nothing can renew is held (`recordCallRefusal`).
+ */
+export async function refusalsTakenAsReal(db: Db, account: Pick<AccountRow, 'id' | 'platform'>): Promise<void> {
+  await db.insertInto('credential_refusals').values({ account_id: account.id, platform: account.platform, released_at: new Date() }).execute();
 }
 
 export async function insertXAccount(db: Db, userId: string, x: XStandIn, options: { premium?: boolean; ownCredentials?: boolean; timezone?: string } = {}): Promise<AccountRow> {

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { PoolClient } from 'pg';
 import { beginFirstCommentAttempt, reopenFirstComment } from '../../src/posts/first-comment-repository';
 import { loadLimits, reserveQuota, usageFor } from '../../src/quota/quota';
-import { insertXAccount, xAnswers } from './fixtures';
+import { insertXAccount, xAnswers, refusalsTakenAsReal } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 describe('PATCH, first comments and account lifecycle', function () {
@@ -300,6 +300,7 @@ describe('PATCH, first comments and account lifecycle', function () {
   it('a credential the platform refuses at publish time marks the connection lost and cancels the account\'s scheduled posts', async () => {
     await h.syncClock();
     const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await refusalsTakenAsReal(h.db, account);
     const before = await usageFor(h.db, h.api.userId, h.now());
     const due = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'refused credential', schedule_at: inMinutes(20).toISOString() } });
     const later = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'later one', schedule_at: inMinutes(300).toISOString() } });

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { threadOutcome } from '../../src/threads/respond';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { usageFor } from '../../src/quota/quota';
-import { insertAccount, insertXAccount, xAnswers } from '../posts/fixtures';
+import { insertAccount, insertXAccount, xAnswers, refusalsTakenAsReal } from '../posts/fixtures';
 import { activitiesOf, startPostsHarness, type PostsHarness } from '../posts/harness';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
 
@@ -250,6 +250,7 @@ describe('POST /api/v1/threads: immediate publication and rollback', function ()
   it('a credential X refuses mid-thread marks the account connection_lost and cancels its scheduled posts', async () => {
     await h.syncClock();
     const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await refusalsTakenAsReal(h.db, account);
     const at = new Date(h.now().getTime() + 5 * 3_600_000).toISOString();
     const scheduled = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text: 'waits for later', schedule_at: at } });
     assert.equal(scheduled.status, 201, scheduled.text);

@@ -9,7 +9,7 @@ import { createPostsRuntime } from '../../src/posts/runtime';
 import { postWorkflowId } from '../../src/posts/workflow-client';
 import { threadWorkflowId } from '../../src/threads/workflow-client';
 import { testConfig } from '../helpers/api';
-import { insertXAccount, testSealedBox, xAnswers } from '../posts/fixtures';
+import { insertXAccount, testSealedBox, xAnswers, refusalsTakenAsReal } from '../posts/fixtures';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
 
 /** Scheduled threads: one shared time on a durable timer, three retries on every part, or failure at once when parts stayed live. */
@@ -166,6 +166,7 @@ describe('Scheduled threads: shared time, retries, rollback left live, cancellat
   it('a credential X refuses when a scheduled thread goes out cancels it as a scheduled post: deleted, connection_lost, quota returned', async () => {
     await h.syncClock();
     const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    await refusalsTakenAsReal(h.db, account);
     const before = await usageFor(h.db, h.api.userId, h.now());
     const res = await h.api.request('POST', '/api/v1/threads', {
       body: { account_id: account.id, posts: [{ text: 'refused head' }, { text: 'refused tail' }], schedule_at: inMinutes(20).toISOString() },

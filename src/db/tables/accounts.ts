@@ -36,6 +36,8 @@ interface CredentialRefusalsTable {
   refused_at: ColumnType<Date, Date | string | undefined, Date | string>;
   /** Set by `herald credentials release`: the account's next refusal is marked lost, and this one counts no more. */
   released_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When the account's current run of call refusals began (migration 0284; `recordCallRefusal`). */
+  first_refused_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export interface AccountsTables {
