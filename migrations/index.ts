@@ -47,6 +47,7 @@ import * as m0275 from './0275_credential_refusals';
 import * as m0276 from './0276_publish_attempt_first';
 import * as m0278 from './0278_credential_refusal_release';
 import * as m0279 from './0279_reply_attempt_looks';
+import * as m0285 from './0285_reply_attempt_untold';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -101,4 +102,5 @@ export const migrations: Record<string, Migration> = {
   '0276_publish_attempt_first': m0276,
   '0278_credential_refusal_release': m0278,
   '0279_reply_attempt_looks': m0279,
+  '0285_reply_attempt_untold': m0285,
 };
