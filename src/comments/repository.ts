@@ -2,7 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import { inTransaction } from '../db/in-transaction';
 import type { CommentRow } from '../db/tables/comments';
-import type { PlatformSlug } from '../platforms/types';
+import type { PlatformComment, PlatformSlug } from '../platforms/types';
 
 /**
  * Every write to `comments`, each a named statement (migration 0060). Both the sync (refreshes) and the comment
@@ -172,6 +172,12 @@ export interface RefreshedComment {
   likes: number;
   replies: number;
   own: boolean;
+}
+
+/** A listed comment as a refresh stores it. */
+export function toRefreshed(c: PlatformComment): RefreshedComment {
+  const createdAt = new Date(c.createdAt);
+  return { ...c, createdAt: Number.isNaN(createdAt.getTime()) ? new Date(0) : createdAt };
 }
 
 /**
