@@ -3,7 +3,7 @@ import type { PostRow } from '../db/tables/posts';
 import type { Logger } from '../logger';
 import type { PlatformAdapters } from '../platforms/registry';
 import { COMMENT_PARENTS_PER_CALL, isPlatformFailure, type PlatformContext } from '../platforms/types';
-import { removeCommentsOfOtherParts, storedCommentPlatformIds, storedOnOtherParts, toRefreshed, upsertRefreshedComments } from './repository';
+import { removeCommentsOfOtherParts, storedCommentPlatformIds, storedOnOtherParts, toRefreshed, upsertRefreshedComments } from './sync-repository';
 import { threadPartsOf } from './thread-listing';
 import { ThreadPartComments } from './thread-part-comments';
 
@@ -17,10 +17,10 @@ import { ThreadPartComments } from './thread-part-comments';
  * Lookups by id a complete read of a part makes at most for the ancestors of replies it cannot place (each up to
  * `COMMENT_PARENTS_PER_CALL` ids; on x each call also includes what the looked-up tweets answer, two levels a call).
  */
-export const MAX_ANCESTOR_LOOKUPS = 5;
+const MAX_ANCESTOR_LOOKUPS = 5;
 
 /** A part of a reply-chain thread: its listing is sorted by part (`ThreadPartComments`). */
-export interface ThreadPartRead {
+interface ThreadPartRead {
   listing: { rootPlatformPostId: string };
   comments: ThreadPartComments;
 }

@@ -22,7 +22,8 @@ import {
   xReadsBudgetReason,
   type AllowanceLimits,
 } from './allowance';
-import { findUnseenComments, markCommentsDeleted, markCommentsSeen, markSubtreesSeen, toRefreshed, upsertRefreshedComments } from './repository';
+import { markCommentsDeleted } from './repository';
+import { findUnseenComments, markCommentsSeen, markSubtreesSeen, toRefreshed, upsertRefreshedComments } from './sync-repository';
 import { reportReceivedComments } from './received-events';
 import { settleThreadPart, threadPartRead } from './sync-thread-part';
 import { recordFailure, recordTruncated, reconnectSentence, type RecordOutcome } from './sync-outcomes';
