@@ -35,10 +35,11 @@ interface SettleResult {
 /**
  * Settles comment replies whose process stopped mid-call (publishing-api.md: a failed post is never charged; a
  * reservation naming no post is otherwise held for ever), and those whose request answered 502 unable to tell
- * (`untold_at`: their reservation was returned then; found, the reply is charged now, `recordFoundReply`). For each attempt still reserved `REPLY_LEFT_AFTER_MS`
- * after it started, the reply is looked for on the platform as a keyed retry looks for it (`findUnrecordedReply`):
- * found, it is recorded and charged as the request would have (`recordReply`); not there, or its post, comment or
- * account gone, the reservation is refunded. A keyed retry racing this look settles the same reservation at most
+ * (`untold_at`: their reservation was returned then; found, the reply is charged now, `recordFoundReply`). For each
+ * attempt still reserved (or untold) `REPLY_LEFT_AFTER_MS` after it started, the reply is looked for on the platform
+ * as a keyed retry looks for it (`findUnrecordedReply`): found, it is recorded and charged as the request would have
+ * (`recordReply`); not there, or its post, comment or account gone, the reservation is refunded (an untold attempt's
+ * mark goes). A keyed retry racing this look settles the same reservation at most
  * once (spend and refund only change a reservation still reserved). Attempts already settled are removed first.
  */
 export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: AbortSignal): Promise<SettleResult> {
@@ -95,7 +96,7 @@ export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: Abor
         // A day of looks could not tell: nothing is charged (a keyed retry looks again before it sends).
         await chargeNothing();
         result.refunded++;
-        rt.logger.warn({ chargeId: attempt.charge_id, commentId: attempt.comment_id }, 'reconcile: gave up looking for a reply left reserved; refunded');
+        rt.logger.warn({ chargeId: attempt.charge_id, commentId: attempt.comment_id }, 'reconcile: gave up looking for a reply whose outcome was not known; nothing charged');
         continue;
       }
       result.failed++;
