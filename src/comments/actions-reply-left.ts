@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { ApiError } from '../errors';
 import { chargedBefore, refundQuota } from '../quota/quota';
 import type { CommentActionsRuntime } from './actions';
-import { findUnrecordedReply, recordReply } from './actions-reply';
+import { findUnrecordedReply, recordFoundReply, recordReply } from './actions-reply';
 import { loadCommentTarget } from './actions-target';
 
 /**
@@ -34,10 +34,12 @@ interface SettleResult {
 
 /**
  * Settles comment replies whose process stopped mid-call (publishing-api.md: a failed post is never charged; a
- * reservation naming no post is otherwise held for ever). For each attempt still reserved `REPLY_LEFT_AFTER_MS`
- * after it started, the reply is looked for on the platform as a keyed retry looks for it (`findUnrecordedReply`):
- * found, it is recorded and charged as the request would have (`recordReply`); not there, or its post, comment or
- * account gone, the reservation is refunded. A keyed retry racing this look settles the same reservation at most
+ * reservation naming no post is otherwise held for ever), and those whose request answered 502 unable to tell
+ * (`untold_at`: their reservation was returned then; found, the reply is charged now, `recordFoundReply`). For each
+ * attempt still reserved (or untold) `REPLY_LEFT_AFTER_MS` after it started, the reply is looked for on the platform
+ * as a keyed retry looks for it (`findUnrecordedReply`): found, it is recorded and charged as the request would have
+ * (`recordReply`); not there, or its post, comment or account gone, the reservation is refunded (an untold attempt's
+ * mark goes). A keyed retry racing this look settles the same reservation at most
  * once (spend and refund only change a reservation still reserved). Attempts already settled are removed first.
  */
 export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: AbortSignal): Promise<SettleResult> {
@@ -46,6 +48,8 @@ export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: Abor
     .where(({ not, exists, selectFrom }) =>
       not(exists(selectFrom('quota_reservations').select(sql`1`.as('one')).whereRef('quota_reservations.post_id', '=', 'reply_attempts.charge_id').where('quota_reservations.state', '=', 'reserved'))),
     )
+    // One whose request answered 502 unable to tell holds nothing (its reservation was returned) and is still looked for.
+    .where('untold_at', 'is', null)
     .execute();
   // Against the database's clock, which wrote `started_at` (a process's clock may differ, or be a test's).
   const left = await rt.db
@@ -61,13 +65,19 @@ export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: Abor
   // Refunded here, an attempt's row goes at the next look (with the settled ones).
   for (const attempt of left) {
     if (signal?.aborted) break;
+    // Nothing is charged: a reservation still held is returned; an untold attempt's was returned with its 502, and
+    // only its mark goes (a keyed retry that reserved again since cleared the mark: its reservation is its own).
+    const chargeNothing = () =>
+      attempt.untold_at === null
+        ? refundQuota(rt.db, [attempt.charge_id])
+        : rt.db.updateTable('reply_attempts').set({ untold_at: null }).where('charge_id', '=', attempt.charge_id).where('untold_at', 'is not', null).execute();
     let target;
     try {
       target = await loadCommentTarget(rt, attempt.user_id, attempt.post_id, attempt.comment_id, 'reply');
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       // Nothing to look on (post, comment or account gone, replies switched off): nothing is charged.
-      await refundQuota(rt.db, [attempt.charge_id]);
+      await chargeNothing();
       result.refunded++;
       continue;
     }
@@ -75,15 +85,18 @@ export async function settleLeftReplies(rt: CommentActionsRuntime, signal?: Abor
       // From the attempt's first charge: a keyed retry that reserved again after a refund moved `started_at` on.
       const since = (await chargedBefore(rt.db, attempt.charge_id))?.since ?? attempt.started_at;
       const found = await findUnrecordedReply(rt, target, attempt.text, since);
-      if (found) await recordReply(rt.db, target, found, attempt.text, attempt.started_at, attempt.charge_id);
-      else await refundQuota(rt.db, [attempt.charge_id]);
+      if (found && attempt.untold_at === null) await recordReply(rt.db, target, found, attempt.text, attempt.started_at, attempt.charge_id);
+      else if (found) {
+        const reply = { chargeId: attempt.charge_id, userId: attempt.user_id, text: attempt.text, startedAt: attempt.started_at };
+        await recordFoundReply(rt.db, target, found, reply, rt.now());
+      } else await chargeNothing();
       result[found ? 'spent' : 'refunded']++;
     } catch (err) {
       if (attempt.given_up) {
         // A day of looks could not tell: nothing is charged (a keyed retry looks again before it sends).
-        await refundQuota(rt.db, [attempt.charge_id]);
+        await chargeNothing();
         result.refunded++;
-        rt.logger.warn({ chargeId: attempt.charge_id, commentId: attempt.comment_id }, 'reconcile: gave up looking for a reply left reserved; refunded');
+        rt.logger.warn({ chargeId: attempt.charge_id, commentId: attempt.comment_id }, 'reconcile: gave up looking for a reply whose outcome was not known; nothing charged');
         continue;
       }
       result.failed++;

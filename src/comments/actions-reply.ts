@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
+import { inTransaction } from '../db/in-transaction';
 import type { CommentRow } from '../db/tables/comments';
 import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
@@ -29,8 +30,8 @@ import { threadPartsOf } from './thread-listing';
  * with an Idempotency-Key whose process stopped mid-call is retried (once its lease ends) under the same attempt:
  * the reply is looked for before it is sent again. So is the retry of a keyed attempt that answered 502 (a 5xx is not
  * kept for replay): an unconfirmed outcome may have published. A look that cannot tell (it fails, or the answered
- * comment lies further down than it reads) sends nothing and refunds nothing: 502, the reservation left to the
- * reconciler (`settleLeftReplies`), which charges the reply if it turns up.
+ * comment lies further down than it reads) sends nothing: 502, the reservation returned (the 502 says nothing
+ * changed) and the attempt left to the reconciler (`settleLeftReplies`), which charges the reply if it turns up.
  */
 export async function replyToComment(
   rt: CommentActionsRuntime,
@@ -61,7 +62,7 @@ export async function replyToComment(
   // reserved), or it answered 502 and was refunded, maybe on an unconfirmed outcome (the refunded reservation is the
   // mark: which failure it was is not kept). It may have published: look first (below), and send only if nothing is there.
   if (!earlier?.reserved) {
-    const charges: Charge[] = [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];
+    const charges = replyCharges(chargeId, links);
     await rt.db.transaction().execute(async (trx) => {
       // What the reservation charges, for the reconciler should this process stop before it settles
       // (`settleLeftReplies`); the reservation stays the transaction's last statement (it locks the user's month).
@@ -85,7 +86,8 @@ export async function replyToComment(
       }
     });
   } catch (err) {
-    if (!untold) await refundQuota(rt.db, [chargeId]);
+    if (untold) await markReplyUntold(rt.db, { chargeId, userId, postId: target.post.id, commentId: target.comment.id, text: replyText });
+    else await refundQuota(rt.db, [chargeId]);
     throw err;
   }
 
@@ -97,8 +99,8 @@ export async function replyToComment(
  * reservation, in one transaction: what a request does once the platform answered, and what the reconciler does for
  * a reply it found after the request's process stopped (`settleLeftReplies`).
  */
-export async function recordReply(db: Db, target: CommentTarget, published: PublishedPost, text: string, startedAt: Date, chargeId: string): Promise<CommentRow> {
-  return db.transaction().execute(async (trx) => {
+export async function recordReply(db: Db | Transaction<Database>, target: CommentTarget, published: PublishedPost, text: string, startedAt: Date, chargeId: string): Promise<CommentRow> {
+  return inTransaction(db, async (trx) => {
     // A platform that deduplicates (Mastodon's Idempotency-Key on the same comment and text) may answer with a reply
     // this comment already got through Herald, stored and charged then: nothing new was published, nothing new is
     // charged. Not only its latest reply (`reply_comment_id`; all a row recorded before migration 0271 has to go by):
@@ -123,6 +125,30 @@ export async function recordReply(db: Db, target: CommentTarget, published: Publ
   });
 }
 
+/** What a reply is charged (publishing-api.md: one post, plus the x link-post charge for an x link where billed). */
+function replyCharges(chargeId: string, links: { billed: readonly unknown[] }): Charge[] {
+  return [{ postId: chargeId, kind: 'post' }, ...links.billed.map(() => ({ postId: chargeId, kind: 'x_link' as const }))];
+}
+
+/**
+ * A reply the reconciler found published after its request answered 502 unable to tell (`markReplyUntold` returned
+ * its reservation): charged now and recorded, as `recordReply` does for a request, in one transaction that first
+ * takes the attempt's mark. It is out on the platform, so Free's hard post limit does not refuse the charge (the
+ * request reserved it within the limit). False when the mark is gone: a keyed retry took the attempt over (it
+ * reserved again and looks on its own), so nothing is charged here.
+ */
+export async function recordFoundReply(db: Db, target: CommentTarget, published: PublishedPost, attempt: { chargeId: string; userId: string; text: string; startedAt: Date }, now: Date): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const marked = await trx.updateTable('reply_attempts').set({ untold_at: null }).where('charge_id', '=', attempt.chargeId).where('untold_at', 'is not', null).returning('charge_id').executeTakeFirst();
+    if (!marked) return false;
+    const limits = await loadLimits(trx, attempt.userId);
+    const links = xLinkOutcome(target.account, limits, [{ field: 'text', text: attempt.text }]);
+    await reserveQuota(trx, { userId: attempt.userId, limits: { ...limits, postQuotaHard: false }, charges: replyCharges(attempt.chargeId, links), now });
+    await recordReply(trx, target, published, attempt.text, attempt.startedAt, attempt.chargeId);
+    return true;
+  });
+}
+
 /**
  * Records what a reply attempt's reservation charges (migration 0261). A keyed attempt whose reservation the
  * reconciler refunded can reserve again under the same id: it starts again.
@@ -131,8 +157,26 @@ async function recordReplyAttempt(trx: Transaction<Database>, attempt: { chargeI
   await trx
     .insertInto('reply_attempts')
     .values({ charge_id: attempt.chargeId, user_id: attempt.userId, post_id: attempt.postId, comment_id: attempt.commentId, text: attempt.text })
-    .onConflict((oc) => oc.column('charge_id').doUpdateSet({ started_at: sql`now()`, looks: 0, next_look_at: null }))
+    .onConflict((oc) => oc.column('charge_id').doUpdateSet({ started_at: sql`now()`, looks: 0, next_look_at: null, untold_at: null }))
     .execute();
+}
+
+/**
+ * The request answers 502 unable to tell whether the reply went out: its reservation is returned now, as for any
+ * failed reply (publishing-api.md: 502 "nothing changed"; a failed post is never charged, reserved quota is returned
+ * on any failure), and the attempt's row stays, marked, for the reconciler to keep looking (`settleLeftReplies`
+ * charges the reply if it turns up). The reservation used to be held, counted in the month's usage, for up to a day.
+ */
+async function markReplyUntold(db: Db, attempt: { chargeId: string; userId: string; postId: string; commentId: string; text: string }): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    // The row is there unless a keyed retry met an earlier reservation written without one (before migration 0261).
+    await trx
+      .insertInto('reply_attempts')
+      .values({ charge_id: attempt.chargeId, user_id: attempt.userId, post_id: attempt.postId, comment_id: attempt.commentId, text: attempt.text, untold_at: sql`now()` })
+      .onConflict((oc) => oc.column('charge_id').doUpdateSet({ untold_at: sql`now()` }))
+      .execute();
+    await refundQuota(trx, [attempt.chargeId]);
+  });
 }
 
 /**
@@ -172,8 +216,8 @@ async function publishReply(rt: CommentActionsRuntime, target: CommentTarget, te
 
 /**
  * A reply that may have been published and that no look could confirm or rule out (the look failed, or the post has
- * more comments since the answered one than a look reads): nothing is sent again and its reservation is not refunded;
- * the reconciler keeps looking (`settleLeftReplies`: charged when found, refunded once the look says it is not there).
+ * more comments since the answered one than a look reads): nothing is sent again, its reservation is returned with the
+ * 502 (`markReplyUntold`) and the reconciler keeps looking (`settleLeftReplies`: charged when found).
  */
 class ReplyUntold extends PlatformFailure {
   constructor(platform: PlatformFailure['platform'], message: string, cause: PlatformFailure) {
@@ -188,8 +232,8 @@ function unconfirmedReply(platform: PlatformFailure['platform']): string {
 
 /**
  * The reply an earlier attempt under the same Idempotency-Key may have published. A look that cannot tell (it fails,
- * or does not reach the answered comment) is no "not there": it answers 502 and nothing is sent; the earlier
- * attempt's reservation stays for the reconciler (a refused credential keeps its own answer, 409).
+ * or does not reach the answered comment) is no "not there": it answers 502 and nothing is sent; the reservation is
+ * returned and the reconciler keeps looking (a refused credential keeps its own answer, 409).
  */
 async function lookBeforeSending(rt: CommentActionsRuntime, target: CommentTarget, text: string, since: Date): Promise<PublishedPost | null> {
   try {

@@ -8,7 +8,7 @@ import { commentCapabilitiesFor } from '../platforms/capabilities';
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
 import { ListingMemo } from '../platforms/listed-comments';
-import { isPlatformFailure, PlatformFailure, type CommentRead, type PlatformComment, type PlatformContext } from '../platforms/types';
+import { isPlatformFailure, PlatformFailure, type CommentRead, type PlatformContext } from '../platforms/types';
 import type { SealedBox } from '../crypto/sealed-box';
 import { loadLimits } from '../quota/quota';
 import {
@@ -22,20 +22,10 @@ import {
   xReadsBudgetReason,
   type AllowanceLimits,
 } from './allowance';
-import {
-  findUnseenComments,
-  markCommentsDeleted,
-  markCommentsSeen,
-  markSubtreesSeen,
-  removeCommentsOfOtherParts,
-  storedCommentPlatformIds,
-  storedOnOtherParts,
-  upsertRefreshedComments,
-  type RefreshedComment,
-} from './repository';
+import { markCommentsDeleted } from './repository';
+import { findUnseenComments, markCommentsSeen, markSubtreesSeen, toRefreshed, upsertRefreshedComments } from './sync-repository';
 import { reportReceivedComments } from './received-events';
-import { threadPartsOf } from './thread-listing';
-import { ThreadPartComments } from './thread-part-comments';
+import { settleThreadPart, threadPartRead } from './sync-thread-part';
 import { recordFailure, recordTruncated, reconnectSentence, type RecordOutcome } from './sync-outcomes';
 import { claimRefresh, loadSyncState, recordSyncOutcome, releaseRefreshClaim, renewRefreshClaim } from './sync-state';
 import { dueAt, isDue, READ_RECENTLY_MS, readRecently, windowMs, type RefreshMode } from './sync-windows';
@@ -218,33 +208,6 @@ type ReadOutcome =
   | { outcome: 'x_reads_spent' }
   | { outcome: 'failed'; failure: PlatformFailure };
 
-/** A part of a reply-chain thread: its listing is sorted by part (`ThreadPartComments`). */
-interface ThreadPartRead {
-  listing: { rootPlatformPostId: string };
-  comments: ThreadPartComments;
-}
-
-async function threadPartRead(db: CommentSyncDeps['db'], post: RefreshPost): Promise<ThreadPartRead | null> {
-  const parts = await threadPartsOf(db, post);
-  if (!parts) return null;
-  return { listing: { rootPlatformPostId: parts[0]! }, comments: new ThreadPartComments(post.platform_post_id, new Set(parts)) };
-}
-
-/**
- * After a thread part's complete read: what waited for a parent that never came, if stored before (and, on the first
- * part, what no chain places: `ThreadPartComments.unplaced`); what is another part's, out.
- */
-async function settleThreadPart(deps: CommentSyncDeps, post: RefreshPost, thread: ThreadPartRead, now: Date): Promise<void> {
-  const stored = await storedCommentPlatformIds(deps.db, post.id);
-  const kept = thread.comments.leftOver(stored);
-  if (thread.listing.rootPlatformPostId === post.platform_post_id) {
-    const elsewhere = await storedOnOtherParts(deps.db, post.thread_id!, post.id, thread.comments.waitingIds());
-    kept.push(...thread.comments.unplaced(elsewhere));
-  }
-  await upsertRefreshedComments(deps.db, post, kept.map(toRefreshed), now);
-  await removeCommentsOfOtherParts(deps.db, post.id, thread.comments.elsewhere().filter((id) => stored.has(id)));
-}
-
 /** `progress.stored` counts what was stored so far (the caller reads it after a return or a throw). */
 async function readAllPages(
   deps: CommentSyncDeps,
@@ -292,7 +255,7 @@ async function readAllPages(
     if ((result.unreadable?.unidentified ?? 0) > 0) conclusive = false;
     if (kept.length < result.comments.length) return { outcome: 'x_reads_spent' };
     if (!result.nextCursor) {
-      if (thread) await settleThreadPart(deps, post, thread, now);
+      if (thread) await settleThreadPart(deps, post, ctx, thread, now, () => callAllowed(onPage, deps, post));
       return { outcome: 'complete', conclusive };
     }
     cursor = result.nextCursor;
@@ -301,7 +264,14 @@ async function readAllPages(
   return { outcome: 'truncated', pages: maxPages, by: 'pages' };
 }
 
-function toRefreshed(c: PlatformComment): RefreshedComment {
-  const createdAt = new Date(c.createdAt);
-  return { ...c, createdAt: Number.isNaN(createdAt.getTime()) ? new Date(0) : createdAt };
+/** `onPage` before a call past the pages (the thread part's lookups): false once the refresh's time ran out. */
+async function callAllowed(onPage: () => Promise<void>, deps: CommentSyncDeps, post: RefreshPost): Promise<boolean> {
+  try {
+    await onPage();
+    return true;
+  } catch (err) {
+    if (!(err instanceof RefreshTimeUp)) throw err;
+    deps.logger.warn({ postId: post.id }, 'comment refresh: its time ran out before the thread part\'s lookups');
+    return false;
+  }
 }

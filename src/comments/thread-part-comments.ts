@@ -12,6 +12,8 @@ import type { PlatformComment } from '../platforms/types';
  * kept if its parent chain reaches a comment stored for this part before, or it was stored for this part itself. One
  * whose chain reaches no part and nothing stored (its parent and grandparent gone, or past x's 7 days and never
  * stored) is the first part's (`unplaced`): every part's read holds it, and it used to be dropped from all of them.
+ * Before that, the sync looks the chain's missing ancestors up by id (`unknownAncestors`, `learn`, `leftOver` again),
+ * so only a chain whose ancestors are deleted (or past the lookups' cap) still goes to the first part.
  */
 export class ThreadPartComments {
   private readonly accepted = new Set<string>();
@@ -19,6 +21,8 @@ export class ThreadPartComments {
   private readonly waiting = new Map<string, PlatformComment[]>();
   /** What tweets the read did not list answer (`CommentPage.ancestors`): links up a chain whose parent never came. */
   private readonly ancestors = new Map<string, string>();
+  /** Ids already looked up by id (`markAsked`). */
+  private readonly asked = new Set<string>();
 
   /** `parts`: the platform ids of every part of the thread, this one (`part`) included. */
   constructor(
@@ -39,7 +43,7 @@ export class ThreadPartComments {
     return taken;
   }
 
-  /** Links up reply chains the page named without listing them (x's included parents). */
+  /** Links up reply chains the page named without listing them (x's included parents), or a lookup by id found. */
   learn(ancestors: ReadonlyArray<{ id: string; parentId: string }>): void {
     for (const { id, parentId } of ancestors) this.ancestors.set(id, parentId);
   }
@@ -66,6 +70,33 @@ export class ThreadPartComments {
       if (storedIds.has(comment.platformCommentId) && !this.accepted.has(comment.platformCommentId)) this.accept(comment, taken);
     }
     return taken;
+  }
+
+  /**
+   * After `leftOver`: where the chains still waiting stop, to be looked up by id (`commentParents`): for each missing
+   * parent, the farthest ancestor the learned links reach, unless it was asked for before (a deleted tweet answers
+   * nothing). A chain whose missing parent or first waiting comment is stored on another part (`storedElsewhere`) is
+   * that part's and costs no call. x's search includes only each reply's parent, so a reply whose parent and
+   * grandparent are both past the 7 days and never stored reached no part and went to the first part.
+   */
+  unknownAncestors(storedElsewhere: ReadonlySet<string>): string[] {
+    const waitingComments = new Set([...this.waiting.values()].flat().map((c) => c.platformCommentId));
+    const unknown = new Set<string>();
+    for (const [parent, children] of this.waiting) {
+      if (waitingComments.has(parent)) continue; // reached through its own chain
+      // Kept already (stored here before: `leftOver`), or another part's.
+      const open = children.filter((c) => !this.accepted.has(c.platformCommentId));
+      if (open.length === 0 || storedElsewhere.has(parent) || open.some((c) => storedElsewhere.has(c.platformCommentId))) continue;
+      let id = parent;
+      for (let steps = 0; this.ancestors.has(id) && steps < 100; steps++) id = this.ancestors.get(id)!;
+      if (!this.asked.has(id)) unknown.add(id);
+    }
+    return [...unknown];
+  }
+
+  /** Ids looked up by id (`unknownAncestors` leaves them out from now on, found or not). */
+  markAsked(ids: readonly string[]): void {
+    for (const id of ids) this.asked.add(id);
   }
 
   /** Platform ids still waiting (after `leftOver`): the comments, and the parents they wait for. */

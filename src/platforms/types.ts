@@ -128,6 +128,9 @@ export interface UnreadableComments {
  * listing holds by part (`src/comments/thread-part-comments.ts`). `memo`: lives as long as the read; a platform whose
  * whole listing is one answer (bluesky's `getPostThread`, mastodon's `/context`) fetches it once and pages it from there.
  */
+/** Ids one `commentParents` call takes at most (X's tweet lookup: 100). */
+export const COMMENT_PARENTS_PER_CALL = 100;
+
 export interface CommentRead {
   thread?: { rootPlatformPostId: string };
   memo?: ReadMemo;
@@ -186,6 +189,12 @@ export interface PlatformAdapter {
   resolveUrl?(ctx: PlatformContext, platformPostId: string): Promise<string | null>;
   /** A page of the comments under the post, newest first, within one read (`CommentRead`). */
   listComments?(ctx: PlatformContext, platformPostId: string, cursor?: string, read?: CommentRead): Promise<CommentPage>;
+  /**
+   * What each of `ids` answers, as links up a reply chain (`CommentPage.ancestors`' shape), read by id whatever the
+   * tweet's age (x: `GET /2/tweets?ids=`, at most `COMMENT_PARENTS_PER_CALL` a call); an id the platform no longer
+   * has, or that answers nothing, gives no link. Where a thread part's reply hangs when its ancestors are not listed.
+   */
+  commentParents?(ctx: PlatformContext, ids: readonly string[]): Promise<ReadonlyArray<{ id: string; parentId: string }>>;
   /**
    * `attemptId`: the reply attempt (stable across retries of one Idempotency-Key); a platform that dedupes by a key of
    * the caller's choosing (Bluesky's rkey) derives it from this, so a retry cannot publish a second reply.

@@ -13,7 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import { loadPlatformContext } from '../../src/accounts/platform-context';
-import { upsertRefreshedComments } from '../../src/comments/repository';
+import { upsertRefreshedComments } from '../../src/comments/sync-repository';
 import type { Db } from '../../src/db';
 import type { CommentRow } from '../../src/db/tables/comments';
 import type { PlatformSlug } from '../../src/platforms/types';

@@ -81,7 +81,7 @@ describe('comment actions: the look for a reply that may have gone out', functio
     assert.equal((await h.db.selectFrom('comments').select('reply_comment_id').where('id', '=', target.id).executeTakeFirstOrThrow()).reply_comment_id, res.body.data.id);
   });
 
-  it('a reply further down than a look reads: the keyed retry answers 502 saying it cannot tell, sends nothing and refunds nothing; the reconciler keeps looking, each wait doubled, and gives up after a day', async () => {
+  it('a reply further down than a look reads: the keyed retry answers 502 saying it cannot tell, sends nothing and returns the reservation; the reconciler keeps looking, each wait doubled, and gives up after a day; a keyed retry then holds nothing either', async () => {
     const { text, chargeId, retry } = await stoppedAttemptUnder('past the look', LOOKUP_PAGES * 100 + 20);
     const before = await usage();
     const sent = sends();
@@ -90,12 +90,13 @@ describe('comment actions: the look for a reply that may have gone out', functio
     assert.deepEqual([res.status, res.body.error?.code], [502, 'upstream_error'], res.text);
     assert.match(res.body.error.message, /more comments on this post since the answered one than one look reads \(10 pages\)\. Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on X, so nothing was sent; that attempt is charged only if its reply is found \(Herald keeps looking for up to a day\)\./);
     assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
-    assert.deepEqual(await reservation(chargeId), ['reserved'], 'not refunded: the reply may be out');
-    assert.deepEqual(await usage(), before);
+    // The 502 says nothing changed: the month's usage does not count the reply while Herald looks (it used to, for up to a day).
+    assert.deepEqual(await reservation(chargeId), ['refunded']);
+    assert.equal((await usage()).posts, before.posts - 1, 'the held reservation returned with the 502');
 
-    // The reconciler cannot tell either: it leaves the reservation for its next look (refunded unlooked after a day).
+    // The reconciler cannot tell either: it keeps the attempt for its next look (given up after a day).
     await reconcilePosts(h.reconcilerRuntime());
-    assert.deepEqual(await reservation(chargeId), ['reserved']);
+    assert.deepEqual(await reservation(chargeId), ['refunded']);
     assert.equal(sends(), sent, 'the reconciler never sends');
 
     // Each look that cannot tell waits longer for the next (2, 4, 8... minutes, at most an hour): the next minute's
@@ -120,11 +121,24 @@ describe('comment actions: the look for a reply that may have gone out', functio
     await h.db.updateTable('reply_attempts').set({ started_at: sql`now() - interval '25 hours'`, next_look_at: sql`now() + interval '1 hour'` }).where('charge_id', '=', chargeId).execute();
     await reconcilePosts(h.reconcilerRuntime());
     assert.deepEqual(await reservation(chargeId), ['refunded']);
-    assert.equal((await usage()).posts, before.posts - 1, 'nothing charged: the held reservation is given back');
+    assert.equal((await usage()).posts, before.posts - 1, 'nothing charged');
     assert.equal(sends(), sent, 'nothing sent');
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.equal(await h.db.selectFrom('reply_attempts').select('charge_id').where('charge_id', '=', chargeId).executeTakeFirst(), undefined, 'no longer looked for');
+
+    // A keyed retry after the give-up cannot tell either: the same 502, nothing sent, and nothing held (it reserved
+    // again before its look, and used to keep that reservation, counted, for another day); looked for again.
+    const again = await retry();
+    assert.deepEqual([again.status, again.body.error?.code], [502, 'upstream_error'], again.text);
+    assert.equal(sends(), sent, 'nothing sent');
+    assert.deepEqual(await reservation(chargeId), ['refunded', 'refunded']);
+    assert.equal((await usage()).posts, before.posts - 1, 'nothing held');
+    const row = await h.db.selectFrom('reply_attempts').select(['looks', 'untold_at']).where('charge_id', '=', chargeId).executeTakeFirstOrThrow();
+    assert.equal(row.looks, 0);
+    assert.ok(row.untold_at, 'the reconciler looks for it again');
   });
 
-  it('a lost answer whose look cannot read: 502 saying the outcome is not known, the reservation kept; the keyed retry finds the reply and charges it once', async () => {
+  it('a lost answer whose look cannot read: 502 saying the outcome is not known, the reservation returned; the keyed retry finds the reply and charges it once', async () => {
     const post = await publish(h, x.id, 'lost answer, unreadable');
     const stranger = h.standIns.x.addUser({ username: `unread${Math.floor(Math.random() * 1e6)}` });
     h.standIns.x.addReply(post.platform_post_id, stranger, 'answer me, unreadable');
@@ -139,7 +153,7 @@ describe('comment actions: the look for a reply that may have gone out', functio
     h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
     const lost = await h.api.request('POST', replyPath(post.id, target.id), keyed);
     assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
-    assert.equal((await usage()).posts, before.posts + 1, 'reserved, not refunded: it may be out');
+    assert.equal((await usage()).posts, before.posts, 'the 502 says nothing changed: the reservation is returned while Herald looks');
     assert.match(lost.body.error.message, /^X did not confirm whether the reply was published; check the account before sending it again\. Herald could not tell from the post's comments either \(.+\); it keeps looking for up to a day, and the reply is charged only if it is found \(the comment then shows it as its reply\); otherwise nothing is charged\.$/);
     const sent = sends();
 
@@ -149,6 +163,34 @@ describe('comment actions: the look for a reply that may have gone out', functio
     assert.equal(sends(), sent, 'the retry sent nothing');
     assert.equal(h.standIns.x.liveTweets().filter((t) => t.text === text).length, 1);
     assert.equal((await usage()).posts, before.posts + 1, 'charged once');
+  });
+
+  it('a lost answer whose look cannot read, found later by the reconciler: recorded and charged then, once', async () => {
+    const post = await publish(h, x.id, 'lost answer, found later');
+    const stranger = h.standIns.x.addUser({ username: `later${Math.floor(Math.random() * 1e6)}` });
+    h.standIns.x.addReply(post.platform_post_id, stranger, 'answer me, found later');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'answer me, found later');
+    const text = 'sent, answer lost, found by the reconciler';
+    const before = await usage();
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset', thenHandle: true });
+    h.standIns.x.rateLimit(/^\/2\/users\/[^/]+\/tweets$/, Math.floor(Date.now() / 1000) + 60);
+    h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
+    const lost = await h.api.request('POST', replyPath(post.id, target.id), { body: { text } });
+    assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
+    assert.deepEqual(await usage(), before, 'nothing counted while Herald looks');
+    h.standIns.x.standIn.clearFaults();
+
+    await h.db.updateTable('reply_attempts').set({ started_at: sql`now() - interval '20 minutes'` }).where('comment_id', '=', target.id).execute();
+    await reconcilePosts(h.reconcilerRuntime());
+    const chargeId = (await h.db.selectFrom('quota_reservations').select('post_id').where('post_id', 'in', h.db.selectFrom('reply_attempts').select('charge_id').where('comment_id', '=', target.id)).executeTakeFirstOrThrow()).post_id;
+    assert.deepEqual((await reservation(chargeId)).sort(), ['refunded', 'spent'], 'charged when found, once');
+    assert.equal((await usage()).posts, before.posts + 1);
+    const answered = await h.db.selectFrom('comments').select(['replied', 'reply_comment_id']).where('id', '=', target.id).executeTakeFirstOrThrow();
+    assert.equal(answered.replied, true);
+    await reconcilePosts(h.reconcilerRuntime());
+    assert.equal((await usage()).posts, before.posts + 1, 'not charged again by the next look');
+    assert.equal(await h.db.selectFrom('reply_attempts').select('charge_id').where('charge_id', '=', chargeId).executeTakeFirst(), undefined);
   });
 
   it('the reconciler looks from the attempt\'s first charge: a keyed retry that reserved again after a refund does not hide a reply the first call published', async () => {

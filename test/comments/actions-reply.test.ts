@@ -384,7 +384,7 @@ describe('comment actions: reply', function () {
     h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
     const lost = await h.api.request('POST', replyPath(post.id, target.id), keyed);
     assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
-    assert.equal((await usage()).posts, before.posts + 1, 'reserved, not refunded: no look could tell whether it went out');
+    assert.equal((await usage()).posts, before.posts, 'returned with the 502, which says nothing changed (Herald keeps looking)');
     const sends = h.standIns.x.standIn.calls('POST', '/2/tweets').length;
 
     const retry = await h.api.request('POST', replyPath(post.id, target.id), keyed);
@@ -415,7 +415,8 @@ describe('comment actions: reply', function () {
     assert.match(res.body.error.message, /Herald could not tell whether an earlier attempt with this Idempotency-Key published the reply on X, so nothing was sent; that attempt is charged only if its reply is found/);
     assert.ok(res.headers.get('retry-after'), 'the platform\'s wait is passed on');
     assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').length, sends, 'nothing sent');
-    assert.deepEqual(await usage(), before, 'the stopped attempt\'s reservation is kept: its reply may be out');
+    assert.equal((await usage()).posts, before.posts - 1, 'the stopped attempt\'s reservation is returned with the 502, which says nothing changed');
+    assert.ok((await h.db.selectFrom('reply_attempts').select('untold_at').where('charge_id', '=', attempt).executeTakeFirstOrThrow()).untold_at, 'still looked for by the reconciler');
     assert.equal((await stored(target.id)).replied, false);
 
     const retry = await h.api.request('POST', replyPath(post.id, target.id), { body: { text }, headers: { 'Idempotency-Key': key } });

@@ -89,7 +89,7 @@ describe('comments of a thread part', function () {
     assert.deepEqual(texts(await list(one.id)), [], 'not the first part\'s');
   });
 
-  it('x: a reply whose parent and grandparent the read does not hold, and nothing stored places, is kept once, by the first part', async () => {
+  it('x: a reply whose parent and grandparent the read does not hold, nor a lookup by id finds (deleted), is kept once, by the first part', async () => {
     const [one, two] = await publishThread({ account_id: x.id, posts: [{ text: 'lost one' }, { text: 'lost two' }] });
     const fan = h.standIns.x.addUser({ username: 'lostfan' });
     // Nobody listed the thread while these were within recent search's 7 days: none of them was stored.
@@ -100,6 +100,8 @@ describe('comments of a thread part', function () {
     parent.created_at = eightDaysAgo;
     const late = h.standIns.x.addReply(parent.id, fan, 'answers a chain x no longer lists');
     h.standIns.x.addReply(late.id, fan, 'and a reply under it');
+    // Its author deleted the grandparent: nothing says which part the chain hangs from.
+    grandparent.deleted = true;
 
     const onOne = await list(one.id);
     assert.deepEqual(texts(onOne), ['and a reply under it', 'answers a chain x no longer lists'], 'kept, not dropped from every part');
@@ -123,6 +125,36 @@ describe('comments of a thread part', function () {
     const onTwo = await list(two.id);
     assert.deepEqual(texts(onTwo), ['and one under that', 'answers the aged comment on part two']);
     assert.equal(onTwo.find((c) => c.text === 'answers the aged comment on part two')!.platform_parent_id, aged.id, 'its parent as x gave it');
+  });
+
+  it('x: a reply whose parent and grandparent the read does not hold is placed by looking its ancestors up by id: under the later part they answer, not the first part', async () => {
+    const [one, two] = await publishThread({ account_id: x.id, posts: [{ text: 'deep one' }, { text: 'deep two' }] });
+    const fan = h.standIns.x.addUser({ username: 'deepfan' });
+    // Nobody listed the thread while these were within recent search's 7 days: none of them was stored. Three levels
+    // are missing: the search includes the parent, one lookup by id the grandparent and (expanded) what it answers.
+    const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000).toISOString();
+    const greatGrandparent = h.standIns.x.addReply(two.platform_post_id, fan, 'three levels up, on part two');
+    const grandparent = h.standIns.x.addReply(greatGrandparent.id, fan, 'two levels up');
+    const parent = h.standIns.x.addReply(grandparent.id, fan, 'one level up');
+    for (const aged of [greatGrandparent, grandparent, parent]) aged.created_at = eightDaysAgo;
+    const late = h.standIns.x.addReply(parent.id, fan, 'answers a chain three levels deep on part two');
+    h.standIns.x.addReply(late.id, fan, 'and one under that, deep');
+    const earlier = h.standIns.x.standIn.calls('GET', '/2/tweets').length;
+    const lookups = () => h.standIns.x.standIn.calls('GET', '/2/tweets').slice(earlier);
+
+    assert.deepEqual(texts(await list(one.id)), [], 'not the first part\'s: its ancestors answer part two');
+    const onTwo = await list(two.id);
+    assert.deepEqual(texts(onTwo), ['and one under that, deep', 'answers a chain three levels deep on part two']);
+    assert.equal(onTwo.find((c) => c.text === 'answers a chain three levels deep on part two')!.platform_parent_id, parent.id, 'its parent as x gave it');
+    // One lookup a part's read, for the ids where the chain stopped, asking what they answer too.
+    assert.deepEqual(lookups().map((r) => r.query.ids), [grandparent.id, grandparent.id]);
+    assert.equal(lookups()[0]!.query.expansions, 'referenced_tweets.id');
+
+    // Once stored on part two, no read looks it up again (part two keeps what it stored; the first part leaves it to part two).
+    await h.env.sleep('15 minutes');
+    assert.deepEqual(texts(await list(two.id)), ['and one under that, deep', 'answers a chain three levels deep on part two']);
+    assert.deepEqual(texts(await list(one.id)), []);
+    assert.equal(lookups().length, 2);
   });
 
   it('bluesky: a part lists the replies under it, not the next part hanging in its reply tree nor what answers that part', async () => {

@@ -539,6 +539,33 @@ describe('x adapter against the X API v2 stand-in', () => {
     it('hiding replies is not offered (capability table: x hide no)', () => {
       assert.equal(adapter.hideComment, undefined);
     });
+
+    it('looks tweets up by id (GET /2/tweets?ids=) for what they answer, two links a call; a deleted or top-level one gives none', async () => {
+      const root = await adapter.publish(ctx, post('Where do these hang'));
+      const fan = x.addUser({ username: 'chainfan' });
+      const a = x.addReply(root.platformPostId, fan, 'level one');
+      const b = x.addReply(a.id, fan, 'level two');
+      const gone = x.addReply(a.id, fan, 'deleted later');
+      gone.deleted = true;
+      assert.deepEqual(await adapter.commentParents!(ctx, [b.id, gone.id, root.platformPostId]), [
+        { id: b.id, parentId: a.id },
+        { id: a.id, parentId: root.platformPostId },
+      ]);
+      const [call] = x.standIn.calls('GET', '/2/tweets');
+      assert.deepEqual([call!.query.ids, call!.query['tweet.fields'], call!.query.expansions], [`${b.id},${gone.id},${root.platformPostId}`, 'referenced_tweets', 'referenced_tweets.id']);
+    });
+
+    it('the stand-in answers a lookup as X does: a missing id in errors (200), more than 100 ids or none 400', async () => {
+      const auth = { authorization: 'Bearer user-token-1' };
+      const missing = await fetch(`${x.origin}/2/tweets?ids=1860000000000999999`, { headers: auth });
+      assert.equal(missing.status, 200);
+      const body = (await missing.json()) as { data?: unknown; errors: Array<{ type: string; resource_id: string; parameter: string }> };
+      assert.equal(body.data, undefined);
+      assert.deepEqual(body.errors.map((e) => [e.type, e.resource_id, e.parameter]), [['https://api.x.com/2/problems/resource-not-found', '1860000000000999999', 'ids']]);
+      const tooMany = Array.from({ length: 101 }, (_, i) => String(1860000000000000000n + BigInt(i))).join(',');
+      assert.equal((await fetch(`${x.origin}/2/tweets?ids=${tooMany}`, { headers: auth })).status, 400);
+      assert.equal((await fetch(`${x.origin}/2/tweets`, { headers: auth })).status, 400);
+    });
   });
 
   it('resolveUrl builds the x.com link', async () => {

@@ -1,5 +1,5 @@
 /**
- * X API v2 stand-in (protocols.md section 1): users/me, tweets create/delete, recent search by conversation_id,
+ * X API v2 stand-in (protocols.md section 1): users/me, tweets create/delete/lookup by ids, recent search by conversation_id,
  * user timeline, media upload v2 (one-shot, initialize/append/finalize, STATUS) and metadata. Errors are
  * problem+json; every answer carries x-rate-limit-* headers. Accepts OAuth 2.0 Bearer user tokens and verifies
  * OAuth 1.0a HMAC-SHA1 signatures with its own implementation of RFC 5849.
@@ -346,6 +346,28 @@ export async function startXStandIn() {
   /** The most recent posts a user timeline reaches (X's docs: "the most recent 3,200 Tweets can be retrieved"). */
   const TIMELINE_REACH = 3_200;
 
+  /**
+   * `GET /2/tweets?ids=` (X API v2 tweet lookup): 1 to 100 comma-separated numeric ids, else 400; each live tweet in
+   * `data` whatever its age (only recent search stops at 7 days), each missing or deleted one as a
+   * `resource-not-found` entry of `errors` (still 200); `tweet.fields` and `expansions` as for search.
+   */
+  function lookupTweets(req: RecordedRequest): StandInResponse {
+    authenticate(req);
+    const ids = (req.query.ids ?? '').split(',');
+    if (!req.query.ids || ids.length > 100 || ids.some((id) => !/^\d{1,19}$/.test(id))) {
+      invalid(`The \`ids\` query parameter value [${req.query.ids ?? ''}] is not 1 to 100 comma-separated post ids`);
+    }
+    const found = ids.map((id) => live(id)).filter((t): t is XStoredTweet => t !== undefined);
+    const missing = ids.filter((id) => !live(id));
+    const errors = missing.map((id) => ({
+      value: id, detail: `Could not find tweet with ids: [${id}].`, title: 'Not Found Error', resource_type: 'tweet', parameter: 'ids', resource_id: id, type: `${PROBLEMS}/resource-not-found`,
+    }));
+    return ok({
+      ...(found.length ? { data: found.map((t) => tweetShape(t, req.query['tweet.fields'])), ...includesOf(found, req) } : {}),
+      ...(errors.length ? { errors } : {}),
+    });
+  }
+
   function userTweets(req: RecordedRequest): StandInResponse {
     authenticate(req);
     const size = maxResults(req.query.max_results, 5, 10);
@@ -429,6 +451,7 @@ export async function startXStandIn() {
 
   standIn
     .on('GET', '/2/users/me', (req) => ok({ data: userShape(authenticate(req), req.query['user.fields']) }))
+    .on('GET', '/2/tweets', lookupTweets)
     .on('GET', '/2/tweets/:id', readTweet)
     .on('POST', '/2/tweets', createTweet)
     .on('DELETE', '/2/tweets/:id', deleteTweet)

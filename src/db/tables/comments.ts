@@ -66,6 +66,8 @@ interface ReplyAttemptsTable {
   /** Looks that could not tell (migration 0279); each doubles the wait before `next_look_at`. */
   looks: ColumnType<number, number | undefined, number>;
   next_look_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The request answered 502, unable to tell, and returned the reservation; the reconciler still looks (migration 0285). */
+  untold_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface CommentsTables {

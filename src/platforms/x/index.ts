@@ -1,7 +1,7 @@
 import type { HttpClient } from '../../net/http';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { listedComments } from '../listed-comments';
-import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
+import { COMMENT_PARENTS_PER_CALL, PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createXClient, X_DEFAULT_ORIGIN } from './client';
 import { lookupWindowStart, withinLookupWindow } from '../graph/paging';
 import {
@@ -174,6 +174,19 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
         nextCursor: page.meta?.next_token ?? null,
         ...(ancestors.length ? { ancestors } : {}),
       };
+    },
+
+    async commentParents(ctx, ids) {
+      if (ids.length === 0) return [];
+      // X's tweet lookup (v2 `GET /2/tweets`, 1 to 100 ids): hydrated by id past recent search's 7 days; a deleted
+      // tweet comes back in `errors`, not `data`. The expansion includes what each answers too: two links a call.
+      const answer = await client.send<{ data?: XTweet[]; includes?: { tweets?: XTweet[] } }>(ctx.credentials, {
+        method: 'GET',
+        path: '/2/tweets',
+        query: { ids: ids.slice(0, COMMENT_PARENTS_PER_CALL).join(','), 'tweet.fields': 'referenced_tweets', expansions: 'referenced_tweets.id' },
+      });
+      const listOf = (v: unknown): XTweet[] => (Array.isArray(v) ? v : []);
+      return ancestorsOf([...listOf(answer?.data), ...listOf(answer?.includes?.tweets)]);
     },
 
     async replyToComment(ctx, _platformPostId, platformCommentId, text) {
