@@ -1,6 +1,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { settleLeftReplies } from '../comments/actions-reply-left';
 import type { Db } from '../db';
+import { eachAtMost } from '../process/each-at-most';
 import { waitingUntil } from './attempt-outcomes';
 import { OVERDUE_AFTER_MS, postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
 import { disownHolds } from './repository';
@@ -68,15 +69,6 @@ const RESTART_BATCH = 256;
 /** Temporal calls (describes, starts) a look makes at once. */
 const LOOK_CONCURRENCY = 8;
 
-/** `each` over `items`, at most `LOOK_CONCURRENCY` at once, until `signal` aborts. */
-async function eachAtMost<T>(items: readonly T[], signal: AbortSignal | undefined, each: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length && !signal?.aborted) await each(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(LOOK_CONCURRENCY, items.length) }, worker));
-}
-
 /** A periodic scope widened to the scheduled posts due within the lead plus `DUE_SOON_MARGIN_MS` of `nowMs`. */
 function dueSoon(rt: PostsRuntime, scope: ReconcileScope, nowMs: number): ReconcileScope {
   return scope === 'all' ? scope : { ...scope, dueBeforeMs: nowMs + rt.dueLeadMs + DUE_SOON_MARGIN_MS };
@@ -115,7 +107,7 @@ export async function reconcilePosts(
   // statement; then they are started, each after its rows' bump, as before.
   for (let at = 0; at < queue.length && !signal?.aborted; at += RESTART_BATCH) {
     const lost: typeof queue = [];
-    await eachAtMost(queue.slice(at, at + RESTART_BATCH), signal, async (unit) => {
+    await eachAtMost(queue.slice(at, at + RESTART_BATCH), LOOK_CONCURRENCY, signal, async (unit) => {
       const [workflowId, { postIds }] = unit;
       try {
         if ((await workflowState(rt.temporal!, workflowId)) !== 'running') lost.push(unit);
@@ -138,7 +130,7 @@ export async function reconcilePosts(
       rt.logger.error({ err, workflowIds: lost.map(([id]) => id) }, 'reconcile: could not disown the holds of lost workflows; not started');
       continue;
     }
-    await eachAtMost(lost, signal, async ([workflowId, { row, postIds }]) => {
+    await eachAtMost(lost, LOOK_CONCURRENCY, signal, async ([workflowId, { row, postIds }]) => {
       try {
         if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
         else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds, undefined, { takenOver: true });
