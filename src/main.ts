@@ -25,6 +25,7 @@ import { listenHttp } from './process/http-server';
 import { runUntilStopped } from './process/run-until-stopped';
 import { startMemoryRelease } from './process/memory-release';
 import { registerSearchAttributes } from './temporal/search-attributes';
+import { giveSearchAttributesToRunning } from './temporal/search-attributes-backfill';
 import { announceWebUi, webUiBuildDir } from './temporal/web-ui';
 import { startTemporal } from './temporal/worker';
 
@@ -152,8 +153,15 @@ export async function startHerald(
     );
     cleanups.push(() => temporal.shutdown());
     continueUnlessAborted();
-    const searchAttributes = await registerSearchAttributes(temporal.client, config.temporal.namespace, logger);
-    cleanups.push(async () => searchAttributes.stop());
+    // Once registered, the running workflows started without them (while it was refused) are given them.
+    const backfillStopping = new AbortController();
+    const searchAttributes = await registerSearchAttributes(temporal.client, config.temporal.namespace, logger, undefined, () =>
+      giveSearchAttributesToRunning(temporal.client, database.handle.db, logger, backfillStopping.signal),
+    );
+    cleanups.push(async () => {
+      searchAttributes.stop();
+      backfillStopping.abort();
+    });
     continueUnlessAborted();
     temporal.running.catch(failsHerald('the Temporal worker failed: nothing would publish, so Herald stops (exit code 1)'));
 

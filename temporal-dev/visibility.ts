@@ -1,5 +1,5 @@
 // Visibility: what List/Count/Describe show about a run, and the small SQL-like query language an operator
-// uses (comparisons, IN, BETWEEN, AND, OR, parentheses; ORDER BY is accepted and ignored).
+// uses (comparisons, IN, BETWEEN, IS [NOT] NULL, AND, OR, parentheses; ORDER BY is accepted and ignored).
 import { invalidArgument } from './errors';
 import { timestamp, WorkflowStatus, type Msg } from './proto';
 import type { Run } from './run';
@@ -172,6 +172,15 @@ export function parseQuery(query: string | undefined): Predicate {
       }
       next();
       return (run) => values.some((v) => compare(field, fieldValue(run, field), '=', v)) !== negate;
+    }
+    if (isWord('IS')) {
+      // `IS NULL` / `IS NOT NULL`: whether the run has the attribute at all (Temporal 1.20+ visibility).
+      next();
+      const negate = isWord('NOT');
+      if (negate) next();
+      if (!isWord('NULL')) throw invalidArgument('invalid query: IS needs NULL or NOT NULL');
+      next();
+      return (run) => (fieldValue(run, field) === undefined) !== negate;
     }
     if (isWord('BETWEEN')) {
       next();

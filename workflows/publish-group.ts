@@ -1,3 +1,4 @@
+import { listenForSearchAttributes } from './search-attributes-signal';
 import { platformCall, publishNow, publishTakenOver, type PublishPostResult } from './post-steps';
 
 /**
@@ -25,6 +26,7 @@ export interface PublishGroupInput {
 type PublishGroupResult = Record<string, PublishPostResult>;
 
 export async function publishGroup(input: PublishGroupInput): Promise<PublishGroupResult> {
+  listenForSearchAttributes();
   if (input.takenOver) {
     const taken = await Promise.all(input.postIds.map((postId) => publishTakenOver(postId, input.immediateRetryDelaysMs)));
     return Object.fromEntries(input.postIds.map((postId, i) => [postId, taken[i]!]));

@@ -2,6 +2,7 @@ import { condition, continueAsNew, defineSignal, patched, setHandler, workflowIn
 // Only the activity types: workflow code never loads activity code.
 import type { ClaimResult, PublishAttempt } from '../activities/posts';
 import { heldCall, whileHeld, type WakeSignals } from './held';
+import { listenForSearchAttributes } from './search-attributes-signal';
 import { afterPublished, afterRefusal, bookkeeping, platformCall, publishNow, type PublishPostResult } from './post-steps';
 
 /**
@@ -88,6 +89,7 @@ const postEdited = defineSignal('postEdited');
 const cancelPost = defineSignal<[string | null]>('cancelPost');
 
 export async function publishPost(input: PublishPostInput): Promise<PublishPostResult> {
+  listenForSearchAttributes();
   if (input.immediate && !input.carried) return publishNow(input.postId, input.immediateRetryDelaysMs);
   let woken = false;
   const wake = () => void (woken = true);

@@ -3,6 +3,7 @@ import { condition, defineSignal, log, patched, setHandler } from '@temporalio/w
 import type { ThreadClaim, ThreadStep } from '../activities/threads';
 import { heldCall, whileHeld, type WakeSignals } from './held';
 import { CREDENTIAL_WAIT_MS, retryWait } from './retry-wait';
+import { listenForSearchAttributes } from './search-attributes-signal';
 import { publishParts, UNKNOWN_PART_LOOKED_FOR } from './thread-parts';
 import { local, queued, type Steps } from './thread-steps';
 import { failureMessage, rollBack, type ThreadRollbackReport } from './thread-rollback';
@@ -120,6 +121,7 @@ const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
 const FIRST_PART_LOOK_AWAITS_CREDENTIAL = 'thread-first-part-look-awaits-credential';
 
 export async function publishThread(input: PublishThreadInput): Promise<PublishThreadResult> {
+  listenForSearchAttributes();
   let woken = false;
   setHandler(threadChanged, () => void (woken = true));
   const signals: WakeSignals = { woken: () => woken, consume: () => void (woken = false) };

@@ -76,6 +76,22 @@ export async function recordFailedRead(db: Db, postId: string, claimId: string, 
     .execute();
 }
 
+/**
+ * A read given up on at its budget that answered after all (its calls ignored the abort, or the answer was already on
+ * its way): stored only while the row is still as its own failure left it (no claim, the floor that failure set), so
+ * no read claimed since is overwritten; the floor stays. True when stored.
+ */
+export async function storeLateSnapshot(db: Db, postId: string, failureFloor: Date, snapshot: { metrics: PostMetrics; syncedAt: Date }): Promise<boolean> {
+  const stored = await db
+    .updateTable('post_analytics')
+    .set({ metrics: JSON.stringify(snapshot.metrics), synced_at: snapshot.syncedAt, updated_at: sql`now()` })
+    .where('post_id', '=', postId)
+    .where('refresh_claim_id', 'is', null)
+    .where('next_refresh_after', '=', failureFloor)
+    .executeTakeFirst();
+  return stored.numUpdatedRows > 0n;
+}
+
 /** A read that never reached the platform (no credentials to read with): the claim is given back, the floor unchanged. */
 export async function releaseClaim(db: Db, postId: string, claimId: string): Promise<void> {
   await db

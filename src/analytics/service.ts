@@ -11,7 +11,7 @@ import { isPlatformFailure, PlatformFailure, type MetricsRequest, type PlatformC
 import { findOwnLivePost } from '../posts/read';
 import { natureFromUrl } from '../posts/rules/media-formats';
 import { placementOf } from '../posts/rules/placement';
-import { claimRefresh, findSnapshot, recordFailedRead, releaseClaim, storeSnapshot } from './repository';
+import { claimRefresh, findSnapshot, recordFailedRead, releaseClaim, storeLateSnapshot, storeSnapshot } from './repository';
 
 /**
  * `GET /api/v1/analytics/posts/:id` (decisions.md "Analytics"): the stored snapshot answers; the platform is read
@@ -129,11 +129,29 @@ async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: s
     throw err;
   }
   let metrics: PostMetrics;
+  // Set once the failure is recorded: a read answering after its budget keeps its numbers if nothing moved since.
+  let keepLate: ((late: PostMetrics) => Promise<void>) | undefined;
+  let lateAnswer: PostMetrics | undefined;
+  const late = (answered: PostMetrics) => {
+    lateAnswer = answered;
+    void keepLate?.(answered);
+  };
   try {
-    metrics = await withinBudget(post.platform, (signal) => deps.adapters[post.platform].readMetrics!(ctx, { ...request, signal }), readBy);
+    metrics = await withinBudget(post.platform, (signal) => deps.adapters[post.platform].readMetrics!(ctx, { ...request, signal }), readBy, late);
   } catch (err) {
     const failedAt = deps.now();
-    await recordFailedRead(deps.db, post.id, claimId, new Date(failedAt.getTime() + failureFloorMs(err)));
+    const floor = new Date(failedAt.getTime() + failureFloorMs(err));
+    await recordFailedRead(deps.db, post.id, claimId, floor);
+    keepLate = async (answered) => {
+      try {
+        if (await storeLateSnapshot(deps.db, post.id, floor, { metrics: answered, syncedAt: deps.now() })) {
+          deps.logger.info({ post_id: post.id, platform: post.platform }, 'analytics: a read given up on at its budget answered later; its numbers are kept');
+        }
+      } catch (storeErr) {
+        deps.logger.warn({ err: storeErr, post_id: post.id }, 'analytics: could not keep a late read');
+      }
+    };
+    if (lateAnswer) void keepLate(lateAnswer); // it answered while the failure was being recorded
     if (!isPlatformFailure(err)) throw err;
     deps.logger.warn({ post_id: post.id, platform: err.platform, kind: err.kind, detail: err.detail }, 'analytics: platform read failed');
     return { kind: 'platform_failed', failure: err };
@@ -149,9 +167,15 @@ async function readPlatform(deps: AnalyticsDeps, post: PublishedPost, claimId: s
 /**
  * The read's answer, or a failure once `readBy` (epoch ms) passes. A read given up on has its calls in flight aborted
  * (their connections closed, so they hold no socket and the platform stops serving them) and makes no further call;
- * what it might still answer is dropped (its claim is ended by then, so nothing it could store would be kept).
+ * should it still answer (a step that ignores the signal, an answer already parsed), `late` gets it: the request has
+ * been answered, but the numbers are worth keeping (`storeLateSnapshot`).
  */
-async function withinBudget(platform: PlatformSlug, read: (signal: AbortSignal) => Promise<PostMetrics>, readBy: number): Promise<PostMetrics> {
+async function withinBudget(
+  platform: PlatformSlug,
+  read: (signal: AbortSignal) => Promise<PostMetrics>,
+  readBy: number,
+  late: (metrics: PostMetrics) => void,
+): Promise<PostMetrics> {
   const givenUp = new AbortController();
   let timer: NodeJS.Timeout | undefined;
   const overBudget = new Promise<never>((_, reject) => {
@@ -162,7 +186,8 @@ async function withinBudget(platform: PlatformSlug, read: (signal: AbortSignal) 
   });
   try {
     const reading = read(givenUp.signal);
-    reading.catch(() => undefined); // a read given up on fails once aborted, with nobody awaiting it
+    // A read given up on fails once aborted, with nobody awaiting it; one that answers anyway is passed on.
+    reading.then((metrics) => givenUp.signal.aborted && late(metrics), () => undefined);
     return await Promise.race([reading, overBudget]);
   } finally {
     clearTimeout(timer);

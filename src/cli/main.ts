@@ -7,7 +7,7 @@ import { connectDatabase, type Connected } from '../db/connect';
 import { MigrationError, migrateToLatest, migrationState } from '../db/migrate';
 import { acceptedInstantRange, isAcceptedInstant } from '../db/timestamp';
 import { createLogger } from '../logger';
-import { findStuckPosts } from '../posts/reconcile';
+import { findStuckPosts } from '../posts/stuck';
 import { runningWebUiUrl, webUiPostLink } from '../temporal/web-ui';
 import { type CustomQuotas, type PlanName, planNames, plans } from '../plans';
 import { createUser, findUser, setPlan } from '../users/users';

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema';
+import { defaultStalledStatementWatch, watchStalledStatements, type StalledStatementWatch } from './stalled-statements';
 
 export type { Database } from './schema';
 export type Db = Kysely<Database>;
@@ -31,8 +32,11 @@ export interface DatabaseHandle {
  */
 export const clientKeepAlive = { keepAlive: true, keepAliveInitialDelayMillis: 30_000 } as const;
 
-/** Kysely over one `pg` pool. `close` ends the pool (Kysely's destroy does it). */
-export function openDatabase(url: string, options: { max?: number; applicationName?: string } = {}): DatabaseHandle {
+/**
+ * Kysely over one `pg` pool. `close` ends the pool (Kysely's destroy does it). `stalledStatements`: the watchdog's
+ * timings (`src/db/stalled-statements.ts`; tests shorten them).
+ */
+export function openDatabase(url: string, options: { max?: number; applicationName?: string; stalledStatements?: StalledStatementWatch } = {}): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
@@ -45,6 +49,8 @@ export function openDatabase(url: string, options: { max?: number; applicationNa
   // client is idle, and a FATAL then (a terminated backend, a restart) was an unhandled 'error' event. The client's
   // next statement fails with the connection, and the pool drops it when it comes back.
   pool.on('connect', (client) => client.on('error', () => undefined));
+  // A statement on a connection cut before it was acknowledged fails within about a minute and a half, not ~15.
+  const watchdog = watchStalledStatements(pool, url, options.stalledStatements ?? defaultStalledStatementWatch);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   let closed: Promise<void> | undefined;
@@ -52,6 +58,9 @@ export function openDatabase(url: string, options: { max?: number; applicationNa
     db,
     pool,
     url,
-    close: () => (closed ??= db.destroy()),
+    close: () => {
+      watchdog.stop();
+      return (closed ??= db.destroy());
+    },
   };
 }

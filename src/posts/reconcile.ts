@@ -1,12 +1,11 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { settleLeftReplies } from '../comments/actions-reply-left';
-import type { Db } from '../db';
-import { waitingUntil } from './attempt-outcomes';
-import { OVERDUE_AFTER_MS, postsNeedingWorkflows, postsNeedingWorkflowsInDetail, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
+import { eachAtMost } from '../process/each-at-most';
+import { OVERDUE_AFTER_MS, postsNeedingWorkflows, postsWithFirstCommentLeft, type ReconcileScope } from './reconcile-queries';
 import { disownHolds } from './repository';
 import type { PostsRuntime } from './runtime';
-import { firstCommentWorkflowId, postWorkflowId, refusedAsInvalid, startFirstCommentWorkflow, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
-import { startThreadWorkflow, threadWorkflowId } from '../threads/workflow-client';
+import { anyRunning, unitWorkflowId, workflowState } from './unit-workflows';
+import { firstCommentWorkflowId, refusedAsInvalid, startFirstCommentWorkflow, startGroupWorkflow, startPublishWorkflow } from './workflow-client';
+import { startThreadWorkflow } from '../threads/workflow-client';
 
 /**
  * Keeps Postgres and Temporal in agreement. Every post whose status needs a workflow (`scheduled`, `publishing`) gets
@@ -68,15 +67,6 @@ const RESTART_BATCH = 256;
 /** Temporal calls (describes, starts) a look makes at once. */
 const LOOK_CONCURRENCY = 8;
 
-/** `each` over `items`, at most `LOOK_CONCURRENCY` at once, until `signal` aborts. */
-async function eachAtMost<T>(items: readonly T[], signal: AbortSignal | undefined, each: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length && !signal?.aborted) await each(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(LOOK_CONCURRENCY, items.length) }, worker));
-}
-
 /** A periodic scope widened to the scheduled posts due within the lead plus `DUE_SOON_MARGIN_MS` of `nowMs`. */
 function dueSoon(rt: PostsRuntime, scope: ReconcileScope, nowMs: number): ReconcileScope {
   return scope === 'all' ? scope : { ...scope, dueBeforeMs: nowMs + rt.dueLeadMs + DUE_SOON_MARGIN_MS };
@@ -115,7 +105,7 @@ export async function reconcilePosts(
   // statement; then they are started, each after its rows' bump, as before.
   for (let at = 0; at < queue.length && !signal?.aborted; at += RESTART_BATCH) {
     const lost: typeof queue = [];
-    await eachAtMost(queue.slice(at, at + RESTART_BATCH), signal, async (unit) => {
+    await eachAtMost(queue.slice(at, at + RESTART_BATCH), LOOK_CONCURRENCY, signal, async (unit) => {
       const [workflowId, { postIds }] = unit;
       try {
         if ((await workflowState(rt.temporal!, workflowId)) !== 'running') lost.push(unit);
@@ -138,7 +128,7 @@ export async function reconcilePosts(
       rt.logger.error({ err, workflowIds: lost.map(([id]) => id) }, 'reconcile: could not disown the holds of lost workflows; not started');
       continue;
     }
-    await eachAtMost(lost, signal, async ([workflowId, { row, postIds }]) => {
+    await eachAtMost(lost, LOOK_CONCURRENCY, signal, async ([workflowId, { row, postIds }]) => {
       try {
         if (row.thread_id) await startThreadWorkflow(rt, row.thread_id);
         else if (row.workflow_id && row.group_id) await startGroupWorkflow(rt, row.group_id, postIds, undefined, { takenOver: true });
@@ -188,10 +178,6 @@ async function startLeftFirstComments(rt: PostsRuntime, signal?: AbortSignal): P
   return { checked: rows.length, started, failed, refused: [] };
 }
 
-async function anyRunning(client: Client, workflowIds: readonly string[]): Promise<boolean> {
-  for (const id of workflowIds) if ((await workflowState(client, id)) === 'running') return true;
-  return false;
-}
 
 /**
  * Runs `reconcilePosts` now over everything, then every `intervalMs` over what changed since the last clean look
@@ -239,71 +225,4 @@ export function startReconciler(rt: PostsRuntime, intervalMs = 60_000): { first:
       await Promise.all([first, running]);
     },
   };
-}
-
-interface StuckPost {
-  id: string;
-  /** A thread part's thread: its workflow is found by ThreadId (a long thread's PostId lists only its first parts). */
-  thread_id: string | null;
-  status: string;
-  scheduled_at: string | null;
-  updated_at: string;
-  retry_count: number;
-  /** `missing` / `closed` when Temporal was asked; `unknown` when it could not be. */
-  workflow: 'running' | 'missing' | 'closed' | 'unknown';
-  reason: string;
-}
-
-/**
- * `herald posts stuck`: posts whose database state and workflow state disagree. With a Temporal client, every
- * `scheduled`/`publishing` post whose workflow is missing or closed, and every published post whose first comment
- * was left `pending` (`postsWithFirstCommentLeft`) with neither its workflow nor its comment's running. Without one (the embedded server of a running
- * service is not reachable from outside), the posts that show it from the database alone: overdue by more than
- * `graceMs` (their time, or after a failed attempt their retry's `next_attempt_at`, passed without an attempt), or
- * publishing for longer than that.
- */
-export async function findStuckPosts(db: Db, client: Client | null, now = new Date(), graceMs = 5 * 60_000): Promise<StuckPost[]> {
-  const rows = await postsNeedingWorkflowsInDetail(db);
-  const out: StuckPost[] = [];
-  for (const row of rows) {
-    const base = { id: row.id, thread_id: row.thread_id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
-    if (client) {
-      const state = await workflowState(client, unitWorkflowId(row));
-      if (state !== 'running') out.push({ ...base, workflow: state, reason: `the post is ${row.status} but its workflow is ${state}` });
-      continue;
-    }
-    const due = waitingUntil(row);
-    const overdue = row.status === 'scheduled' && due !== null && now.getTime() - due > graceMs;
-    const longPublishing = row.status === 'publishing' && now.getTime() - row.updated_at.getTime() > graceMs;
-    if (overdue) out.push({ ...base, workflow: 'unknown', reason: row.retry_count === 0 ? 'scheduled time passed without an attempt' : "a retry's time passed without an attempt" });
-    else if (longPublishing) out.push({ ...base, workflow: 'unknown', reason: 'publishing for longer than expected' });
-  }
-  // Published, its first comment left `pending`: stuck until a workflow of the post's runs (the reconciler starts one).
-  for (const row of await postsWithFirstCommentLeft(db, client ? undefined : graceMs)) {
-    const base = { id: row.id, thread_id: row.thread_id, status: row.status, scheduled_at: row.scheduled_at?.toISOString() ?? null, updated_at: row.updated_at.toISOString(), retry_count: row.retry_count };
-    const reason = 'the post is published but its first comment is still pending';
-    if (!client) {
-      out.push({ ...base, workflow: 'unknown', reason });
-      continue;
-    }
-    if (await anyRunning(client, [unitWorkflowId(row)])) continue;
-    const state = await workflowState(client, firstCommentWorkflowId(row.id));
-    if (state !== 'running') out.push({ ...base, workflow: state, reason: `${reason} and no workflow is sending it` });
-  }
-  return out;
-}
-
-/** The workflow that publishes a post: its thread's, the one recorded on it (its group's), or its own. */
-function unitWorkflowId(row: { id: string; thread_id: string | null; workflow_id: string | null }): string {
-  return row.thread_id ? threadWorkflowId(row.thread_id) : (row.workflow_id ?? postWorkflowId(row.id));
-}
-
-async function workflowState(client: Client, workflowId: string): Promise<'running' | 'missing' | 'closed'> {
-  try {
-    const description = await client.workflow.getHandle(workflowId).describe();
-    return description.status.name === 'RUNNING' ? 'running' : 'closed';
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return 'missing';
-    throw err;
-  }
 }

@@ -1,5 +1,6 @@
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
+import { sql } from 'kysely';
 import type { Db } from '../db';
 import type { Logger } from '../logger';
 import { SEARCH_ATTRIBUTE_LIMITS } from '../../temporal-dev/limits';
@@ -45,6 +46,25 @@ export async function workflowSearchAttributes(db: Db, where: { postIds?: readon
   else if (where.postIds?.length) query = query.where('id', 'in', [...where.postIds]);
   else return [];
   return searchAttributesOf(await query.execute());
+}
+
+/**
+ * The posts of many workflows in one read (`giveSearchAttributesToRunning`): posts by id, threads' and groups' parts.
+ * Read whether attributes are on or not: the caller asks once they are.
+ */
+export async function searchedPostsOf(db: Db, ids: { postIds: readonly string[]; threadIds: readonly string[]; groupIds: readonly string[] }): Promise<SearchedPost[]> {
+  // Only the arms with ids (as `disownHolds`): an empty arm would keep the thread and group indexes from applying.
+  const arms = [
+    ...(ids.postIds.length ? [sql<boolean>`id = any(${[...ids.postIds]}::uuid[])`] : []),
+    ...(ids.threadIds.length ? [sql<boolean>`thread_id = any(${[...ids.threadIds]}::uuid[])`] : []),
+    ...(ids.groupIds.length ? [sql<boolean>`group_id = any(${[...ids.groupIds]}::uuid[])`] : []),
+  ];
+  if (arms.length === 0) return [];
+  return db
+    .selectFrom('posts')
+    .select(['id', 'user_id', 'platform', 'thread_id', 'thread_order', 'group_id'])
+    .where((eb) => eb.or(arms))
+    .execute();
 }
 
 /**
@@ -104,6 +124,8 @@ export async function registerSearchAttributes(
   namespace: string,
   logger: Logger,
   retry: { firstMs: number; maxMs: number } = defaultRetry,
+  /** Run (not awaited) after each successful registration: `giveSearchAttributesToRunning`, in `src/main.ts`. */
+  registered?: () => Promise<unknown>,
 ): Promise<SearchAttributeRegistration> {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -113,6 +135,7 @@ export async function registerSearchAttributes(
       await addMissing(client, namespace);
       attachSearchAttributes = true;
       if (failures > 0) logger.info({ namespace, failures }, 'search attributes registered: workflows start with PostId/ThreadId/GroupId/UserId/Platform again');
+      registered?.().catch((err: unknown) => logger.warn({ err, namespace }, 'could not give search attributes to the running workflows started without them'));
     } catch (err) {
       attachSearchAttributes = false;
       logger.warn(

@@ -209,6 +209,50 @@ describe('analytics: snapshot, refresh floor and concurrency', function () {
     }
   });
 
+  it('a read given up on at its budget that answers after all keeps its numbers: the next plain GET answers them, no second read', async () => {
+    // A metrics read that ignores the abort (a step that does not pass the signal on) and answers at 21 s.
+    const mastodon = world.standIns.adapters.mastodon;
+    let answeredAt = 0;
+    const slow = {
+      ...mastodon,
+      readMetrics: async (ctx: Parameters<NonNullable<typeof mastodon.readMetrics>>[0], req: Parameters<NonNullable<typeof mastodon.readMetrics>>[1]) => {
+        await new Promise((r) => setTimeout(r, 21_000));
+        const answer = await mastodon.readMetrics!(ctx, { ...req, signal: undefined });
+        answeredAt = Date.now();
+        return answer;
+      },
+    };
+    const api = await startApi({ plan: 'scale', deps: { adapters: { ...world.standIns.adapters, mastodon: slow }, sealedBox: testSealedBox, posts: { now: world.clock.now } } });
+    try {
+      const post = await world.publish('mastodon');
+      world.standIns.mastodon.setMetrics(post.platformPostId, { likes: 12 });
+      const path = `/api/v1/analytics/posts/${post.postId}`;
+      const first = await request(api.url, 'GET', path, { key: world.api.apiKey });
+      assert.equal(first.status, 502, first.text);
+      assert.equal(first.body.error.message, 'Mastodon did not answer in time; try again later.');
+      for (let i = 0; i < 200 && answeredAt === 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(answeredAt > 0, 'the read answered after its budget');
+      let row = await world.api.deps.db.selectFrom('post_analytics').selectAll().where('post_id', '=', post.postId).executeTakeFirstOrThrow();
+      for (let i = 0; i < 100 && row.metrics === null; i += 1) {
+        await new Promise((r) => setTimeout(r, 20));
+        row = await world.api.deps.db.selectFrom('post_analytics').selectAll().where('post_id', '=', post.postId).executeTakeFirstOrThrow();
+      }
+      assert.equal(row.metrics?.likes, 12, 'the late answer is stored');
+      assert.equal(row.refresh_claim_id, null);
+      const reads = world.reads('mastodon');
+      const after = await request(api.url, 'GET', path, { key: world.api.apiKey });
+      assert.equal(after.status, 200, after.text);
+      assert.equal(after.body.data.metrics.likes, 12);
+      assert.equal(world.reads('mastodon'), reads, 'answered from the kept numbers');
+      // The failed read's floor still holds: a refresh inside it is 429, the platform not read.
+      const refresh = await request(api.url, 'GET', `${path}?refresh=true`, { key: world.api.apiKey });
+      assert.equal(refresh.status, 429, refresh.text);
+      assert.equal(world.reads('mastodon'), reads);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('the snapshot is one row a post with the numbers, sync time and floor', async () => {
     const post = await world.publish('instagram');
     world.standIns.instagram.setMetrics(post.platformPostId, { likes: 3 });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
-import { directoryPostgresCannotEnter, startEmbeddedPostgres } from '../../src/db/embedded';
+import { startEmbeddedPostgres } from '../../src/db/embedded';
+import { directoryPostgresCannotEnter } from '../../src/db/embedded-process';
 
 /**
  * As root the embedded PostgreSQL runs as the `postgres` user; a checkout or data dir under a directory only root may

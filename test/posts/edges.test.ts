@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { SCHEDULE_SPACING_MINUTES } from '../../src/platforms/capabilities';
-import { findStuckPosts, reconcilePosts, startReconciler } from '../../src/posts/reconcile';
+import { reconcilePosts, startReconciler } from '../../src/posts/reconcile';
+import { findStuckPosts } from '../../src/posts/stuck';
 import { postsNeedingWorkflows } from '../../src/posts/reconcile-queries';
 import { postWorkflowId, startPublishWorkflow } from '../../src/posts/workflow-client';
 import { testConfig } from '../helpers/api';
