@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { insertMastodonAccount } from './fixtures';
+import { insertMastodonAccount, refusalsTakenAsReal } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 /**
@@ -62,18 +62,30 @@ describe('Posts: a Mastodon create that may have landed, retried within and past
     assert.equal(failed.publish_attempt_started_at, null);
   });
 
-  it('a create answered 503 whose repeat is refused 401: failed saying it may be live, not cancelled as never sent', async () => {
+  /** A scheduled post whose create lands but is answered 503, and whose immediate repeat is refused 401. */
+  async function landedThenRefused(text: string, options: { refusalTakenAsReal: boolean }): Promise<string> {
     const account = await insertMastodonAccount(h.db, h.api.userId, h.standIns.mastodon);
+    if (options.refusalTakenAsReal) await refusalsTakenAsReal(h.db, account);
     await h.syncClock();
-    const text = 'landed on mastodon, then the token refused';
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: account.id, text, schedule_at: new Date(h.now().getTime() + 10 * 60_000).toISOString() } });
     assert.equal(res.status, 201, res.text);
     const statuses = { method: 'POST', path: '/api/v1/statuses' };
     h.standIns.mastodon.standIn.inject(statuses, { kind: 'reply', thenHandle: true, response: serverError }, 1);
     h.standIns.mastodon.standIn.inject(statuses, { kind: 'reply', response: { status: 401, headers: { 'content-type': 'application/json' }, json: { error: 'The access token is invalid' } } }, 1);
     await h.settle(res.body.data.id);
-    const failed = await row(res.body.data.id);
+    return res.body.data.id;
+  }
+
+  it('a create answered 503 whose repeat is refused 401, the loss confirmed: failed saying it may be live, not cancelled as never sent', async () => {
+    const text = 'landed on mastodon, then the token refused';
+    const failed = await row(await landedThenRefused(text, { refusalTakenAsReal: true }));
     assert.deepEqual([failed.status, statusesOf(text).length], ['failed', 1], `it was cancelled as never sent though live: ${failed.status} ${failed.error_message}`);
     assert.match(failed.error_message ?? '', /may already be on the platform, and the platform stopped accepting the account's credential before Herald could check/);
+  });
+
+  it('a create answered 503 whose repeat meets a first 401 (held: maybe Mastodon\'s fault): retried under the same key, published once', async () => {
+    const text = 'landed on mastodon, then one refusal';
+    const post = await row(await landedThenRefused(text, { refusalTakenAsReal: false }));
+    assert.deepEqual([post.status, statusesOf(text).length], ['published', 1], `${post.status} ${post.error_message}`);
   });
 });
