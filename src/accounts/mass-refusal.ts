@@ -29,7 +29,9 @@ const MIN_REFUSALS = 5;
  * refusals in the last hour are at least `MIN_REFUSALS` (a mass event; no count of healthy calls is kept, as that
  * would cost every publish a write), unless the account has been refused for `CONFIRM_IN_MASS_AFTER` (6 hours), or an
  * operator released it (`herald credentials release`). A revoked token thus ends `connection_lost` at its first
- * refusal 10 minutes after the first (a scheduled post's third retry, 21 minutes after its time, is one).
+ * refusal 10 minutes after the first (a scheduled post's third retry, 21 minutes after its time, is one). A call that
+ * succeeds meanwhile ends the run (`endCallRefusal`), as do a renewal and a reconnect (`clearRefusal`): a later 401
+ * starts a new one. A refusal naming the account's own end is never recorded (`CredentialRefusalRule`).
  */
 const CONFIRM_AFTER = sql`interval '10 minutes'`;
 const CONFIRM_IN_MASS_AFTER = sql`interval '6 hours'`;
