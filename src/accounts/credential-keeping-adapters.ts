@@ -1,9 +1,9 @@
 import type { PlatformAdapters } from '../platforms/registry';
 import type { CredentialRenewer } from '../platforms/renewal/types';
-import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PlatformSlug } from '../platforms/types';
+import { PlatformFailure, unauthorizedRefusal, type CredentialRefusalRule, type PlatformAdapter, type PlatformContext, type PlatformSlug } from '../platforms/types';
 import { renewAccountCredential, type CredentialRenewalDeps } from './credential-renewal';
 import { refusalHeldMessage, refusedAfterRenewalMessage, renewalPendingMessage } from './credential-sentences';
-import { recordCallRefusal } from './mass-refusal';
+import { endCallRefusal, recordCallRefusal } from './mass-refusal';
 import { loadPlatformContext } from './platform-context';
 
 /**
@@ -17,9 +17,12 @@ import { loadPlatformContext } from './platform-context';
  * `retryable` and the post's own retries take over. A refused renewal leaves the platform's refusal as it was
  * (`reauthorize`): the caller marks the account `connection_lost` and cancels its scheduled posts, as before.
  * A call refused again with the credential the renewal left (`CredentialRefusedAfterRenewal`) is not a lost connection.
- * A refusal nothing could renew (no renewer for the platform, or none for this account) is judged by
- * `recordCallRefusal` (`mass-refusal.ts`): the first is held (`CredentialRefusalHeld`), one 10 minutes later outside a
- * mass event loses the connection. Every platform's adapter is wrapped for that.
+ * A refusal nothing could renew (no renewer for the platform, or none for this account; what a refusal looks like is
+ * the adapter's `credentialRefusal`, data in its folder) is judged by `recordCallRefusal` (`mass-refusal.ts`): the
+ * first is held (`CredentialRefusalHeld`), one 10 minutes later outside a mass event loses the connection; one naming
+ * the account's own end (Graph's subcodes, LinkedIn's revoked or expired token) loses it at once. A call that succeeds
+ * ends a refusal held for its account (`endCallRefusal`), asked only when the account row it was given carries one.
+ * Every platform's adapter is wrapped for that.
  * `verify` (connect time, no stored account) is left as it is.
  */
 
@@ -83,45 +86,72 @@ export function keepingCredentialsAlive(adapters: PlatformAdapters, deps: Creden
 }
 
 /**
- * On a platform no renewer serves: is this refusal the platform saying the credential is dead, as an outage could also
- * answer? HTTP 401. (Where a renewer exists, its "token ended" answer, `isEndedTokenAnswer`.)
+ * The members whose success shows the platform took the credential: each always sends it (`resolveUrl` may build a
+ * link without a call, `findPublished` may answer without one).
  */
-function refusesCredential(failure: PlatformFailure): boolean {
-  return failure.detail?.status === 401;
-}
+const PROVE_CREDENTIAL: ReadonlySet<string> = new Set(['publish', 'delete', 'listComments', 'commentParents', 'replyToComment', 'hideComment', 'deleteComment', 'readMetrics']);
 
 type AdapterCall = (ctx: PlatformContext, ...args: unknown[]) => Promise<unknown>;
 
 function withRenewal(adapter: PlatformAdapter, platform: PlatformSlug, renewer: CredentialRenewer | undefined, deps: CredentialKeepingDeps): PlatformAdapter {
   const out: Record<string, unknown> = { ...adapter };
+  const refusals = adapter.credentialRefusal ?? unauthorizedRefusal;
   for (const [name, member] of Object.entries(adapter)) {
     if (typeof member !== 'function' || name === 'verify') continue;
     const call = member as AdapterCall;
+    const proves = PROVE_CREDENTIAL.has(name);
     out[name] = async (ctx: PlatformContext, ...args: unknown[]) => {
       const renewedFirst = renewer && ctx.account && ended(ctx, deps.now()) ? await renewedContext(ctx, renewer, deps) : null;
       const current = renewedFirst && renewedFirst !== 'not_renewable' ? renewedFirst : ctx;
+      let answer: unknown;
       try {
-        return await call(current, ...args);
+        answer = await call(current, ...args);
       } catch (err) {
         // `?.`: a member of an adapter no renewer serves may take something other than a context.
         if (!(err instanceof PlatformFailure) || err.kind !== 'reauthorize' || !current?.account) throw err;
-        if (!renewer) throw refusesCredential(err) ? await judgedRefusal(current.account.id, platform, err, deps) : err;
+        if (!renewer) throw await refusalNothingRenews(current.account.id, platform, refusals, err, deps);
         if (!renewer.isEndedTokenAnswer(err)) throw err;
         const next = await renewedContext(current, renewer, deps);
-        // Graph's subcodes naming the account's own end are never held.
-        if (next === 'not_renewable') throw renewer.isAccountsOwnRefusal(err) ? err : await judgedRefusal(current.account.id, platform, err, deps);
+        if (next === 'not_renewable') throw await refusalNothingRenews(current.account.id, platform, refusals, err, deps);
         if (!next) throw err;
         try {
-          return await call(next, ...args);
+          answer = await call(next, ...args);
         } catch (again) {
           if (!(again instanceof PlatformFailure) || again.kind !== 'reauthorize' || !renewer.isEndedTokenAnswer(again)) throw again;
           deps.logger.error({ accountId: next.account!.id, platform: renewer.platform, detail: again.detail }, 'platform refused a credential it had just renewed: taken for its fault, the connection kept');
           throw new CredentialRefusedAfterRenewal(renewer.platform, again.detail);
         }
       }
+      if (proves) await refusalEnded(current, platform, deps);
+      return answer;
     };
   }
   return out as unknown as PlatformAdapter;
+}
+
+/**
+ * A refusal nothing could renew: the platform's own failure, losing the connection at once, when it names the
+ * account's own end (never recorded, so it holds no other account back); the one `judgedRefusal` answers when it is
+ * a refusal as an outage could answer too; else (not a credential refusal at all) the failure as it was.
+ */
+async function refusalNothingRenews(accountId: string, platform: PlatformSlug, rule: CredentialRefusalRule, err: PlatformFailure, deps: CredentialKeepingDeps): Promise<PlatformFailure> {
+  if (rule.namesAccountsOwnEnd(err) || !rule.refusesCredential(err)) return err;
+  return judgedRefusal(accountId, platform, err, deps);
+}
+
+/**
+ * The call succeeded: a refusal the account row carried (`credentialRefusedAt`, as the attempt read it) is over
+ * (`endCallRefusal`). Nothing is asked when it carried none. The call's answer stands whatever happens here.
+ */
+async function refusalEnded(ctx: PlatformContext, platform: PlatformSlug, deps: CredentialKeepingDeps): Promise<void> {
+  const seen = ctx?.account?.credentialRefusedAt;
+  if (!seen) return;
+  const accountId = ctx.account!.id;
+  try {
+    if (await endCallRefusal(deps.db, accountId, seen)) deps.logger.info({ accountId, platform }, 'platform accepted the credential again: its held refusal is over');
+  } catch (err) {
+    deps.logger.warn({ err, accountId, platform }, 'could not end the held refusal of a credential the platform accepted; it ends an hour after its last refusal');
+  }
 }
 
 function ended(ctx: PlatformContext, now: Date): boolean {

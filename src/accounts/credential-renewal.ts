@@ -127,11 +127,13 @@ export async function renewAccountCredential(deps: CredentialRenewalDeps, accoun
         credentials_sealed: sealCredentials(deps.sealedBox, account.user_id, next),
         credential_issued_at: new Date(request.now),
         credential_expires_at: new Date(request.now + lifetimeMs),
+        // A call refusal recorded for it is over too (`endCallRefusal`): the platform took the grant.
+        credential_refused_at: null,
       })
       .where('id', '=', accountId)
       .execute();
     // Logged once, as its hold began (below): the account renews again.
-    if (renewer.guardsMassRefusal && (await clearRefusal(trx, accountId))) {
+    if ((renewer.guardsMassRefusal || account.credential_refused_at !== null) && (await clearRefusal(trx, accountId))) {
       deps.logger.info({ accountId, platform: account.platform }, 'credential renewed again: its held refusal is over');
     }
     deps.logger.info({ accountId, platform: account.platform, expiresInSeconds: renewed.expiresInSeconds }, 'credential renewed');

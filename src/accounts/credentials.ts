@@ -77,11 +77,14 @@ export function openCredentials(box: SealedBox, userId: string, sealed: string):
 }
 
 /** The adapter context of a stored account; null when its credentials were wiped (disconnected). */
-export function platformContextOf(box: SealedBox, account: Pick<AccountRow, 'id' | 'user_id' | 'credentials_sealed' | 'settings' | 'credential_expires_at'>): PlatformContext | null {
+export function platformContextOf(
+  box: SealedBox,
+  account: Pick<AccountRow, 'id' | 'user_id' | 'credentials_sealed' | 'settings' | 'credential_expires_at' | 'credential_refused_at'>,
+): PlatformContext | null {
   if (account.credentials_sealed === null) return null;
   return {
     credentials: openCredentials(box, account.user_id, account.credentials_sealed),
     settings: { ...account.settings },
-    account: { id: account.id, credentialExpiresAt: account.credential_expires_at },
+    account: { id: account.id, credentialExpiresAt: account.credential_expires_at, credentialRefusedAt: account.credential_refused_at },
   };
 }

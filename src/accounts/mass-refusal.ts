@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type Transaction } from 'kysely';
+import { sql, type QueryCreator, type RawBuilder, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { PlatformSlug } from '../platforms/types';
 
@@ -29,7 +29,9 @@ const MIN_REFUSALS = 5;
  * refusals in the last hour are at least `MIN_REFUSALS` (a mass event; no count of healthy calls is kept, as that
  * would cost every publish a write), unless the account has been refused for `CONFIRM_IN_MASS_AFTER` (6 hours), or an
  * operator released it (`herald credentials release`). A revoked token thus ends `connection_lost` at its first
- * refusal 10 minutes after the first (a scheduled post's third retry, 21 minutes after its time, is one).
+ * refusal 10 minutes after the first (a scheduled post's third retry, 21 minutes after its time, is one). A call that
+ * succeeds meanwhile ends the run (`endCallRefusal`), as do a renewal and a reconnect (`clearRefusal`): a later 401
+ * starts a new one. A refusal naming the account's own end is never recorded (`CredentialRefusalRule`).
  */
 const CONFIRM_AFTER = sql`interval '10 minutes'`;
 const CONFIRM_IN_MASS_AFTER = sql`interval '6 hours'`;
@@ -59,12 +61,18 @@ async function countRefusals(db: Db | Transaction<Database>, platform: PlatformS
 }
 
 /**
- * Records the account's refusal, as the start of a new run when its last one is over an hour old (a reconnect or a
- * renewal since, or the platform answering again). Answers the row as now stored.
+ * Records the account's refusal, as the start of a new run when its last one is over an hour old (the platform
+ * answering again meanwhile without a call to end it). Answers the row as now stored. A call refusal (`call`) also
+ * marks the account row in the same statement (`accounts.credential_refused_at`, migration 0288), which the next
+ * attempt reads with its claim: its successful call then ends the refusal (`endCallRefusal`).
  */
-async function upsertRefusal(db: Db | Transaction<Database>, accountId: string, platform: PlatformSlug) {
+async function upsertRefusal(db: Db | Transaction<Database>, accountId: string, platform: PlatformSlug, call = false) {
   const stale = sql<boolean>`credential_refusals.refused_at <= now() - ${WINDOW}`;
-  return db
+  // The CTE's own name adds nothing the insert reads.
+  const qc = call
+    ? (db.with('marked', (q) => q.updateTable('accounts').set({ credential_refused_at: sql`now()` }).where('id', '=', accountId)) as unknown as QueryCreator<Database>)
+    : db;
+  return qc
     .insertInto('credential_refusals')
     .values({ account_id: accountId, platform })
     .onConflict((oc) =>
@@ -102,7 +110,7 @@ type CallRefusal = { kind: 'confirmed' } | { kind: 'held'; mass: boolean; refuse
 
 /** Records a call refusal nothing could renew (the rule above `CONFIRM_AFTER`) and answers whether it loses the connection. */
 export async function recordCallRefusal(db: Db, accountId: string, platform: PlatformSlug): Promise<CallRefusal> {
-  const recorded = await upsertRefusal(db, accountId, platform);
+  const recorded = await upsertRefusal(db, accountId, platform, true);
   if (recorded.released_at !== null) return { kind: 'confirmed' };
   const { refused } = await countRefusals(db, platform);
   const mass = refused >= MIN_REFUSALS;
@@ -111,8 +119,9 @@ export async function recordCallRefusal(db: Db, accountId: string, platform: Pla
 }
 
 /**
- * The account renewed: a refusal recorded for it (held back, or before a reconnect) no longer counts. Answers whether
- * a hold ended (a refusal of the last hour, not released), which the renewal logs once.
+ * The account renewed, or was reconnected: a refusal recorded for it (held back, or before a reconnect) no longer
+ * counts. Answers whether a hold ended (a refusal of the last hour, not released), which the renewal logs once. The
+ * caller's own write of the account row clears its `credential_refused_at`.
  */
 export async function clearRefusal(trx: Transaction<Database>, accountId: string): Promise<boolean> {
   const cleared = await trx
@@ -121,6 +130,26 @@ export async function clearRefusal(trx: Transaction<Database>, accountId: string
     .returning(['released_at', sql<boolean>`refused_at > now() - ${WINDOW}`.as('recent')])
     .executeTakeFirst();
   return cleared !== undefined && cleared.released_at === null && cleared.recent;
+}
+
+/**
+ * A platform call with the account's credential succeeded (`credential-keeping-adapters.ts`): the platform takes it,
+ * so a call refusal recorded for it is over (README "Credentials", 2026-12-07 night), and a later refusal starts a
+ * new run, held again, instead of confirming the earlier one as a lost connection. Asked only when the row the
+ * attempt read carried a refusal (`seen`, its `credential_refused_at`), so a call with nothing held costs no
+ * statement. One statement; conditional on the mark being still the one read, so a refusal recorded since (another
+ * call's, meanwhile) is kept. Answers whether a hold ended (a refusal of the last hour, not released).
+ */
+export async function endCallRefusal(db: Db, accountId: string, seen: Date): Promise<boolean> {
+  const ended = await db
+    .with('unmarked', (q) =>
+      q.updateTable('accounts').set({ credential_refused_at: null }).where('id', '=', accountId).where('credential_refused_at', '=', seen).returning('id'),
+    )
+    .deleteFrom('credential_refusals')
+    .where('account_id', 'in', (eb) => eb.selectFrom('unmarked').select('id'))
+    .returning(['released_at', sql<boolean>`refused_at > now() - ${WINDOW}`.as('recent')])
+    .executeTakeFirst();
+  return ended !== undefined && ended.released_at === null && ended.recent;
 }
 
 /**

@@ -15,6 +15,7 @@ import { credentialAtConnect, credentialEndedForGood, type CredentialAtConnect }
 import type { CredentialKeeper } from './credential-workflow-client';
 import { assertTimezone, openCredentials, prepareConnection, sealCredentials } from './credentials';
 import { type AccountInactiveReason, type AccountLifecycle, cancellationReasonOf, markDeactivated } from './lifecycle';
+import { clearRefusal } from './mass-refusal';
 import {
   countSlotHolders,
   findByPlatformAccount,
@@ -91,8 +92,12 @@ export async function connectAccount(
         ...row,
         active: true,
         inactive_reason: null,
+        // The platform has just taken the credential (`verify`): a refusal recorded before is over, and one after the
+        // reconnect starts a new run (held first) rather than confirming the old one (`mass-refusal.ts`).
+        credential_refused_at: null,
         ...(prepared.timezone !== undefined ? { timezone: prepared.timezone } : {}),
       });
+      await clearRefusal(trx, existing.id);
       return { account, created: false, credential };
     }
     const { credential, row } = credentialValues(prepared.credentials);

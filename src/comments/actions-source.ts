@@ -14,7 +14,7 @@ import { isOwnLivePost } from '../posts/view-queries';
 const accountColumnSet: Record<keyof AccountRow, true> = {
   id: true, user_id: true, platform: true, platform_account_id: true, username: true, display_name: true, profile_url: true,
   via: true, kind: true, own_credentials: true, premium: true, active: true, inactive_reason: true, timezone: true,
-  credentials_sealed: true, settings: true, credential_expires_at: true, credential_issued_at: true, created_at: true, updated_at: true,
+  credentials_sealed: true, settings: true, credential_expires_at: true, credential_issued_at: true, credential_refused_at: true, created_at: true, updated_at: true,
 };
 const accountColumns = Object.keys(accountColumnSet) as Array<keyof AccountRow>;
 // The post's and the account's columns share names (id, user_id, platform...): the account's come back prefixed.

@@ -162,8 +162,30 @@ export interface PlatformContext {
   /** Settings from AccountIdentity.settings, stored with the account. */
   settings: Record<string, string>;
   /** The stored account it came from (absent at connect time): lets an ended token be renewed and the call retried. */
-  account?: { id: string; credentialExpiresAt: Date | null };
+  account?: {
+    id: string;
+    credentialExpiresAt: Date | null;
+    /** A call refusal recorded for the account, as read with the row: a successful call ends it (`mass-refusal.ts`). */
+    credentialRefusedAt?: Date | null;
+  };
 }
+
+/**
+ * How a platform's answer to an ordinary call says the account's credential is refused (README "Credentials",
+ * 2026-12-07 night), where no renewal can answer it (`src/accounts/credential-keeping-adapters.ts`). Absent from an
+ * adapter: `unauthorizedRefusal` (HTTP 401, and nothing names the account's own end).
+ */
+export interface CredentialRefusalRule {
+  /** The credential refused, as an outage or a refusal of Herald's app could answer too: held first, lost when refused again. */
+  refusesCredential(failure: PlatformFailure): boolean;
+  /** The platform names the account's own end (revoked by the user, expired, logged out): lost at once, never held nor counted. */
+  namesAccountsOwnEnd(failure: PlatformFailure): boolean;
+}
+
+export const unauthorizedRefusal: CredentialRefusalRule = {
+  refusesCredential: (failure) => failure.detail?.status === 401,
+  namesAccountsOwnEnd: () => false,
+};
 
 /**
  * Operations a platform may lack are optional; the capability table says which exist so callers never probe.
@@ -180,6 +202,8 @@ export interface PlatformAdapter {
    * section 3): a repeat later than that is a new post. Absent: for ever.
    */
   readonly repeatedCreatesSafeForMs?: number;
+  /** How this platform refuses a credential on a call, as data (`CredentialRefusalRule`); absent: `unauthorizedRefusal`. */
+  readonly credentialRefusal?: CredentialRefusalRule;
   /** A create whose outcome was unknown: find the post Herald may already have made (null when surely absent). */
   findPublished?(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost | null>;
   /** Resolves when the post is gone, including when the platform says it never existed or is already gone. */

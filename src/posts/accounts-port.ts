@@ -123,7 +123,7 @@ function accountColumnsOf(joined: PostingAccount): PostingAccount {
 }
 
 /** The account's columns a mark returns with its row (`MarkedPost`, `MarkedFirstComment`). */
-type ClaimedAccountColumns = Pick<MarkedPost, 'account_id' | 'account_active' | 'account_user_id' | 'account_settings' | 'account_credentials_sealed' | 'account_credential_expires_at'>;
+type ClaimedAccountColumns = Pick<MarkedPost, 'account_id' | 'account_active' | 'account_user_id' | 'account_settings' | 'account_credentials_sealed' | 'account_credential_expires_at' | 'account_credential_refused_at'>;
 
 /**
  * The credentials a publish sends with, from a post marked with its account's columns (`claimDueScheduled`,
@@ -138,6 +138,7 @@ export function publishingContextOfClaimed(rt: PostsRuntime, row: ClaimedAccount
     credentials_sealed: row.account_credentials_sealed,
     settings: row.account_settings,
     credential_expires_at: row.account_credential_expires_at,
+    credential_refused_at: row.account_credential_refused_at,
   });
 }
 

@@ -33,6 +33,7 @@ export const publishingAccountColumns = [
   'accounts.credentials_sealed as account_credentials_sealed',
   'accounts.settings as account_settings',
   'accounts.credential_expires_at as account_credential_expires_at',
+  'accounts.credential_refused_at as account_credential_refused_at',
   'accounts.inactive_reason as account_inactive_reason',
 ] as const;
 

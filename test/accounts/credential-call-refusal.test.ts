@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { endCallRefusal } from '../../src/accounts/mass-refusal';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 import { silenceSdkLogs } from '../helpers/temporal';
 import { startPostsHarness, type PostsHarness } from '../posts/harness';
@@ -148,6 +149,63 @@ describe('A credential nothing can renew, refused', function () {
     await eventually('the scheduled post cancelled', async () => (await post(later)).status === 'deleted');
     const cancelled = await post(later);
     assert.deepEqual({ status: cancelled.status, error_message: cancelled.error_message }, { status: 'deleted', error_message: 'connection_lost' });
+  });
+
+  // An immediate post is tried three times (`immediateRetryDelaysMs`): a passing fault refuses all three.
+  it('a held refusal ends at the next successful call: a second, unrelated 401 10 minutes on is held again, not a lost connection', async () => {
+    const { row } = await xWithoutRefreshToken();
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, unauthorized, 3);
+    const first = await publishNow(row.id, 'refused by a passing fault');
+    assert.equal(first.status, 502, first.text);
+    assert.equal(first.body.error.message, refusalHeldMessage('x'));
+
+    const published = await publishNow(row.id, 'X answers again');
+    assert.equal(published.status, 201, published.text);
+    assert.equal(published.body.data.status, 'published');
+    // The success ended the hold: nothing is left to confirm.
+    const after = { mark: (await account(row.id)).credential_refused_at, refusal: await h.db.selectFrom('credential_refusals').select('account_id').where('account_id', '=', row.id).executeTakeFirst() };
+
+    // Another passing 401, more than 10 minutes after the first and within its hour: a new run, held again.
+    await refusedEarlier(11);
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, unauthorized, 3);
+    const second = await publishNow(row.id, 'refused by another passing fault');
+    assert.equal(second.status, 502, second.text);
+    assert.equal(second.body.error.message, refusalHeldMessage('x'));
+    assert.deepEqual(await stateOf(row.id), { active: true, inactive_reason: null }, 'kept: the two refusals were not one run');
+    assert.deepEqual(after, { mark: null, refusal: undefined });
+    assert.notEqual((await account(row.id)).credential_refused_at, null, 'the new refusal is marked on the account row');
+  });
+
+  it('a success while another refusal was recorded since the attempt read the row keeps that refusal', async () => {
+    const { row } = await xWithoutRefreshToken();
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, unauthorized, 3);
+    assert.equal((await publishNow(row.id, 'refused once')).status, 502);
+    const read = (await account(row.id)).credential_refused_at!;
+    // Another call's refusal lands after this attempt's read (the mark moves on).
+    await sql`update accounts set credential_refused_at = credential_refused_at + interval '5 milliseconds' where id = ${row.id}`.execute(h.db);
+    assert.equal(await endCallRefusal(h.db, row.id, read), false);
+    assert.notEqual((await h.db.selectFrom('credential_refusals').select('account_id').where('account_id', '=', row.id).executeTakeFirst()), undefined, 'the later refusal is kept');
+  });
+
+  it('a reconnect ends the refusals before it: a 401 after it is held, not taken as the old run confirmed', async () => {
+    const { row, user } = await xWithoutRefreshToken();
+    user.bearerToken = `revoked-${randomUUID()}`;
+    assert.equal((await publishNow(row.id, 'refused once')).status, 502);
+    await refusedEarlier(11);
+    assert.equal((await publishNow(row.id, 'refused again')).status, 502);
+    await eventually('the account lost', async () => (await account(row.id)).inactive_reason === 'connection_lost');
+
+    const token = `token-${randomUUID()}`;
+    user.bearerToken = token;
+    const reconnected = await h.api.request('POST', '/api/v1/accounts', { body: { platform: 'x', access_token: token } });
+    assert.equal(reconnected.status, 200, reconnected.text);
+    assert.deepEqual(await stateOf(row.id), { active: true, inactive_reason: null });
+
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, unauthorized, 3);
+    const refused = await publishNow(row.id, 'refused by a passing fault after the reconnect');
+    assert.equal(refused.status, 502, refused.text);
+    assert.equal(refused.body.error.message, refusalHeldMessage('x'));
+    assert.deepEqual(await stateOf(row.id), { active: true, inactive_reason: null }, 'a first refusal after the reconnect is held');
   });
 
   it('a scheduled post that meets a refusal 10 minutes after the first is cancelled with connection_lost, its account lost', async () => {

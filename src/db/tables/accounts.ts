@@ -25,6 +25,11 @@ interface AccountsTable {
   credential_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** When the stored token's lifetime began; null when unknown (renewed at once where it can be). */
   credential_issued_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /**
+   * The latest platform-call refusal of the credential recorded for the account (`recordCallRefusal`, migration 0288):
+   * read with the row, it tells a successful call there is a held refusal to end; null when none is.
+   */
+  credential_refused_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: ColumnType<Date, Date | string | undefined, never>;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

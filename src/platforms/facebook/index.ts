@@ -1,4 +1,5 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
+import { graphCredentialRefusal } from '../graph/errors';
 import type { GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed, goneConfirmed } from '../graph/delete';
 import { lookedUp } from '../lookup';
@@ -68,6 +69,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
 
   const adapter: PlatformAdapter = {
     platform: 'facebook',
+    credentialRefusal: graphCredentialRefusal,
 
     async verify(ctx) {
       const { client, pageId } = connect(ctx);

@@ -1,6 +1,6 @@
 import type { HttpResponse } from '../../net/http';
 import type { TransportPolicy } from '../transport';
-import { PlatformFailure, type PlatformFailureKind, type PlatformSlug } from '../types';
+import { PlatformFailure, type CredentialRefusalRule, type PlatformFailureKind, type PlatformSlug } from '../types';
 import { graphRateLimitWaitSeconds } from './usage';
 
 /**
@@ -136,6 +136,30 @@ export function classifyGraphResponse(platform: PlatformSlug, res: HttpResponse,
   const wait = row.kind === 'rate_limited' ? graphRateLimitWaitSeconds(res.headers) : undefined;
   return new GraphFailure(platform, row.kind, message, wait, { status: res.status, body: res.text.slice(0, 2000) }, error?.code);
 }
+
+/**
+ * Code 190's subcodes that name the account's own end (protocols.md section 13): 458 app removed by the user, 460
+ * password changed or session invalidated, 463 expired, 464 unconfirmed user, 467 logged out. Without one (or with
+ * another code) the refusal may be Graph's or a refusal of Herald's app.
+ */
+const ACCOUNTS_OWN_SUBCODES: readonly number[] = [458, 460, 463, 464, 467];
+
+const isCode190 = (body: string) => /"code"\s*:\s*190\b/.test(body);
+
+/**
+ * How Graph refuses a token, the one home of the rule (Facebook, Instagram, Threads; their renewer's "token ended"
+ * answer too, `refresh.ts`): code 190, which Graph answers with HTTP 400 (protocols.md sections 5 and 13), or a 401
+ * (classified as 190 when it carries no Graph error). A 190 with an own-end subcode is the account's; a bare one may
+ * be Graph's outage or a refusal of Herald's app.
+ */
+export const graphCredentialRefusal: CredentialRefusalRule = {
+  refusesCredential: (failure) => isCode190(failure.detail?.body ?? '') || failure.detail?.status === 401,
+  namesAccountsOwnEnd: (failure) => {
+    const body = failure.detail?.body ?? '';
+    const subcode = /"error_subcode"\s*:\s*(\d+)/.exec(body)?.[1];
+    return isCode190(body) && subcode !== undefined && ACCOUNTS_OWN_SUBCODES.includes(Number(subcode));
+  },
+};
 
 /** A create whose answer was lost may have published; everything else Graph does is safe to send again. */
 export function graphTransport(platform: PlatformSlug): TransportPolicy {

@@ -1,6 +1,6 @@
 import type { HttpClient } from '../../net/http';
 import { callTokenEndpoint } from '../renewal/token-endpoint';
-import { classifyGraphResponse } from './errors';
+import { classifyGraphResponse, graphCredentialRefusal } from './errors';
 import { credentialLifetimes } from '../renewal/lifetimes';
 import type { CredentialRenewer } from '../renewal/types';
 import { PlatformFailure } from '../types';
@@ -11,14 +11,8 @@ import { PlatformFailure } from '../types';
  * secret (protocols.md section 13). The configured API URL carries a version segment (`/v1.0`, `/v25.0`), dropped here.
  * Instagram connected through Facebook Login runs on Facebook tokens, which nothing renews. A refusal is classified as
  * any Graph answer is: HTTP 400 also carries throttling (codes 4, 17, 32, 613) and transient faults (1, 2); 190 is a
- * dead token.
+ * dead token (`graphCredentialRefusal`, whose own-end subcodes the mass-loss guard never holds back).
  */
-/**
- * Code 190's subcodes that name the account's own end (protocols.md section 13): 458 app removed by the user, 460
- * password changed or session invalidated, 463 expired, 464 unconfirmed user, 467 logged out. Without one (or with
- * another code) the refusal may be Graph's or a refusal of Herald's app, which the mass-loss guard may hold back.
- */
-const ACCOUNTS_OWN_SUBCODES: readonly number[] = [458, 460, 463, 464, 467];
 
 export function createGraphRenewer(deps: { http: HttpClient; platform: 'threads' | 'instagram'; apiUrl: string }): CredentialRenewer {
   const origin = deps.apiUrl.replace(/\/+$/, '').replace(/\/v\d+(\.\d+)?$/, '');
@@ -29,12 +23,8 @@ export function createGraphRenewer(deps: { http: HttpClient; platform: 'threads'
     ...credentialLifetimes[deps.platform]!,
     configured: true,
     // Error code 190: the token ended (subcode 463) or was invalidated (460, 467...); a renewal settles which.
-    isEndedTokenAnswer: (failure) => /"code"\s*:\s*190\b/.test(failure.detail?.body ?? ''),
-    isAccountsOwnRefusal: (failure) => {
-      const body = failure.detail?.body ?? '';
-      const subcode = /"error_subcode"\s*:\s*(\d+)/.exec(body)?.[1];
-      return /"code"\s*:\s*190\b/.test(body) && subcode !== undefined && ACCOUNTS_OWN_SUBCODES.includes(Number(subcode));
-    },
+    isEndedTokenAnswer: graphCredentialRefusal.refusesCredential,
+    isAccountsOwnRefusal: graphCredentialRefusal.namesAccountsOwnEnd,
     async renew(credentials) {
       const token = credentials.access_token;
       if (!token) throw new PlatformFailure(deps.platform, 'reauthorize', `${name} needs an access token; reconnect the account.`);

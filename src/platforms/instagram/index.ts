@@ -1,4 +1,5 @@
 import { createGraphClient, graphPath, type GraphClient } from '../graph/client';
+import { graphCredentialRefusal } from '../graph/errors';
 import { assertQuotaLeft, defaultContainerPolling, earlierContainer, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed, goneConfirmed } from '../graph/delete';
@@ -107,6 +108,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
 
   return {
     platform: 'instagram',
+    credentialRefusal: graphCredentialRefusal,
 
     async verify(ctx) {
       const conn = connect(ctx);

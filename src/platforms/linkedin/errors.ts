@@ -1,6 +1,6 @@
 import type { HttpResponse } from '../../net/http';
 import type { TransportPolicy } from '../transport';
-import { PlatformFailure, type PlatformFailureKind } from '../types';
+import { PlatformFailure, type CredentialRefusalRule, type PlatformFailureKind } from '../types';
 import { postUrl } from './mapper';
 
 /**
@@ -36,6 +36,18 @@ const subject: Record<LinkedInAction, string> = {
   reply: 'refused the reply',
   delete_comment: 'refused to delete the comment',
   metrics: "refused to give the post's analytics",
+};
+
+/**
+ * LinkedIn's 401 names why a token is refused (protocols.md section 13, [3p]): `serviceErrorCode` 65601
+ * `REVOKED_ACCESS_TOKEN` ("revoked by the user") and 65602 `EXPIRED_ACCESS_TOKEN` are the account's own end, lost at once
+ * even amid many refusals; any other 401 (65600 `INVALID_ACCESS_TOKEN`, or none) may be LinkedIn's fault, held first.
+ */
+const ACCOUNTS_OWN_END = /"serviceErrorCode"\s*:\s*6560[12]\b|"code"\s*:\s*"(REVOKED|EXPIRED)_ACCESS_TOKEN"/;
+
+export const linkedInCredentialRefusal: CredentialRefusalRule = {
+  refusesCredential: (failure) => failure.detail?.status === 401,
+  namesAccountsOwnEnd: (failure) => failure.detail?.status === 401 && ACCOUNTS_OWN_END.test(failure.detail.body ?? ''),
 };
 
 export function isLinkedInSuccess(res: HttpResponse): boolean {

@@ -5,7 +5,7 @@ import { lookedUp } from '../lookup';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { createLinkedInClient, encodeUrn, type LinkedInClient } from './client';
 import { matchOfRequest, settleDuplicate, type ReadPost } from './duplicate';
-import { linkedInDuplicateOf } from './errors';
+import { linkedInCredentialRefusal, linkedInDuplicateOf } from './errors';
 import { uploadImage } from './media';
 import { readLinkedInMetrics } from './metrics';
 import {
@@ -138,6 +138,7 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
 
   return {
     platform: 'linkedin',
+    credentialRefusal: linkedInCredentialRefusal,
 
     async verify(ctx) {
       const conn = connect(ctx);

@@ -2,7 +2,7 @@ import { createGraphClient, graphPath, type GraphClient } from '../graph/client'
 import { assertQuotaLeft, createContainer, defaultContainerPolling, earlierContainer, flowDeadline, publishContainer, publishedLinkOf, readPermalink, readPublishingQuota, waitForContainers, type ContainerFlow } from '../graph/containers';
 import { realSleep, type GraphAdapterDeps } from '../graph/deps';
 import { deleteConfirmed, goneConfirmed } from '../graph/delete';
-import { GraphFailure } from '../graph/errors';
+import { GraphFailure, graphCredentialRefusal } from '../graph/errors';
 import { COMMENT_PAGE_SIZE, inconclusiveLookup, nextCursorOf, withinLookupWindow, type GraphPage } from '../graph/paging';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { listedComments } from '../listed-comments';
@@ -81,6 +81,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
 
   return {
     platform: 'threads',
+    credentialRefusal: graphCredentialRefusal,
 
     async verify(ctx) {
       const { client } = connect(ctx);
