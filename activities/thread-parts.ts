@@ -9,6 +9,7 @@ import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { linkOf, storedLinkOf } from '../src/posts/post-link';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
+import { rollbackSupportedOf, type ThreadPartRow } from '../src/threads/reads';
 import { platformName } from '../src/platforms/availability';
 import { capabilities } from '../src/platforms/capabilities';
 import type { PlatformSlug, PostLink } from '../src/platforms/types';
@@ -198,7 +199,7 @@ export function createThreadParts(rt: PostsRuntime) {
 
   return {
     /** A thread taken for publishing (its rows, in order): what the workflow needs to send and, if need be, roll back. */
-    publishClaimOf(rows: threads.ThreadPartRow[]): Extract<ThreadClaim, { kind: 'publish' }> {
+    publishClaimOf(rows: ThreadPartRow[]): Extract<ThreadClaim, { kind: 'publish' }> {
       const first = rows[0]!;
       const last = rows[rows.length - 1]!;
       return {
@@ -208,7 +209,7 @@ export function createThreadParts(rt: PostsRuntime) {
         platformName: platformName(first.platform),
         parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
         firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
-        rollbackSupported: threads.rollbackSupportedOf(first),
+        rollbackSupported: rollbackSupportedOf(first),
         hasMedia: rows.some((r) => mediaIdsOf(r).length > 0),
         retry: attemptOutcomes.retryStateOf(first),
       };
