@@ -13,6 +13,7 @@ import { rollbackSupportedOf, type ThreadPartRow } from '../src/threads/reads';
 import { platformName } from '../src/platforms/availability';
 import { capabilities } from '../src/platforms/capabilities';
 import type { PlatformSlug, PostLink } from '../src/platforms/types';
+import { mayBeLiveWithAccountOff } from './post-send';
 import { requestOrRefusal, sendMarked } from './platform-attempt';
 
 /**
@@ -112,7 +113,8 @@ export function createThreadParts(rt: PostsRuntime) {
    * A scheduled thread whose first part finds its account switched off (nothing of it live) is cancelled whole with
    * the account's reason, as its account's own cancellation would have (`cancelClaimedThread`; the posts' twin is
    * `cancelledWithAccount` in `activities/posts.ts`), its media copies removed, and reported `not_publishing` (the
-   * workflow ends). A later part, or an immediate thread, fails as before.
+   * workflow ends). A later part, or an immediate thread, fails as before; so does a part an earlier call of which
+   * never reported back (`mayBeLiveWithAccountOff`: it may be live, so the thread is failed saying so, never cancelled).
    */
   async function cancelledWithAccount(row: attemptMarks.MarkedPost): Promise<PartAttempt | undefined> {
     const reason = cancellationOfClaimed(row);
@@ -137,7 +139,8 @@ export function createThreadParts(rt: PostsRuntime) {
       return { attempt: { ok: true, platformPostId: row.platform_post_id, ...storedLinkOf(row) } };
     }
     const ctx = publishingContextOfClaimed(rt, row);
-    if (!ctx) return { attempt: (await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive') };
+    // An earlier call of this part never reported back: it may be live, so the thread is never cancelled as unsent.
+    if (!ctx) return { attempt: row.earlier_attempt_open ? mayBeLiveWithAccountOff(row) : ((await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive')) };
     const prepared = await requestOrRefusal(rt, row);
     if ('refusal' in prepared) return { attempt: prepared.refusal };
     const { request } = prepared;
