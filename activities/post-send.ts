@@ -23,6 +23,18 @@ export type PublishAttempt =
   | { ok: false; kind: 'not_publishing' };
 
 /**
+ * An attempt that finds its account switched off (or gone) while an earlier call of it never reported back: that
+ * call may have published, and nothing will look now, so the post is neither cancelled nor said "not sent". It is
+ * an `unknown_outcome` (never retried: the workflow fails it, refunded) with the sentence of an account's end met
+ * so (`mayBeLiveAccountEnded`), or the usual unconfirmed one when the account is still on (its credentials unread).
+ * A thread's part is met the same way (`activities/thread-parts.ts`): the workflow fails the thread, never cancels it.
+ */
+export function mayBeLiveWithAccountOff(row: attemptMarks.MarkedPost): Refusal {
+  const reason = accountEndOfClaimed(row);
+  return reason ? { ok: false, kind: 'unknown_outcome', message: mayBeLiveAccountEnded(reason), retryAfterSeconds: null } : refusalOf(row.platform, 'unknown_outcome');
+}
+
+/**
  * One post's attempt at the platform and its recording, for the activities of `activities/posts.ts` (one post's, a
  * held post's at its instant, a group's): the mark, the platform call (`sendMarked`), then `published` recorded with
  * its event, or the refusal to report.
@@ -77,17 +89,6 @@ export function createPostSender(rt: PostsRuntime) {
     if (reason === null) return undefined;
     if (await attemptOutcomes.cancelClaimed(db, row.id, reason)) await removeCopiesOfCancelled(rt, [row.id]);
     return { ok: false, kind: 'not_publishing' };
-  }
-
-  /**
-   * An attempt that finds its account switched off (or gone) while an earlier call of it never reported back: that
-   * call may have published, and nothing will look now, so the post is neither cancelled nor said "not sent". It is
-   * an `unknown_outcome` (never retried: the workflow fails it, refunded) with the sentence of an account's end met
-   * so (`mayBeLiveAccountEnded`), or the usual unconfirmed one when the account is still on (its credentials unread).
-   */
-  function mayBeLiveWithAccountOff(row: attemptMarks.MarkedPost): PublishAttempt {
-    const reason = accountEndOfClaimed(row);
-    return reason ? { ok: false, kind: 'unknown_outcome', message: mayBeLiveAccountEnded(reason), retryAfterSeconds: null } : refusalOf(row.platform, 'unknown_outcome');
   }
 
   /**

@@ -9,9 +9,11 @@ import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { linkOf, storedLinkOf } from '../src/posts/post-link';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
+import { rollbackSupportedOf, type ThreadPartRow } from '../src/threads/reads';
 import { platformName } from '../src/platforms/availability';
 import { capabilities } from '../src/platforms/capabilities';
 import type { PlatformSlug, PostLink } from '../src/platforms/types';
+import { mayBeLiveWithAccountOff } from './post-send';
 import { requestOrRefusal, sendMarked } from './platform-attempt';
 
 /**
@@ -111,7 +113,8 @@ export function createThreadParts(rt: PostsRuntime) {
    * A scheduled thread whose first part finds its account switched off (nothing of it live) is cancelled whole with
    * the account's reason, as its account's own cancellation would have (`cancelClaimedThread`; the posts' twin is
    * `cancelledWithAccount` in `activities/posts.ts`), its media copies removed, and reported `not_publishing` (the
-   * workflow ends). A later part, or an immediate thread, fails as before.
+   * workflow ends). A later part, or an immediate thread, fails as before; so does a part an earlier call of which
+   * never reported back (`mayBeLiveWithAccountOff`: it may be live, so the thread is failed saying so, never cancelled).
    */
   async function cancelledWithAccount(row: attemptMarks.MarkedPost): Promise<PartAttempt | undefined> {
     const reason = cancellationOfClaimed(row);
@@ -136,7 +139,8 @@ export function createThreadParts(rt: PostsRuntime) {
       return { attempt: { ok: true, platformPostId: row.platform_post_id, ...storedLinkOf(row) } };
     }
     const ctx = publishingContextOfClaimed(rt, row);
-    if (!ctx) return { attempt: (await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive') };
+    // An earlier call of this part never reported back: it may be live, so the thread is never cancelled as unsent.
+    if (!ctx) return { attempt: row.earlier_attempt_open ? mayBeLiveWithAccountOff(row) : ((await cancelledWithAccount(row)) ?? refusalOf(row.platform, 'account_inactive')) };
     const prepared = await requestOrRefusal(rt, row);
     if ('refusal' in prepared) return { attempt: prepared.refusal };
     const { request } = prepared;
@@ -198,7 +202,7 @@ export function createThreadParts(rt: PostsRuntime) {
 
   return {
     /** A thread taken for publishing (its rows, in order): what the workflow needs to send and, if need be, roll back. */
-    publishClaimOf(rows: threads.ThreadPartRow[]): Extract<ThreadClaim, { kind: 'publish' }> {
+    publishClaimOf(rows: ThreadPartRow[]): Extract<ThreadClaim, { kind: 'publish' }> {
       const first = rows[0]!;
       const last = rows[rows.length - 1]!;
       return {
@@ -208,7 +212,7 @@ export function createThreadParts(rt: PostsRuntime) {
         platformName: platformName(first.platform),
         parts: rows.map((r) => ({ postId: r.id, threadOrder: r.thread_order! })),
         firstCommentPostId: hasPendingFirstComment(last) ? last.id : null,
-        rollbackSupported: threads.rollbackSupportedOf(first),
+        rollbackSupported: rollbackSupportedOf(first),
         hasMedia: rows.some((r) => mediaIdsOf(r).length > 0),
         retry: attemptOutcomes.retryStateOf(first),
       };

@@ -4,6 +4,7 @@ import { retryStateOf, waitingUntil } from '../src/posts/attempt-outcomes';
 import { InstantClaims } from '../src/posts/instant-claims';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
+import { loadThreadParts, type ThreadPartRow } from '../src/threads/reads';
 import { holdUntilInstant } from './held';
 import { createThreadParts, sharedStatus, type PartAttempt, type ThreadStep } from './thread-parts';
 
@@ -19,7 +20,7 @@ const HELD_CLAIMS_PER_STATEMENT = 100;
 export function createHeldThreadActivities(rt: PostsRuntime) {
   const { db } = rt;
   const { publishClaimOf, sendAndRecord } = createThreadParts(rt);
-  const heldClaims = new InstantClaims<{ id: string; schedule_version: number; parts: threads.ThreadPartRow[] }>(
+  const heldClaims = new InstantClaims<{ id: string; schedule_version: number; parts: ThreadPartRow[] }>(
     async (threadIds, at, versions) => byThread(await threads.claimThreadsScheduledAt(db, threadIds, at, versions)),
     HELD_CLAIMS_PER_STATEMENT,
   );
@@ -31,7 +32,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
    * recorded, the first comment still the workflow's to send. Anything else: gone.
    */
   async function stepOf(threadId: string, lostAt?: number): Promise<ThreadStep> {
-    const rows = await threads.loadThreadParts(db, threadId);
+    const rows = await loadThreadParts(db, threadId);
     const status = sharedStatus(rows);
     if (status !== 'scheduled' && status !== 'publishing' && status !== 'published') return { claim: { kind: 'gone' } };
     if (status === 'scheduled') {
@@ -56,7 +57,7 @@ export function createHeldThreadActivities(rt: PostsRuntime) {
 
   /** `publishThreadWhenDue` at its instant: the claim exact in time and version, then the sends. */
   async function claimHeldAndSend(input: { threadId: string; dueAt: number; scheduleVersion?: number }): Promise<ThreadStep> {
-    let rows: threads.ThreadPartRow[] | undefined;
+    let rows: ThreadPartRow[] | undefined;
     try {
       // A hold without a version was started by workflow code from before the rows kept one: version 0 then.
       rows = (await heldClaims.claim(input.threadId, input.dueAt, input.scheduleVersion ?? 0))?.parts;
@@ -104,8 +105,8 @@ export type HeldThreadActivities = ReturnType<typeof createHeldThreadActivities>
  * The rows a claim took, one entry per thread, its parts in order, with their shared version (`InstantClaims` gives
  * the thread to the hold of that version, not to a stale one of the same instant).
  */
-function byThread(rows: threads.ThreadPartRow[]): Array<{ id: string; schedule_version: number; parts: threads.ThreadPartRow[] }> {
-  const threadsById = new Map<string, threads.ThreadPartRow[]>();
+function byThread(rows: ThreadPartRow[]): Array<{ id: string; schedule_version: number; parts: ThreadPartRow[] }> {
+  const threadsById = new Map<string, ThreadPartRow[]>();
   for (const row of rows) threadsById.set(row.thread_id!, [...(threadsById.get(row.thread_id!) ?? []), row]);
   return [...threadsById].map(([id, parts]) => ({ id, schedule_version: parts[0]!.schedule_version, parts: parts.sort((a, b) => a.thread_order! - b.thread_order!) }));
 }

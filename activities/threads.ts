@@ -7,6 +7,7 @@ import { cancelScheduledPosts } from '../src/posts/cancel-scheduled';
 import { findPost } from '../src/posts/view-queries';
 import type { PostsRuntime } from '../src/posts/runtime';
 import * as threads from '../src/threads/repository';
+import { loadThreadParts, threadAccountId, type ThreadPartRow } from '../src/threads/reads';
 import { isPlatformFailure, type PostLink } from '../src/platforms/types';
 import type { CredentialWait } from './posts';
 import { createThreadParts, sharedStatus, type PartAttempt, type ReplyTo, type ThreadClaim, type ThreadStep } from './thread-parts';
@@ -37,7 +38,7 @@ export function createThreadActivities(rt: PostsRuntime) {
    * it; otherwise it is cancelled first (`cancelThreadForLostConnection`).
    */
   async function handleThreadConnectionLost(input: { threadId: string }): Promise<void> {
-    const accountId = await threads.threadAccountId(db, input.threadId);
+    const accountId = await threadAccountId(db, input.threadId);
     if (!accountId) return;
     await markConnectionLost(db, accountId);
     await cancelScheduledPosts(rt, { accountId, reason: 'connection_lost' });
@@ -52,8 +53,8 @@ export function createThreadActivities(rt: PostsRuntime) {
    * take the whole pool, each waiting for a connection another held (`test/threads/claim-pool.test.ts`).
    */
   async function claimThread(input: { threadId: string; now: number; notBefore?: number }): Promise<ThreadClaim> {
-    const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | threads.ThreadPartRow[]> => {
-      const rows = await threads.loadThreadParts(trx, input.threadId, { lock: true });
+    const decided = await db.transaction().execute(async (trx): Promise<ThreadClaim | ThreadPartRow[]> => {
+      const rows = await loadThreadParts(trx, input.threadId, { lock: true });
       const status = sharedStatus(rows);
       if (status !== 'scheduled' && status !== 'publishing') return { kind: 'gone' };
       const retry = retryStateOf(rows[0]!);
@@ -85,9 +86,9 @@ export function createThreadActivities(rt: PostsRuntime) {
      * the workflow goes on from there. A read that fails is left to the workflow's claim, with retries.
      */
     async publishThreadNow(input: { threadId: string }): Promise<ThreadStep> {
-      let rows: threads.ThreadPartRow[];
+      let rows: ThreadPartRow[];
       try {
-        rows = await threads.loadThreadParts(db, input.threadId);
+        rows = await loadThreadParts(db, input.threadId);
       } catch (err) {
         rt.logger.warn({ err, threadId: input.threadId }, 'reading an immediate thread failed; the workflow claims it with retries');
         return { claim: null };
@@ -134,7 +135,7 @@ export function createThreadActivities(rt: PostsRuntime) {
      * reservation is refunded first, downloaded media copies go, then the rows.
      */
     async discardThread(input: { threadId: string; message?: string; rollback?: unknown }): Promise<void> {
-      const rows = await threads.loadThreadParts(db, input.threadId);
+      const rows = await loadThreadParts(db, input.threadId);
       if (rows.length === 0) return;
       const failure = input.message === undefined ? null : { message: input.message, rollback: input.rollback };
       await threads.discardThread(db, input.threadId, rows.map((r) => r.id), failure);
@@ -156,7 +157,7 @@ export function createThreadActivities(rt: PostsRuntime) {
      */
     async awaitThreadCredential(input: { threadId: string; retryAt: number; now: number }): Promise<CredentialWait> {
       if (await threads.requeueThreadAwaitingCredential(db, input.threadId, input)) return { waiting: true };
-      const [row] = await threads.loadThreadParts(db, input.threadId);
+      const [row] = await loadThreadParts(db, input.threadId);
       return { waiting: false, message: renewalOverdueMessage(row?.platform ?? '', 'thread') };
     },
 
@@ -183,7 +184,7 @@ export function createThreadActivities(rt: PostsRuntime) {
     /** Downloaded copies of `media_urls` go once no post still waiting to publish uses them. */
     async cleanupThreadMedia(input: { threadId: string }): Promise<number> {
       let removed = 0;
-      for (const row of await threads.loadThreadParts(db, input.threadId)) removed += await removeUnusedCopies(rt, mediaIdsOf(row), row.id);
+      for (const row of await loadThreadParts(db, input.threadId)) removed += await removeUnusedCopies(rt, mediaIdsOf(row), row.id);
       return removed;
     },
   };

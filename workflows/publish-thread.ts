@@ -120,6 +120,14 @@ const HELD_STEP_KEEPS_WAKE = 'thread-held-step-keeps-wake';
  */
 const FIRST_PART_LOOK_AWAITS_CREDENTIAL = 'thread-first-part-look-awaits-credential';
 
+/**
+ * Patch id: an immediate thread that waits (its one activity failed while a part's call may still land: the rows
+ * read with `lostAt`, or a claim taking it over) is claimed after the wait, not held a lead ahead of it as a
+ * scheduled thread's time is (that held an immediate thread in a `publishThreadWhenDue` whose claim, for `scheduled`
+ * rows, could never take it). Asked only then, so every other history replays unchanged.
+ */
+const IMMEDIATE_WAIT_NOT_HELD = 'thread-immediate-wait-not-held';
+
 export async function publishThread(input: PublishThreadInput): Promise<PublishThreadResult> {
   listenForSearchAttributes();
   let woken = false;
@@ -155,8 +163,10 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
     if (retryInRows && claim.retry) ({ failures, notBefore } = claim.retry);
     if (claim.kind === 'wait') {
       if (!clearedBeforeRead) woken = false;
-      // Waiting for its time (not a retry's): prepared a lead ahead, so at the instant only claims and sends run.
-      const leadMs = claim.until > notBefore && (input.dueLeadMs ?? 0) > 0 && patched(HELD_UNTIL_DUE) ? input.dueLeadMs! : 0;
+      // Waiting for its time (not a retry's): prepared a lead ahead, so at the instant only claims and sends run. An
+      // immediate thread has no time: it waits only for a call that may still land, and is claimed after it.
+      const forItsTime = !(immediate && patched(IMMEDIATE_WAIT_NOT_HELD));
+      const leadMs = forItsTime && claim.until > notBefore && (input.dueLeadMs ?? 0) > 0 && patched(HELD_UNTIL_DUE) ? input.dueLeadMs! : 0;
       await condition(() => woken, Math.max(1, claim.until - leadMs - Date.now()));
       if (leadMs > 0 && !woken) {
         reported = await holdUntilDue(input.threadId, claim.until, claim.scheduleVersion ?? 0, signals);
@@ -226,15 +236,20 @@ export async function publishThread(input: PublishThreadInput): Promise<PublishT
 }
 
 /**
- * An immediate thread claimed and sent by one local activity, its request waiting. One that fails (its worker lost,
- * its time up) leaves what the rows say, as a lost hold does: the parts stored went out, the next one is unknown.
+ * An immediate thread claimed and sent by one local activity, its request waiting. One that fails (its time up: a
+ * part's call hung, and it goes on in this worker past the activity's end) leaves what the rows say, as a lost hold
+ * does: the parts stored went out, the next one is unknown, and its call may still land. The rows are read with the
+ * failure's time (`lostAt`, workflow clock), so they answer a wait until that call can no longer land
+ * (`CALL_IN_FLIGHT_MS` after its mark) before the part's call looks: called again at once, it looked, found nothing
+ * yet, and sent the part a second time. No patch: only the activity's input changes, and a replay reads the recorded
+ * result (as `holdUntilDue`'s lost hold, 2026-12-07).
  */
 async function publishNow(threadId: string): Promise<ThreadStep> {
   try {
     return await local.platformCall.publishThreadNow({ threadId });
   } catch (err) {
     log.warn('an immediate thread could not be confirmed', { threadId, error: String(err) });
-    return local.bookkeeping.heldThreadState({ threadId });
+    return local.bookkeeping.heldThreadState({ threadId, lostAt: Date.now() });
   }
 }
 

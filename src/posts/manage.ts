@@ -11,7 +11,7 @@ import { platformRefusal, type PlatformRefusal } from './outcomes';
 import { placementOf } from './rules/placement';
 import type { PostView } from './post-view';
 import type { PostsRuntime } from './runtime';
-import { threadPartIds } from '../threads/repository';
+import { threadPartIds } from '../threads/reads';
 import { signalThread } from '../threads/workflow-client';
 
 /** A deleted post (publishing-api.md "DELETE"): the ids that went with it, for a draft group or a scheduled thread. */

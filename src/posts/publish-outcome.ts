@@ -65,8 +65,9 @@ const accountEnded: Record<AccountInactiveReason, string> = {
  * The `error_message` of a post whose account ended (switched off, disconnected, its credential refused) while an
  * earlier attempt of it had not reported back: it may be live, so it is `failed` saying so, never `deleted` as
  * cancelled (publishing-api.md "error_message values": a cancellation value says the service cancelled a post that
- * never went out). No platform name: the account-wide write words it once for every platform.
+ * never went out). No platform name: the account-wide write words it once for every platform. `what`: the thing
+ * that may be live, a thread's part by its place (`src/threads/account-end.ts`).
  */
-export function mayBeLiveAccountEnded(reason: AccountInactiveReason): string {
-  return `An earlier attempt to publish this post did not report back, so it may already be on the platform, and ${accountEnded[reason]} before Herald could check; check the account before sending it again.`;
+export function mayBeLiveAccountEnded(reason: AccountInactiveReason, what = 'this post'): string {
+  return `An earlier attempt to publish ${what} did not report back, so it may already be on the platform, and ${accountEnded[reason]} before Herald could check; check the account before sending it again.`;
 }

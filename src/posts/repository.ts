@@ -7,6 +7,7 @@ import { refundQuota } from '../quota/quota';
 import { failPendingCommentColumns, firstCommentCharges, firstCommentNotSent } from './first-comment-not-sent';
 import { recordPostEvents } from './post-events';
 import { mayBeLiveAccountEnded } from './publish-outcome';
+import { failThreadsMayBeLive } from '../threads/account-end';
 
 /**
  * The writes of the `posts` table of single posts, as free functions taking `db` or a transaction first (threads:
@@ -210,7 +211,8 @@ export async function markDeleted(db: Db, postId: string, expected: 'failed' | '
  * their first comments `failed` with a sentence, every reservation refunded, in one transaction. A post already publishing finishes: nothing live is ever marked
  * deleted. With `unlessMayBeLive`, nothing of `postIds` when any of them waits with an attempt's mark open (a retry
  * after a server error to a create that may have landed, a look a renewal stopped): that post may be live. An
- * account's end (a `reason`) fails such a post instead (`failMayBeLive`). Returns the ids settled, failed ones first
+ * account's end (a `reason`) fails such a post instead (`failMayBeLive`), and such a thread whole
+ * (`failThreadsMayBeLive`). Returns the ids settled, failed ones first
  * (none when repeated).
  */
 export async function cancelScheduled(
@@ -219,7 +221,8 @@ export async function cancelScheduled(
 ): Promise<string[]> {
   if (!target.postIds && !target.accountId) throw new Error('cancelScheduled needs postIds or accountId');
   return db.transaction().execute(async (trx) => {
-    const failed = target.reason !== null && !target.unlessMayBeLive ? await failMayBeLive(trx, { ...target, reason: target.reason }) : [];
+    const ended = target.reason !== null && !target.unlessMayBeLive ? { ...target, reason: target.reason } : null;
+    const failed = ended ? [...(await failMayBeLive(trx, ended)), ...(await failThreadsMayBeLive(trx, ended))] : [];
     let update = trx
       .updateTable('posts')
       .set({ status: 'deleted', error_message: target.reason, ...failPendingCommentColumns(firstCommentNotSent.cancelled), updated_at: sql`now()` })
@@ -241,7 +244,8 @@ export async function cancelScheduled(
  * server error to a create that may have landed, a look a renewal stopped): they may be live, and the attempt that
  * would have looked will not come, so each is `failed` with `mayBeLiveAccountEnded`'s sentence (not `deleted` as
  * cancelled, which says it never went out), its first comment failed, refunded, `post.failed`. An account's end
- * cannot be refused as a DELETE is. Thread parts are left to their thread's rules (all or nothing). Returns their ids.
+ * cannot be refused as a DELETE is. Thread parts are left to their thread's rules (all or nothing:
+ * `failThreadsMayBeLive`). Returns their ids.
  */
 async function failMayBeLive(trx: Transaction<Database>, target: { postIds?: readonly string[]; accountId?: string; reason: AccountInactiveReason }): Promise<string[]> {
   let update = trx

@@ -21,7 +21,7 @@ import { checkUpdateRequest, mediaSelectionOf, validateUpdateRequest, type Accou
 import type { PostsRuntime } from './runtime';
 import { signalPost } from './workflow-client';
 import { promoteDraftThread } from '../threads/promote';
-import { lastPartId, threadPartIds } from '../threads/repository';
+import { lastPartId, threadPartIds } from '../threads/reads';
 import { signalThread } from '../threads/workflow-client';
 
 /** The stored post in the shape the rules read (a stored file is named by its media id, a draft's URL by its URL). */

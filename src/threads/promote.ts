@@ -7,7 +7,7 @@ import { mediaSelectionOf, type CreateThreadBody, type UpdatePostBody } from '..
 import { createThreads } from './create';
 import type { ThreadCreateOutcome } from './respond';
 import { unmarkFailedPromotion } from '../posts/repository';
-import { loadOwnThreadParts } from './repository';
+import { loadOwnThreadParts } from './reads';
 
 /**
  * PATCH of any part of a draft thread with `schedule_at` or `publish: true` (publishing-api.md "States and

@@ -1,106 +1,29 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db';
 import type { PostRow } from '../db/tables/posts';
-import { eventsInsertOf, recordEvents } from '../events/outbox';
+import { eventsInsertOf } from '../events/outbox';
 import { currentRequestOrigin } from '../events/request-origin';
-import type { AccountRow } from '../db/tables/accounts';
-import { loadPostViews, type OwnPostRow } from '../posts/view-queries';
+import { loadPostViews } from '../posts/view-queries';
 import { CREDENTIAL_WAIT_LIMIT_MS, publishedViewOf, publishMarkedRows, type OutcomeToRecord } from '../posts/attempt-outcomes';
 import { urlUnreadOf } from '../posts/post-link';
-import { atHeldVersion, heldVersions, rowVersion, type MarkedPost } from '../posts/attempt-marks';
-import type { PostView } from '../posts/post-view';
+import { atHeldVersion, heldVersions, type MarkedPost } from '../posts/attempt-marks';
 import { refundQuota, spendQuota } from '../quota/quota';
 import { recordPostEvents } from '../posts/post-events';
 import { failPendingCommentColumns, firstCommentNotSent } from '../posts/first-comment-not-sent';
 import { failUnstarted } from '../posts/repository';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
-import { deleteSupported } from '../platforms/capabilities';
+import { accountVia, loadThreadParts, rollbackSupportedOf, type ThreadPartRow } from './reads';
+import { recordThreadEvent } from './thread-events';
 
 /**
  * The thread transitions of the `posts` table (one row per part, `thread_id` + `thread_order`), as free functions
  * taking `db` or a transaction first. A thread changes status as a whole; every write is conditional on the status
  * its parts are expected in, and the quota it settles is settled through `src/quota` in the same transaction, as is
- * the event it reports (`thread.published`, `thread.failed`: `{ thread_id, posts }`, the parts as the API shows them).
+ * the event it reports (`thread.published`, `thread.failed`: `{ thread_id, posts }`, the parts as the API shows them;
+ * `thread-events.ts`). The reads are in `reads.ts`; an account's end met by a part that may be live, in `account-end.ts`.
  */
 
 type Trx = Transaction<Database>;
-
-/**
- * A thread's part as its reads and claims return it: the row, and its account's `via` (where an Instagram account
- * publishes through, which decides whether a part can be deleted: `deleteSupported`), so a claim needs no read of the
- * account. Null when the account row is gone.
- */
-export type ThreadPartRow = PostRow & { account_via: AccountRow['via'] };
-
-/** Whether what a thread's account published can be deleted again (`deleteSupported`): its rollback is tried only then. */
-export function rollbackSupportedOf(row: ThreadPartRow): boolean {
-  const placement = typeof row.configuration?.placement === 'string' ? row.configuration.placement : undefined;
-  return deleteSupported(row.platform, { via: row.account_via ?? undefined, placement });
-}
-
-const accountVia = sql<AccountRow['via']>`(select accounts.via from accounts where accounts.id = posts.account_id)`.as('account_via');
-
-/** The thread's parts in `thread_order`; with `lock`, under row locks (inside a transaction). */
-export async function loadThreadParts(db: Db | Trx, threadId: string, options: { lock?: boolean } = {}): Promise<ThreadPartRow[]> {
-  let query = db.selectFrom('posts').selectAll().select(accountVia).where('thread_id', '=', threadId).orderBy('thread_order');
-  if (options.lock) query = query.forUpdate();
-  return query.execute();
-}
-
-export async function threadPartIds(db: Db | Trx, threadId: string): Promise<string[]> {
-  return (await db.selectFrom('posts').select('id').where('thread_id', '=', threadId).execute()).map((r) => r.id);
-}
-
-/** The part a thread's single first comment lives on (it is published under it). */
-export async function lastPartId(db: Db, threadId: string): Promise<string> {
-  return (await db.selectFrom('posts').select('id').where('thread_id', '=', threadId).orderBy('thread_order', 'desc').executeTakeFirstOrThrow()).id;
-}
-
-export async function threadAccountId(db: Db, threadId: string): Promise<string | null> {
-  return (await db.selectFrom('posts').select('account_id').where('thread_id', '=', threadId).executeTakeFirst())?.account_id ?? null;
-}
-
-/** The user's parts of a thread, in order, with their versions (the drafts a promotion starts from and marks promoted only unchanged since). */
-export async function loadOwnThreadParts(db: Db, userId: string, threadId: string): Promise<OwnPostRow[]> {
-  return db.selectFrom('posts').selectAll().select(rowVersion).where('thread_id', '=', threadId).where('user_id', '=', userId).orderBy('thread_order').execute();
-}
-
-/**
- * The thread's event, in the transaction of its change. `posts` defaults to the parts as they now are; its request
- * is the one being served, else the one the parts record (an immediate publish reported by the worker).
- */
-async function recordThreadEvent(
-  trx: Trx,
-  type: 'thread.published' | 'thread.failed',
-  threadId: string,
-  extra: { posts?: PostView[]; thread_rollback?: unknown; owner?: { user_id: string; request_origin: PostRow['request_origin'] }; partIds?: readonly string[] } = {},
-): Promise<void> {
-  // Every part of a thread has its user and request origin (they are inserted together): any part's will do.
-  const part = extra.owner ?? (await trx.selectFrom('posts').select(['user_id', 'request_origin']).where('thread_id', '=', threadId).orderBy('thread_order').executeTakeFirst());
-  if (!part) return;
-  const posts = extra.posts ?? (await loadPostViews(trx, extra.partIds ?? (await threadPartIds(trx, threadId)))).sort((a, b) => (a.thread_order ?? 0) - (b.thread_order ?? 0));
-  const data = type === 'thread.failed' ? { thread_id: threadId, posts, thread_rollback: extra.thread_rollback ?? null } : { thread_id: threadId, posts };
-  await recordEvents(trx, [{ userId: part.user_id, type, data, request: currentRequestOrigin() ?? part.request_origin }]);
-}
-
-/**
- * The sentence and rollback report of a thread that failed, as its `thread.failed` event recorded them (the latest),
- * for an answer that could not read the workflow's result; null when it recorded none.
- */
-export async function recordedThreadFailure(db: Db, userId: string, threadId: string): Promise<{ message: string | null; rollback: unknown } | null> {
-  const event = await db
-    .selectFrom('events')
-    .select('data')
-    .where('user_id', '=', userId)
-    .where('type', '=', 'thread.failed')
-    .where(sql<boolean>`data->>'thread_id' = ${threadId}`)
-    .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  if (!event) return null;
-  const data = event.data as { posts?: Array<{ error_message?: string | null }>; thread_rollback?: unknown };
-  return { message: data.posts?.find((p) => p.error_message)?.error_message ?? null, rollback: data.thread_rollback ?? null };
-}
 
 /** A scheduled thread that is due: every part `scheduled` → `publishing` (the caller holds the parts' locks). */
 export async function claimScheduledThread(trx: Trx, threadId: string): Promise<void> {

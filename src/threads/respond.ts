@@ -7,7 +7,7 @@ import { loadPostViews } from '../posts/view-queries';
 import type { WarningEntry } from '../posts/rules';
 import type { PostsRuntime } from '../posts/runtime';
 import type { PublishThreadResult } from '../../workflows/publish-thread';
-import { recordedThreadFailure } from './repository';
+import { recordedThreadFailure } from './reads';
 
 export interface CreatedThread {
   threadId: string;

@@ -152,6 +152,12 @@ describe('publishThread workflow: a hold lost in the worker, and an immediate th
       assert.equal(result.outcome, 'failed');
     });
 
+    it('its activity failed while a part\'s call may still be out (its time up, the call hung): the workflow waits until it cannot land, then claims, and the calls look first', async () => {
+      const { result, calls } = await run(['lost'], ['in flight'], true, 'finds', [now]);
+      assert.deepEqual(calls, ['now', 'state', 'claim', 'publish p1', 'publish p2', 'publish p3', 'record'], 'part 2 was called again at once, while the hung call could still land');
+      assert.deepEqual(result, { outcome: 'published', firstComment: null });
+    });
+
     it('stopped sending (its time was up): the workflow sends the rest and records the thread', async () => {
       const { result, calls } = await run([{ claim: now, sent: [live(1)] }], [], true);
       assert.deepEqual(calls, ['now', 'publish p2', 'publish p3', 'record']);

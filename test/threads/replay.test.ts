@@ -79,6 +79,14 @@ describe('publishThread replays histories recorded before its patches', function
     await replay();
   });
 
+  it('a run from before thread-immediate-wait-not-held: an immediate thread told to wait, held a lead ahead of the wait\'s end, as it ran', async () => {
+    // Workflows of 6116d69, scenario `immediate-wait`: today's code asks the patch where it would not hold the wait.
+    const { scheduled, patches, replay } = await replayed('before-immediate-wait-not-held');
+    assert.deepEqual(scheduled, ['publishThreadWhenDue']);
+    assert.ok(!patches.includes('thread-immediate-wait-not-held'));
+    await replay();
+  });
+
   it('a run from before a lost hold\'s rows were read with its loss\'s time: part 2 called at once, as it ran (no patch: only an input changed)', async () => {
     // Workflows of 10b0c91, scenario `lost-hold`: today's code reads the rows of a lost hold with `lostAt`, the same
     // command; the recorded result (the parts as stored) replays, whatever today's activity would answer.

@@ -18,6 +18,10 @@
  *   lost-hold     held a minute ahead of its time (`dueLeadMs`, `scheduledAt`), its hold lost after part 1 (the
  *                 activity throws); the rows read (`heldThreadState`) say part 1 live, part 2 unknown; parts 2 and 3
  *                 sent, the thread recorded
+ *   immediate-wait  immediate (`immediate`, `dueLeadMs`): its one activity (`publishThreadNow`) could not read the
+ *                 rows; the claim after it answers a wait of 10 minutes for a call that may still land (an earlier
+ *                 run's); the code before `thread-immediate-wait-not-held` holds it a lead ahead, and the hold reports
+ *                 every part sent and recorded
  */
 import { writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -26,7 +30,7 @@ import type { PartAttempt, PartRemoval, ThreadActivities, ThreadClaim, ThreadSte
 import type { HeldThreadActivities } from '../../../activities/threads-held';
 import { createTimeSkippingEnv } from '../../helpers/temporal';
 
-type Scenario = 'refused' | 'lost-call' | 'renewal' | 'lost-hold';
+type Scenario = 'refused' | 'lost-call' | 'renewal' | 'lost-hold' | 'immediate-wait';
 
 const claim: Extract<ThreadClaim, { kind: 'publish' }> = {
   kind: 'publish',
@@ -41,13 +45,19 @@ const claim: Extract<ThreadClaim, { kind: 'publish' }> = {
 function scriptedActivities(scenario: Scenario): Partial<ThreadActivities & HeldThreadActivities> {
   let claimed = false;
   return {
-    async claimThread(): Promise<ThreadClaim> {
+    async claimThread(input): Promise<ThreadClaim> {
       if (claimed) return { kind: 'gone' };
       claimed = true;
-      return claim;
+      const until = input.now + 10 * 60_000;
+      return scenario === 'immediate-wait' ? { kind: 'wait', until, retry: { failures: 0, notBefore: until } } : claim;
+    },
+    async publishThreadNow(): Promise<ThreadStep> {
+      return { claim: null };
     },
     async publishThreadWhenDue(): Promise<ThreadStep> {
-      throw new Error('worker lost');
+      if (scenario !== 'immediate-wait') throw new Error('worker lost');
+      const sent = [1, 2, 3].map((n) => ({ ok: true as const, platformPostId: `ig-${n}`, url: `https://www.instagram.com/p/ig${n}/` }));
+      return { claim: { ...claim, scheduled: false }, sent, recorded: true };
     },
     async heldThreadState(): Promise<ThreadStep> {
       return { claim: { ...claim, parts: claim.parts }, sent: [{ ok: true, platformPostId: 'ig-1', url: 'https://www.instagram.com/p/ig1/' }, null] };
@@ -91,7 +101,9 @@ async function record(workflowsDir: string, scenario: Scenario, out: string): Pr
       const handle = await env.client.workflow.start('publishThread', {
         taskQueue,
         workflowId: `thread-${randomUUID()}`,
-        args: [{ threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [], ...(scenario === 'lost-hold' ? { dueLeadMs: 60_000, scheduledAt: (await env.currentTimeMs()) + 3_600_000 } : {}) }],
+        args: [{ threadId: 't', scheduledRetryDelaysMs: [60_000], partRetryDelaysMs: [], ...(scenario === 'lost-hold' ? { dueLeadMs: 60_000, scheduledAt: (await env.currentTimeMs()) + 3_600_000 } : {}),
+          ...(scenario === 'immediate-wait' ? { dueLeadMs: 60_000, immediate: true } : {}),
+        }],
       });
       console.log(JSON.stringify(await handle.result()));
       return handle.fetchHistory();
@@ -103,7 +115,7 @@ async function record(workflowsDir: string, scenario: Scenario, out: string): Pr
 }
 
 const [workflowsDir, scenario, out] = process.argv.slice(2);
-if (!workflowsDir || !out || !['refused', 'lost-call', 'renewal', 'lost-hold'].includes(scenario ?? '')) throw new Error('usage: record-scripted.js <workflows dir> refused|lost-call|renewal|lost-hold <out.json>');
+if (!workflowsDir || !out || !['refused', 'lost-call', 'renewal', 'lost-hold', 'immediate-wait'].includes(scenario ?? '')) throw new Error('usage: record-scripted.js <workflows dir> refused|lost-call|renewal|lost-hold|immediate-wait <out.json>');
 record(workflowsDir, scenario as Scenario, out).then(
   () => process.exit(0),
   (err) => {
