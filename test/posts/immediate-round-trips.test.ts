@@ -86,7 +86,7 @@ describe('Immediate posts: database round trips of the first attempt (issue 15)'
     await assertPublishedOnce(postId!, 'counted immediate round trips');
   });
 
-  it("a fan-out's first attempts: one mark for all, then the posts recorded as their platforms answer, never one statement a post", async () => {
+  it("a fan-out's first attempts: one mark for all, then the posts recorded as their platforms answer, each recording one statement", async () => {
     const accounts = [];
     for (let i = 0; i < 3; i++) accounts.push(await insertXAccount(h.db, h.api.userId, h.standIns.x));
     const postIds = await publishingPosts(accounts, 'counted group round trips');
