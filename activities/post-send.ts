@@ -111,6 +111,44 @@ export function createPostSender(rt: PostsRuntime) {
     }
   }
 
+  /**
+   * The recordings of a fan-out's first attempts, made as their platforms answer rather than once the last one has:
+   * `answered` is called once per attempt (with what the platform took, or nothing: a refusal, a failure) and resolves
+   * with whether that post was recorded. The answers of one turn of the event loop go in one statement
+   * (`setImmediate`, no timer); while one is in flight the next answers wait for it and go together, unless no call is
+   * outstanding any more: the last answers then go at once. So what is left after the slowest platform answers is the
+   * recording of the posts it answered for, not of all of them (README "Publish path cost", 2026-12-07 night).
+   */
+  function recordingAsAnswered(expected: number): { answered(outcome?: Parameters<typeof recordTaken>[0][number]): Promise<boolean> } {
+    let outstanding = expected;
+    let inFlight = 0;
+    let flushing = false;
+    let queued: Array<{ outcome: Parameters<typeof recordTaken>[0][number]; done: (recorded: boolean) => void }> = [];
+    const flush = () => {
+      flushing = false;
+      if (queued.length === 0 || (inFlight > 0 && outstanding > 0)) return;
+      const batch = queued;
+      queued = [];
+      inFlight += 1;
+      void recordTaken(batch.map((entry) => entry.outcome)).then((recorded) => {
+        inFlight -= 1;
+        for (const entry of batch) entry.done(recorded);
+        flush();
+      });
+    };
+    return {
+      answered(outcome) {
+        outstanding -= 1;
+        const recorded = outcome ? new Promise<boolean>((done) => queued.push({ outcome, done })) : Promise.resolve(false);
+        if (!flushing && (queued.length > 0 || outstanding === 0)) {
+          flushing = true;
+          setImmediate(flush);
+        }
+        return recorded;
+      },
+    };
+  }
+
   /** `publishToPlatform`, from a row already marked when `begun` is given. */
   async function sendAndRecord(postId: string, now: number, begun?: { row: attemptMarks.MarkedPost; ctx: PlatformContext | null }): Promise<PublishAttempt> {
     const attempt = await sendOnce(postId, now, begun);
@@ -132,5 +170,5 @@ export function createPostSender(rt: PostsRuntime) {
     return { ok: true, platformPostId: row.platform_post_id, ...link, recorded: true, hasFirstComment: hasPendingFirstComment(row), hasMedia: mediaIdsOf(row).length > 0 };
   }
 
-  return { sendOnce, sendAndRecord, recordTaken };
+  return { sendOnce, sendAndRecord, recordingAsAnswered };
 }

@@ -58,7 +58,7 @@ export function createPostActivities(rt: PostsRuntime) {
   const { db } = rt;
   const heldClaims = new InstantClaims((postIds, at, versions) => attemptMarks.claimAllScheduledAt(db, postIds, at, versions), HELD_CLAIMS_PER_STATEMENT);
 
-  const { sendOnce, sendAndRecord, recordTaken } = createPostSender(rt);
+  const { sendOnce, sendAndRecord, recordingAsAnswered } = createPostSender(rt);
 
   /**
    * A row recorded `published` by another run (one lost after its record, or the hold of a terminated run) whose
@@ -192,28 +192,39 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /**
      * The first attempt of every post of an immediate fan-out, in one activity (one dispatch instead of 25), their
-     * platform calls concurrent and the posts the platforms took recorded together in one transaction (not 25). A
-     * post whose attempt failed outside the platform (a database error) is reported `error`, and the workflow
-     * attempts it again on its own; its mark in the row keeps that second attempt from sending blindly.
+     * platform calls concurrent and the posts the platforms took recorded as they answer, the answers that come
+     * together in one statement (`recordingAsAnswered`): a few statements rather than 25, and the slowest platform's
+     * answer waits only for its own posts' recording. A post whose attempt failed outside the platform (a database
+     * error) is reported `error`, and the workflow attempts it again on its own; its mark in the row keeps that second
+     * attempt from sending blindly. One whose recording failed is reported `recorded: false` (the workflow records it).
      */
     async publishGroupToPlatforms(input: { postIds: string[]; now: number }): Promise<Record<string, PublishAttempt | { ok: false; kind: 'error' }>> {
       // Marked, with their accounts' credentials, in one statement (not 25 marks and a read). A failed mark: each post
       // marks its own. Credentials that cannot be opened: that post reports `error`, as a post failing there alone does.
       const marked = await attemptMarks.beginPublishAttempts(db, input.postIds).catch(() => null);
       const rows = new Map((marked ?? []).map((row) => [row.id, row]));
+      const recording = recordingAsAnswered(input.postIds.length);
       const attempts = await Promise.allSettled(
-        input.postIds.map(async (postId) => {
-          if (!marked) return sendOnce(postId, input.now);
-          const row = rows.get(postId);
-          return sendOnce(postId, input.now, { row, ctx: row ? publishingContextOfClaimed(rt, row) : null });
+        input.postIds.map(async (postId): Promise<PublishAttempt> => {
+          let sent: Awaited<ReturnType<typeof sendOnce>>;
+          try {
+            const row = rows.get(postId);
+            sent = marked ? await sendOnce(postId, input.now, { row, ctx: row ? publishingContextOfClaimed(rt, row) : null }) : await sendOnce(postId, input.now);
+          } catch (err) {
+            void recording.answered();
+            throw err;
+          }
+          if (!('outcome' in sent)) {
+            void recording.answered();
+            return sent;
+          }
+          return { ...sent.attempt, recorded: await recording.answered({ postId, ...sent.outcome }) };
         }),
       );
-      const taken = attempts.flatMap((settled, i) => (settled.status === 'fulfilled' && 'outcome' in settled.value ? [{ postId: input.postIds[i]!, ...settled.value.outcome }] : []));
-      const recorded = await recordTaken(taken);
       return Object.fromEntries(
         input.postIds.map((postId, i) => {
           const settled = attempts[i]!;
-          if (settled.status === 'fulfilled') return [postId, 'outcome' in settled.value ? { ...settled.value.attempt, recorded } : settled.value];
+          if (settled.status === 'fulfilled') return [postId, settled.value];
           rt.logger.error({ err: settled.reason, postId }, 'a first attempt of a group failed outside the platform; it is attempted again alone');
           return [postId, { ok: false as const, kind: 'error' as const }];
         }),
