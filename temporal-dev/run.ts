@@ -2,11 +2,11 @@
 // arrive while a workflow task is running are held back (`buffered`) and appended after that task completes,
 // which is the ordering sdk-core insists on.
 // Over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it; the shapes
-// of its other state are in run-state.ts.
+// of its other state are in run-state.ts, its fields other than its history, timers and ids in run-fields.ts.
 import { deflateHistory, inflateHistory } from './history-storage';
 import { decode, encode, EncodedMessage, EventType, lengthDelimited, lengthDelimitedHeader, timestamp, WorkflowStatus, type Msg } from './proto';
-import type { ActivityState, ChildState, Collections, TimerState, UpdateState, WorkflowTask } from './run-state';
-import type { Scheduled } from './scheduler';
+import { kindOf, NOTHING, RunFields } from './run-fields';
+import type { ActivityState, ChildState, Collections, TimerState, UpdateState } from './run-state';
 import { mergeSearchAttributes } from './visibility';
 
 /** A history's bytes (as kept, or inflated), its events' ends, and the indexes of its property events. */
@@ -22,89 +22,14 @@ const HISTORY_EVENTS_FIELD = 1;
 const EMPTY = Buffer.alloc(0);
 /** What a read of a collection the run does not have sees (never written: the type is read-only). */
 const NONE: ReadonlyMap<never, never> = new Map<never, never>();
-/**
- * The empty list every run without timers or run timeouts shares (frozen: those lists are replaced, never changed in
- * place), and what a run without held-back events reads. A waiting run has none of the first and rarely the last,
- * and an empty array of its own is 32 bytes each (issue 15).
- */
-const NOTHING: readonly never[] = Object.freeze([]);
 /** Events after the start that change a run's memo or search attributes. */
 const PROPERTY_EVENTS: ReadonlySet<number> = new Set([EventType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES!, EventType.WORKFLOW_PROPERTIES_MODIFIED!]);
-/**
- * What every run of one namespace, workflow type, task queue and task timeout shares: one object (`kindOf`) where
- * each run had four fields of its own (issue 15).
- */
-interface RunKind {
-  readonly namespace: string;
-  readonly workflowType: string;
-  readonly taskQueue: string;
-  readonly taskTimeoutMs: number;
-}
-
-const kinds = new Map<string, RunKind>();
-/** Bounded: clients choose the names; past the bound a run gets a kind of its own. */
-const KINDS_MAX = 1000;
-
-function kindOf(namespace: string, workflowType: string, taskQueue: string, taskTimeoutMs: number): RunKind {
-  const key = `${namespace}\0${workflowType}\0${taskQueue}\0${taskTimeoutMs}`;
-  const known = kinds.get(key);
-  if (known) return known;
-  const kind: RunKind = Object.freeze({ namespace, workflowType, taskQueue, taskTimeoutMs });
-  if (kinds.size < KINDS_MAX) kinds.set(key, kind);
-  return kind;
-}
-
-type ParentLink = { namespace: string; workflowId: string; runId: string; initiatedEventId: number };
-
-/**
- * A run's state that is at its default (below) while the run waits on a timer: its workflow task, held-back events,
- * collections, the start attributes before the first append, a non-deflated history's property event indexes, and
- * what only some runs have (a parent, a start delay, run timeouts, a first run of their own, an expiry) or only
- * closed ones (close time, forgotten). Made on the first write of one of them (`Run.uncommon`), dropped by
- * `Run.compact()` when every one is back at its default: 14 fields, 112 bytes of every waiting run (issue 15).
- */
-class Uncommon {
-  startedBeforeAppend: Msg | undefined = undefined;
-  propertyEventIndexes: number[] | undefined = undefined;
-  closeTime = 0;
-  wft: WorkflowTask | null = null;
-  wftWanted = false;
-  held: Array<() => void> | undefined = undefined;
-  collections: Collections | undefined = undefined;
-  runTimeouts: readonly Scheduled[] = NOTHING;
-  cancelRequested = false;
-  parent: ParentLink | undefined = undefined;
-  startDelayMs = 0;
-  forgotten = false;
-  firstExecutionRunId: string | undefined = undefined;
-  executionExpiry = 0;
-
-  get atDefaults(): boolean {
-    return (
-      !this.startedBeforeAppend &&
-      !this.propertyEventIndexes &&
-      !this.closeTime &&
-      !this.wft &&
-      !this.wftWanted &&
-      !this.held &&
-      !this.collections &&
-      !this.runTimeouts.length &&
-      !this.cancelRequested &&
-      !this.parent &&
-      !this.startDelayMs &&
-      !this.forgotten &&
-      this.firstExecutionRunId === undefined &&
-      !this.executionExpiry
-    );
-  }
-}
-
 /** Timers a run keeps in a list (or, one, as itself); beyond, a Map (`Run.pendingTimers`). */
 const TIMER_LIST_MAX = 16;
 /** A run with nothing due sooner than this (or closed) keeps its history deflated (`compact`). */
 const LONG_WAIT_MS = 60_000;
 
-export class Run {
+export class Run extends RunFields {
   /**
    * The history (issue 15): every event's encoded HistoryEvent back to back in one buffer, `eventEnds[i]` the end
    * of event i + 1, so a run waiting on a timer for days holds one buffer of a few hundred bytes per event rather
@@ -129,13 +54,6 @@ export class Run {
    * workflow with thousands of timers would otherwise pay for all of them on every start and fire).
    */
   private pendingTimers: TimerState | readonly TimerState[] | Map<string, TimerState> = NOTHING;
-  /** What runs of one namespace, workflow type, task queue and task timeout share (`kindOf`). */
-  private readonly kind: RunKind;
-  /**
-   * The rest of the run's state, made when one of it leaves its default and dropped by `compact()` once all of it is
-   * back (`Uncommon`): a run waiting on a timer has none of it, and each field of a run is 8 bytes (issue 15).
-   */
-  private more: Uncommon | undefined;
 
   constructor(
     namespace: string,
@@ -151,35 +69,11 @@ export class Run {
     /** The start request's id ('' if none): a start repeating it gets this run back. Never changed (`ownStrings`). */
     readonly requestId = '',
   ) {
-    this.kind = kindOf(namespace, workflowType, taskQueue, taskTimeoutMs);
+    super(kindOf(namespace, workflowType, taskQueue, taskTimeoutMs));
     const more = this.uncommon;
     more.startedBeforeAppend = started;
     if (firstExecutionRunId !== runId) more.firstExecutionRunId = firstExecutionRunId;
     more.executionExpiry = executionExpiry;
-  }
-
-  get namespace(): string {
-    return this.kind.namespace;
-  }
-
-  get workflowType(): string {
-    return this.kind.workflowType;
-  }
-
-  get taskQueue(): string {
-    return this.kind.taskQueue;
-  }
-
-  get taskTimeoutMs(): number {
-    return this.kind.taskTimeoutMs;
-  }
-
-  get firstExecutionRunId(): string {
-    return this.more?.firstExecutionRunId ?? this.runId;
-  }
-
-  get executionExpiry(): number {
-    return this.more?.executionExpiry ?? 0;
   }
 
   /**
@@ -190,112 +84,6 @@ export class Run {
     return `${this.workflowId}\n${this.runId}\n${this.requestId}`;
   }
 
-  /** The uncommon state, made on first write. */
-  private get uncommon(): Uncommon {
-    return (this.more ??= new Uncommon());
-  }
-
-  /** The start event's attributes until that event is appended; from then on they are read from the history. */
-  private get startedBeforeAppend(): Msg | undefined {
-    return this.more?.startedBeforeAppend;
-  }
-
-  /**
-   * Indexes of the events that changed the memo or search attributes after the start (`PROPERTY_EVENTS`), if any:
-   * those are read from the history (`properties`), not kept beside it (a second copy cost ~0.5 KiB a run).
-   */
-  private get propertyEventIndexes(): number[] | undefined {
-    return this.more?.propertyEventIndexes;
-  }
-
-  private set propertyEventIndexes(indexes: number[] | undefined) {
-    if (indexes || this.more) this.uncommon.propertyEventIndexes = indexes;
-  }
-
-  get closeTime(): number {
-    return this.more?.closeTime ?? 0;
-  }
-
-  set closeTime(at: number) {
-    this.uncommon.closeTime = at;
-  }
-
-  get wft(): WorkflowTask | null {
-    return this.more?.wft ?? null;
-  }
-
-  set wft(task: WorkflowTask | null) {
-    if (task || this.more) this.uncommon.wft = task;
-  }
-
-  /** Ask for another workflow task once the running one completes (e.g. an update arrived). */
-  get wftWanted(): boolean {
-    return this.more?.wftWanted ?? false;
-  }
-
-  set wftWanted(wanted: boolean) {
-    if (wanted || this.more) this.uncommon.wftWanted = wanted;
-  }
-
-  /** Events held back while a workflow task runs (`holdBack`, `takeHeld`); none, mostly. */
-  private get held(): Array<() => void> | undefined {
-    return this.more?.held;
-  }
-
-  private set held(held: Array<() => void> | undefined) {
-    if (held || this.more) this.uncommon.held = held;
-  }
-
-  /**
-   * The run's collections are made when first used and dropped again by `compact()` when empty (with the object
-   * that holds them, when all are): a waiting run mostly has none, and six empty Maps and Sets cost ~1.3 KiB a run
-   * (issue 15).
-   */
-  private get collections(): Collections | undefined {
-    return this.more?.collections;
-  }
-
-  /** The run's run and execution timeouts, if it has any. */
-  get runTimeouts(): readonly Scheduled[] {
-    return this.more?.runTimeouts ?? NOTHING;
-  }
-
-  set runTimeouts(timeouts: readonly Scheduled[]) {
-    if (timeouts.length || this.more) this.uncommon.runTimeouts = timeouts.length ? timeouts : NOTHING;
-  }
-
-  get cancelRequested(): boolean {
-    return this.more?.cancelRequested ?? false;
-  }
-
-  set cancelRequested(requested: boolean) {
-    if (requested || this.more) this.uncommon.cancelRequested = requested;
-  }
-
-  get parent(): ParentLink | undefined {
-    return this.more?.parent;
-  }
-
-  set parent(parent: ParentLink | undefined) {
-    if (parent || this.more) this.uncommon.parent = parent;
-  }
-
-  /** The start's delay: a small integer, where a second timestamp was a 16-byte heap number a run (issue 15). */
-  get startDelayMs(): number {
-    return this.more?.startDelayMs ?? 0;
-  }
-
-  set startDelayMs(delay: number) {
-    if (delay || this.more) this.uncommon.startDelayMs = delay;
-  }
-
-  get forgotten(): boolean {
-    return this.more?.forgotten ?? false;
-  }
-
-  set forgotten(forgotten: boolean) {
-    if (forgotten || this.more) this.uncommon.forgotten = forgotten;
-  }
 
   /** WorkflowExecutionStartedEventAttributes (decoded from the first event: a fresh object on every read). */
   get started(): Msg {

@@ -318,7 +318,7 @@ describe('temporal-dev: a waiting run kept compact', () => {
         const [started, , wftStarted] = run.events;
         assert.equal(started!.workflowExecutionStartedEventAttributes.originalExecutionRunId, run.runId);
         assert.equal(started!.workflowExecutionStartedEventAttributes.workflowId, run.workflowId);
-        assert.equal(wftStarted!.workflowTaskStartedEventAttributes.requestId.length, 36);
+        assert.equal(wftStarted!.workflowTaskStartedEventAttributes.requestId, run.requestId); // an eager start's
         assert.equal(run.lastEvent().timerStartedEventAttributes.timerId, '1');
       }
     } finally {
