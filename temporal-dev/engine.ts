@@ -17,10 +17,11 @@ export interface Namespace {
    * was ~55 bytes more per waiting run (issue 15), and only the latest was ever read by id.
    */
   currentRuns: Map<string, Run>;
+  /**
+   * Every run not yet forgotten by run id, in start order (a Map keeps its insertion order), which visibility lists
+   * by: a list of all runs beside it was ~10 bytes more per waiting run (issue 15).
+   */
   runs: Map<string, Run>;
-  /** Runs in start order, for visibility (forgotten runs are compacted away lazily). */
-  allRuns: Run[];
-  forgottenCount: number;
   /** Custom search attributes added through OperatorService, with their IndexedValueType. */
   customSearchAttributes: Map<string, number>;
 }
@@ -62,8 +63,6 @@ export class Engine {
       id: randomUUID(),
       currentRuns: new Map(),
       runs: new Map(),
-      allRuns: [],
-      forgottenCount: 0,
       customSearchAttributes: new Map(),
     };
     this.namespaces.set(name, ns);
@@ -137,10 +136,6 @@ export class Engine {
     ns.runs.delete(run.runId);
     // Runs of one workflow id close in the order they started, so they are forgotten in that order too.
     if (ns.currentRuns.get(run.workflowId) === run) ns.currentRuns.delete(run.workflowId);
-    if (++ns.forgottenCount * 2 > ns.allRuns.length) {
-      ns.allRuns = ns.allRuns.filter((r) => !r.forgotten);
-      ns.forgottenCount = 0;
-    }
   }
 
   close(): void {

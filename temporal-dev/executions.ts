@@ -130,14 +130,12 @@ function createRun(engine: Engine, ns: Namespace, req: Msg, links: RunLinks, { d
     workflowId: req.workflowId,
     priority: req.priority,
   };
-  const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, intern(req.workflowType.name), intern(req.taskQueue.name), now, started, taskTimeoutMs, executionExpiry);
+  const run = new Run(ns.name, req.workflowId, runId, firstExecutionRunId, intern(req.workflowType.name), intern(req.taskQueue.name), now, started, taskTimeoutMs, executionExpiry, flatString(req.requestId ?? ''));
   run.parent = parent;
   run.startDelayMs = startDelayMs;
-  run.requestId = flatString(req.requestId ?? '');
   run.append('WORKFLOW_EXECUTION_STARTED', started, now); // its memo and search attributes: Run.properties
   ns.currentRuns.set(run.workflowId, run);
   ns.runs.set(runId, run);
-  ns.allRuns.push(run);
   const timeoutsAt = runTimeoutMs ? [now + runTimeoutMs] : [];
   if (executionExpiry && executionExpiry !== now + runTimeoutMs) timeoutsAt.push(executionExpiry);
   if (timeoutsAt.length) run.runTimeouts = timeoutsAt.map((at) => engine.scheduler.at(at, () => timeOutRun(engine, run)));

@@ -82,10 +82,9 @@ export function describeWorkflow(engine: Engine, req: Msg): Msg {
 
 function matchingRuns(engine: Engine, namespace: string, query: string | undefined): Run[] {
   const predicate = parseQuery(query);
-  const runs = engine.ns(namespace).allRuns;
   const out: Run[] = [];
-  for (let i = runs.length - 1; i >= 0; i--) if (!runs[i]!.forgotten && predicate(runs[i]!)) out.push(runs[i]!);
-  return out;
+  for (const run of engine.ns(namespace).runs.values()) if (predicate(run)) out.push(run);
+  return out.reverse(); // newest first
 }
 
 export function listWorkflows(engine: Engine, req: Msg): Msg {

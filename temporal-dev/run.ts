@@ -2,11 +2,11 @@
 // arrive while a workflow task is running are held back (`buffered`) and appended after that task completes,
 // which is the ordering sdk-core insists on.
 // Over 300 lines: the compact storage of a waiting run (issue 15) is part of the run and stays beside it; the shapes
-// of its other state are in run-state.ts.
+// of its other state are in run-state.ts, its fields other than its history, timers and ids in run-fields.ts.
 import { deflateHistory, inflateHistory } from './history-storage';
 import { decode, encode, EncodedMessage, EventType, lengthDelimited, lengthDelimitedHeader, timestamp, WorkflowStatus, type Msg } from './proto';
-import type { ActivityState, ChildState, Collections, TimerState, UpdateState, WorkflowTask } from './run-state';
-import type { Scheduled } from './scheduler';
+import { kindOf, NOTHING, RunFields } from './run-fields';
+import type { ActivityState, ChildState, Collections, TimerState, UpdateState } from './run-state';
 import { mergeSearchAttributes } from './visibility';
 
 /** A history's bytes (as kept, or inflated), its events' ends, and the indexes of its property events. */
@@ -22,12 +22,6 @@ const HISTORY_EVENTS_FIELD = 1;
 const EMPTY = Buffer.alloc(0);
 /** What a read of a collection the run does not have sees (never written: the type is read-only). */
 const NONE: ReadonlyMap<never, never> = new Map<never, never>();
-/**
- * The empty list every run without timers or run timeouts shares (frozen: those lists are replaced, never changed in
- * place), and what a run without held-back events reads. A waiting run has none of the first and rarely the last,
- * and an empty array of its own is 32 bytes each (issue 15).
- */
-const NOTHING: readonly never[] = Object.freeze([]);
 /** Events after the start that change a run's memo or search attributes. */
 const PROPERTY_EVENTS: ReadonlySet<number> = new Set([EventType.UPSERT_WORKFLOW_SEARCH_ATTRIBUTES!, EventType.WORKFLOW_PROPERTIES_MODIFIED!]);
 /** Timers a run keeps in a list (or, one, as itself); beyond, a Map (`Run.pendingTimers`). */
@@ -35,7 +29,7 @@ const TIMER_LIST_MAX = 16;
 /** A run with nothing due sooner than this (or closed) keeps its history deflated (`compact`). */
 const LONG_WAIT_MS = 60_000;
 
-export class Run {
+export class Run extends RunFields {
   /**
    * The history (issue 15): every event's encoded HistoryEvent back to back in one buffer, `eventEnds[i]` the end
    * of event i + 1, so a run waiting on a timer for days holds one buffer of a few hundred bytes per event rather
@@ -50,58 +44,46 @@ export class Run {
    */
   private history: Buffer | string = EMPTY;
   private eventEnds: number[] | number = [];
-  /** The start event's attributes until that event is appended; from then on they are read from the history. */
-  private startedBeforeAppend: Msg | undefined;
-  /**
-   * Indexes of the events that changed the memo or search attributes after the start (`PROPERTY_EVENTS`), if any:
-   * those are read from the history (`properties`), not kept beside it (a second copy cost ~0.5 KiB a run).
-   */
-  private propertyEventIndexes: number[] | undefined;
-  status = WorkflowStatus.RUNNING!;
-  closeTime = 0;
-  wft: WorkflowTask | null = null;
-  /** Events held back while a workflow task runs (`holdBack`, `takeHeld`); none, mostly. */
-  private held: Array<() => void> | undefined;
-  /** Ask for another workflow task once the running one completes (e.g. an update arrived). */
-  wftWanted = false;
+  /** Event id of the last completed workflow task's started event. */
   lastCompletedStartedEventId = 0;
-  /**
-   * The run's collections are made when first used and dropped again by `compact()` when empty (with the object
-   * that holds them, when all are): a waiting run mostly has none, and six empty Maps and Sets cost ~1.3 KiB a run
-   * (issue 15).
-   */
-  private collections: Collections | undefined;
+  status = WorkflowStatus.RUNNING!;
+  historySizeBytes = 0;
   /**
    * Pending timers: the one timer itself when there is one (a scheduled post's: a Map for it was ~180 bytes, a list
    * of one 56), a list of exact length searched by id while there are a few, a Map beyond `TIMER_LIST_MAX` (a
    * workflow with thousands of timers would otherwise pay for all of them on every start and fire).
    */
   private pendingTimers: TimerState | readonly TimerState[] | Map<string, TimerState> = NOTHING;
-  /** The run's run and execution timeouts, if it has any. */
-  runTimeouts: readonly Scheduled[] = NOTHING;
-  /** The start request's id ('' if none): a start repeating it gets this run back. */
-  requestId = '';
-  cancelRequested = false;
-  parent?: { namespace: string; workflowId: string; runId: string; initiatedEventId: number };
-  /** The start's delay: a small integer, where a second timestamp was a 16-byte heap number a run (issue 15). */
-  startDelayMs = 0;
-  forgotten = false;
-  historySizeBytes = 0;
 
   constructor(
-    readonly namespace: string,
+    namespace: string,
     readonly workflowId: string,
     readonly runId: string,
-    readonly firstExecutionRunId: string,
-    readonly workflowType: string,
-    readonly taskQueue: string,
+    firstExecutionRunId: string,
+    workflowType: string,
+    taskQueue: string,
     readonly startTime: number,
     started: Msg, // WorkflowExecutionStartedEventAttributes
-    readonly taskTimeoutMs: number,
-    readonly executionExpiry: number, // 0 = none
+    taskTimeoutMs: number,
+    executionExpiry: number, // 0 = none
+    /** The start request's id ('' if none): a start repeating it gets this run back. Never changed (`ownStrings`). */
+    readonly requestId = '',
   ) {
-    this.startedBeforeAppend = started;
+    super(kindOf(namespace, workflowType, taskQueue, taskTimeoutMs));
+    const more = this.uncommon;
+    more.startedBeforeAppend = started;
+    if (firstExecutionRunId !== runId) more.firstExecutionRunId = firstExecutionRunId;
+    more.executionExpiry = executionExpiry;
   }
+
+  /**
+   * Strings of the run's own that its history repeats, for its deflated history's dictionary (`dictionaryOf`): set
+   * when the run is made and never changed, so the dictionary its history was deflated against is made again.
+   */
+  private get ownStrings(): string {
+    return `${this.workflowId}\n${this.runId}\n${this.requestId}`;
+  }
+
 
   /** WorkflowExecutionStartedEventAttributes (decoded from the first event: a fresh object on every read). */
   get started(): Msg {
@@ -138,7 +120,7 @@ export class Run {
   }
 
   private get made(): Collections {
-    return (this.collections ??= {});
+    return (this.uncommon.collections ??= {});
   }
 
   get activities(): Map<number, ActivityState> {
@@ -307,7 +289,7 @@ export class Run {
   private inflated(): number[] {
     const ends = this.eventEnds;
     if (typeof ends !== 'number') return ends;
-    const { bytes, ends: inflatedEnds, marked } = inflateHistory(this.workflowType, this.history as string);
+    const { bytes, ends: inflatedEnds, marked } = inflateHistory(this.workflowType, this.ownStrings, this.history as string);
     this.history = bytes;
     this.propertyEventIndexes = marked.length ? marked : undefined;
     return (this.eventEnds = inflatedEnds);
@@ -316,7 +298,7 @@ export class Run {
   /** The history as it is kept, or inflated (a fresh copy) when deflated, with its events' ends and property events. */
   private readable(): ReadableHistory {
     const ends = this.eventEnds;
-    if (typeof ends === 'number') return inflateHistory(this.workflowType, this.history as string);
+    if (typeof ends === 'number') return inflateHistory(this.workflowType, this.ownStrings, this.history as string);
     return { bytes: this.history, ends, marked: this.propertyEventIndexes ?? NOTHING };
   }
 
@@ -352,7 +334,7 @@ export class Run {
     bytes.copy(history, this.historySizeBytes);
     this.historySizeBytes = end;
     eventEnds.push(end);
-    if (event.eventId === 1) this.startedBeforeAppend = undefined;
+    if (event.eventId === 1 && this.more) this.more.startedBeforeAppend = undefined;
     if (PROPERTY_EVENTS.has(event.eventType)) {
       // A new array of the exact length, not a push: a push onto [] reserves room for 17 (152 bytes for one index).
       const index = eventEnds.length - 1;
@@ -376,7 +358,7 @@ export class Run {
     if (typeof eventEnds !== 'number') {
       if (this.waitsLong(now)) {
         const bytes = historyBytes(history, 0, this.historySizeBytes);
-        this.history = deflateHistory(this.workflowType, bytes, eventEnds, this.propertyEventIndexes ?? NOTHING);
+        this.history = deflateHistory(this.workflowType, this.ownStrings, bytes, eventEnds, this.propertyEventIndexes ?? NOTHING);
         this.eventEnds = eventEnds.length;
         this.propertyEventIndexes = undefined;
       } else {
@@ -388,7 +370,10 @@ export class Run {
     for (const [name, collection] of Object.entries(this.collections ?? {})) {
       if (collection.size) Object.assign(kept, { [name]: collection });
     }
-    this.collections = Object.keys(kept).length ? kept : undefined;
+    if (this.more) {
+      this.more.collections = Object.keys(kept).length ? kept : undefined;
+      if (this.more.atDefaults) this.more = undefined;
+    }
   }
 
   /** Closed, or open with nothing to do until a timer at least `LONG_WAIT_MS` away (or a signal) wakes it. */

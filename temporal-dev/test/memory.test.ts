@@ -264,6 +264,68 @@ describe('temporal-dev: a waiting run kept compact', () => {
     }
   });
 
+  it('keeps a waiting run to 12 fields of its own: what runs of one kind share is one object, the rest is made only while set', () => {
+    const { engine } = bytesPerWaitingRun(3, () => undefined);
+    try {
+      const [first, second] = [...engine.ns('default').runs.values()] as [Run, Run];
+      const own = (run: Run) => run as unknown as { kind: object; more: unknown };
+      // Each field of a run is 8 bytes of every waiting run: 28 of them until the evening of 2026-12-07.
+      assert.ok(Object.keys(second).length <= 12, Object.keys(second).join(', '));
+      assert.equal(own(second).more, undefined);
+      assert.equal(own(first).kind, own(second).kind);
+      assert.deepEqual(
+        [second.namespace, second.workflowType, second.taskQueue, second.taskTimeoutMs, second.firstExecutionRunId, second.executionExpiry],
+        ['default', 'publishPost', 'herald', 10_000, second.runId, 0],
+      );
+      assert.deepEqual([second.closeTime, second.wft, second.wftWanted, second.cancelRequested, second.parent, second.startDelayMs, second.forgotten], [0, null, false, false, undefined, 0, false]);
+      assert.deepEqual(second.runTimeouts, []);
+
+      // Set, the uncommon state reads back; a closed run keeps its close time.
+      second.cancelRequested = true;
+      assert.equal(second.cancelRequested, true);
+      terminateRun(engine, second, 'test', undefined, 'test');
+      const closedAt = second.closeTime;
+      assert.ok(closedAt >= second.startTime);
+      second.compact(engine.now());
+      assert.equal(second.closeTime, closedAt);
+      assert.equal(second.cancelRequested, true);
+
+      // A run with a parent, a delay, an expiry and a first run of another id keeps them.
+      const link = { namespace: 'default', workflowId: first.workflowId, runId: first.runId, initiatedEventId: 5 };
+      const child = new Run('default', 'child', 'run-2', 'run-1', 'publishPost', 'herald', 1_000, {}, 10_000, 9_000, 'request-2');
+      child.parent = link;
+      child.startDelayMs = 250;
+      child.append('WORKFLOW_EXECUTION_STARTED', {}, 1_000);
+      child.compact(1_000);
+      assert.deepEqual([child.parent, child.startDelayMs, child.executionExpiry, child.firstExecutionRunId, child.requestId], [link, 250, 9_000, 'run-1', 'request-2']);
+      assert.equal(own(child).kind, own(first).kind);
+    } finally {
+      engine.close();
+    }
+  });
+
+  it("deflates a waiting run's history against its own ids too: a scheduled post's in under 250 bytes, read back whole", () => {
+    const { engine } = bytesPerWaitingRun(200, () => undefined);
+    try {
+      const runs = [...engine.ns('default').runs.values()].slice(1); // the first is its type's dictionary
+      const stored = runs.map((run) => ((run as unknown as { history: string }).history).length);
+      const average = stored.reduce((total, length) => total + length, 0) / stored.length;
+      // ~276 bytes against the type's dictionary alone: each run's ids (workflow, run, start request) are random
+      // UUIDs its history repeats.
+      assert.ok(average < 250, `${average.toFixed(1)} bytes a deflated history`);
+      for (const run of runs.slice(0, 20)) {
+        assert.equal(run.storedAs, 'deflated');
+        const [started, , wftStarted] = run.events;
+        assert.equal(started!.workflowExecutionStartedEventAttributes.originalExecutionRunId, run.runId);
+        assert.equal(started!.workflowExecutionStartedEventAttributes.workflowId, run.workflowId);
+        assert.equal(wftStarted!.workflowTaskStartedEventAttributes.requestId, run.requestId); // an eager start's
+        assert.equal(run.lastEvent().timerStartedEventAttributes.timerId, '1');
+      }
+    } finally {
+      engine.close();
+    }
+  });
+
   // The shape includes the SDK's upsert of TemporalChangeVersion (an event more): ~4.2 KiB a run with the run's own
   // search attributes record malloc'd, ~4.0 KiB with it kept as a string in V8's heap, ~2.9 KiB with that record read
   // from the history and the history (~1.1 KiB) deflated against its type's dictionary (~0.25 KiB), ~2.4 KiB with its
