@@ -5,7 +5,7 @@ import { inTransaction } from '../db/in-transaction';
 import type { CommentRow } from '../db/tables/comments';
 import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
-import { replyParentOf } from '../platforms/capabilities';
+import { replyParentOf } from '../platforms/comment-capabilities';
 import { ListingMemo } from '../platforms/listed-comments';
 import { isPlatformFailure, PlatformFailure, type CommentRead, type PublishedPost } from '../platforms/types';
 import { refusalOf } from '../posts/publish-outcome';
