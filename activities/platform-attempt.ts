@@ -6,14 +6,14 @@ import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
-import { isPlatformFailure, PlatformFailure, type AttemptHandle, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
+import { isPlatformFailure, PlatformFailure, type AttemptHandle, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
 
 /**
  * One create on the platform for a row whose attempt is marked (`beginPublishAttempt`, a claim): what a post's
  * attempt and a thread part's share. An earlier mark still open means an earlier call never reported back (its
  * activity ran again after a lost workflow task or worker): the platform is asked first where it can be, a platform
- * whose repeated creates are safe is sent to again (while its key lasts, `repeatStillGuarded`), and anywhere else the
- * outcome is unknown, never a second send.
+ * whose repeated creates are safe (`repeatedCreatesSafeForMs`) is sent to again while they are (`repeatStillGuarded`),
+ * and anywhere else the outcome is unknown, never a second send.
  * A refusal clears the mark (nothing is live, so the next attempt need not look first), except an unknown outcome and
  * a server error to a create that may have made the post (`mayHaveTakenEffect`). A look that fails leaves the
  * outcome unknown and the mark open. Anything that is not a platform's answer throws.
@@ -29,8 +29,9 @@ export async function sendMarked(
   const sent: PublishRequest = { ...request, attempt: attemptHandleOf(rt, row), ...(row.earlier_attempt_open ? earlierAttemptOf(row) : {}) };
   try {
     if (row.earlier_attempt_open && !adapter.findPublished) {
-      if (!adapter.repeatedCreatesAreSafe) return { refusal: refusalOf(row.platform, 'unknown_outcome') };
-      if (!repeatStillGuarded(adapter, row)) return { refusal: unconfirmedPastRepeatGuard(row.platform, adapter.repeatedCreatesSafeForMs!) };
+      const guardMs = adapter.repeatedCreatesSafeForMs;
+      if (guardMs === undefined) return { refusal: refusalOf(row.platform, 'unknown_outcome') };
+      if (!repeatStillGuarded(guardMs, row)) return { refusal: unconfirmedPastRepeatGuard(row.platform, guardMs) };
     }
     lookingFirst = Boolean(row.earlier_attempt_open && adapter.findPublished);
     const found = lookingFirst ? await adapter.findPublished!(ctx, sent) : null;
@@ -49,18 +50,17 @@ export async function sendMarked(
 }
 
 /**
- * Whether a repeat sent now still falls within the platform's guard against a second copy (Mastodon's key lasts an
- * hour from the status it made, which is no earlier than the earliest call still open, `publish_attempt_first_at`):
- * this call may take `CALL_IN_FLIGHT_MS` to arrive (media uploads first). Both times are the database's (the mark's
- * statement wrote this attempt's start). A repeat the guard may no longer cover could make a second post, so it is
- * not sent (README "Posts").
+ * Whether a repeat sent now still falls within the platform's guard against a second copy (`guardMs`,
+ * `PlatformAdapter.repeatedCreatesSafeForMs`: Mastodon's key lasts an hour from the status it made, which is no
+ * earlier than the earliest call still open, `publish_attempt_first_at`): this call may take `CALL_IN_FLIGHT_MS` to
+ * arrive (media uploads first). Both times are the database's (the mark's statement wrote this attempt's start). A
+ * repeat the guard may no longer cover could make a second post, so it is not sent (README "Posts").
  */
-function repeatStillGuarded(adapter: PlatformAdapter, row: attemptMarks.MarkedPost): boolean {
-  const guard = adapter.repeatedCreatesSafeForMs;
+function repeatStillGuarded(guardMs: number, row: attemptMarks.MarkedPost): boolean {
   const now = row.publish_attempt_started_at;
   const first = row.publish_attempt_first_at ?? now;
-  if (guard === undefined || !now || !first) return true;
-  return now.getTime() + attemptMarks.CALL_IN_FLIGHT_MS < first.getTime() + guard;
+  if (!now || !first) return true;
+  return now.getTime() + attemptMarks.CALL_IN_FLIGHT_MS < first.getTime() + guardMs;
 }
 
 /** The earlier call a look searches for: open, since the earliest open call's start (`publish_attempt_first_at`). */

@@ -1,4 +1,4 @@
-import { proxyLocalActivities, sleep } from '@temporalio/workflow';
+import { patched, proxyLocalActivities, sleep } from '@temporalio/workflow';
 // Only the activity types: workflow code never loads activity code.
 import type { CredentialWait, PostActivities, PublishAttempt } from '../activities/posts';
 import { CREDENTIAL_WAIT_MS, retryWait } from './retry-wait';
@@ -32,11 +32,12 @@ type Refusal = Extract<PublishAttempt, { ok: false; message: string }>;
  * An immediate post, its request waiting: published now, or refused for good, with quick retries of transient faults
  * (`delaysMs`) in between. Its row is `publishing` throughout, which the API refuses to edit or delete, so there is
  * nothing to re-read between attempts; the attempt itself reports a row that is no longer `publishing`.
- * `firstAttempt`: made already (a group's first attempts go out in one activity).
+ * `firstAttempt`: made already (a group's first attempts go out in one activity). `failedBefore`: the attempts a
+ * lost run of it failed already (a taken-over post), which its quick retries count from.
  */
-export async function publishNow(postId: string, delaysMs: readonly number[], firstAttempt?: PublishAttempt): Promise<PublishPostResult> {
-  for (let failures = 0; ; failures++) {
-    const attempt = failures === 0 && firstAttempt ? firstAttempt : await platformCall.publishToPlatform({ postId, now: Date.now() });
+export async function publishNow(postId: string, delaysMs: readonly number[], firstAttempt?: PublishAttempt, failedBefore = 0): Promise<PublishPostResult> {
+  for (let failures = failedBefore; ; failures++) {
+    const attempt = failures === failedBefore && firstAttempt ? firstAttempt : await platformCall.publishToPlatform({ postId, now: Date.now() });
     if (attempt.ok) return afterPublished(postId, attempt);
     if (attempt.kind === 'not_publishing') return { outcome: 'gone' };
     const next = await afterRefusal(postId, attempt, { scheduled: false, delaysMs, failures });
@@ -46,16 +47,24 @@ export async function publishNow(postId: string, delaysMs: readonly number[], fi
 }
 
 /**
+ * Patch id: a post taken over by a restarted group goes on from the attempts its lost run failed (the row's
+ * `retry_count`, `ClaimResult.retry`), as a single post taken over does. Runs recorded before it started again at 0,
+ * so a post could be tried up to twice as often as an immediate post is. Asked only on a taken-over post's claim.
+ */
+const TAKEN_OVER_KEEPS_RETRIES = 'taken-over-keeps-retries';
+
+/**
  * An immediate post taken over by a new run (the reconciler restarting its lost group): claimed as a single post
  * taken over is (`claimPost`), so it waits for its retry's time and until a call of the lost run can no longer be in
  * flight (`callInFlightUntil`) before its attempt looks: looked for while that call was still on its way, the post
- * was not found and was sent a second time. Then published as an immediate post.
+ * was not found and was sent a second time. Then published as an immediate post, its quick retries counted from the
+ * ones the lost run spent.
  */
 export async function publishTakenOver(postId: string, delaysMs: readonly number[]): Promise<PublishPostResult> {
   for (;;) {
     const claim = await bookkeeping.claimPost({ postId, now: Date.now() });
     if (claim.kind === 'gone') return { outcome: 'gone' };
-    if (claim.kind === 'publish') return publishNow(postId, delaysMs);
+    if (claim.kind === 'publish') return publishNow(postId, delaysMs, undefined, patched(TAKEN_OVER_KEEPS_RETRIES) ? (claim.retry?.failures ?? 0) : 0);
     await sleep(Math.max(1, claim.until - Date.now()));
   }
 }

@@ -5,7 +5,7 @@ import { inTransaction } from '../db/in-transaction';
 import type { CommentRow } from '../db/tables/comments';
 import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
-import { replyParentOf } from '../platforms/capabilities';
+import { replyParentOf } from '../platforms/comment-capabilities';
 import { ListingMemo } from '../platforms/listed-comments';
 import { isPlatformFailure, PlatformFailure, type CommentRead, type PublishedPost } from '../platforms/types';
 import { refusalOf } from '../posts/publish-outcome';
@@ -134,7 +134,8 @@ function replyCharges(chargeId: string, links: { billed: readonly unknown[] }): 
  * A reply the reconciler found published after its request answered 502 unable to tell (`markReplyUntold` returned
  * its reservation): charged now and recorded, as `recordReply` does for a request, in one transaction that first
  * takes the attempt's mark. It is out on the platform, so Free's hard post limit does not refuse the charge (the
- * request reserved it within the limit). False when the mark is gone: a keyed retry took the attempt over (it
+ * request reserved it within the limit; `outAlready`): the month's posts count it, past the limit if it filled
+ * meanwhile, and Free records no overage. False when the mark is gone: a keyed retry took the attempt over (it
  * reserved again and looks on its own), so nothing is charged here.
  */
 export async function recordFoundReply(db: Db, target: CommentTarget, published: PublishedPost, attempt: { chargeId: string; userId: string; text: string; startedAt: Date }, now: Date): Promise<boolean> {
@@ -143,7 +144,7 @@ export async function recordFoundReply(db: Db, target: CommentTarget, published:
     if (!marked) return false;
     const limits = await loadLimits(trx, attempt.userId);
     const links = xLinkOutcome(target.account, limits, [{ field: 'text', text: attempt.text }]);
-    await reserveQuota(trx, { userId: attempt.userId, limits: { ...limits, postQuotaHard: false }, charges: replyCharges(attempt.chargeId, links), now });
+    await reserveQuota(trx, { userId: attempt.userId, limits, charges: replyCharges(attempt.chargeId, links), now, outAlready: true });
     await recordReply(trx, target, published, attempt.text, attempt.startedAt, attempt.chargeId);
     return true;
   });

@@ -1,6 +1,7 @@
 import { ApiError } from '../errors';
 import { platformName, requireAvailablePlatform } from '../platforms/availability';
-import { commentCapabilitiesFor, type CommentCapabilities } from '../platforms/capabilities';
+import type { CommentCapabilities } from '../platforms/capabilities';
+import { commentCapabilitiesFor } from '../platforms/comment-capabilities';
 import type { PostRow } from '../db/tables/posts';
 import type { PlatformSlug } from '../platforms/types';
 

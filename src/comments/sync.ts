@@ -4,7 +4,7 @@ import type { Db } from '../db';
 import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow } from '../db/tables/posts';
 import type { Logger } from '../logger';
-import { commentCapabilitiesFor } from '../platforms/capabilities';
+import { commentCapabilitiesFor } from '../platforms/comment-capabilities';
 import { platformName } from '../platforms/availability';
 import type { PlatformAdapters } from '../platforms/registry';
 import { ListingMemo } from '../platforms/listed-comments';

@@ -74,7 +74,8 @@ interface PlatformCapabilities {
 }
 
 const MB = 1_000_000;
-const noComments: CommentCapabilities = { list: false, reply: false, hide: false, deleteOwn: false, deleteAny: false };
+/** A platform or an account with no comment actions (telegram; a LinkedIn member profile, `commentCapabilitiesFor`). */
+export const noComments: CommentCapabilities = { list: false, reply: false, hide: false, deleteOwn: false, deleteAny: false };
 
 export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> = {
   x: {
@@ -289,20 +290,4 @@ export function deleteSupported(platform: PlatformSlug, ctx: DeleteContext = {})
   return !(deleteExceptions[platform] ?? []).some(
     (e) => (e.via === undefined || e.via === via) && (e.placement === undefined || e.placement === placement),
   );
-}
-
-/** The platform comment a reply to `answered` is filed under: the answered comment, or its top-level comment where comments nest one level. */
-export function replyParentOf(platform: PlatformSlug, answered: { platform_comment_id: string; platform_parent_id: string | null }): string {
-  return (capabilities[platform].repliesNestOneLevel && answered.platform_parent_id) || answered.platform_comment_id;
-}
-
-/** Comment capabilities that differ by the kind of account (publishing-api.md "Capabilities by platform"). */
-const accountCommentCapabilities: Partial<Record<PlatformSlug, Readonly<Record<string, CommentCapabilities>>>> = {
-  // A LinkedIn member profile has no comment read, reply or delete; Pages have them.
-  linkedin: { profile: noComments },
-};
-
-/** The comment capabilities of one account (`kind` from AccountIdentity: 'profile' | 'page'). */
-export function commentCapabilitiesFor(platform: PlatformSlug, account: { kind?: string | null } = {}): CommentCapabilities {
-  return (account.kind && accountCommentCapabilities[platform]?.[account.kind]) || capabilities[platform].comments;
 }

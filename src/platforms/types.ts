@@ -195,11 +195,11 @@ export interface PlatformAdapter {
   readonly platform: PlatformSlug;
   verify(ctx: PlatformContext): Promise<AccountIdentity>;
   publish(ctx: PlatformContext, req: PublishRequest): Promise<PublishedPost>;
-  /** Sending the same post id twice cannot make two posts (Mastodon: Idempotency-Key), so a lost call may be repeated. */
-  readonly repeatedCreatesAreSafe?: boolean;
   /**
-   * How long after a create the platform still knows it (Mastodon keeps an Idempotency-Key an hour, protocols.md
-   * section 3): a repeat later than that is a new post. Absent: for ever.
+   * How long after a create sending the same post again cannot make a second one, because the platform still knows
+   * the first (Mastodon keeps an Idempotency-Key an hour, protocols.md section 3): within it a lost call may be
+   * repeated, later it would be a new post. Absent: a repeat is never safe (the earlier call is looked for with
+   * `findPublished`, or reported unconfirmed). `Infinity` would say for ever. Read only by `sendMarked`.
    */
   readonly repeatedCreatesSafeForMs?: number;
   /** How this platform refuses a credential on a call, as data (`CredentialRefusalRule`); absent: `unauthorizedRefusal`. */

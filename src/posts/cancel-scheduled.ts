@@ -3,7 +3,7 @@ import type { Db } from '../db';
 import type { Logger } from '../logger';
 import type { MediaStore } from '../media/store';
 import { removeCopiesOfCancelled } from './media-cleanup';
-import { cancelScheduled } from './repository';
+import { cancelScheduled } from './removals';
 
 /**
  * `unlessMayBeLive`: none of `postIds` is cancelled when one of them has an attempt that never reported back (its

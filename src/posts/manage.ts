@@ -6,6 +6,7 @@ import { isPlatformFailure } from '../platforms/types';
 import { AccountNotConnectedError, accountOfPost, loadPlatformContext } from './accounts-port';
 import { cancelPosts } from './cancel';
 import { findOwnLivePost, findOwnPost, findOwnPostView, getPostView } from './read';
+import { anyMayBeLive, markDeleted } from './removals';
 import * as posts from './repository';
 import { platformRefusal, type PlatformRefusal } from './outcomes';
 import { placementOf } from './rules/placement';
@@ -63,7 +64,7 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
     case 'scheduled': {
       // Deleting any part of a scheduled thread cancels the whole thread (publishing-api.md "DELETE" rule 5).
       const unit = row.thread_id ? await threadPartIds(rt.db, row.thread_id) : [row.id];
-      if (await posts.anyMayBeLive(rt.db, unit)) throw new ApiError('post_not_editable', mayBeLiveSentence);
+      if (await anyMayBeLive(rt.db, unit)) throw new ApiError('post_not_editable', mayBeLiveSentence);
       const cancelled = await cancelPosts(rt, { postIds: unit, reason: null, unlessMayBeLive: true });
       if (cancelled.length === 0) return deletePost(rt, userId, postId); // it started publishing meanwhile
       if (row.thread_id) await signalThread(rt, row.thread_id);
@@ -75,13 +76,13 @@ export async function deletePost(rt: PostsRuntime, userId: string, postId: strin
       // A part of a failed thread that its rollback could not delete is still live (its id kept): deleted there first.
       const refused = row.platform_post_id === null ? null : await deleteOnPlatform(rt, row);
       if (refused) return refused;
-      await posts.markDeleted(rt.db, row.id, 'failed');
+      await markDeleted(rt.db, row.id, 'failed');
       return done();
     }
     case 'published': {
       const refused = await deleteOnPlatform(rt, row);
       if (refused) return refused;
-      await posts.markDeleted(rt.db, row.id, 'published');
+      await markDeleted(rt.db, row.id, 'published');
       return done();
     }
   }

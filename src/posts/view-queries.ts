@@ -11,8 +11,8 @@ import { spacingWindowsOf } from './rules/schedule';
 /**
  * Reads of the `posts` table: a post's row, posts as the API shows them (joined with their account's state), the
  * listing, and what a create or an edit checks against (the spacing rule's neighbours, media still in use). The
- * writes are in `repository.ts` (creation, edits, the user's transitions), `attempt-marks.ts`, `attempt-outcomes.ts`
- * and `first-comment-repository.ts`.
+ * writes are in `repository.ts` (creation, edits, the user's transitions), `removals.ts` (delete, cancel),
+ * `attempt-marks.ts`, `attempt-outcomes.ts` and `first-comment-repository.ts`.
  */
 
 type DbOrTrx = Db | Transaction<Database>;

@@ -63,6 +63,12 @@ type QuotaInput = {
    * wrote) when the rows the request was validated against changed since they were read (`unchangedSince`).
    */
   guard?: RawBuilder<boolean>;
+  /**
+   * The charges are for what is already on the platform (a reply found after its request answered 502,
+   * `recordFoundReply`): no hard post limit refuses them (a limit refuses requests; this one was reserved within it
+   * and cannot be unsent). Still never overage where the post quota is hard: Free bills no post.
+   */
+  outAlready?: boolean;
 };
 
 /**
@@ -124,7 +130,7 @@ function hardLimitsOf(input: QuotaInput, needed: { posts: number; scheduled: num
   const quotaOf = (n: number) => (Number.isFinite(n) ? n : null);
   return [
     { limit: 'scheduled' as const, usedBefore: sql.ref('scheduled_before'), quota: quotaOf(limits.scheduledPerMonth), needed: needed.scheduled },
-    { limit: 'posts' as const, usedBefore: sql.ref('posts_before'), quota: limits.postQuotaHard ? quotaOf(limits.postsPerMonth) : null, needed: needed.posts },
+    { limit: 'posts' as const, usedBefore: sql.ref('posts_before'), quota: limits.postQuotaHard && !input.outAlready ? quotaOf(limits.postsPerMonth) : null, needed: needed.posts },
   ];
 }
 
@@ -144,7 +150,10 @@ function reservationOf(input: QuotaInput, before: RawBuilder<unknown>) {
   // this request is overage when the counter before it plus n reaches the quota. The reservation's flag says what
   // the charge was when taken; the month's counter is the bill, and a refund lowers it by count, not by flag
   // (`refundQuota`): a charge reserved within the quota and refunded later brings the month back under by one.
-  const postQuota = Number.isFinite(limits.postsPerMonth) ? limits.postsPerMonth : null;
+  // Where the quota is hard (Free) a post past it is never overage: nothing is billed; only a charge for a reply
+  // already out gets past it (`outAlready`), and the month's posts count it. No quota, no overage: spelled out in the
+  // statement, as `greatest` skips a null (`greatest(0, null)` is 0, which would make every post overage).
+  const postQuota = Number.isFinite(limits.postsPerMonth) && !limits.postQuotaHard ? limits.postsPerMonth : null;
   let ordinal = 0;
   const postOrdinals = input.charges.map((c) => (postKinds.has(c.kind) ? ordinal++ : null));
   const overHardLimit = hardLimitsOf(input, { posts: postsNeeded, scheduled: scheduledNeeded }).map(
@@ -158,12 +167,12 @@ function reservationOf(input: QuotaInput, before: RawBuilder<unknown>) {
       on conflict (user_id, month) do update set
         posts = u.posts + excluded.posts,
         scheduled = u.scheduled + excluded.scheduled,
-        overage = u.overage + coalesce(greatest(0, excluded.posts - greatest(0, ${postQuota}::integer - u.posts)), 0),
+        overage = u.overage + case when ${postQuota}::integer is null then 0 else greatest(0, excluded.posts - greatest(0, ${postQuota}::integer - u.posts)) end,
         x_link_posts = u.x_link_posts + excluded.x_link_posts
       returning u.posts - ${postsNeeded}::integer as posts_before, u.scheduled - ${scheduledNeeded}::integer as scheduled_before
     ), reserved as (
       insert into quota_reservations (user_id, post_id, month, kind, overage)
-      select ${input.userId}, charge.post_id, ${month}, charge.kind, coalesce(charge.post_ordinal >= greatest(0, ${postQuota}::integer - usage.posts_before), false)
+      select ${input.userId}, charge.post_id, ${month}, charge.kind, coalesce(${postQuota}::integer is not null and charge.post_ordinal >= greatest(0, ${postQuota}::integer - usage.posts_before), false)
       from usage, unnest(${input.charges.map((c) => c.postId)}::uuid[], ${input.charges.map((c) => c.kind)}::text[], ${postOrdinals}::integer[]) as charge(post_id, kind, post_ordinal)
     )
     select ${input.guard ? sql`${input.guard} as unchanged, ` : sql``}case ${sql.join(overHardLimit, sql` `)} end as refused from usage`;

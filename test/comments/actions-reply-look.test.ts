@@ -193,6 +193,35 @@ describe('comment actions: the look for a reply that may have gone out', functio
     assert.equal(await h.db.selectFrom('reply_attempts').select('charge_id').where('charge_id', '=', chargeId).executeTakeFirst(), undefined);
   });
 
+  it('on Free, a reply found after its month filled: counted past the hard limit (it is out), no overage (Free bills none)', async () => {
+    const post = await publish(h, x.id, 'lost answer, found after the month filled');
+    const stranger = h.standIns.x.addUser({ username: `filled${Math.floor(Math.random() * 1e6)}` });
+    h.standIns.x.addReply(post.platform_post_id, stranger, 'answer me, month filled');
+    await snapshot(h, post.id);
+    const target = await comment(h, post.id, 'answer me, month filled');
+    const text = 'sent, answer lost, found once the month was full';
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reset', thenHandle: true });
+    h.standIns.x.rateLimit(/^\/2\/users\/[^/]+\/tweets$/, Math.floor(Date.now() / 1000) + 60);
+    h.standIns.x.rateLimit('/2/tweets/search/recent', Math.floor(Date.now() / 1000) + 60);
+    const lost = await h.api.request('POST', replyPath(post.id, target.id), { body: { text } });
+    assert.deepEqual([lost.status, lost.body.error?.code], [502, 'upstream_error'], lost.text);
+    h.standIns.x.standIn.clearFaults();
+    // The user is on Free and its returned reservation was taken by other posts meanwhile: the month is full.
+    const month = (await usage()).month;
+    await h.db.updateTable('users').set({ plan: 'free' }).where('id', '=', h.api.userId).execute();
+    const before = await h.db.updateTable('usage_months').set({ posts: 30, overage: 0 }).where('user_id', '=', h.api.userId).where('month', '=', month).returning(['posts']).executeTakeFirstOrThrow();
+    try {
+      await h.db.updateTable('reply_attempts').set({ started_at: sql`now() - interval '20 minutes'` }).where('comment_id', '=', target.id).execute();
+      await reconcilePosts(h.reconcilerRuntime());
+      const answered = await h.db.selectFrom('comments').select(['replied']).where('id', '=', target.id).executeTakeFirstOrThrow();
+      assert.equal(answered.replied, true, 'found and recorded');
+      const after = await usage();
+      assert.deepEqual([after.posts, after.overage], [before.posts + 1, 0], 'the month counts the reply that is out; Free records no overage');
+    } finally {
+      await h.db.updateTable('users').set({ plan: 'starter' }).where('id', '=', h.api.userId).execute();
+    }
+  });
+
   it('the reconciler looks from the attempt\'s first charge: a keyed retry that reserved again after a refund does not hide a reply the first call published', async () => {
     const post = await publish(h, x.id, 'reserved twice');
     const stranger = h.standIns.x.addUser({ username: `twice${Math.floor(Math.random() * 1e6)}` });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHttpClient, type HttpClient } from '../../src/net/http';
-import { commentCapabilitiesFor } from '../../src/platforms/capabilities';
+import { commentCapabilitiesFor } from '../../src/platforms/comment-capabilities';
 import { createLinkedInAdapter } from '../../src/platforms/linkedin';
 import type { MediaItem, PlatformAdapter, PlatformContext, PlatformFailure } from '../../src/platforms/types';
 import { failureOf } from '../standins/graph';

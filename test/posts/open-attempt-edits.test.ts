@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import * as attemptMarks from '../../src/posts/attempt-marks';
 import * as attemptOutcomes from '../../src/posts/attempt-outcomes';
-import { cancelScheduled } from '../../src/posts/repository';
+import { cancelScheduled } from '../../src/posts/removals';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 

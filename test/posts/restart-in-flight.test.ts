@@ -94,4 +94,24 @@ describe('Posts: a run started again while the old run\'s call may still be in f
     assert.equal(recorded.find((r) => r.id === inFlight)!.platform_post_id, landed.platformPostId, 'the post the old call made is the one recorded');
     assert.equal(h.standIns.x.tweets().filter((t) => t.text === `${text} 0`).length, 1, 'sent once');
   });
+  it('a post of a restarted group goes on from the quick retries its lost run spent: tried once more, not three times', async () => {
+    const account = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const groupId = randomUUID();
+    const text = 'a fan-out post whose lost run spent both quick retries';
+    // As the lost group run left it: two attempts failed (X answered 503), its last quick retry due now.
+    const { id } = await h.db
+      .insertInto('posts')
+      .values({ user_id: h.api.userId, account_id: account.id, platform: 'x', text, status: 'publishing', group_id: groupId, workflow_id: groupWorkflowId(groupId), retry_count: 2 })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const sent = () => creates().filter((r) => (r.json as { text?: string })?.text === text).length;
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/tweets' }, { kind: 'reply', response: { status: 503, json: { title: 'Service Unavailable' } } }, 5);
+
+    const reconciled = await reconcilePosts(h.reconcilerRuntime());
+    assert.ok(reconciled.started.includes(groupWorkflowId(groupId)), 'restarted as its group');
+    assert.deepEqual(await h.env.client.workflow.getHandle(groupWorkflowId(groupId)).result(), { [id]: { outcome: 'failed' } });
+    const row = await h.db.selectFrom('posts').select(['status', 'retry_count']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.deepEqual([row.status, row.retry_count, sent()], ['failed', 3, 1], 'its one retry left, as an immediate post has (1 s and 3 s), not two more');
+    h.standIns.x.standIn.clearFaults();
+  });
 });

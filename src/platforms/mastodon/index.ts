@@ -118,7 +118,6 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
     platform: 'mastodon',
     // Every create carries an Idempotency-Key derived from the post id (see `createStatus`), which the server keeps
     // for an hour from the status it made (protocols.md section 3).
-    repeatedCreatesAreSafe: true,
     repeatedCreatesSafeForMs: IDEMPOTENCY_KEY_MS,
 
     async verify(ctx): Promise<AccountIdentity> {
