@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../src/db';
 import { ApiError, PassingRefusal } from '../src/errors';
+import { isClaimLost, MadeNotSettled, withKeyClaim } from '../src/idempotency/key-claim';
 import type { Logger } from '../src/logger';
-import { claimKey, idempotencyWindowMs, readKey, releaseClaim, renewClaim, storeAnswer, type Claim, type StoredResponse } from './idempotency-repository';
+import { claimKey, idempotencyWindowMs, readKey, releaseClaim, releaseUnlessMade, renewClaim, storeAnswer, type Claim, type StoredResponse } from './idempotency-repository';
 
 /**
  * `Idempotency-Key` as publishing-api.md specifies it, stored in Postgres so that it holds across API processes (the
@@ -28,6 +29,11 @@ import { claimKey, idempotencyWindowMs, readKey, releaseClaim, renewClaim, store
  * 6. An outcome the database will not store is still the client's answer; the claim then stays held (its lease
  *    renewed) while the store is tried again in the background, so a retry meanwhile is 409 `idempotency_in_progress`
  *    and then the replay, never a second run. A refusal that changed nothing is released instead (`settleUnstored`).
+ * 7. A create records what it made (`made`) under its claim in the statement that writes its rows
+ *    (`src/idempotency/key-claim.ts`), and only while the claim holds the key. A takeover of a lapsed claim whose
+ *    process died after that statement gets `made` with the claim and answers from those rows (the route's
+ *    `resume`, a replay: `Idempotent-Replay: true`) instead of running the request again; an unexpected failure after
+ *    it keeps the key claimed with its lease ended (`releaseUnlessMade`), for the retry to answer so.
  */
 
 const maxIdempotencyKeyLength = 255;
@@ -92,10 +98,19 @@ function canonical(value: unknown): unknown {
   return value;
 }
 
+/**
+ * The request as the route runs it: `execute` the handler; `resume` the answer from what an earlier claim of the key
+ * made (`made`) when its process died before storing its answer (routes whose handler records `made`).
+ */
+interface IdempotentRun {
+  execute: () => Promise<StoredResponse>;
+  resume?: (made: unknown) => Promise<StoredResponse>;
+}
+
 export async function runIdempotent(
   { db, logger }: { db: Db; logger: Logger },
   request: IdempotentRequest,
-  execute: () => Promise<StoredResponse>,
+  { execute, resume }: IdempotentRun,
   options: IdempotencyOptions = {},
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
   const opts = { ...defaults, ...options };
@@ -103,9 +118,13 @@ export async function runIdempotent(
   const deadline = Date.now() + opts.waitMs;
 
   for (;;) {
-    const claimId = await claimKey(db, { ...request, fingerprint }, opts);
-    if (claimId !== null) {
-      return { response: await executeClaimed({ db, logger }, { ...request, claimId }, execute, opts), replayed: false };
+    const claimed = await claimKey(db, { ...request, fingerprint }, opts);
+    if (claimed !== null) {
+      const claim = { ...request, claimId: claimed.claimId };
+      // What an earlier claim made is answered, not made again: the answer its request would have given, replayed.
+      const resumed = claimed.made !== null && resume !== undefined;
+      const run = resumed ? () => resume(claimed.made) : () => withKeyClaim(claim, execute);
+      return { response: await executeClaimed({ db, logger }, claim, run, opts), replayed: resumed };
     }
     const row = await readKey(db, request);
     if (!row) continue; // released between our claim and our read: claim again
@@ -160,9 +179,17 @@ async function executeClaimed(
   try {
     response = await execute();
   } catch (err) {
-    if (!(err instanceof ApiError) || !keptForReplay(err)) {
+    if (isClaimLost(err)) {
+      // The create wrote nothing: its claim was taken over after its lease ran out, and the takeover makes it.
       clearInterval(renew);
-      await release(db, logger, request, err instanceof ApiError ? err.status : 500);
+      logClaimLost(logger, request, 409, 'nothing was made under it');
+      throw new ApiError('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly to receive its response');
+    }
+    if (!(err instanceof ApiError) || err instanceof MadeNotSettled || !keptForReplay(err)) {
+      clearInterval(renew);
+      // An unexpected failure (or made rows not settled yet) may follow a committed create: its `made` must stay.
+      if (!(err instanceof ApiError) || err instanceof MadeNotSettled) await releaseOrKeepMade(db, logger, request);
+      else await release(db, logger, request, err.status);
       throw err;
     }
     response = { status: err.status, body: err.toEnvelope(), headers: err.headers };
@@ -246,6 +273,12 @@ function settleUnstored(
 async function release(db: Db, logger: Logger, request: ClaimedRequest, status: number): Promise<void> {
   const released = await releaseClaim(db, request).catch(() => undefined);
   if (released === false) logClaimLost(logger, request, status, 'the key was not released');
+}
+
+/** `releaseUnlessMade`, logged as `release` is when another claim holds the key now. */
+async function releaseOrKeepMade(db: Db, logger: Logger, request: ClaimedRequest): Promise<void> {
+  const released = await releaseUnlessMade(db, request).catch(() => undefined);
+  if (released === false) logClaimLost(logger, request, 500, 'the key was not released');
 }
 
 /**

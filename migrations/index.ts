@@ -49,6 +49,7 @@ import * as m0278 from './0278_credential_refusal_release';
 import * as m0279 from './0279_reply_attempt_looks';
 import * as m0284 from './0284_credential_refusal_first';
 import * as m0285 from './0285_reply_attempt_untold';
+import * as m0291 from './0291_idempotency_made';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -105,4 +106,5 @@ export const migrations: Record<string, Migration> = {
   '0279_reply_attempt_looks': m0279,
   '0284_credential_refusal_first': m0284,
   '0285_reply_attempt_untold': m0285,
+  '0291_idempotency_made': m0291,
 };
