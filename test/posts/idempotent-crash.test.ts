@@ -1,4 +1,8 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jpeg } from '../media/fixtures';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
@@ -107,5 +111,41 @@ describe('Idempotency-Key: a create whose process died before its answer was sto
     const retry = await send();
     assert.deepEqual([retry.status, retry.headers.get('idempotent-replay'), retry.body], [201, 'true', first.body], retry.text);
     assert.equal(await rowsWithText('draft one, crash or not'), 1);
+  });
+
+  it('a request that stalled past its lease before its create writes nothing once an identical one took the key over (409)', async () => {
+    // The stalled request waits on its media: the first download of the image is held until let go, later ones answer.
+    const image = jpeg(1080, 1080);
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    let downloads = 0;
+    const server = http.createServer((_req, res) => {
+      downloads += 1;
+      const answer = () => res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': String(image.length) }).end(image);
+      if (downloads === 1) void held.then(answer);
+      else answer();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+      const key = `stalled-${x.id}`;
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/held.jpg`;
+      const send = () => h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'stalled, then taken over', media_urls: [url] }, headers: { 'Idempotency-Key': key } });
+      const stalled = send();
+      while (downloads < 1) await sleep(20);
+      // Its lease ends (as if its process froze): an identical request takes the key over and creates the post.
+      await h.db.updateTable('idempotency_keys').set({ locked_until: new Date(Date.now() - 1_000) }).where('key', '=', key).execute();
+      const takeover = await send();
+      assert.deepEqual([takeover.status, takeover.headers.get('idempotent-replay')], [201, null], takeover.text);
+      letGo();
+      const late = await stalled;
+      assert.deepEqual([late.status, late.body.error?.code], [409, 'idempotency_in_progress'], late.text);
+      assert.equal(await rowsWithText('stalled, then taken over'), 1);
+      assert.equal(h.standIns.x.tweets().filter((t) => t.text.startsWith('stalled, then taken over')).length, 1);
+      const replay = await send();
+      assert.deepEqual([replay.status, replay.headers.get('idempotent-replay'), replay.text], [201, 'true', takeover.text]);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });
