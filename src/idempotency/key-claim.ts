@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type Transaction } from 'kysely';
+import type { Database } from '../db';
 import { ApiError } from '../errors';
 
 /**
@@ -9,7 +10,7 @@ import { ApiError } from '../errors';
  * the same key takes it over, finds `made`, and answers from those rows (the route's `resume`) instead of creating
  * again. Bound per request like the request origin (`src/events/request-origin.ts`), so the services need not pass it.
  */
-export interface KeyClaim {
+interface KeyClaim {
   userId: string;
   key: string;
   claimId: string;
@@ -48,6 +49,15 @@ export function claimRecordOf(made: unknown): ClaimRecord | undefined {
   };
 }
 
+/**
+ * Records `made` under the current claim in a create that runs as a transaction (a connect): one statement more, only
+ * under a key; it fails the transaction when the claim no longer holds the key (`isClaimLost`).
+ */
+export async function recordMadeIn(trx: Transaction<Database>, made: unknown): Promise<void> {
+  const record = claimRecordOf(made);
+  if (record) await sql`with ${record.cte} select ${record.holds} as held`.execute(trx);
+}
+
 /** `guard` and the claim's condition, as one condition of a create's statement (either may be absent). */
 export function withClaimHolds(guard: RawBuilder<boolean> | undefined, record: ClaimRecord | undefined): RawBuilder<boolean> | undefined {
   if (!record) return guard;
@@ -59,11 +69,12 @@ export function isClaimLost(err: unknown): boolean {
 }
 
 /**
- * A takeover's answer from what an earlier claim made, when those rows have not settled yet (an immediate post still
- * publishing, its workflow perhaps not yet restarted by the reconciler): 409 `idempotency_in_progress`, neither
- * stored nor released (`made` stays, so the next retry answers from the rows again).
+ * 409 `idempotency_in_progress`: an identical request holds the key and has not answered yet; or a takeover's rows,
+ * made by an earlier claim, have not settled (an immediate post still publishing, its workflow perhaps not restarted
+ * yet: `untilMadeSettled`); or this request's claim was taken over before its create wrote. Never stored: what was made
+ * stays under the key, so the next retry answers from it (api/idempotency.ts).
  */
-export class MadeNotSettled extends ApiError {
+export class StillInProgress extends ApiError {
   constructor() {
     super('idempotency_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly to receive its response');
   }

@@ -4,7 +4,7 @@ import type { PostView } from './post-view';
 import { isSettled } from './change-feed';
 import { settlementsOf, statusOf } from './view-queries';
 import { ApiError } from '../errors';
-import { MadeNotSettled } from '../idempotency/key-claim';
+import { StillInProgress } from '../idempotency/key-claim';
 import { refusedAsInvalid } from './workflow-client';
 import type { PostsRuntime } from './runtime';
 
@@ -113,14 +113,14 @@ const madeSettleMs = 60_000;
 /**
  * Returns once every one of `postIds` settled as an immediate request's wait would have it (`isSettled`; a removed
  * row counts: an immediate thread that failed), polling the rows: the answer of a takeover after a crash, rare, whose
- * workflow this process did not start. Past `timeoutMs`, 409 `idempotency_in_progress` (`MadeNotSettled`).
+ * workflow this process did not start. Past `timeoutMs`, 409 `idempotency_in_progress` (`StillInProgress`).
  */
 export async function untilMadeSettled(rt: Pick<PostsRuntime, 'db'>, postIds: readonly string[], timeoutMs = madeSettleMs): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const rows = await settlementsOf(rt.db, postIds);
     if (rows.every((row) => isSettled({ status: row.status, firstCommentStatus: row.first_comment_status }))) return;
-    if (Date.now() >= until) throw new MadeNotSettled();
+    if (Date.now() >= until) throw new StillInProgress();
     await sleep(500);
   }
 }
