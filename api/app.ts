@@ -79,6 +79,7 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
     // `requestContext` chose and echoed in the X-Request-Id header (`req.id` is only pino-http's, which we do not use).
     const origin = { id: String(res.getHeader('X-Request-Id')), idempotency_key: key };
     const run = () => withRequestOrigin(origin, () => route.handler({ params, query, body, auth, deps, req }));
+    const resume = route.resume && ((made: unknown) => withRequestOrigin(origin, () => route.resume!({ made, auth, deps })));
 
     let result: RouteResult;
     if (key === null) {
@@ -89,7 +90,7 @@ function routeChain(route: AnyRoute, deps: AppDeps): RequestHandler[] {
       const outcome = await runIdempotent(
         deps,
         { userId: auth.userId, key, method: req.method, path: fingerprintPath(route, params), body: fingerprinted },
-        run,
+        { execute: run, resume },
         deps.idempotency,
       );
       if (outcome.replayed) res.setHeader('Idempotent-Replay', 'true');

@@ -30,15 +30,16 @@ export interface Claim extends Key {
 }
 
 /**
- * The id of a new claim when it now owns the key; null when another request does (or did). A claim is taken with one
- * INSERT ... ON CONFLICT: the key is new, its row is past the window, or its row is an identical request's claim whose
- * lease ran out (its process died).
+ * A new claim when it now owns the key (its id, and `made`: what an earlier claim of the key committed, when this one
+ * took over a claim whose process died after its create's statement); null when another request holds the key (or
+ * did). A claim is taken with one INSERT ... ON CONFLICT: the key is new, its row is past the window, or its row is an
+ * identical request's claim whose lease ran out (its process died).
  */
 export async function claimKey(
   db: Db,
   request: Key & { method: string; path: string; fingerprint: string },
   timing: { leaseMs: number; windowMs: number },
-): Promise<string | null> {
+): Promise<{ claimId: string; made: unknown } | null> {
   const claimId = randomUUID();
   const lease = sql<Date>`now() + ${`${timing.leaseMs} milliseconds`}::interval`;
   const windowStart = sql<Date>`now() - ${`${timing.windowMs} milliseconds`}::interval`;
@@ -71,8 +72,10 @@ export async function claimKey(
           response_status: null,
           response_body: null,
           response_headers: null,
-          // A key past its window starts a new one; a takeover of a dead claim keeps the window of the key's first use.
+          // A key past its window starts a new one; a takeover of a dead claim keeps the window of the key's first use,
+          // and what that claim made (the takeover answers from it instead of making it again).
           created_at: sql<Date>`case when ${eb.ref('idempotency_keys.created_at')} < ${windowStart} then ${eb.ref('excluded.created_at')} else ${eb.ref('idempotency_keys.created_at')} end`,
+          made: sql<string | null>`case when ${eb.ref('idempotency_keys.created_at')} < ${windowStart} then null else ${eb.ref('idempotency_keys.made')} end`,
         }))
         .where((eb) =>
           eb.or([
@@ -85,9 +88,9 @@ export async function claimKey(
           ]),
         ),
     )
-    .returning('key')
+    .returning('made')
     .executeTakeFirst();
-  return claimed === undefined ? null : claimId;
+  return claimed === undefined ? null : { claimId, made: claimed.made ?? null };
 }
 
 /** The key's row as another request holds it (its fingerprint, state and stored answer); undefined once released. */
@@ -130,6 +133,26 @@ export async function releaseClaim(db: Db, claim: Claim): Promise<boolean> {
     .where('claim_id', '=', claim.claimId)
     .executeTakeFirst();
   return released.numDeletedRows > 0n;
+}
+
+/**
+ * Gives the key back after an unexpected failure, unless the request had made something (`made`: its create's
+ * statement committed): then the claim is kept with its lease ended, so the next identical request takes it over at
+ * once and answers from what was made, never making it again. False when the claim no longer holds the key.
+ */
+export async function releaseUnlessMade(db: Db, claim: Claim): Promise<boolean> {
+  const { rows } = await sql<{ released: number }>`
+    with released as (
+      delete from idempotency_keys
+      where user_id = ${claim.userId} and key = ${claim.key} and state = 'in_progress' and claim_id = ${claim.claimId} and made is null
+      returning 1
+    ), lapsed as (
+      update idempotency_keys set locked_until = now()
+      where user_id = ${claim.userId} and key = ${claim.key} and state = 'in_progress' and claim_id = ${claim.claimId} and made is not null
+      returning 1
+    )
+    select (select count(*) from released) + (select count(*) from lapsed) as released`.execute(db);
+  return Number(rows[0]?.released ?? 0) > 0;
 }
 
 /**

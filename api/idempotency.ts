@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../src/db';
 import { ApiError, PassingRefusal } from '../src/errors';
+import { isClaimLost, StillInProgress, withKeyClaim } from '../src/idempotency/key-claim';
 import type { Logger } from '../src/logger';
-import { claimKey, idempotencyWindowMs, readKey, releaseClaim, renewClaim, storeAnswer, type Claim, type StoredResponse } from './idempotency-repository';
+import { claimKey, idempotencyWindowMs, readKey, releaseClaim, releaseUnlessMade, renewClaim, storeAnswer, type Claim, type StoredResponse } from './idempotency-repository';
 
 /**
  * `Idempotency-Key` as publishing-api.md specifies it, stored in Postgres so that it holds across API processes (the
@@ -28,6 +29,10 @@ import { claimKey, idempotencyWindowMs, readKey, releaseClaim, renewClaim, store
  * 6. An outcome the database will not store is still the client's answer; the claim then stays held (its lease
  *    renewed) while the store is tried again in the background, so a retry meanwhile is 409 `idempotency_in_progress`
  *    and then the replay, never a second run. A refusal that changed nothing is released instead (`settleUnstored`).
+ * 7. A create records what it made (`made`) in the statement of its rows, only while its claim holds the key
+ *    (`src/idempotency/key-claim.ts`). A takeover of a claim whose process died after that gets `made` and answers from
+ *    those rows (the route's `resume`, replayed) instead of making them again; an unexpected failure after it keeps
+ *    the key claimed with its lease ended (`releaseUnlessMade`), for the retry to answer so.
  */
 
 const maxIdempotencyKeyLength = 255;
@@ -92,10 +97,11 @@ function canonical(value: unknown): unknown {
   return value;
 }
 
+/** `execute`: the handler; `resume`: the answer from what an earlier claim made (rule 7), on routes that record it. */
 export async function runIdempotent(
   { db, logger }: { db: Db; logger: Logger },
   request: IdempotentRequest,
-  execute: () => Promise<StoredResponse>,
+  { execute, resume }: { execute: () => Promise<StoredResponse>; resume?: (made: unknown) => Promise<StoredResponse> },
   options: IdempotencyOptions = {},
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
   const opts = { ...defaults, ...options };
@@ -103,9 +109,12 @@ export async function runIdempotent(
   const deadline = Date.now() + opts.waitMs;
 
   for (;;) {
-    const claimId = await claimKey(db, { ...request, fingerprint }, opts);
-    if (claimId !== null) {
-      return { response: await executeClaimed({ db, logger }, { ...request, claimId }, execute, opts), replayed: false };
+    const claimed = await claimKey(db, { ...request, fingerprint }, opts);
+    if (claimed !== null) {
+      const claim = { ...request, claimId: claimed.claimId };
+      const resumed = claimed.made !== null && resume !== undefined;
+      const run = resumed ? () => resume(claimed.made) : () => withKeyClaim(claim, execute);
+      return { response: await executeClaimed({ db, logger }, claim, run, opts), replayed: resumed };
     }
     const row = await readKey(db, request);
     if (!row) continue; // released between our claim and our read: claim again
@@ -121,12 +130,7 @@ export async function runIdempotent(
         replayed: true,
       };
     }
-    if (Date.now() >= deadline) {
-      throw new ApiError(
-        'idempotency_in_progress',
-        'A request with this Idempotency-Key is still being processed; retry shortly to receive its response',
-      );
-    }
+    if (Date.now() >= deadline) throw new StillInProgress();
     await sleep(opts.pollMs);
   }
 }
@@ -159,10 +163,14 @@ async function executeClaimed(
   let changedNothing = false;
   try {
     response = await execute();
-  } catch (err) {
-    if (!(err instanceof ApiError) || !keptForReplay(err)) {
+  } catch (thrown) {
+    // A create whose claim was taken over (its lease ran out) wrote nothing: the takeover makes it and answers.
+    const err = isClaimLost(thrown) ? new StillInProgress() : thrown;
+    if (!(err instanceof ApiError) || err instanceof StillInProgress || !keptForReplay(err)) {
       clearInterval(renew);
-      await release(db, logger, request, err instanceof ApiError ? err.status : 500);
+      // An unexpected failure may follow a committed create: what it made stays, for the retry to answer from.
+      const keepMade = !(err instanceof ApiError) || err instanceof StillInProgress;
+      await release(db, logger, request, err instanceof ApiError ? err.status : 500, keepMade);
       throw err;
     }
     response = { status: err.status, body: err.toEnvelope(), headers: err.headers };
@@ -242,9 +250,12 @@ function settleUnstored(
   })();
 }
 
-/** Gives the key back (a 5xx or crash is not stored, so the client may retry), unless another claim holds it now. */
-async function release(db: Db, logger: Logger, request: ClaimedRequest, status: number): Promise<void> {
-  const released = await releaseClaim(db, request).catch(() => undefined);
+/**
+ * Gives the key back (a 5xx or crash is not stored, so the client may retry), unless another claim holds it now; with
+ * `keepMade`, not when the request made something (`releaseUnlessMade`: kept claimed, its lease ended).
+ */
+async function release(db: Db, logger: Logger, request: ClaimedRequest, status: number, keepMade = false): Promise<void> {
+  const released = await (keepMade ? releaseUnlessMade : releaseClaim)(db, request).catch(() => undefined);
   if (released === false) logClaimLost(logger, request, status, 'the key was not released');
 }
 

@@ -44,6 +44,11 @@ interface RouteDefinition<
    */
   errors?: ErrorCode[];
   handler(input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteResult>;
+  /**
+   * On an `idempotent` route whose handler records what it made (`claimRecordOf`): the answer from `made` when a
+   * retry took over the key of a request whose process died after making it, before its answer was stored.
+   */
+  resume?(input: { made: unknown; auth: RequestAuth; deps: AppDeps }): Promise<RouteResult>;
 }
 
 interface RouteInput<P, Q, B> {

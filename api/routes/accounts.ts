@@ -2,8 +2,10 @@ import { z } from 'zod';
 import {
   AccountSchema,
   type AccountsDeps,
+  answerMadeConnection,
   ConnectAccountBody,
   connectAccount,
+  type MadeConnection,
   disconnectAccount,
   getAccount,
   listAccounts,
@@ -47,6 +49,12 @@ function accountsDeps(deps: AppDeps): AccountsDeps {
   };
 }
 
+/** A connect's answer: 201 for a new account, 200 for one the user had; `meta.warnings` names the account. */
+function connectedAnswer({ account, created, warnings }: Awaited<ReturnType<typeof connectAccount>>) {
+  const entries = warnings.map((warning) => ({ account_id: account.id, platform: account.platform, ...warning }));
+  return { status: created ? 201 : 200, body: { data: toAccountView(account), meta: { warnings: entries } } };
+}
+
 export const accountsRoutes = [
   defineRoute({
     method: 'post',
@@ -73,11 +81,8 @@ export const accountsRoutes = [
       201: { description: 'Connected a new account', schema: connectedBody },
       200: { description: 'Reconnected an account you already had (same platform account)', schema: connectedBody },
     },
-    handler: async ({ body, auth, deps }) => {
-      const { account, created, warnings } = await connectAccount(accountsDeps(deps), auth.userId, body);
-      const entries = warnings.map((warning) => ({ account_id: account.id, platform: account.platform, ...warning }));
-      return { status: created ? 201 : 200, body: { data: toAccountView(account), meta: { warnings: entries } } };
-    },
+    handler: async ({ body, auth, deps }) => connectedAnswer(await connectAccount(accountsDeps(deps), auth.userId, body)),
+    resume: async ({ made, auth, deps }) => connectedAnswer(await answerMadeConnection(deps, auth.userId, made as MadeConnection)),
   }),
   defineRoute({
     method: 'get',

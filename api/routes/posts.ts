@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../src/errors';
-import { createPosts } from '../../src/posts/create';
+import { answerMadePosts, createPosts, type MadePosts } from '../../src/posts/create';
 import { deletePost, getPost, setHidden } from '../../src/posts/manage';
 import { PostSchema } from '../../src/posts/post-view';
 import { retryFirstComment } from '../../src/posts/first-comment';
@@ -65,6 +65,7 @@ export const postsRoutes = [
     },
     errors: creationErrors,
     handler: async ({ body, auth, deps }) => createdPostAnswer(await createPosts(postsRuntimeOf(deps), auth.userId, body)),
+    resume: async ({ made, deps }) => createdPostAnswer(await answerMadePosts(postsRuntimeOf(deps), made as MadePosts)),
   }),
   defineRoute({
     method: 'get',

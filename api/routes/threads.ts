@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CreateThreadBodySchema, ThreadFanOutResponseSchema, ThreadSchema } from '../../src/posts/rules';
-import { createThreads } from '../../src/threads/create';
+import { answerMadeThreads, createThreads, type MadeThreads } from '../../src/threads/create';
 import { defineRoute } from '../route';
 import { creationErrors, postsRuntimeOf } from './posts';
 import { createdThreadAnswer } from './posts-answers';
@@ -24,5 +24,6 @@ export const threadsRoutes = [
     },
     errors: [...creationErrors, 'thread_rollback_incomplete'],
     handler: async ({ body, auth, deps }) => createdThreadAnswer(await createThreads(postsRuntimeOf(deps), auth.userId, body)),
+    resume: async ({ made, deps }) => createdThreadAnswer(await answerMadeThreads(postsRuntimeOf(deps), made as MadeThreads)),
   }),
 ];

@@ -5,6 +5,7 @@ import type { Database, Db } from '../db';
 import type { AccountRow, AccountUpdate } from '../db/tables/accounts';
 import type { User } from '../db/tables/users';
 import { ApiError } from '../errors';
+import { recordMadeIn } from '../idempotency/key-claim';
 import type { Logger } from '../logger';
 import { effectiveLimits } from '../plans';
 import { platformName, requireAvailablePlatform } from '../platforms/availability';
@@ -98,7 +99,7 @@ export async function connectAccount(
         ...(prepared.timezone !== undefined ? { timezone: prepared.timezone } : {}),
       });
       await clearRefusal(trx, existing.id);
-      return { account, created: false, credential };
+      return recorded(trx, { account, created: false, credential });
     }
     const { credential, row } = credentialValues(prepared.credentials);
     const account = await insertAccount(trx, {
@@ -109,12 +110,37 @@ export async function connectAccount(
       platform_account_id: identity.platformAccountId,
       timezone: prepared.timezone ?? null,
     });
-    return { account, created: true, credential };
+    return recorded(trx, { account, created: true, credential });
   });
   const { account, created, credential } = connected;
   // Renewable or not: one nothing can renew is lost by its workflow when it ends.
   if (credential.expiresAt !== null) await keepCredentialAlive(deps, account.id);
-  return { account, created, warnings: credential.warning ? [credential.warning] : [] };
+  return { account, created, warnings: warningsOf(credential) };
+}
+
+const warningsOf = (credential: CredentialAtConnect) => (credential.warning ? [credential.warning] : []);
+
+/** What a connect made, as recorded under its Idempotency-Key claim (`recordMadeIn`): what its answer is made from. */
+export interface MadeConnection {
+  account_id: string;
+  created: boolean;
+  warnings: Array<NonNullable<CredentialAtConnect['warning']>>;
+}
+
+/** The connection, recorded in its transaction under the request's Idempotency-Key claim, if it has one. */
+async function recorded<T extends { account: AccountRow; created: boolean; credential: CredentialAtConnect }>(trx: Trx, connection: T): Promise<T> {
+  await recordMadeIn(trx, { account_id: connection.account.id, created: connection.created, warnings: warningsOf(connection.credential) } satisfies MadeConnection);
+  return connection;
+}
+
+/**
+ * The answer of a connect whose process died after its transaction committed, before its answer was stored: the
+ * account as it is now, `created` as the connect found it (the retry would otherwise find the account and say 200).
+ */
+export async function answerMadeConnection(deps: Pick<AccountsDeps, 'db'>, userId: string, made: MadeConnection) {
+  const account = await findOwnAccount(deps.db, userId, made.account_id);
+  if (!account) throw new ApiError('not_found', `Account ${made.account_id} not found`);
+  return { account, created: made.created, warnings: made.warnings };
 }
 
 /** The account is stored whatever happens here: a workflow that cannot be started now is given by the next start's reconciler. */

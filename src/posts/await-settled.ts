@@ -1,7 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { PostView } from './post-view';
-import { statusOf } from './view-queries';
+import { isSettled } from './change-feed';
+import { settlementsOf, statusOf } from './view-queries';
 import { ApiError } from '../errors';
+import { StillInProgress } from '../idempotency/key-claim';
 import { refusedAsInvalid } from './workflow-client';
 import type { PostsRuntime } from './runtime';
 
@@ -98,6 +101,27 @@ async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs =
   while (Date.now() < until) {
     if ((await statusOf(rt.db, postId)) !== 'publishing') return;
     await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * How long the answer of a takeover waits for the rows an earlier claim of its Idempotency-Key made (`untilMadeSettled`):
+ * the workflow of a process that died is carried on by another worker, or started by the reconciler within a minute.
+ */
+const madeSettleMs = 60_000;
+
+/**
+ * Returns once every one of `postIds` settled as an immediate request's wait would have it (`isSettled`; a removed
+ * row counts: an immediate thread that failed), polling the rows: the answer of a takeover after a crash, rare, whose
+ * workflow this process did not start. Past `timeoutMs`, 409 `idempotency_in_progress` (`StillInProgress`).
+ */
+export async function untilMadeSettled(rt: Pick<PostsRuntime, 'db'>, postIds: readonly string[], timeoutMs = madeSettleMs): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await settlementsOf(rt.db, postIds);
+    if (rows.every((row) => isSettled({ status: row.status, firstCommentStatus: row.first_comment_status }))) return;
+    if (Date.now() >= until) throw new StillInProgress();
+    await sleep(500);
   }
 }
 

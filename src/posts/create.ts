@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NewPostRow, StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
+import { claimRecordOf } from '../idempotency/key-claim';
 import { reserveQuotaWith, type Charge } from '../quota/quota';
 import { fromLastRead, publishableAccountsOf } from './accounts-port';
 import { guardOf, type CreationRead } from './creation-reads';
@@ -10,7 +11,7 @@ import type { PostView } from './post-view';
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
-import { fanOutStarts, startAndAwait } from './await-settled';
+import { fanOutStarts, startAndAwait, untilMadeSettled } from './await-settled';
 import { failUnstartedPosts, insertPosts, postsInsertOf } from './repository';
 import { againOnSpacingClash } from './spacing-guard';
 import { scheduledTimesNear } from './view-queries';
@@ -27,11 +28,10 @@ export async function createPosts(rt: PostsRuntime, userId: string, body: Create
   const fanOut = body.account_ids !== undefined;
   // Validated against the accounts and limits this process read last, if it has them (`fromLastRead`), and written.
   // A clash with a post scheduled at the same moment is judged again from a new read (`againOnSpacingClash`).
-  const { rows, accounts, draft, immediate, groupId, workflowId, warnings } = await againOnSpacingClash(() =>
+  const { rows, created, draft, immediate, groupId, workflowId, warnings } = await againOnSpacingClash(() =>
     fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) => validateAndWrite(rt, body, fanOut, read)),
   );
 
-  const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: accounts[i]! }));
   let views: PostView[] | undefined;
   let unstarted: ReadonlySet<string> | undefined;
   if (workflowId !== null) {
@@ -69,19 +69,41 @@ async function validateAndWrite(rt: PostsRuntime, body: CreatePostBody, fanOut: 
   const rows = validation.accounts.map((plan) =>
     newRow(plan, { userId, groupId, workflowId, draft, timezone: body.timezone ?? null, media: media.refs.get(plan.account.id) ?? [] }),
   );
-  // A cached read is written only if its rows are still as read.
+  const created: CreatedPost[] = rows.map((row, i) => ({ id: row.id, account: { id: accounts[i]!.id, platform: accounts[i]!.platform } }));
+  const warnings: WarningEntry[] = draft ? [...validation.warnings, ...media.warnings] : [];
+  // A cached read is written only if its rows are still as read; under an Idempotency-Key, what the request made is
+  // recorded in the same statement, for a retry after a crash to answer from (`answerMadePosts`).
   const guard = guardOf(read);
+  const claimed = claimRecordOf({ created, fan_out: fanOut, group_id: groupId, draft, warnings } satisfies MadePosts);
   try {
     // The posts and their quota in one statement (its own transaction): the user's month row, which every publish of
     // this user waits for, is locked only while it runs, and a refusal rolls the posts back with it.
-    if (draft) await insertPosts(rt.db, rows, guard);
-    else await reserveQuotaWith(rt.db, { userId, limits, now, guard, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) }, postsInsertOf(rt.db, rows));
+    if (draft) await insertPosts(rt.db, rows, guard, claimed);
+    else await reserveQuotaWith(rt.db, { userId, limits, now, guard, claimed, charges: validation.accounts.flatMap((plan, i) => chargesOf(rows[i]!.id, plan)) }, postsInsertOf(rt.db, rows));
   } catch (err) {
     await rt.mediaStore.deleteDownloadedCopies(media.downloaded).catch(() => undefined);
     throw err;
   }
-  const warnings: WarningEntry[] = draft ? [...validation.warnings, ...media.warnings] : [];
-  return { rows, accounts, draft, immediate, groupId, workflowId, warnings };
+  return { rows, created, draft, immediate, groupId, workflowId, warnings };
+}
+
+/** What a create made, as recorded under its Idempotency-Key claim (`claimRecordOf`): what its answer is made from. */
+export interface MadePosts {
+  created: CreatedPost[];
+  fan_out: boolean;
+  group_id: string | null;
+  draft: boolean;
+  warnings: WarningEntry[];
+}
+
+/**
+ * The answer of a create whose process died after its posts were written, before its answer was stored: given to the
+ * retry with the same key that took the claim over, from the rows `made` names once they settled as the first
+ * request would have waited for (`untilMadeSettled`; the workflows carry on without it), as `createPosts` answers.
+ */
+export async function answerMadePosts(rt: PostsRuntime, made: MadePosts): Promise<PublishOutcome> {
+  if (!made.draft) await untilMadeSettled(rt, made.created.map((post) => post.id));
+  return publishOutcome(rt, { created: made.created, fanOut: made.fan_out, groupId: made.group_id, draft: made.draft, warnings: made.warnings });
 }
 
 function newRow(

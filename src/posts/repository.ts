@@ -1,5 +1,6 @@
 import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool, type Transaction } from 'kysely';
 import { currentRequestOrigin } from '../events/request-origin';
+import { withClaimHolds, type ClaimRecord } from '../idempotency/key-claim';
 import type { Database, Db } from '../db';
 import type { NewPostRow, PostRow, PostStatus, PostUpdate } from '../db/tables/posts';
 import { refundQuota } from '../quota/quota';
@@ -25,9 +26,13 @@ type Trx = Transaction<Database>;
 type DbOrTrx = Db | Trx;
 
 
-/** Inserts the rows; with a `guard` (`unchangedSince`), in one statement that fails, inserting nothing, unless it holds. */
-export async function insertPosts(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>, guard?: RawBuilder<boolean>): Promise<void> {
-  if (guard) await sql`with written as (${postsInsertOf(db, rows)}) select ${guard} as unchanged`.execute(db);
+/**
+ * Inserts the rows; with a `guard` (`unchangedSince`) or a `claimed` record (what an Idempotency-Key's request made,
+ * `claimRecordOf`), in one statement that fails, inserting nothing, unless each holds.
+ */
+export async function insertPosts(db: DbOrTrx, rows: ReadonlyArray<NewPostRow>, guard?: RawBuilder<boolean>, claimed?: ClaimRecord): Promise<void> {
+  const condition = withClaimHolds(guard, claimed);
+  if (condition) await sql`with written as (${postsInsertOf(db, rows)})${claimed ? sql`, ${claimed.cte}` : sql``} select ${condition} as unchanged`.execute(db);
   else await postsInsertOf(db, rows).execute();
 }
 

@@ -57,6 +57,11 @@ export async function statusOf(db: Db, postId: string): Promise<PostStatus | und
   return (await db.selectFrom('posts').select('status').where('id', '=', postId).executeTakeFirst())?.status;
 }
 
+/** The status and first comment of each of `postIds` still there (a removed immediate thread part is not). */
+export function settlementsOf(db: Db, postIds: readonly string[]) {
+  return db.selectFrom('posts').select(['status', 'first_comment_status']).where('id', 'in', postIds).execute();
+}
+
 /** Posts joined with their account's state, which the post view needs. */
 export function viewQuery(db: DbOrTrx) {
   return db

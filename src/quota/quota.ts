@@ -6,6 +6,7 @@ import { namedStatements } from '../db/named-statements';
 import type { ReservationKind } from '../db/tables/quota';
 import type { User } from '../db/tables/users';
 import { ApiError } from '../errors';
+import { withClaimHolds, type ClaimRecord } from '../idempotency/key-claim';
 import { effectiveLimits, planLabel, type EffectiveLimits, type PlanName } from '../plans';
 
 /**
@@ -69,6 +70,8 @@ type QuotaInput = {
    * and cannot be unsent). Still never overage where the post quota is hard: Free bills no post.
    */
   outAlready?: boolean;
+  /** What the request made, recorded under its Idempotency-Key claim in the same statement (`claimRecordOf`). */
+  claimed?: ClaimRecord;
 };
 
 /**
@@ -89,10 +92,16 @@ export async function reserveQuota(trx: Transaction<Database>, input: QuotaInput
  */
 export async function reserveQuotaWith(db: Db, input: QuotaInput, write: RawBuilder<unknown> | Compilable): Promise<void> {
   if (input.charges.length === 0) {
-    await (input.guard ? sql`with written as (${write}) select ${input.guard} as unchanged` : sql`${write}`).execute(db);
+    const guard = withClaimHolds(input.guard, input.claimed);
+    await (guard ? sql`with written as (${write})${claimedCte(input)} select ${guard} as unchanged` : sql`${write}`).execute(db);
     return;
   }
   await reserve(db, input, sql`written as (${write}), `);
+}
+
+/** The claim's record as a further CTE of the statement (`, claim_made as (...)`), or nothing. */
+function claimedCte(input: QuotaInput): RawBuilder<unknown> {
+  return input.claimed ? sql`, ${input.claimed.cte}` : sql``;
 }
 
 /**
@@ -160,8 +169,9 @@ function reservationOf(input: QuotaInput, before: RawBuilder<unknown>) {
     (hard) => sql`when ${hard.needed}::integer > 0 and ${hard.usedBefore} + ${hard.needed}::integer > ${hard.quota}::integer
       then herald_refuse(${quotaRefusedCode}, json_build_object('limit', ${hard.limit}::text, 'used', ${hard.usedBefore}, 'quota', ${hard.quota}::integer, 'needed', ${hard.needed}::integer)::text)`,
   );
+  const guard = withClaimHolds(input.guard, input.claimed);
   return sql`
-    with ${before}usage as (
+    with ${before}${input.claimed ? sql`${input.claimed.cte}, ` : sql``}usage as (
       insert into usage_months as u (user_id, month, posts, scheduled, overage, x_link_posts)
       values (${input.userId}, ${month}, ${postsNeeded}, ${scheduledNeeded}, ${postQuota === null ? 0 : Math.max(0, postsNeeded - Math.max(0, postQuota))}, ${xLinks})
       on conflict (user_id, month) do update set
@@ -175,7 +185,7 @@ function reservationOf(input: QuotaInput, before: RawBuilder<unknown>) {
       select ${input.userId}, charge.post_id, ${month}, charge.kind, coalesce(${postQuota}::integer is not null and charge.post_ordinal >= greatest(0, ${postQuota}::integer - usage.posts_before), false)
       from usage, unnest(${input.charges.map((c) => c.postId)}::uuid[], ${input.charges.map((c) => c.kind)}::text[], ${postOrdinals}::integer[]) as charge(post_id, kind, post_ordinal)
     )
-    select ${input.guard ? sql`${input.guard} as unchanged, ` : sql``}case ${sql.join(overHardLimit, sql` `)} end as refused from usage`;
+    select ${guard ? sql`${guard} as unchanged, ` : sql``}case ${sql.join(overHardLimit, sql` `)} end as refused from usage`;
 }
 
 /** The 429 of a reservation that failed over a hard limit (its `HardLimitHit`); null for any other failure. */

@@ -4,14 +4,15 @@ import type { Database } from '../db';
 import type { NewPostRow } from '../db/tables/posts';
 import type { PublishThreadResult } from '../../workflows/publish-thread';
 import { ApiError } from '../errors';
+import { claimRecordOf } from '../idempotency/key-claim';
 import { reserveQuota, reserveQuotaWith, type Charge } from '../quota/quota';
 import { fromLastRead, publishableAccountsOf } from '../posts/accounts-port';
 import { guardOf, type CreationRead } from '../posts/creation-reads';
 import { prepareMedia, type PreparedMedia } from '../posts/prepare-media';
-import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode } from '../posts/rules';
+import { validateThreadRequest, type AccountPlanOf, type AccountThreadBody, type CreateThreadBody, type RuleMode, type WarningEntry } from '../posts/rules';
 import { checkAccountSelection } from '../posts/rules/structure';
 import type { PostsRuntime } from '../posts/runtime';
-import { fanOutStarts, startAndAwait } from '../posts/await-settled';
+import { fanOutStarts, startAndAwait, untilMadeSettled } from '../posts/await-settled';
 import { insertPosts, markPromoted as markDraftPromoted, postsInsertOf } from '../posts/repository';
 import { againOnSpacingClash } from '../posts/spacing-guard';
 import { ChangedSinceRead } from '../posts/edit-guard';
@@ -42,10 +43,9 @@ export async function createThreads(rt: PostsRuntime, userId: string, body: Crea
   const fanOut = body.account_ids !== undefined;
   // Validated against the accounts and limits this process read last, if it has them (`fromLastRead`), and written.
   // A clash with a post scheduled at the same moment is judged again from a new read (`againOnSpacingClash`).
-  const { threads, draft, groupId, warnings } = await againOnSpacingClash(() =>
+  const { threads, created, draft, groupId, warnings } = await againOnSpacingClash(() =>
     fromLastRead(rt, userId, body.account_ids ?? [body.account_id!], (read) => validateAndWrite(rt, body, fanOut, read, promotion)),
   );
-  const created: CreatedThread[] = threads.map(({ threadId, plan, rows }) => ({ threadId, userId, account: plan.account, postIds: rows.map((r) => r.id) }));
   const outcomes = draft ? new Map<string, ThreadOutcome>() : await runThreadWorkflows(rt, threads.map(({ threadId, rows }) => ({ threadId, rows })));
   return threadOutcome(rt, { created, outcomes, fanOut, groupId, draft, warnings });
 }
@@ -86,11 +86,20 @@ async function validateAndWrite(rt: PostsRuntime, body: CreateThreadBody, fanOut
 
   const downloaded = media.flatMap((m) => m.downloaded);
   const rows = threads.flatMap((t) => t.rows);
-  // A cached read is written only if its rows are still as read.
+  const created: CreatedThread[] = threads.map(({ threadId, plan, rows: parts }) => ({
+    threadId,
+    userId,
+    account: { id: plan.account.id, platform: plan.account.platform },
+    postIds: parts.map((r) => r.id),
+  }));
+  const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
+  // A cached read is written only if its rows are still as read; under an Idempotency-Key (never a promotion, which
+  // takes none), what the request made is recorded in the same statement, for a retry after a crash (`answerMadeThreads`).
   const guard = guardOf(read);
-  const quota = { userId, limits, now, guard, charges: threads.flatMap(({ plan, rows: parts }) => threadCharges(plan, parts.map((r) => r.id))) };
+  const claimed = promotion ? undefined : claimRecordOf({ created, fan_out: fanOut, group_id: groupId, draft, warnings } satisfies MadeThreads);
+  const quota = { userId, limits, now, guard, claimed, charges: threads.flatMap(({ plan, rows: parts }) => threadCharges(plan, parts.map((r) => r.id))) };
   try {
-    if (draft && !promotion) await insertPosts(rt.db, rows, guard);
+    if (draft && !promotion) await insertPosts(rt.db, rows, guard, claimed);
     // The parts and their quota in one statement (its own transaction), as a post's: the user's month row, which
     // every publish of this user waits for, is locked only while it runs, and a refusal rolls the parts back with it.
     else if (!promotion) await reserveQuotaWith(rt.db, quota, postsInsertOf(rt.db, rows));
@@ -106,8 +115,26 @@ async function validateAndWrite(rt: PostsRuntime, body: CreateThreadBody, fanOut
     await rt.mediaStore.deleteDownloadedCopies(downloaded).catch(() => undefined);
     throw err;
   }
-  const warnings = draft ? [...validation.warnings, ...media.flatMap((m) => m.warnings)] : [];
-  return { threads, draft, groupId, warnings };
+  return { threads, created, draft, groupId, warnings };
+}
+
+/** What a thread create made, as recorded under its Idempotency-Key claim (`claimRecordOf`): what its answer is made from. */
+export interface MadeThreads {
+  created: CreatedThread[];
+  fan_out: boolean;
+  group_id: string | null;
+  draft: boolean;
+  warnings: WarningEntry[];
+}
+
+/**
+ * The answer of a thread create whose process died after its parts were written, before its answer was stored (as
+ * `answerMadePosts`): from the rows once every part settled, a thread that failed from its `thread.failed` event
+ * (its rows are gone: `threadOutcome`'s `lostOutcome`).
+ */
+export async function answerMadeThreads(rt: PostsRuntime, made: MadeThreads): Promise<ThreadCreateOutcome> {
+  if (!made.draft) await untilMadeSettled(rt, made.created.flatMap((thread) => thread.postIds));
+  return threadOutcome(rt, { created: made.created, outcomes: new Map(), fanOut: made.fan_out, groupId: made.group_id, draft: made.draft, warnings: made.warnings });
 }
 
 /**

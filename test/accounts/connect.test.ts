@@ -178,6 +178,22 @@ describe('POST /api/v1/accounts: connecting each platform against its stand-in',
     assert.equal(platforms.x.standIn.calls('GET', '/2/users/me').length, lookups);
   });
 
+  it('Idempotency-Key: a connect whose process died before its answer was stored answers the retry 201 as first, replayed', async () => {
+    platforms.x.addUser({ username: 'idem-crash', bearerToken: 'x-idem-crash' });
+    const headers = { 'idempotency-key': 'connect-idem-crash' };
+    const first = await api.request('POST', '/api/v1/accounts', { body: { access_token: 'x-idem-crash' }, headers });
+    assert.equal(first.status, 201, first.text);
+    // As the dead process left it: claimed, no answer, the lease ended (the account committed).
+    await api.deps.db
+      .updateTable('idempotency_keys')
+      .set({ state: 'in_progress', locked_until: new Date(Date.now() - 1_000), response_status: null, response_body: null, response_headers: null })
+      .where('key', '=', 'connect-idem-crash')
+      .execute();
+    const retry = await api.request('POST', '/api/v1/accounts', { body: { access_token: 'x-idem-crash' }, headers });
+    assert.deepEqual([retry.status, retry.headers.get('idempotent-replay')], [201, 'true'], retry.text);
+    assert.deepEqual(retry.body, first.body);
+  });
+
   it('facebook with a Page id and Page token → kind page', async () => {
     const { page } = platforms.facebook;
     const res = await api.request('POST', '/api/v1/accounts', { body: { platform: 'facebook', page_id: page.id, access_token: page.token } });

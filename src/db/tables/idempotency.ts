@@ -22,6 +22,11 @@ interface IdempotencyKeysTable {
   response_body: string | null;
   response_headers: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   created_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /**
+   * What the claim's request committed, written in the same statement as its rows (`src/idempotency/key-claim.ts`),
+   * so that a takeover after a crash answers from them instead of running the request again (migration 0291).
+   */
+  made: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface IdempotencyTables {
