@@ -87,9 +87,10 @@ export function keepingCredentialsAlive(adapters: PlatformAdapters, deps: Creden
 
 /**
  * The members whose success shows the platform took the credential: each always sends it (`resolveUrl` may build a
- * link without a call, `findPublished` may answer without one).
+ * link without a call, `findPublished` may answer without one). Typed as the adapter's members, so a rename fails
+ * the build instead of silently ending nothing.
  */
-const PROVE_CREDENTIAL: ReadonlySet<string> = new Set(['publish', 'delete', 'listComments', 'commentParents', 'replyToComment', 'hideComment', 'deleteComment', 'readMetrics']);
+const PROVE_CREDENTIAL: ReadonlySet<string> = new Set<keyof PlatformAdapter>(['publish', 'delete', 'listComments', 'commentParents', 'replyToComment', 'hideComment', 'deleteComment', 'readMetrics']);
 
 type AdapterCall = (ctx: PlatformContext, ...args: unknown[]) => Promise<unknown>;
 
