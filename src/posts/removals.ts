@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import type { Database, Db } from '../db';
+import { idsOrNone } from '../db/uuid';
 import { refundQuota } from '../quota/quota';
 import { failPendingCommentColumns, firstCommentCharges, firstCommentNotSent } from './first-comment-not-sent';
 import { recordPostEvents } from './post-events';
@@ -56,7 +57,7 @@ export async function cancelScheduled(
       .updateTable('posts')
       .set({ status: 'deleted', error_message: target.reason, ...failPendingCommentColumns(firstCommentNotSent.cancelled), updated_at: sql`now()` })
       .where('status', '=', 'scheduled');
-    const postIds = target.postIds?.length ? target.postIds : ['00000000-0000-0000-0000-000000000000'];
+    const postIds = idsOrNone(target.postIds ?? []);
     if (target.postIds) update = update.where('id', 'in', postIds);
     if (target.accountId) update = update.where('account_id', '=', target.accountId);
     // The row's own mark is read again on a row written meanwhile (a requeue); the others' as the statement began.
@@ -90,7 +91,7 @@ async function failMayBeLive(trx: Transaction<Database>, target: { postIds?: rea
     .where('status', '=', 'scheduled')
     .where('publish_attempt_started_at', 'is not', null)
     .where('thread_id', 'is', null);
-  if (target.postIds) update = update.where('id', 'in', target.postIds.length ? target.postIds : ['00000000-0000-0000-0000-000000000000']);
+  if (target.postIds) update = update.where('id', 'in', idsOrNone(target.postIds));
   if (target.accountId) update = update.where('account_id', '=', target.accountId);
   const failed = (await update.returning('id').execute()).map((r) => r.id);
   await refundQuota(trx, failed);

@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { AccountInactiveReason } from '../accounts/lifecycle';
 import type { Database } from '../db';
+import { idsOrNone } from '../db/uuid';
 import { failPendingCommentColumns, firstCommentNotSent } from '../posts/first-comment-not-sent';
 import { mayBeLiveAccountEnded } from '../posts/publish-outcome';
 import { refundQuota } from '../quota/quota';
@@ -14,7 +15,7 @@ import { recordThreadEvent } from './thread-events';
  * outcome (publishing-api.md "Post status" rule 2), so the whole thread is `failed`, not cancelled (`deleted` with a
  * cancellation value says it never went out): every part with the posts' sentence naming the part
  * (`mayBeLiveAccountEnded`), marks closed, first comment failed, refunded, one `thread.failed`. The posts' own rule
- * is `failMayBeLive` (`src/posts/repository.ts`), which leaves thread parts to this one; both run in the transaction
+ * is `failMayBeLive` (`src/posts/removals.ts`), which leaves thread parts to this one; both run in the transaction
  * of the account's cancellation (`cancelScheduled`), before it, so it no longer finds these parts `scheduled`.
  * Each thread's parts are locked in part order first, as its claim locks them (`claimThread`), so the two never
  * deadlock and a thread claimed meanwhile is left to its attempt (which finds the account off and fails it so:
@@ -28,7 +29,7 @@ export async function failThreadsMayBeLive(trx: Transaction<Database>, target: {
     .where('thread_id', 'is not', null)
     .where('status', '=', 'scheduled')
     .where('publish_attempt_started_at', 'is not', null);
-  if (target.postIds) open = open.where('id', 'in', target.postIds.length ? target.postIds : ['00000000-0000-0000-0000-000000000000']);
+  if (target.postIds) open = open.where('id', 'in', idsOrNone(target.postIds));
   if (target.accountId) open = open.where('account_id', '=', target.accountId);
   const threadIds = (await open.orderBy('thread_id').execute()).map((r) => r.thread_id!);
   const failed: string[] = [];
