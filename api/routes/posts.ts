@@ -3,7 +3,7 @@ import type { ErrorCode } from '../../src/errors';
 import { answerMadePosts, createPosts, type MadePosts } from '../../src/posts/create';
 import { deletePost, getPost, setHidden } from '../../src/posts/manage';
 import { PostSchema } from '../../src/posts/post-view';
-import { retryFirstComment } from '../../src/posts/first-comment';
+import { answerMadeFirstComment, retryFirstComment, type MadeFirstComment } from '../../src/posts/first-comment';
 import { updatePost } from '../../src/posts/update';
 import {
   CreatePostBodySchema,
@@ -114,6 +114,7 @@ export const postsRoutes = [
     responses: { 200: { description: 'The post, first_comment.status posted', schema: data(PostSchema) } },
     errors: ['not_found', 'first_comment_not_found', 'first_comment_not_retryable', 'first_comment_failed', 'first_comment_rate_limited', 'usage_limit_exceeded'],
     handler: async ({ params, auth, deps }) => firstCommentAnswer(await retryFirstComment(postsRuntimeOf(deps), auth.userId, params.id)),
+    resume: async ({ made, auth, deps }) => firstCommentAnswer(await answerMadeFirstComment(postsRuntimeOf(deps), auth.userId, made as MadeFirstComment)),
   }),
   defineRoute({
     method: 'delete',

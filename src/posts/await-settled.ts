@@ -1,10 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { PostView } from './post-view';
-import { isSettled } from './change-feed';
-import { settlementsOf, statusOf } from './view-queries';
+import { statusOf } from './view-queries';
 import { ApiError } from '../errors';
-import { StillInProgress } from '../idempotency/key-claim';
 import { refusedAsInvalid } from './workflow-client';
 import type { PostsRuntime } from './runtime';
 
@@ -104,29 +101,20 @@ async function waitWhilePublishing(rt: PostsRuntime, postId: string, timeoutMs =
   }
 }
 
-/**
- * How long the answer of a takeover waits for the rows an earlier claim of its Idempotency-Key made (`untilMadeSettled`):
- * the workflow of a process that died is carried on by another worker, or started by the reconciler within a minute.
- */
-const madeSettleMs = 60_000;
-
-/**
- * Returns once every one of `postIds` settled as an immediate request's wait would have it (`isSettled`; a removed
- * row counts: an immediate thread that failed), polling the rows: the answer of a takeover after a crash, rare, whose
- * workflow this process did not start. Past `timeoutMs`, 409 `idempotency_in_progress` (`StillInProgress`).
- */
-export async function untilMadeSettled(rt: Pick<PostsRuntime, 'db'>, postIds: readonly string[], timeoutMs = madeSettleMs): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const rows = await settlementsOf(rt.db, postIds);
-    if (rows.every((row) => isSettled({ status: row.status, firstCommentStatus: row.first_comment_status }))) return;
-    if (Date.now() >= until) throw new StillInProgress();
-    await sleep(500);
-  }
-}
-
 /** The sentence a post Temporal refused to start keeps in `error_message`. */
 export const unstartableSentence = 'Herald could not start publishing this post (its workflow was refused); nothing was sent and its quota was returned';
+
+/**
+ * The posts among `views` whose start Temporal refused (`failUnstarted` wrote `unstartableSentence`: no other write
+ * does), for a takeover's answer to say what the first request said of them (`answerMadePosts`): each one's
+ * `internal_error` in a fan-out, and, when it was every post, the request's 500 naming them (`UnstartableStart`,
+ * thrown), not a platform's `upstream_error`.
+ */
+export function unstartedAmong(views: ReadonlyArray<Pick<PostView, 'id' | 'status' | 'error_message'>>): ReadonlySet<string> {
+  const unstarted = views.filter((view) => view.status === 'failed' && view.error_message === unstartableSentence).map((view) => view.id);
+  if (unstarted.length > 0 && unstarted.length === views.length) throw new UnstartableStart(unstarted, unstarted);
+  return new Set(unstarted);
+}
 
 /**
  * A start Temporal refused as invalid, after its posts were failed (or, an immediate thread, discarded) and refunded:
@@ -134,7 +122,7 @@ export const unstartableSentence = 'Herald could not start publishing this post 
  * charged"), naming the rows kept so the user can read them, or saying none was. A fan-out catches it per account
  * (`fanOutStarts`): the accounts whose workflows started carry on, and the answer names each one's state.
  */
-class UnstartableStart extends ApiError {
+export class UnstartableStart extends ApiError {
   constructor(
     readonly postIds: readonly string[],
     readonly kept: readonly string[],

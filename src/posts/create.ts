@@ -11,10 +11,11 @@ import type { PostView } from './post-view';
 import { validatePostRequest, type CreatePostBody, type AccountBody, type AccountPlanOf, type WarningEntry } from './rules';
 import { checkCreatePostStructure } from './rules/structure';
 import type { PostsRuntime } from './runtime';
-import { fanOutStarts, startAndAwait, untilMadeSettled } from './await-settled';
+import { fanOutStarts, startAndAwait, unstartedAmong } from './await-settled';
+import { untilMadeSettled } from './made-settled';
 import { failUnstartedPosts, insertPosts, postsInsertOf } from './repository';
 import { againOnSpacingClash } from './spacing-guard';
-import { scheduledTimesNear } from './view-queries';
+import { loadPostViews, scheduledTimesNear } from './view-queries';
 import { groupWorkflowId, startGroupWorkflow, startPublishWorkflow, type StartedPost } from './workflow-client';
 
 /**
@@ -103,7 +104,10 @@ export interface MadePosts {
  */
 export async function answerMadePosts(rt: PostsRuntime, made: MadePosts): Promise<PublishOutcome> {
   if (!made.draft) await untilMadeSettled(rt, made.created.map((post) => post.id));
-  return publishOutcome(rt, { created: made.created, fanOut: made.fan_out, groupId: made.group_id, draft: made.draft, warnings: made.warnings });
+  const views = await loadPostViews(rt.db, made.created.map((post) => post.id));
+  // Posts whose start Temporal refused: Herald's failure, not the platform's, as the first answer said.
+  const unstarted = made.draft ? undefined : unstartedAmong(views);
+  return publishOutcome(rt, { created: made.created, fanOut: made.fan_out, groupId: made.group_id, draft: made.draft, warnings: made.warnings, views, unstarted });
 }
 
 function newRow(

@@ -4,10 +4,12 @@ import type { OwnCommentInput } from '../comments/repository';
 import type { AccountRow } from '../db/tables/accounts';
 import type { PostRow } from '../db/tables/posts';
 import { ApiError } from '../errors';
+import { claimRecordOf } from '../idempotency/key-claim';
 import { isPlatformFailure } from '../platforms/types';
 import { loadLimits, reserveQuota, type Charge } from '../quota/quota';
 import { AccountNotConnectedError, accountOfPost, publishingContextOfClaimed } from './accounts-port';
 import { refusalFromFailure, refusalOf, type PublishFailureKind, type Refusal } from './publish-outcome';
+import { untilMadeSettled } from './made-settled';
 import type { PostView } from './post-view';
 import { findOwnPost, getPostView } from './read';
 import * as firstComments from './first-comment-repository';
@@ -96,19 +98,55 @@ export async function retryFirstComment(rt: PostsRuntime, userId: string, postId
   if (!account.active) throw new AccountNotActiveError(`Account ${account.id} is not active; reconnect it or switch it on to retry the first comment`);
   const limits = await loadLimits(rt.db, userId);
   const links = linkCharge(account, limits, row.first_comment_text);
+  // Under an Idempotency-Key, the reopened attempt is recorded in the reservation's statement, for a retry after a
+  // crash to answer from (`answerMadeFirstComment`) instead of meeting the comment `pending` or `posted` (409).
+  const claimed = claimRecordOf({ post_id: row.id } satisfies MadeFirstComment);
   await rt.db.transaction().execute(async (trx) => {
     if (!(await firstComments.reopenFirstComment(trx, row.id))) throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
     const charges: Charge[] = [{ postId: row.id, kind: 'first_comment' }, ...links.map(() => ({ postId: row.id, kind: 'x_link_first_comment' as const }))];
-    await reserveQuota(trx, { userId, limits, now: rt.now(), charges });
+    await reserveQuota(trx, { userId, limits, now: rt.now(), charges, claimed });
   });
   const outcome = await sendFirstComment(rt, row.id);
   if (outcome.status === 'failed') return { kind: 'comment_refused', rateLimited: outcome.kind === 'rate_limited', message: outcome.message, retryAfterSeconds: outcome.retryAfterSeconds };
   if (outcome.status === 'skipped') {
     // The post stopped being published (deleted) between the claim and the send: nothing was sent, nothing is kept.
     await firstComments.failPendingFirstComment(rt.db, row.id, firstCommentNotSent.noLongerPublished);
-    throw new ApiError('first_comment_not_retryable', 'The post is no longer published; a first comment can be retried only on a published post');
+    throw noLongerPublished();
   }
   return { kind: 'posted', post: await getPostView(rt.db, row.id) };
+}
+
+function noLongerPublished(): ApiError {
+  return new ApiError('first_comment_not_retryable', 'The post is no longer published; a first comment can be retried only on a published post');
+}
+
+/** What a keyed retry made, as recorded under its Idempotency-Key claim (`claimRecordOf`): the attempt it reopened. */
+export interface MadeFirstComment {
+  post_id: string;
+}
+
+/**
+ * The answer of a keyed retry whose process died after it reopened the comment, before its answer was stored: given
+ * to the retry with the same key that took the claim over, from the comment once its attempt settled, as
+ * `retryFirstComment` answers (posted: the post; refused: the sentence the comment keeps; the post gone: 409). An
+ * attempt nobody will finish is failed as unconfirmed once abandoned, as the retry's own path does; until then the
+ * wait ends in 409 `idempotency_in_progress` (`untilMadeSettled`), what was made kept for the next retry. Left: a
+ * comment the platform throttled answers 502 `first_comment_failed`, not 429 with `Retry-After` (the kind of refusal
+ * is not kept on the row; neither answer is stored, and either asks for a later retry).
+ */
+export async function answerMadeFirstComment(rt: PostsRuntime, userId: string, made: MadeFirstComment): Promise<FirstCommentRetry> {
+  const pending = await findOwnPost(rt.db, userId, made.post_id);
+  if (pending.first_comment_status === 'pending' && pending.status === 'published') {
+    const abandoned = await abandonedAttemptRefusal(rt, pending);
+    if (abandoned) return abandoned;
+    await untilMadeSettled(rt, [made.post_id]);
+  }
+  const row = await findOwnPost(rt.db, userId, made.post_id);
+  if (row.first_comment_status === 'posted') return { kind: 'posted', post: await getPostView(rt.db, row.id) };
+  if (row.first_comment_status === 'failed' && row.first_comment_error !== firstCommentNotSent.noLongerPublished) {
+    return { kind: 'comment_refused', rateLimited: false, message: row.first_comment_error ?? '', retryAfterSeconds: null };
+  }
+  throw noLongerPublished();
 }
 
 /**
@@ -123,11 +161,16 @@ export const ABANDONED_AFTER_MS = 15 * 60_000;
  * and answered as the platform's refusal would be: it may have been posted, so it is not sent again unasked.
  */
 async function settleAbandonedAttempt(rt: PostsRuntime, row: PostRow): Promise<FirstCommentRetry> {
-  const unconfirmed = refusalOf(row.platform, 'unknown_outcome', '', null, 'first comment');
-  if (await firstComments.failPendingFirstComment(rt.db, row.id, unconfirmed.message, { staleForMs: ABANDONED_AFTER_MS })) {
-    return { kind: 'comment_refused', rateLimited: false, message: unconfirmed.message, retryAfterSeconds: null };
-  }
+  const abandoned = await abandonedAttemptRefusal(rt, row);
+  if (abandoned) return abandoned;
   throw new ApiError('first_comment_not_retryable', 'Another attempt at this first comment is in flight; read the post again shortly');
+}
+
+/** A `pending` comment's attempt failed as unconfirmed when abandoned (`ABANDONED_AFTER_MS`), answered so; else null. */
+async function abandonedAttemptRefusal(rt: PostsRuntime, row: PostRow): Promise<FirstCommentRetry | null> {
+  const unconfirmed = refusalOf(row.platform, 'unknown_outcome', '', null, 'first comment');
+  if (!(await firstComments.failPendingFirstComment(rt.db, row.id, unconfirmed.message, { staleForMs: ABANDONED_AFTER_MS }))) return null;
+  return { kind: 'comment_refused', rateLimited: false, message: unconfirmed.message, retryAfterSeconds: null };
 }
 
 function linkCharge(account: AccountRow, limits: Awaited<ReturnType<typeof loadLimits>>, text: string): string[] {

@@ -1,6 +1,7 @@
 import type { AccountRow } from '../db/tables/accounts';
 import { ApiError } from '../errors';
 import { platformName } from '../platforms/availability';
+import { UnstartableStart, unstartableSentence } from '../posts/await-settled';
 import { platformRefusal, type FanOut, type PlatformRefusal } from '../posts/outcomes';
 import type { PostView } from '../posts/post-view';
 import { loadPostViews } from '../posts/view-queries';
@@ -68,6 +69,13 @@ export async function threadOutcome(
       return { thread, posts, failure };
     }),
   );
+  // Read from the rows (a takeover's answer): every start refused was the first request's 500 (`fanOutStarts`).
+  if (input.fanOut && results.every(({ failure }) => failure?.kind === 'unstarted')) {
+    throw new UnstartableStart(
+      results.flatMap(({ thread }) => thread.postIds),
+      results.flatMap(({ posts }) => posts.map((post) => post.id)),
+    );
+  }
 
   if (!input.fanOut) {
     const { thread, posts, failure } = results[0]!;
@@ -97,15 +105,27 @@ export async function threadOutcome(
  * how (the sentence, and `thread_rollback`, whose `still_live` makes it `thread_rollback_incomplete`); without one,
  * only that nothing was kept.
  */
-async function lostOutcome(rt: Pick<PostsRuntime, 'db'>, thread: CreatedThread): Promise<PlatformRefusal> {
+async function lostOutcome(rt: Pick<PostsRuntime, 'db'>, thread: CreatedThread): Promise<ThreadFailure> {
   const recorded = await recordedThreadFailure(rt.db, thread.userId, thread.threadId);
+  if (recorded?.message === unstartableSentence) return unstartedFailure(thread.postIds, []);
   const rollback = recorded?.rollback as Extract<ThreadOutcome, { outcome: 'failed' }>['rollback'] | null | undefined;
   if (!recorded?.message || !rollback) return platformRefusal(`${platformName(thread.account.platform)} did not take the thread; nothing of it was kept`);
   return refusalOfThread({ outcome: 'failed', code: rollback.still_live.length > 0 ? 'thread_rollback_incomplete' : 'upstream_error', message: recorded.message, rollback });
 }
 
-/** A thread whose rows say it failed (only when the workflow result could not be read). */
-function failedRows(posts: readonly PostView[]): PlatformRefusal | undefined {
+/** A thread whose rows say it failed (when the workflow result could not be read, or a takeover's answer). */
+function failedRows(posts: readonly PostView[]): ThreadFailure | undefined {
   const failed = posts.find((p) => p.status === 'failed');
-  return failed ? platformRefusal(failed.error_message ?? 'The platform refused the thread') : undefined;
+  if (!failed) return undefined;
+  if (posts.every((p) => p.error_message === unstartableSentence)) return unstartedFailure(posts.map((p) => p.id), posts.map((p) => p.id));
+  return platformRefusal(failed.error_message ?? 'The platform refused the thread');
+}
+
+/**
+ * A thread whose start Temporal refused (`unstartableSentence`, written by no other failure), read from its rows or its
+ * `thread.failed` event: Herald's `internal_error` with the sentence the first request gave (`UnstartableStart`), not
+ * a platform's `upstream_error`.
+ */
+function unstartedFailure(postIds: readonly string[], kept: readonly string[]): ThreadFailure {
+  return { kind: 'unstarted', code: 'internal_error', message: new UnstartableStart(postIds, kept).message };
 }

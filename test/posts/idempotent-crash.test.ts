@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { madeSettleMs, madeSettlePollMs, untilMadeSettled } from '../../src/posts/made-settled';
+import { usageFor } from '../../src/quota/quota';
 import { jpeg } from '../media/fixtures';
 import { insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
@@ -147,5 +150,114 @@ describe('Idempotency-Key: a create whose process died before its answer was sto
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+
+  /** A published post of `x` whose first comment X refused as a duplicate, the duplicated post since deleted: retryable. */
+  async function postWithFailedComment(x: { id: string }, words: string): Promise<string> {
+    const duplicated = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: words } });
+    const post = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: `under ${words}`, first_comment: words } });
+    assert.equal(post.body.data?.first_comment?.status, 'failed', post.text);
+    await h.api.request('DELETE', `/api/v1/posts/${duplicated.body.data.id}`);
+    return post.body.data.id;
+  }
+  const liveWithText = (text: string) => h.standIns.x.liveTweets().filter((t) => t.text === text).length;
+
+  it('a first-comment retry that posted: the retry answers the first 200 (replayed), nothing sent or charged again', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const words = `first comment, crash or not ${x.id}`;
+    const id = await postWithFailedComment(x, words);
+    const key = `crash-first-comment-${x.id}`;
+    const send = () => h.api.request('POST', `/api/v1/posts/${id}/first-comment`, { headers: { 'Idempotency-Key': key } });
+    const first = await send();
+    assert.deepEqual([first.status, first.body.data?.first_comment?.status], [200, 'posted'], first.text);
+    const used = await usageFor(h.db, h.api.userId, h.now());
+    await dieBeforeStoring(key);
+
+    const retry = await send();
+    assert.deepEqual([retry.status, retry.headers.get('idempotent-replay')], [200, 'true'], retry.text);
+    assert.deepEqual(retry.body, first.body);
+    assert.equal(liveWithText(words), 1, 'the comment sent once');
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), used, 'charged once');
+    const replay = await send();
+    assert.deepEqual([replay.status, replay.headers.get('idempotent-replay'), replay.text], [200, 'true', retry.text]);
+  });
+
+  it('a first-comment retry whose call is still out (its process froze past the lease): the takeover waits for it and answers the first 200, not 409', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const words = `first comment, frozen mid-call ${x.id}`;
+    const id = await postWithFailedComment(x, words);
+    const key = `crash-first-comment-frozen-${x.id}`;
+    const send = () => h.api.request('POST', `/api/v1/posts/${id}/first-comment`, { headers: { 'Idempotency-Key': key } });
+    const first = await send();
+    assert.equal(first.status, 200, first.text);
+    await dieBeforeStoring(key);
+    // The comment as it stood while the first request's call was out: `pending`, its call begun a moment ago.
+    const posted = await h.db.selectFrom('posts').select(['first_comment_status', 'updated_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    await h.db.updateTable('posts').set({ first_comment_status: 'pending', first_comment_attempt_started_at: sql<Date>`now()` }).where('id', '=', id).execute();
+    const answered = sleep(1_000).then(() =>
+      h.db.updateTable('posts').set({ ...posted, first_comment_attempt_started_at: null }).where('id', '=', id).execute(),
+    );
+
+    const retry = await send();
+    await answered;
+    assert.deepEqual([retry.status, retry.headers.get('idempotent-replay')], [200, 'true'], retry.text);
+    assert.deepEqual(retry.body, first.body);
+    assert.equal(liveWithText(words), 1, 'the comment sent once');
+  });
+
+  it('a first-comment retry whose process died mid-call: once abandoned, the takeover answers it unconfirmed (502) instead of waiting on it, nothing sent again', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const words = `first comment, died mid-call ${x.id}`;
+    const id = await postWithFailedComment(x, words);
+    const key = `crash-first-comment-call-${x.id}`;
+    const send = () => h.api.request('POST', `/api/v1/posts/${id}/first-comment`, { headers: { 'Idempotency-Key': key } });
+    assert.equal((await send()).status, 200);
+    await dieBeforeStoring(key);
+    // The comment as a process leaves it that died after its call began, long enough ago that nobody will finish it.
+    await h.db
+      .updateTable('posts')
+      .set({ first_comment_status: 'pending', first_comment_attempt_started_at: sql<Date>`now() - interval '16 minutes'` })
+      .where('id', '=', id)
+      .execute();
+
+    const retry = await send();
+    const unconfirmed = 'X did not confirm whether the first comment was published; check the account before sending it again.';
+    assert.deepEqual([retry.status, retry.body.error], [502, { code: 'first_comment_failed', message: unconfirmed }], retry.text);
+    const row = await h.db.selectFrom('posts').select(['first_comment_status', 'first_comment_error']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { first_comment_status: 'failed', first_comment_error: unconfirmed });
+    assert.equal(liveWithText(words), 1, 'not sent again unasked');
+  });
+
+  it('a takeover waits for its rows up to 60 s, reading them every 500 ms, then answers 409 idempotency_in_progress; rows settling meanwhile end the wait', async () => {
+    const x = await insertXAccount(h.db, h.api.userId, h.standIns.x);
+    const at = new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 7 * 3_600_000).toISOString();
+    const created = await h.api.request('POST', '/api/v1/posts', { body: { account_id: x.id, text: 'never settles', schedule_at: at } });
+    const id: string = created.body.data.id;
+    // Its workflow is left alone: the row says `publishing`, as a takeover finds an immediate post still going out.
+    await h.db.updateTable('posts').set({ status: 'publishing' }).where('id', '=', id).execute();
+    let now = 0;
+    const slept: number[] = [];
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        slept.push(ms);
+        now += ms;
+      },
+    };
+    await assert.rejects(untilMadeSettled(h, [id], clock), (err: Error & { code?: string; status?: number }) => err.code === 'idempotency_in_progress' && err.status === 409);
+    assert.deepEqual([madeSettleMs, madeSettlePollMs], [60_000, 500]);
+    assert.equal(now, madeSettleMs, 'gave up at 60 s, not before');
+    assert.ok(slept.length === madeSettleMs / madeSettlePollMs && slept.every((ms) => ms === madeSettlePollMs), String(slept));
+
+    now = 0;
+    const settling = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        now += ms;
+        if (now === 30_000) await h.db.updateTable('posts').set({ status: 'published' }).where('id', '=', id).execute();
+      },
+    };
+    await untilMadeSettled(h, [id], settling);
+    assert.equal(now, 30_000, 'answered at the read after the rows settled');
   });
 });

@@ -3,11 +3,11 @@ import { Client } from '@temporalio/client';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createLogger } from '../../src/logger';
 import { unstartableSentence } from '../../src/posts/await-settled';
-import { createPosts } from '../../src/posts/create';
+import { answerMadePosts, createPosts, type MadePosts } from '../../src/posts/create';
 import { createPostsRuntime, type PostsRuntime } from '../../src/posts/runtime';
 import type { CreatePostBody, CreateThreadBody } from '../../src/posts/rules';
 import { usageFor } from '../../src/quota/quota';
-import { createThreads } from '../../src/threads/create';
+import { answerMadeThreads, createThreads, type MadeThreads } from '../../src/threads/create';
 import { testConfig } from '../helpers/api';
 import { insertXAccount, testSealedBox } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
@@ -74,8 +74,12 @@ describe('a post whose workflow Temporal refuses to start', function () {
       const before = await usageFor(h.db, h.api.userId, h.now());
       const body = { account_id: x.id, text, first_comment: 'a comment', ...(scheduled ? { schedule_at: new Date(Date.now() + 3_600_000).toISOString() } : {}) } as CreatePostBody;
       lines.length = 0;
-      await assert.rejects(createPosts(rt, h.api.userId, body), isInternalError);
+      let first: Error | undefined;
+      await assert.rejects(createPosts(rt, h.api.userId, body), (err: Error) => ((first = err), isInternalError(err)));
       const rows = await rowsOf(text);
+      // A retry taking over after a crash answers from the rows (`answerMadePosts`) what the first said: the 500.
+      const made: MadePosts = { created: [{ id: rows[0]!.id, account: { id: x.id, platform: 'x' } }], fan_out: false, group_id: null, draft: false, warnings: [] };
+      await assert.rejects(answerMadePosts(rt, made), (err: Error & { code?: string }) => err.code === 'internal_error' && err.message === first?.message);
       assert.equal(rows.length, 1);
       assert.deepEqual(
         { status: rows[0]!.status, error_message: rows[0]!.error_message, first_comment_status: rows[0]!.first_comment_status, retry_count: rows[0]!.retry_count },
@@ -96,6 +100,10 @@ describe('a post whose workflow Temporal refuses to start', function () {
     await assert.rejects(createThreads(rt, h.api.userId, body), isInternalError);
     const rows = await rowsOf('refused thread');
     assert.deepEqual(rows.map((r) => [r.status, r.error_message]), [['failed', unstartableSentence], ['failed', unstartableSentence]]);
+    // A retry taking over after a crash answers from the rows (`answerMadeThreads`) what the first said: the 500.
+    const threadId = (await h.db.selectFrom('posts').select('thread_id').where('id', '=', rows[0]!.id).executeTakeFirstOrThrow()).thread_id!;
+    const made: MadeThreads = { created: [{ threadId, userId: h.api.userId, account: { id: x.id, platform: 'x' }, postIds: rows.map((r) => r.id) }], fan_out: false, group_id: null, draft: false, warnings: [] };
+    await assert.rejects(answerMadeThreads(rt, made), (err: Error) => isInternalError(err) && /kept as failed/.test(err.message) && rows.every((r) => err.message.includes(r.id)));
     assert.ok(await allRefunded(rows.map((r) => r.id)), 'every reservation refunded');
     const after = await usageFor(h.db, h.api.userId, h.now());
     assert.deepEqual({ posts: after.posts, scheduled: after.scheduled }, { posts: before.posts, scheduled: before.scheduled });
@@ -132,6 +140,9 @@ describe('a post whose workflow Temporal refuses to start', function () {
     assert.ok(await allRefunded([refused!.post_id]), 'the refused post refunded');
     const kept = await h.db.selectFrom('quota_reservations').select('state').where('post_id', '=', started!.post_id).execute();
     assert.ok(kept.length > 0 && kept.every((r) => r.state === 'reserved'), 'the started post keeps its quota');
+    // A retry taking over after a crash answers from the rows (`answerMadePosts`) what the first said, Herald's internal_error.
+    const made: MadePosts = { created: outcome.results.map((r) => ({ id: r.post_id, account: { id: r.account_id, platform: 'x' } })), fan_out: true, group_id: outcome.groupId, draft: false, warnings: [] };
+    assert.deepEqual(await answerMadePosts(rtRefusingX, made), outcome);
     await h.env.client.workflow.getHandle(`post-${started!.post_id}`).terminate('test done');
   });
 
@@ -159,5 +170,21 @@ describe('a post whose workflow Temporal refuses to start', function () {
     const after = await usageFor(h.db, h.api.userId, h.now());
     assert.equal(after.posts, before.posts + 2, 'only the published thread is charged');
     assert.deepEqual(h.standIns.x.tweets().filter((t) => t.text.startsWith('fan thread part')).map((t) => t.text), ['fan thread part 1', 'fan thread part 2'], 'sent once, by the started thread');
+    // A retry taking over after a crash answers from the rows and the refused thread's event (`answerMadeThreads`) what the first said.
+    const discarded = (await failedEvents('thread.failed'))
+      .map((e) => e.data as { thread_id: string; account_id?: string; posts: Array<{ id: string; text: string }> })
+      .find((d) => d.posts[0]?.text === 'fan thread part 1');
+    assert.ok(discarded, 'the refused thread\'s thread.failed');
+    const made: MadeThreads = {
+      created: [
+        { threadId: published!.thread_id!, userId: h.api.userId, account: { id: x2.id, platform: 'x' }, postIds: published!.posts!.map((p) => p.id) },
+        { threadId: discarded.thread_id, userId: h.api.userId, account: { id: x.id, platform: 'x' }, postIds: discarded.posts.map((p) => p.id) },
+      ],
+      fan_out: true,
+      group_id: outcome.groupId,
+      draft: false,
+      warnings: [],
+    };
+    assert.deepEqual(await answerMadeThreads(rtRefusingX, made), outcome);
   });
 });
