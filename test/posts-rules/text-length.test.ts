@@ -73,6 +73,18 @@ describe('posts rules: text limits per platform and account', () => {
     assert.deepEqual(check(account('mastodon'), `${'a'.repeat(477)} https://example.com/${'x'.repeat(100)}`), bad('text is 501 characters (links count 23); mastodon allows 500'));
   });
 
+  it('mastodon counts a remote mention as its username and characters as grapheme clusters (docs.joinmastodon.org "Posting")', () => {
+    assert.equal(textLength('mastodon', 'hi @alice@social.example.org and @bob'), 'hi @alice and @bob'.length);
+    assert.equal(textLength('mastodon', 'mail me at alice@example.com'), 'mail me at alice@example.com'.length);
+    assert.equal(textLength('mastodon', `https://example.com/@alice@social.example.org ${'👨‍👩‍👧‍👦'}é`), 23 + 1 + 1 + 1);
+    const mention = '@alice@mastodon.example.social';
+    assert.equal(check(account('mastodon'), `${mention} ${'a'.repeat(493)}`), null);
+    assert.deepEqual(check(account('mastodon'), `${mention} ${'a'.repeat(494)}`), bad('text is 501 characters (links count 23); mastodon allows 500'));
+    assert.equal(check(account('mastodon'), '👨‍👩‍👧‍👦'.repeat(500)), null);
+    assert.deepEqual(check(account('mastodon'), '👍🏽'.repeat(501)), bad('text is 501 characters (links count 23); mastodon allows 500'));
+    assert.equal(textLength('mastodon', 'a\r\nb'), 3);
+  });
+
   it('premium only matters on x', () => {
     assert.equal(check(account('bluesky', { premium: true }), 'a'.repeat(301))?.code, 'bad_request');
   });
