@@ -50,6 +50,8 @@ interface PlatformCapabilities {
   maxCharsWithMedia?: number;
   /** UTF-8 bytes the text may take besides `maxChars` (bluesky: the post lexicon's maxLength 3,000 beside 300 graphemes). */
   maxTextBytes?: number;
+  /** Different links a text may hold (threads: 5; Meta's text-attachments page, error THREADS_API__LINK_LIMIT_EXCEEDED). */
+  maxLinks?: number;
   media: MediaRules;
   mediaRequired: boolean;
   altText: boolean;
@@ -127,6 +129,7 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
   },
   threads: {
     maxChars: 500,
+    maxLinks: 5,
     // protocols.md section 7: images of "aspect ≤10:1" (Threads fails the container at publish otherwise).
     media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 5 * MB, maxImages: 1, videoFormats: [], maxVideoBytes: 0, maxItems: 1, photoDimensions: { maxAspect: 10 } },
     mediaRequired: false,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { checkReplyText } from '../../src/posts/rules/reply';
 import { checkDraftTextLength, checkTextLength, textLength } from '../../src/posts/rules/text-length';
 import { account } from './fixtures';
 
@@ -83,6 +84,18 @@ describe('posts rules: text limits per platform and account', () => {
     assert.equal(check(account('mastodon'), '👨‍👩‍👧‍👦'.repeat(500)), null);
     assert.deepEqual(check(account('mastodon'), '👍🏽'.repeat(501)), bad('text is 501 characters (links count 23); mastodon allows 500'));
     assert.equal(textLength('mastodon', 'a\r\nb'), 3);
+  });
+
+  it('threads takes at most 5 different links in a text (Meta: more fail the container, THREADS_API__LINK_LIMIT_EXCEEDED)', () => {
+    const links = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${i}`).join(' ');
+    assert.equal(check(account('threads'), links(5)), null);
+    // The same link twice is one link; a bare domain is a link.
+    assert.equal(check(account('threads'), `${links(4)} https://example.com/0 www.threads.com`), null);
+    assert.deepEqual(check(account('threads'), `${links(5)} www.threads.com`), bad('text has 6 different links; threads allows 5 in a post'));
+    assert.deepEqual(checkTextLength(account('threads'), links(6), { field: 'first_comment', hasMedia: false }), bad('first_comment has 6 different links; threads allows 5 in a post'));
+    assert.deepEqual(checkReplyText(account('threads'), links(6)), [{ code: 'validation_error', message: 'text has 6 different links; threads allows 5 in a post' }]);
+    assert.equal(check(account('x', { premium: true }), links(6)), null);
+    assert.equal(check(account('mastodon'), links(6)), null);
   });
 
   it('premium only matters on x', () => {

@@ -77,7 +77,8 @@ function limitPhrase(account: Pick<RuleAccount, 'platform' | 'premium'>, hasMedi
 /**
  * `field` names what is measured in the message (`text`, `posts[1].text`, `first_comment`).
  * Message: `text is 281 characters as X counts them (...); x allows 280`. Where the platform also caps the UTF-8
- * bytes (bluesky): `text is 3,025 bytes in UTF-8; bluesky allows 3,000 bytes`.
+ * bytes (bluesky): `text is 3,025 bytes in UTF-8; bluesky allows 3,000 bytes`. Where it caps the links (threads):
+ * `text has 6 different links; threads allows 5 in a post`.
  */
 export function checkTextLength(
   account: Pick<RuleAccount, 'platform' | 'premium'>,
@@ -94,10 +95,23 @@ export function checkTextLength(
     );
   }
   const maxBytes = capabilities[account.platform].maxTextBytes;
-  if (maxBytes === undefined) return null;
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes <= maxBytes) return null;
-  return violation('bad_request', `${options.field} is ${formatCount(bytes)} bytes in UTF-8; ${account.platform} allows ${formatCount(maxBytes)} bytes`);
+  const bytes = maxBytes === undefined ? 0 : Buffer.byteLength(text, 'utf8');
+  if (maxBytes !== undefined && bytes > maxBytes) {
+    return violation('bad_request', `${options.field} is ${formatCount(bytes)} bytes in UTF-8; ${account.platform} allows ${formatCount(maxBytes)} bytes`);
+  }
+  return checkLinkCount(account.platform, text, options.field);
+}
+
+/**
+ * Threads fails the container of a text with more than 5 different links ("All unique URLs found in the text field
+ * are counted"), bare domains included; links are found as X finds them (`links.ts`), the one extraction Herald has.
+ */
+function checkLinkCount(platform: PlatformSlug, text: string, field: string): Violation | null {
+  const max = capabilities[platform].maxLinks;
+  if (max === undefined) return null;
+  const links = new Set(extractLinks(text).map((link) => link.url)).size;
+  if (links <= max) return null;
+  return violation('bad_request', `${field} has ${formatCount(links)} different links; ${platform} allows ${formatCount(max)} in a post`);
 }
 
 /** Drafts: any platform, 25,000 characters (code points); refused even in a draft. */
