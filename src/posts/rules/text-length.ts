@@ -1,23 +1,12 @@
 import { capabilities, DRAFT_MAX_CHARS, textCounting, type TextCounting } from '../../platforms/capabilities';
 import type { PlatformSlug } from '../../platforms/types';
+import { graphemeCount } from './graphemes';
 import { extractLinks } from './links';
 import type { RuleAccount } from './inputs';
 import { lastTextMemo } from './last-text-memo';
 import { threadsLength } from './threads-length';
 import { formatCount, violation, type Violation } from './violation';
 import { xWeightedLength } from './x-weighted-length';
-
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
-
-/**
- * Grapheme clusters. ASCII text is counted without the segmenter, whose iterator costs microseconds a cluster: there
- * every character is a cluster of its own, except CR LF, which is one.
- */
-function graphemeCount(text: string): number {
-  // eslint-disable-next-line no-control-regex
-  if (!/[^\x00-\x7f]/.test(text)) return text.length - (text.match(/\r\n/g)?.length ?? 0);
-  return [...graphemes.segment(text)].length;
-}
 
 /** A mention with its server (`@alice@example.com`), as Mastodon's `Account::MENTION_RE` finds it; group 1 is `@alice`. */
 const remoteMention = /(?<![=/\p{L}\p{N}_])(@[A-Za-z0-9_]+(?:[.-]+[A-Za-z0-9_]+)*)@[\p{L}\p{N}_]+(?:[.-]+[\p{L}\p{N}_]+)*/gu;
