@@ -4,8 +4,9 @@ import type { PlatformSlug } from './types';
  * What each platform can do and the limits it sets, as data (publishing-api.md "Per-platform text limits",
  * "Media rules", "First comment rules", "Platform delete support", "Capabilities by platform", sync windows).
  * Validators, workflows and the comment service read this table; nothing else spells these numbers. Where the
- * contract gives no number (x's GIF on its own and video duration, alt text lengths), the platform's own limit from
- * the protocol sheet is used, so that media the platform will refuse is refused at scheduling time (Media rule 5).
+ * contract gives no number (x's GIF on its own and video duration, alt text lengths, photo shapes, threads' links),
+ * the platform's own limit from the protocol sheet is used, so that what the platform will refuse is refused at
+ * scheduling time (Media rule 5).
  */
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif';
