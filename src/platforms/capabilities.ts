@@ -4,8 +4,9 @@ import type { PlatformSlug } from './types';
  * What each platform can do and the limits it sets, as data (publishing-api.md "Per-platform text limits",
  * "Media rules", "First comment rules", "Platform delete support", "Capabilities by platform", sync windows).
  * Validators, workflows and the comment service read this table; nothing else spells these numbers. Where the
- * contract gives no number (x's GIF on its own and video duration, alt text lengths), the platform's own limit from
- * the protocol sheet is used, so that media the platform will refuse is refused at scheduling time (Media rule 5).
+ * contract gives no number (x's GIF on its own and video duration, alt text lengths, photo shapes, threads' links),
+ * the platform's own limit from the protocol sheet is used, so that what the platform will refuse is refused at
+ * scheduling time (Media rule 5).
  */
 
 export type ImageFormat = 'jpeg' | 'png' | 'webp' | 'gif';
@@ -24,11 +25,12 @@ export interface MediaRules {
   /** Shortest and longest video the platform takes, in milliseconds; absent = no duration limit. */
   videoDurationMs?: { min: number; max: number };
   /**
-   * Picture size of an image sent as a photo: width + height at most `maxSidesSum` pixels, the long side at most
-   * `maxAspect` times the short one (telegram: 10,000 and 20). A GIF on its own goes as an animation, not a photo,
-   * and is not held to it. Absent = no picture-size limit known.
+   * Picture size of an image sent as a photo, each bound optional: width + height at most `maxSidesSum` pixels, the
+   * long side at most `maxAspect` times the short one (telegram: 10,000 and 20; threads: 10), width divided by height
+   * within `widthToHeight` (instagram feed: 4:5 to 1.91:1). A GIF on its own goes as an animation, not a photo, and is
+   * not held to it. Absent = no picture-size limit known.
    */
-  photoDimensions?: { maxSidesSum: number; maxAspect: number };
+  photoDimensions?: { maxSidesSum?: number; maxAspect?: number; widthToHeight?: { min: number; max: number; label: string } };
 }
 
 export interface CommentCapabilities {
@@ -49,6 +51,8 @@ interface PlatformCapabilities {
   maxCharsWithMedia?: number;
   /** UTF-8 bytes the text may take besides `maxChars` (bluesky: the post lexicon's maxLength 3,000 beside 300 graphemes). */
   maxTextBytes?: number;
+  /** Different links a text may hold (threads: 5; Meta's text-attachments page, error THREADS_API__LINK_LIMIT_EXCEEDED). */
+  maxLinks?: number;
   media: MediaRules;
   mediaRequired: boolean;
   altText: boolean;
@@ -126,7 +130,9 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
   },
   threads: {
     maxChars: 500,
-    media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 5 * MB, maxImages: 1, videoFormats: [], maxVideoBytes: 0, maxItems: 1 },
+    maxLinks: 5,
+    // protocols.md section 7: images of "aspect ≤10:1" (Threads fails the container at publish otherwise).
+    media: { imageFormats: ['jpeg', 'png', 'webp', 'gif'], maxImageBytes: 5 * MB, maxImages: 1, videoFormats: [], maxVideoBytes: 0, maxItems: 1, photoDimensions: { maxAspect: 10 } },
     mediaRequired: false,
     altText: false,
     firstComment: true,
@@ -149,7 +155,11 @@ export const capabilities: Readonly<Record<PlatformSlug, PlatformCapabilities>> 
   },
   instagram: {
     maxChars: 2_200,
-    media: { imageFormats: ['jpeg', 'png'], maxImageBytes: 8 * MB, maxImages: 10, videoFormats: [], maxVideoBytes: 0, maxItems: 10 },
+    media: {
+      imageFormats: ['jpeg', 'png'], maxImageBytes: 8 * MB, maxImages: 10, videoFormats: [], maxVideoBytes: 0, maxItems: 10,
+      // protocols.md section 6: feed images of "aspect 4:5–1.91:1" (Instagram refuses the container otherwise; not a story's).
+      photoDimensions: { widthToHeight: { min: 4 / 5, max: 1.91, label: '4:5 (portrait) to 1.91:1 (landscape)' } },
+    },
     mediaRequired: true,
     altText: true,
     firstComment: true,
@@ -215,19 +225,21 @@ export const SCHEDULE_SPACING_MINUTES = 5;
  * `src/posts/rules/text-length.ts`):
  * - `x_weighted`: X's twitter-text v3 weighting (URLs 23, CJK and emoji 2, most Latin 1).
  * - `graphemes`: user-perceived characters (Bluesky's 300 is graphemes).
- * - `code_points_urls_23`: Unicode code points, every http(s) URL counting 23 (Mastodon's own rule).
+ * - `mastodon`: user-perceived characters, every http(s) URL counting 23 and a remote mention only its username
+ *   (`@alice@example.com` counts as `@alice`): Mastodon's own rule (docs.joinmastodon.org "Posting": "Only the username
+ *   part will count against your character limit"; its length validator counts grapheme clusters).
  * - `utf16`: UTF-16 code units (Telegram's 4,096 and 1,024).
  * - `code_points`: Unicode code points.
  * - `code_points_emoji_utf8`: Unicode code points, every emoji counting its UTF-8 bytes (Threads' own rule).
  */
-export type TextCounting = 'x_weighted' | 'graphemes' | 'code_points_urls_23' | 'utf16' | 'code_points' | 'code_points_emoji_utf8';
+export type TextCounting = 'x_weighted' | 'graphemes' | 'mastodon' | 'utf16' | 'code_points' | 'code_points_emoji_utf8';
 
 export const textCounting: Readonly<Record<PlatformSlug, TextCounting>> = {
   x: 'x_weighted',
   bluesky: 'graphemes',
   linkedin: 'code_points',
   threads: 'code_points_emoji_utf8',
-  mastodon: 'code_points_urls_23',
+  mastodon: 'mastodon',
   instagram: 'code_points',
   facebook: 'code_points',
   telegram: 'utf16',
@@ -247,7 +259,8 @@ export const placementMedia: Readonly<Partial<Record<PlatformSlug, Readonly<Reco
   instagram: {
     // Meta content publishing: a story is one image or one video (video up to 100 MB); a reel is one video (up to 300 MB)
     // of 3 s to 15 min (protocols.md section 6; Instagram fails the container of any other length at publish).
-    story: { ...capabilities.instagram.media, maxImages: 1, maxItems: 1, videoFormats: ['mp4', 'mov'], maxVideoBytes: 100 * MB, required: true, videoRequired: false },
+    // The feed's 4:5 to 1.91:1 is not a story's (a story is 9:16).
+    story: { ...capabilities.instagram.media, maxImages: 1, maxItems: 1, videoFormats: ['mp4', 'mov'], maxVideoBytes: 100 * MB, photoDimensions: undefined, required: true, videoRequired: false },
     reel: {
       imageFormats: [],
       maxImageBytes: 0,

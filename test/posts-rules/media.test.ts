@@ -145,6 +145,27 @@ describe('posts rules: media on real content', () => {
     assert.deepEqual(checkMediaContent('mastodon', null, content(sized('image/png', 800, 12_000))), []);
   });
 
+  it('instagram feed photos from 4:5 to 1.91:1 (protocols.md section 6), at each bound accepted; a story has no such bound', () => {
+    assert.deepEqual(checkMediaContent('instagram', null, content(sized('image/jpeg', 1_080, 1_350), sized('image/png', 1_910, 1_000))), []);
+    assert.deepEqual(
+      checkMediaContent('instagram', null, content(sized('image/jpeg', 1_080, 1_080), sized('image/jpeg', 3_024, 4_032))),
+      unsupported('media[1] is an image of 3,024 × 4,032 pixels; instagram accepts photos from 4:5 (portrait) to 1.91:1 (landscape) in width to height'),
+    );
+    assert.deepEqual(
+      checkMediaContent('instagram', null, content(sized('image/jpeg', 1_911, 1_000))),
+      unsupported('media[0] is an image of 1,911 × 1,000 pixels; instagram accepts photos from 4:5 (portrait) to 1.91:1 (landscape) in width to height'),
+    );
+    assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(sized('image/jpeg', 1_080, 1_920))), []);
+  });
+
+  it('threads photos up to 10:1 either way (protocols.md section 7)', () => {
+    assert.deepEqual(checkMediaContent('threads', null, content(sized('image/jpeg', 3_200, 320))), []);
+    assert.deepEqual(
+      checkMediaContent('threads', null, content(sized('image/png', 320, 3_201))),
+      unsupported('media[0] is an image of 320 × 3,201 pixels; threads accepts photos whose long side is at most 10 times the short side'),
+    );
+  });
+
   it('placements: instagram story video up to 100 MB, reel up to 300 MB', () => {
     assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_000))), []);
     assert.deepEqual(checkMediaContent('instagram', { placement: 'story' }, content(video('video/mp4', 100_000_001))), unsupported('media[0] is a video of 100,000,001 bytes; an instagram story accepts videos up to 100 MB'));

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { checkReplyText } from '../../src/posts/rules/reply';
 import { checkDraftTextLength, checkTextLength, textLength } from '../../src/posts/rules/text-length';
 import { account } from './fixtures';
 
@@ -71,6 +72,30 @@ describe('posts rules: text limits per platform and account', () => {
     assert.equal(textLength('mastodon', `see https://example.com/${'x'.repeat(100)}`), 4 + 23);
     assert.equal(check(account('mastodon'), `${'a'.repeat(476)} https://example.com/${'x'.repeat(100)}`), null);
     assert.deepEqual(check(account('mastodon'), `${'a'.repeat(477)} https://example.com/${'x'.repeat(100)}`), bad('text is 501 characters (links count 23); mastodon allows 500'));
+  });
+
+  it('mastodon counts a remote mention as its username and characters as grapheme clusters (docs.joinmastodon.org "Posting")', () => {
+    assert.equal(textLength('mastodon', 'hi @alice@social.example.org and @bob'), 'hi @alice and @bob'.length);
+    assert.equal(textLength('mastodon', 'mail me at alice@example.com'), 'mail me at alice@example.com'.length);
+    assert.equal(textLength('mastodon', `https://example.com/@alice@social.example.org ${'👨‍👩‍👧‍👦'}é`), 23 + 1 + 1 + 1);
+    const mention = '@alice@mastodon.example.social';
+    assert.equal(check(account('mastodon'), `${mention} ${'a'.repeat(493)}`), null);
+    assert.deepEqual(check(account('mastodon'), `${mention} ${'a'.repeat(494)}`), bad('text is 501 characters (links count 23); mastodon allows 500'));
+    assert.equal(check(account('mastodon'), '👨‍👩‍👧‍👦'.repeat(500)), null);
+    assert.deepEqual(check(account('mastodon'), '👍🏽'.repeat(501)), bad('text is 501 characters (links count 23); mastodon allows 500'));
+    assert.equal(textLength('mastodon', 'a\r\nb'), 3);
+  });
+
+  it('threads takes at most 5 different links in a text (Meta: more fail the container, THREADS_API__LINK_LIMIT_EXCEEDED)', () => {
+    const links = (n: number) => Array.from({ length: n }, (_, i) => `https://example.com/${i}`).join(' ');
+    assert.equal(check(account('threads'), links(5)), null);
+    // The same link twice is one link; a bare domain is a link.
+    assert.equal(check(account('threads'), `${links(4)} https://example.com/0 www.threads.com`), null);
+    assert.deepEqual(check(account('threads'), `${links(5)} www.threads.com`), bad('text has 6 different links; threads allows 5 in a post'));
+    assert.deepEqual(checkTextLength(account('threads'), links(6), { field: 'first_comment', hasMedia: false }), bad('first_comment has 6 different links; threads allows 5 in a post'));
+    assert.deepEqual(checkReplyText(account('threads'), links(6)), [{ code: 'validation_error', message: 'text has 6 different links; threads allows 5 in a post' }]);
+    assert.equal(check(account('x', { premium: true }), links(6)), null);
+    assert.equal(check(account('mastodon'), links(6)), null);
   });
 
   it('premium only matters on x', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { usageFor } from '../../src/quota/quota';
 import type { AccountRow } from '../../src/db/tables/accounts';
-import { insertMastodonAccount, insertXAccount } from './fixtures';
+import { insertMastodonAccount, insertThreadsAccount, insertXAccount } from './fixtures';
 import { startPostsHarness, type PostsHarness } from './harness';
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -103,6 +103,19 @@ describe('POST /api/v1/posts: single account, immediate, draft and GET', functio
     assert.equal(res.status, 402);
     assert.equal(res.body.error.code, 'x_link_posts_require_paid_plan');
     assert.equal((await h.db.selectFrom('posts').select('id').where('text', '=', 'read https://example.com/a').execute()).length, 0);
+  });
+
+  it('refuses a threads post with more than 5 different links with 400 before anything is written or charged', async () => {
+    const threads = await insertThreadsAccount(h.db, h.api.userId, h.standIns.threads);
+    const text = Array.from({ length: 6 }, (_, i) => `https://example.com/${i}`).join(' ');
+    const usedBefore = await usageFor(h.db, h.api.userId, h.now());
+    const at = new Date(h.now().getTime() + 3_600_000).toISOString();
+    for (const body of [{ account_id: threads.id, text }, { account_id: threads.id, text, schedule_at: at }]) {
+      const res = await h.api.request('POST', '/api/v1/posts', { body });
+      assert.deepEqual([res.status, res.body], [400, { error: { code: 'bad_request', message: 'text has 6 different links; threads allows 5 in a post' } }]);
+    }
+    assert.equal((await h.db.selectFrom('posts').select('id').where('text', '=', text).execute()).length, 0);
+    assert.deepEqual(await usageFor(h.db, h.api.userId, h.now()), usedBefore);
   });
 
   it('answers the spec messages for body mistakes', async () => {

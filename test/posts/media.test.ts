@@ -59,6 +59,8 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       '/film.mov': { type: 'video/quicktime', body: movie({ duration: 16 * 60_000 }) },
       '/big.png': { type: 'image/png', body: Buffer.alloc(1_200_000, 1) },
       '/tall.png': { type: 'image/png', body: png(800, 12_000) },
+      // A phone's portrait photo, 3:4: narrower than Instagram's 4:5.
+      '/portrait.jpg': { type: 'image/jpeg', body: jpeg(1080, 1440) },
     });
   });
   after(async () => {
@@ -207,6 +209,22 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
       ]);
     }
     assert.deepEqual(await mediaRows(), kept);
+  });
+
+  it('instagram: a 3:4 photo is 400 unsupported_media when scheduled as a feed post, nothing kept; as a story it is taken', async () => {
+    await h.syncClock();
+    const ig = await insertAccount(h.db, h.api.userId, { platform: 'instagram', platform_account_id: 'ig-aspect', username: 'igaspect', via: 'instagram', credentials: { access_token: 't' } });
+    const kept = await mediaRows();
+    const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: ig.id, text: 'portrait', media_urls: [`${files.origin}/portrait.jpg`], schedule_at: scheduledFor() } });
+    assert.deepEqual([res.status, res.body], [
+      400,
+      { error: { code: 'unsupported_media', message: 'media_urls[0] is an image of 1,080 × 1,440 pixels; instagram accepts photos from 4:5 (portrait) to 1.91:1 (landscape) in width to height' } },
+    ]);
+    assert.deepEqual(await mediaRows(), kept);
+    const story = await h.api.request('POST', '/api/v1/posts', {
+      body: { account_id: ig.id, text: '', media_urls: [`${files.origin}/portrait.jpg`], configuration: { instagram: { placement: 'story' } }, schedule_at: scheduledFor() },
+    });
+    assert.equal(story.status, 201, story.text);
   });
 
   it('telegram: a photo of 800 × 12,000 pixels is 400 unsupported_media when scheduled; a draft with it is warned', async () => {

@@ -110,7 +110,10 @@ function checkItems(platform: PlatformSlug, block: ConfigurationBlock | null, it
   return checkAltText(platform, items);
 }
 
-/** Picture size of images sent as photos (telegram: width + height ≤ 10,000, sides at most 20:1); a GIF alone is an animation. */
+/**
+ * Picture size of images sent as photos (telegram: width + height ≤ 10,000, sides at most 20:1; threads: sides at
+ * most 10:1; instagram feed: width / height from 4:5 to 1.91:1); a GIF alone is an animation.
+ */
 function checkPhotoDimensions(rules: MediaRules, where: string, items: Item[]): Violation[] {
   const limit = rules.photoDimensions;
   if (!limit) return [];
@@ -118,11 +121,16 @@ function checkPhotoDimensions(rules: MediaRules, where: string, items: Item[]): 
     if (item.nature?.kind !== 'image' || !item.width || !item.height) continue;
     if (item.nature.format === 'gif' && items.length === 1) continue;
     const size = `${formatCount(item.width)} × ${formatCount(item.height)} pixels`;
-    if (item.width + item.height > limit.maxSidesSum) {
+    if (limit.maxSidesSum !== undefined && item.width + item.height > limit.maxSidesSum) {
       return [violation('unsupported_media', `${item.label} is an image of ${size}; ${where} accepts photos whose width and height add up to at most ${formatCount(limit.maxSidesSum)} pixels`)];
     }
-    if (Math.max(item.width, item.height) > limit.maxAspect * Math.min(item.width, item.height)) {
+    if (limit.maxAspect !== undefined && Math.max(item.width, item.height) > limit.maxAspect * Math.min(item.width, item.height)) {
       return [violation('unsupported_media', `${item.label} is an image of ${size}; ${where} accepts photos whose long side is at most ${formatCount(limit.maxAspect)} times the short side`)];
+    }
+    const ratio = limit.widthToHeight;
+    // Compared as products, so that an image exactly at a bound (1,080 × 1,350 is 4:5) is never lost to rounding.
+    if (ratio && (item.width < ratio.min * item.height - 1e-9 || item.width > ratio.max * item.height + 1e-9)) {
+      return [violation('unsupported_media', `${item.label} is an image of ${size}; ${where} accepts photos from ${ratio.label} in width to height`)];
     }
   }
   return [];

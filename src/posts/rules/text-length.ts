@@ -1,5 +1,6 @@
 import { capabilities, DRAFT_MAX_CHARS, textCounting, type TextCounting } from '../../platforms/capabilities';
 import type { PlatformSlug } from '../../platforms/types';
+import { graphemeCount } from './graphemes';
 import { extractLinks } from './links';
 import type { RuleAccount } from './inputs';
 import { lastTextMemo } from './last-text-memo';
@@ -7,19 +8,30 @@ import { threadsLength } from './threads-length';
 import { formatCount, violation, type Violation } from './violation';
 import { xWeightedLength } from './x-weighted-length';
 
-const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+/** A mention with its server (`@alice@example.com`), as Mastodon's `Account::MENTION_RE` finds it; group 1 is `@alice`. */
+const remoteMention = /(?<![=/\p{L}\p{N}_])(@[A-Za-z0-9_]+(?:[.-]+[A-Za-z0-9_]+)*)@[\p{L}\p{N}_]+(?:[.-]+[\p{L}\p{N}_]+)*/gu;
+
+/** Mastodon's count: each http(s) link as 23 characters, then each remote mention as its username, in grapheme clusters. */
+function mastodonLength(text: string): number {
+  let countable = '';
+  let from = 0;
+  for (const link of extractLinks(text)) {
+    if (!link.hasScheme) continue;
+    countable += text.slice(from, link.start) + 'x'.repeat(23);
+    from = link.end;
+  }
+  countable += text.slice(from);
+  if (countable.includes('@')) countable = countable.replace(remoteMention, '$1');
+  return graphemeCount(countable);
+}
 
 const counters: Readonly<Record<TextCounting, (text: string) => number>> = {
   x_weighted: lastTextMemo(xWeightedLength),
-  graphemes: lastTextMemo((text) => [...graphemes.segment(text)].length),
+  graphemes: lastTextMemo(graphemeCount),
   code_points: lastTextMemo((text) => [...text].length),
   utf16: (text) => text.length,
   code_points_emoji_utf8: lastTextMemo(threadsLength),
-  code_points_urls_23: lastTextMemo((text) => {
-    let length = [...text].length;
-    for (const link of extractLinks(text)) if (link.hasScheme) length += 23 - [...link.url].length;
-    return length;
-  }),
+  mastodon: lastTextMemo(mastodonLength),
 };
 
 /** Length of `text` as `platform` counts it (see `textCounting` in the capability table). */
@@ -32,7 +44,7 @@ const unitName: Readonly<Record<TextCounting, string>> = {
   graphemes: 'characters',
   code_points: 'characters',
   utf16: 'characters',
-  code_points_urls_23: 'characters (links count 23)',
+  mastodon: 'characters (links count 23)',
   code_points_emoji_utf8: 'characters as Threads counts them (emoji count their UTF-8 bytes)',
 };
 
@@ -54,7 +66,8 @@ function limitPhrase(account: Pick<RuleAccount, 'platform' | 'premium'>, hasMedi
 /**
  * `field` names what is measured in the message (`text`, `posts[1].text`, `first_comment`).
  * Message: `text is 281 characters as X counts them (...); x allows 280`. Where the platform also caps the UTF-8
- * bytes (bluesky): `text is 3,025 bytes in UTF-8; bluesky allows 3,000 bytes`.
+ * bytes (bluesky): `text is 3,025 bytes in UTF-8; bluesky allows 3,000 bytes`. Where it caps the links (threads):
+ * `text has 6 different links; threads allows 5 in a post`.
  */
 export function checkTextLength(
   account: Pick<RuleAccount, 'platform' | 'premium'>,
@@ -71,10 +84,23 @@ export function checkTextLength(
     );
   }
   const maxBytes = capabilities[account.platform].maxTextBytes;
-  if (maxBytes === undefined) return null;
-  const bytes = Buffer.byteLength(text, 'utf8');
-  if (bytes <= maxBytes) return null;
-  return violation('bad_request', `${options.field} is ${formatCount(bytes)} bytes in UTF-8; ${account.platform} allows ${formatCount(maxBytes)} bytes`);
+  const bytes = maxBytes === undefined ? 0 : Buffer.byteLength(text, 'utf8');
+  if (maxBytes !== undefined && bytes > maxBytes) {
+    return violation('bad_request', `${options.field} is ${formatCount(bytes)} bytes in UTF-8; ${account.platform} allows ${formatCount(maxBytes)} bytes`);
+  }
+  return checkLinkCount(account.platform, text, options.field);
+}
+
+/**
+ * Threads fails the container of a text with more than 5 different links ("All unique URLs found in the text field
+ * are counted"), bare domains included; links are found as X finds them (`links.ts`), the one extraction Herald has.
+ */
+function checkLinkCount(platform: PlatformSlug, text: string, field: string): Violation | null {
+  const max = capabilities[platform].maxLinks;
+  if (max === undefined) return null;
+  const links = new Set(extractLinks(text).map((link) => link.url)).size;
+  if (links <= max) return null;
+  return violation('bad_request', `${field} has ${formatCount(links)} different links; ${platform} allows ${formatCount(max)} in a post`);
 }
 
 /** Drafts: any platform, 25,000 characters (code points); refused even in a draft. */
