@@ -14,7 +14,7 @@ import { insertAccount } from './fixtures';
 
 /**
  * `herald posts stuck` beside a plain `npm start` (no TEMPORAL_ADDRESS): the operator terminates a scheduled post's
- * workflow in the Web UI, and the command, run in another process, asks the running Herald's embedded Temporal and
+ * workflow in the Web UI (or cancels it), and the command, run in another process, asks the running Herald's embedded Temporal and
  * lists the post, its workflow `closed`, an hour before the database alone would show anything.
  */
 describe('herald posts stuck asks the embedded Temporal of the Herald that runs on the database', function () {
@@ -41,42 +41,51 @@ describe('herald posts stuck asks the embedded Temporal of the Herald that runs 
     return JSON.parse(cli.stdout) as { temporal: string; stuck: Array<{ id: string; status: string; workflow: string; reason: string }> };
   };
 
-  it('lists a scheduled post whose workflow an operator terminated, long before it is overdue', async () => {
-    herald = await startHerald(testConfig({ DATABASE_URL: database.url, HERALD_DATA_DIR: dataDir, HOST: '127.0.0.1' }), createLogger('silent'));
+  it('lists scheduled posts whose workflows an operator terminated or cancelled, long before they are overdue', async () => {
+    const started = await startHerald(testConfig({ DATABASE_URL: database.url, HERALD_DATA_DIR: dataDir, HOST: '127.0.0.1' }), createLogger('silent'));
+    herald = started;
     const user = await createUserWithKey(database.db, 'agent');
     const account = await insertAccount(database.db, user.userId, { platform: 'telegram', platform_account_id: '-100777', username: 'stuck_embedded', credentials: { bot_token: 't' } });
-    const created = await request(herald.url, 'POST', '/api/v1/posts', {
-      key: user.apiKey,
-      body: { account_id: account.id, text: 'terminated in the Web UI', schedule_at: new Date(Date.now() + 3_600_000).toISOString() },
-    });
-    assert.equal(created.status, 201, created.text);
-    const id = created.body.data.id as string;
+    // Hours apart: scheduled posts of one account keep 5 minutes between them.
+    const schedule = async (text: string, hours: number) => {
+      const created = await request(started.url, 'POST', '/api/v1/posts', { key: user.apiKey, body: { account_id: account.id, text, schedule_at: new Date(Date.now() + hours * 3_600_000).toISOString() } });
+      assert.equal(created.status, 201, created.text);
+      return created.body.data.id as string;
+    };
+    const id = await schedule('terminated in the Web UI', 1);
+    const cancelledId = await schedule('cancelled in the Web UI', 2);
 
     const running = await stuck();
     assert.match(running.temporal, /^127\.0\.0\.1:\d+$/, 'the running Herald\'s embedded Temporal is asked');
     assert.deepEqual(running.stuck.filter((p) => p.id === id), [], 'its workflow runs: not stuck');
 
-    // What the Web UI's Terminate does.
+    // What the Web UI's Terminate and Cancel do. Neither cancels the post (README "Operator command").
     const connection = await Connection.connect({ address: running.temporal });
     try {
-      await new Client({ connection }).workflow.getHandle(postWorkflowId(id)).terminate('an operator in the Web UI');
+      const client = new Client({ connection });
+      await client.workflow.getHandle(postWorkflowId(id)).terminate('an operator in the Web UI');
+      const cancelled = client.workflow.getHandle(postWorkflowId(cancelledId));
+      await cancelled.cancel();
+      for (const deadline = Date.now() + 10_000; (await cancelled.describe()).status.name === 'RUNNING'; await new Promise((r) => setTimeout(r, 100))) {
+        assert.ok(Date.now() < deadline, 'the cancelled workflow closes');
+      }
     } finally {
       await connection.close();
     }
-    const terminated = await stuck();
+    const closed = await stuck();
     assert.deepEqual(
-      terminated.stuck.filter((p) => p.id === id).map((p) => [p.status, p.workflow, p.reason]),
-      [['scheduled', 'closed', 'the post is scheduled but its workflow is closed']],
+      closed.stuck.filter((p) => [id, cancelledId].includes(p.id)).map((p) => [p.id, p.status, p.workflow, p.reason]),
+      [id, cancelledId].map((postId) => [postId, 'scheduled', 'closed', 'the post is scheduled but its workflow is closed']),
     );
 
     // `--older-than` asks for the database's own judgement: not overdue, so not listed.
     const judged = await stuck('--older-than', '0');
     assert.equal(judged.temporal, 'not_configured');
-    assert.deepEqual(judged.stuck.filter((p) => p.id === id), []);
+    assert.deepEqual(judged.stuck.filter((p) => [id, cancelledId].includes(p.id)), []);
 
     // With no Herald running there is no workflow to ask about.
-    await herald.stop();
     herald = undefined;
+    await started.stop();
     assert.equal((await stuck()).temporal, 'not_configured');
   });
 });
