@@ -101,8 +101,8 @@ export async function startHerald(
     continueUnlessAborted();
     // The lock before the migrations: a second start (after a `git pull`, say) is refused before it changes the schema
     // under the Herald that runs.
-    if (config.temporal.address === null) {
-      const lock = await holdEmbeddedTemporalLock(database.url, { logger });
+    const lock = config.temporal.address === null ? await holdEmbeddedTemporalLock(database.url, { logger }) : undefined;
+    if (lock) {
       cleanups.push(() => lock.release());
       void lock.lost.then(failsHerald('the one-Herald lock was lost: another Herald may run on this database, so this one stops (exit code 1)'));
     }
@@ -131,6 +131,8 @@ export async function startHerald(
       continueUnlessAborted();
       temporalAddress = devServer.address;
       logger.info({ address: temporalAddress }, 'embedded Temporal dev server started');
+      // Where `herald posts stuck` finds this Herald's workflows (it runs in another process).
+      await lock?.announce(temporalAddress);
       webUiUrl = devServer.httpUrl;
       if (webUiUrl) {
         const uiBuild = new AbortController();

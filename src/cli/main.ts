@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import { z } from 'zod';
 import { createApiKey, revokeApiKey } from '../auth/api-keys';
@@ -5,6 +6,7 @@ import { scopes } from '../auth/scopes';
 import { ConfigError, loadConfig } from '../config';
 import { connectDatabase, type Connected } from '../db/connect';
 import { MigrationError, migrateToLatest, migrationState } from '../db/migrate';
+import { runningEmbeddedTemporal } from '../db/single-herald';
 import { acceptedInstantRange, isAcceptedInstant } from '../db/timestamp';
 import { createLogger } from '../logger';
 import { findStuckPosts } from '../posts/stuck';
@@ -29,7 +31,8 @@ const usage = `usage:
   herald keys revoke --key-id ID
   herald migrate
 ${credentialsUsage}
-  herald posts stuck [--older-than SECONDS]   (overdue by more than this without Temporal; default 300)
+  herald posts stuck [--older-than SECONDS]   (without TEMPORAL_ADDRESS: judge from the database alone, overdue by
+                                              more than this; default: ask the running Herald's Temporal, else 300)
   herald temporal-dev [--port N] [--time-skipping] [--host H] [--namespace NS] [--http-port N]`;
 
 const plan = z.enum(planNames, { error: `--plan must be one of ${planNames.join(', ')}` });
@@ -175,21 +178,18 @@ const commands: Record<string, Command> = {
     const ui = config.temporalWebUiUrl ?? (await runningWebUiUrl(config));
     const linked = (stuck: Awaited<ReturnType<typeof findStuckPosts>>) =>
       ui ? { web_ui: ui, stuck: stuck.map((post) => ({ ...post, web_ui: webUiPostLink(ui, config.temporal.namespace, post) })) } : { stuck };
+    const asking = async (address: string, unreachable: string) =>
+      ({ temporal: address, ...linked(await withTemporal(address, config.temporal.namespace, unreachable, (client) => findStuckPosts(handle.db, client))) });
     if (config.temporal.address === null) {
-      // The embedded Temporal server lives inside the running service and cannot be asked from here.
-      return { temporal: 'not_configured', ...linked(await findStuckPosts(handle.db, null, new Date(), graceMs)) };
+      // The embedded Temporal lives inside the Herald that runs on this database, which names its address on the
+      // one-Herald lock; none runs (or it runs on another host), or the operator asked for the database's own
+      // judgement (`--older-than`): the database alone.
+      const embedded = graceMs === undefined ? await runningEmbeddedTemporal(handle.db) : null;
+      if (embedded === null) return { temporal: 'not_configured', ...linked(await findStuckPosts(handle.db, null, new Date(), graceMs)) };
+      return asking(embedded, `could not reach the embedded Temporal of the Herald running on this database at ${embedded} (\`--older-than SECONDS\` judges from the database alone)`);
     }
     if (graceMs !== undefined) throw new UsageError('--older-than applies only without TEMPORAL_ADDRESS; with Temporal, a post is stuck when its workflow is not running');
-    const { Client, Connection } = require('@temporalio/client') as typeof import('@temporalio/client');
-    const connection = await Connection.connect({ address: config.temporal.address }).catch((err: unknown) => {
-      throw new CommandError(`could not reach Temporal at TEMPORAL_ADDRESS=${config.temporal.address}: ${err instanceof Error ? err.message : String(err)}`);
-    });
-    try {
-      const client = new Client({ connection, namespace: config.temporal.namespace });
-      return { temporal: config.temporal.address, ...linked(await findStuckPosts(handle.db, client)) };
-    } finally {
-      await connection.close();
-    }
+    return asking(config.temporal.address, `could not reach Temporal at TEMPORAL_ADDRESS=${config.temporal.address}`);
   },
 
   'keys revoke': async (args, connect) => {
@@ -202,6 +202,20 @@ const commands: Record<string, Command> = {
     return { id: row.id, revoked_at: row.revoked_at!.toISOString() };
   },
 };
+
+/** `fn` with a client of the Temporal at `address`; one it cannot reach is `unreachable` and the reason (exit 1). */
+async function withTemporal<T>(address: string, namespace: string, unreachable: string, fn: (client: Client) => Promise<T>): Promise<T> {
+  // Loaded only for the commands that ask Temporal: the client's modules are heavy.
+  const { Client, Connection } = require('@temporalio/client') as typeof import('@temporalio/client');
+  const connection = await Connection.connect({ address }).catch((err: unknown) => {
+    throw new CommandError(`${unreachable}: ${err instanceof Error ? err.message : String(err)}`);
+  });
+  try {
+    return await fn(new Client({ connection, namespace }));
+  } finally {
+    await connection.close();
+  }
+}
 
 /**
  * Only `herald migrate` and `npm start` change a schema in use: a command run after a `git pull`, beside a Herald

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../logger';
-import { clientKeepAlive } from './index';
+import { clientKeepAlive, type Db } from './index';
 
 /**
  * With the embedded Temporal server each `npm start` has a Temporal of its own, empty at start: a second process on
@@ -34,6 +35,11 @@ interface EmbeddedTemporalLock {
   lost: Promise<Error>;
   /** Releases the lock (its connection closes); `lost` never settles after. */
   release(): Promise<void>;
+  /**
+   * Names the embedded Temporal server's address on the lock's connection (now and after every re-take), so that
+   * `herald posts stuck` can ask the workflows of the Herald that runs (`runningEmbeddedTemporal`).
+   */
+  announce(temporalAddress: string): Promise<void>;
 }
 
 /**
@@ -55,6 +61,14 @@ const serverKeepalives = 'set tcp_keepalives_idle = 30; set tcp_keepalives_inter
 export const lockKey = "hashtextextended('herald.embedded-temporal', 0)";
 const tryLock = `select pg_try_advisory_lock(${lockKey}) as held`;
 
+/**
+ * The lock's connection is named `herald-lock`, and `herald-lock temporal=<host:port>` once the embedded Temporal
+ * listens: the one place another process (the operator command) can learn where the running Herald's workflows are.
+ * Within PostgreSQL's 63 characters (`127.0.0.1:65535` makes 36).
+ */
+const lockApplicationName = 'herald-lock';
+const announcedPrefix = `${lockApplicationName} temporal=`;
+
 /** Resolves once the lock is held, or rejects with `AnotherHeraldRuns`. */
 export async function holdEmbeddedTemporalLock(
   url: string,
@@ -65,13 +79,14 @@ export async function holdEmbeddedTemporalLock(
   let released = false;
   let lose!: (err: Error) => void;
   const lost = new Promise<Error>((resolve) => (lose = resolve));
-  let client = await takeLock(url);
+  let applicationName = lockApplicationName;
+  let client = await takeLock(url, applicationName);
 
   const retake = async (cause: Error | undefined) => {
     log?.warn({ err: cause }, 'the connection holding the one-Herald lock was lost; taking the lock again');
     for (const deadline = Date.now() + retakeMs; !released; await sleep(retakeDelayMs)) {
       try {
-        const next = await takeLock(url);
+        const next = await takeLock(url, applicationName);
         if (released) return void (await next.end().catch(() => undefined));
         client = next;
         watch(next);
@@ -103,11 +118,34 @@ export async function holdEmbeddedTemporalLock(
       released = true;
       await client.end();
     },
+    announce: async (temporalAddress) => {
+      // Set before the statement: a re-take under way, or the next one, connects with the name.
+      applicationName = `${announcedPrefix}${temporalAddress}`;
+      await client.query(`select set_config('application_name', $1, false)`, [applicationName]).catch((err: unknown) => {
+        log?.warn({ err }, 'could not name the embedded Temporal on the one-Herald lock; `herald posts stuck` judges from the database until the lock is taken again');
+      });
+    },
   };
 }
 
-async function takeLock(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, application_name: 'herald-lock', ...clientKeepAlive });
+/**
+ * The embedded Temporal server of the Herald that holds the lock on this database, when that Herald announced it and
+ * connects from the same address as this process (its `127.0.0.1:<port>` is this host's loopback only then); else
+ * null: no Herald with the embedded Temporal runs on this database, or it runs on another host.
+ */
+export async function runningEmbeddedTemporal(db: Db): Promise<string | null> {
+  const { rows } = await sql<{ application_name: string }>`
+    select a.application_name from pg_locks l join pg_stat_activity a on a.pid = l.pid
+    where l.locktype = 'advisory' and l.granted and l.objsubid = 1
+      and l.database = (select oid from pg_database where datname = current_database())
+      and ((l.classid::int8 << 32) | l.objid::int8) = ${sql.raw(lockKey)}
+      and a.client_addr is not distinct from (select client_addr from pg_stat_activity where pid = pg_backend_pid())`.execute(db);
+  const name = rows[0]?.application_name;
+  return name?.startsWith(announcedPrefix) ? name.slice(announcedPrefix.length) : null;
+}
+
+async function takeLock(url: string, applicationName: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, application_name: applicationName, ...clientKeepAlive });
   // Errors here reject the calls below; once held, `watch` listens for the connection's loss.
   client.on('error', () => undefined);
   try {

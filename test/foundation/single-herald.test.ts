@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createLogger } from '../../src/logger';
 import { migrateDown } from '../../src/db/migrate';
-import { holdEmbeddedTemporalLock, lockKey } from '../../src/db/single-herald';
+import { holdEmbeddedTemporalLock, lockKey, runningEmbeddedTemporal } from '../../src/db/single-herald';
 import { type RunningHerald, startHerald } from '../../src/main';
 import { testConfig } from '../helpers/api';
 import { type TestDatabase, createTestDatabase } from '../helpers/db';
@@ -53,6 +53,8 @@ describe('one Herald with the embedded Temporal per database', function () {
     first = await startHerald(config, createLogger('silent'));
     const holder = await lockHolder(database);
     assert.ok(holder !== undefined);
+    const announced = await runningEmbeddedTemporal(database.db);
+    assert.match(announced ?? '', /^127\.0\.0\.1:\d+$/);
     // What a PostgreSQL restart, a failover or a dropped connection does to the session that holds the lock.
     await sql`select pg_terminate_backend(${holder})`.execute(database.db);
     let again: number | undefined;
@@ -61,6 +63,7 @@ describe('one Herald with the embedded Temporal per database', function () {
       again = await lockHolder(database);
     }
     await assert.rejects(startHerald(config, createLogger('silent')), { name: 'AnotherHeraldRuns' });
+    assert.equal(await runningEmbeddedTemporal(database.db), announced, '`herald posts stuck` still finds its Temporal');
     const running = await Promise.race([first.failed, sleep(500, 'running')]);
     assert.equal(running, 'running');
   });
@@ -89,6 +92,6 @@ describe('one Herald with the embedded Temporal per database', function () {
 async function lockHolder(database: TestDatabase): Promise<number | undefined> {
   const { rows } = await sql<{ pid: number }>`
     select l.pid from pg_locks l join pg_stat_activity a on a.pid = l.pid
-    where l.locktype = 'advisory' and l.granted and a.datname = current_database() and a.application_name = 'herald-lock'`.execute(database.db);
+    where l.locktype = 'advisory' and l.granted and a.datname = current_database() and a.application_name like 'herald-lock%'`.execute(database.db);
   return rows[0]?.pid;
 }
