@@ -44,7 +44,7 @@ const count = (flag: string) =>
     .optional();
 
 /** The numbers a plan may leave custom, each with its `set-plan` flag and whether `plan` leaves it custom. */
-function customNumbersOf(planName: PlanName): Array<{ flag: string; column: keyof CustomQuotas; custom: boolean }> {
+function customNumbersOf(planName: PlanName): Array<{ flag: string; column: keyof CustomQuotas; custom: boolean; planValue: number | null }> {
   const target = plans[planName];
   return (
     [
@@ -54,7 +54,7 @@ function customNumbersOf(planName: PlanName): Array<{ flag: string; column: keyo
       ['--comment-sync-quota', 'comment_sync_quota', target.commentSyncsPerMonth],
       ['--x-comment-read-quota', 'x_comment_read_quota', target.xCommentReadsPerMonth],
     ] as const
-  ).map(([flag, column, planValue]) => ({ flag, column, custom: planValue === null }));
+  ).map(([flag, column, planValue]) => ({ flag, column, custom: planValue === null, planValue }));
 }
 
 /**
@@ -69,6 +69,19 @@ function warnOfUnsetCustomNumbers(planName: PlanName, user: CustomQuotas, userId
     `herald: warning: ${planName} leaves ${unset.map(({ flag }) => flag.slice(2)).join(', ')} custom and they are unset, so each counts as 0` +
       ` (nothing allowed) until set: herald users set-plan --user ${userId} --plan ${planName} ${flagsToSet}\n`,
   );
+}
+
+/**
+ * What `set-plan` prints: each number as it applies to the user, the plan's own where the plan fixes it (a custom
+ * number kept on the row from an earlier plan applies to nothing and is not shown), the row's where the plan leaves it
+ * custom (null while unset: it counts as 0, and the warning says so), "unlimited" for the plan's Infinity.
+ */
+function numbersThatApply(planName: PlanName, user: CustomQuotas): Record<keyof CustomQuotas, number | 'unlimited' | null> {
+  const shown = {} as Record<keyof CustomQuotas, number | 'unlimited' | null>;
+  for (const { column, custom, planValue } of customNumbersOf(planName)) {
+    shown[column] = custom ? user[column] : planValue === Infinity ? 'unlimited' : planValue;
+  }
+  return shown;
 }
 
 const commands: Record<string, Command> = {
@@ -119,15 +132,7 @@ const commands: Record<string, Command> = {
     const user = await setPlan(handle.db, input.user, input.plan, custom);
     if (!user) throw new CommandError(`user ${input.user} not found`);
     warnOfUnsetCustomNumbers(input.plan, user, user.id);
-    return {
-      user_id: user.id,
-      plan: user.plan,
-      post_quota: user.post_quota,
-      scheduled_quota: user.scheduled_quota,
-      account_limit: user.account_limit,
-      comment_sync_quota: user.comment_sync_quota,
-      x_comment_read_quota: user.x_comment_read_quota,
-    };
+    return { user_id: user.id, plan: user.plan, ...numbersThatApply(input.plan, user) };
   },
 
   'keys create': async (args, connect) => {

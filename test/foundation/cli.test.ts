@@ -135,6 +135,18 @@ describe('herald operator command', function () {
     const refused = await herald(['users', 'set-plan', '--user', userId, '--plan', 'pro', '--post-quota', '10'], env);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /^herald: --post-quota applies only where the plan's number is custom; pro fixes it\n/);
+    // Moved from scale to pro, the custom 50,000 stays on the row but applies to nothing: pro's own numbers are shown.
+    const moved = await herald(['users', 'set-plan', '--user', userId, '--plan', 'pro'], env);
+    assert.equal(moved.code, 0, moved.stderr);
+    assert.deepEqual(moved.json, {
+      user_id: userId,
+      plan: 'pro',
+      post_quota: 5000,
+      scheduled_quota: 5000,
+      account_limit: 100,
+      comment_sync_quota: 25000,
+      x_comment_read_quota: 10000,
+    });
     const missing = await herald(['users', 'set-plan', '--user', '00000000-0000-4000-8000-000000000000', '--plan', 'pro'], env);
     assert.equal(missing.code, 1);
     assert.equal(missing.stderr, 'herald: user 00000000-0000-4000-8000-000000000000 not found\n');
