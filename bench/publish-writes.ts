@@ -113,7 +113,16 @@ async function inventory(pool: pg.Pool, before: Snapshot, publishes: number) {
       return { table: name, inserted: per(a.ins - b.ins, publishes), updated: per(a.upd - b.upd, publishes), hot: per(a.hot - b.hot, publishes), deleted: per(a.del - b.del, publishes) };
     })
     .filter((t) => t.inserted + t.updated + t.deleted > 0);
+  const byRelation = relations.map((r) => ({ relation: r.relation, kind: r.kind, per_publish: per(r.records, publishes), bytes: per(r.bytes, publishes) }));
+  // Herald's own tables and indexes, without the catalogs (autovacuum's statistics land in the window now and then).
+  const own = byRelation.filter((r) => !r.relation.startsWith('pg_'));
+  const sum = (rows: typeof own) => Number(rows.reduce((a, r) => a + r.per_publish, 0).toFixed(2));
   return {
+    own_relations: {
+      wal_bytes: Math.round(own.reduce((a, r) => a + r.bytes, 0)),
+      wal_records: sum(own),
+      index_entries: sum(own.filter((r) => r.kind.startsWith('Btree INSERT'))),
+    },
     wal_bytes_per_publish: per(wal[0]!.bytes ?? 0, publishes),
     wal_bytes_without_full_pages: per(Number(wal[0]!.bytes ?? 0) - Number(wal[0]!.fpi_bytes ?? 0), publishes),
     wal_records_per_publish: per(wal[0]!.records, publishes),
@@ -122,7 +131,7 @@ async function inventory(pool: pg.Pool, before: Snapshot, publishes: number) {
       .filter((s) => s.per_publish >= 0.02),
     rows_by_table: tables,
     wal_by_kind: kinds.map((k) => ({ kind: k.kind, per_publish: per(k.records, publishes), bytes: per(k.bytes, publishes) })).filter((k) => k.per_publish >= 0.02),
-    wal_by_relation: relations.map((r) => ({ relation: r.relation, kind: r.kind, per_publish: per(r.records, publishes), bytes: per(r.bytes, publishes) })).filter((r) => r.per_publish >= 0.02),
+    wal_by_relation: byRelation.filter((r) => r.per_publish >= 0.02),
   };
 }
 
