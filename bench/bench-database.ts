@@ -10,9 +10,9 @@ export const statementStatsWanted = process.env.HERALD_BENCH_PG_STATS === '1';
  * An embedded cluster in `dataDir` with a migrated `bench` database; with `statementStatsWanted`, pg_stat_statements
  * preloaded (a restart) and created in it.
  */
-export async function startBenchDatabase(dataDir: string) {
+export async function startBenchDatabase(dataDir: string, statementStats = statementStatsWanted) {
   let cluster = await startEmbeddedPostgres({ dataDir });
-  if (statementStatsWanted) {
+  if (statementStats) {
     const admin = openDatabase(cluster.url('postgres'));
     await admin.pool.query(`alter system set shared_preload_libraries = 'pg_stat_statements'`);
     // Planning time too: a statement built per call is planned per call.
@@ -25,7 +25,7 @@ export async function startBenchDatabase(dataDir: string) {
   const databaseUrl = cluster.url('bench');
   const database = openDatabase(databaseUrl);
   await migrateToLatest(database.db);
-  if (statementStatsWanted) await database.pool.query('create extension if not exists pg_stat_statements');
+  if (statementStats) await database.pool.query('create extension if not exists pg_stat_statements');
   return { cluster, databaseUrl, database };
 }
 

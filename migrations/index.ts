@@ -51,6 +51,7 @@ import * as m0284 from './0284_credential_refusal_first';
 import * as m0285 from './0285_reply_attempt_untold';
 import * as m0288 from './0288_account_call_refusal';
 import * as m0291 from './0291_idempotency_made';
+import * as m0297 from './0297_posts_index_writes';
 
 /**
  * Every migration, in order, listed explicitly (no directory scanning, so the compiled build needs nothing else).
@@ -109,4 +110,5 @@ export const migrations: Record<string, Migration> = {
   '0285_reply_attempt_untold': m0285,
   '0288_account_call_refusal': m0288,
   '0291_idempotency_made': m0291,
+  '0297_posts_index_writes': m0297,
 };

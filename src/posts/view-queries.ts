@@ -91,7 +91,7 @@ const listingQuery = precompiled((db, values: ListingValues, variant) => {
   // index or the user's is cheaper depends on how many posts the account holds.
   let query = viewQuery(db).where('posts.user_id', '=', unseenByPlanner(values.userId, 'uuid')).where(notPromotedDraft);
   // The constants are literals, so that the statement's generic plan can use the partial index of the default
-  // listing (migration 0085), whose predicate they are.
+  // listing (migrations 0085, 0297), whose predicate they imply; it holds hidden posts too, for both variants.
   if (values.status !== undefined) query = query.where('posts.status', '=', unseenByPlanner(values.status, 'text'));
   else if (values.group_id === undefined) query = query.where('posts.status', '!=', sql.lit('draft'));
   if (values.account_id !== undefined) query = query.where('posts.account_id', '=', values.account_id);
