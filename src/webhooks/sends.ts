@@ -6,6 +6,7 @@ import { findOwnEvent } from '../events/repository';
 import { startDelivery, webhookWorkflowId } from './dispatcher';
 import { testInFlight } from './delivery-state';
 import { findOwnEndpoint, lockOwnEndpoint } from './repository';
+import type { AttemptNowSignalName } from '../../workflows/deliver-webhook';
 
 /** Deliveries a user asks for: a `webhook.test` event, or an event sent again now. Both run the delivery workflow. */
 
@@ -21,7 +22,10 @@ interface SendDeps {
  */
 export type SendRefused = { ok: false; missing: 'endpoint' | 'event' } | { ok: false; disabled: { reason: string | null } };
 
-/** `alreadyInFlight`: the same delivery was under way, and this ask joined it rather than sending again. */
+/**
+ * `alreadyInFlight`: the same delivery was under way, and this ask joined it rather than starting another; a joined
+ * delivery waiting for its retry attempts at once (`askAttemptNow`).
+ */
 type Sent = { ok: true; event: EventRow; alreadyInFlight: boolean };
 
 /**
@@ -42,6 +46,7 @@ export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: 
     return { ok: true, event: row, alreadyInFlight: false };
   });
   if (sent.ok && !sent.alreadyInFlight) await startDelivery(deps, sent.event.id, endpointId, { fresh: true });
+  else if (sent.ok) await askAttemptNow(deps, webhookWorkflowId(sent.event.id, endpointId));
   return sent;
 }
 
@@ -68,7 +73,23 @@ export async function redeliverEvent(deps: SendDeps, userId: string, endpointId:
     });
   } catch (err) {
     if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+    await askAttemptNow(deps, `${webhookWorkflowId(event.id, endpoint.id)}-again`);
     return { ok: true, event, alreadyInFlight: true };
   }
   return { ok: true, event, alreadyInFlight: false };
+}
+
+const attemptNow: AttemptNowSignalName = 'attemptNow';
+
+/**
+ * The joined delivery, if it is waiting for a retry, attempts at once (not sooner than 5 s after its last attempt:
+ * `deliverWebhook`). One that has just ended, or that Temporal forgot (its dispatch row brings it back through the
+ * reconciler), is not there to ask: the answer stays as it was.
+ */
+async function askAttemptNow(deps: SendDeps, workflowId: string): Promise<void> {
+  try {
+    await deps.temporal.workflow.getHandle(workflowId).signal(attemptNow);
+  } catch (err) {
+    if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+  }
 }
