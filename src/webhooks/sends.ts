@@ -82,11 +82,30 @@ export async function redeliverEvent(deps: SendDeps, userId: string, endpointId:
 const attemptNow: AttemptNowSignalName = 'attemptNow';
 
 /**
+ * Each ask is an event in the joined workflow's history, which the embedded Temporal keeps in memory and a real one
+ * caps: a client looping the route adds one at most every 5 s per delivery in this process (the workflow attempts no
+ * more often either). Entries are added in time order and live 5 s, so the expired ones are dropped from the front.
+ */
+const askSpacingMs = 5_000;
+const lastAsked = new Map<string, number>();
+
+function mayAsk(workflowId: string, now: number): boolean {
+  for (const [id, at] of lastAsked) {
+    if (now - at < askSpacingMs) break;
+    lastAsked.delete(id);
+  }
+  if (lastAsked.has(workflowId)) return false;
+  lastAsked.set(workflowId, now);
+  return true;
+}
+
+/**
  * The joined delivery, if it is waiting for a retry, attempts at once (not sooner than 5 s after its last attempt:
  * `deliverWebhook`). One that has just ended, or that Temporal forgot (its dispatch row brings it back through the
  * reconciler), is not there to ask: the answer stays as it was.
  */
 async function askAttemptNow(deps: SendDeps, workflowId: string): Promise<void> {
+  if (!mayAsk(workflowId, Date.now())) return;
   try {
     await deps.temporal.workflow.getHandle(workflowId).signal(attemptNow);
   } catch (err) {

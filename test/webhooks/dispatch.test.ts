@@ -171,6 +171,11 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     assert.deepEqual(tests.map((res) => [res.status, res.body.data.id, res.body.meta.already_in_flight]), [[202, tests[0].body.data.id, false], [202, tests[0].body.data.id, true], [202, tests[0].body.data.id, true]]);
     const testEvents = await h.db.selectFrom('events').select('id').where('type', '=', 'webhook.test').where(sql<boolean>`data->>'endpoint_id' = ${id}`).execute();
     assert.equal(testEvents.length, 1, 'one webhook.test written');
+    // Asks joined in a loop reach the waiting workflow at most once every 5 s (each is an event of its history).
+    for (const workflowId of [`${webhookWorkflowId(event.id, id)}-again`, webhookWorkflowId(tests[0].body.data.id, id)]) {
+      const history = await h.env.client.workflow.getHandle(workflowId).fetchHistory();
+      assert.equal((history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes).length, 1, workflowId);
+    }
 
     assert.equal((await h.api.request('DELETE', `/api/v1/webhooks/${id}`)).status, 200);
     for (const workflowId of [`${webhookWorkflowId(event.id, id)}-again`, webhookWorkflowId(tests[0].body.data.id, id)]) {
