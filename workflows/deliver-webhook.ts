@@ -1,4 +1,4 @@
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { createWebhookActivities } from '../activities/webhooks';
 
 /**
@@ -7,6 +7,8 @@ import type { createWebhookActivities } from '../activities/webhooks';
  * timers; after the last it is given up. A 410, or five days of failures, disables the endpoint (the activity
  * decides) and ends the delivery. A `dispatched` delivery keeps its progress in `webhook_dispatches`, so one restarted
  * by the reconciler (Temporal forgot the first) resumes the schedule where it stood; a redelivery starts it afresh.
+ * A user asking for it again while it waits for a retry (`/redeliver`, `/test`) signals `attemptNow`: the wait ends
+ * and the next attempt goes at once, though never sooner than the schedule's first retry after the last attempt.
  */
 
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (decisions.md "Events and webhooks"), in milliseconds. */
@@ -18,6 +20,16 @@ const { attemptWebhookDelivery, resumeWebhookDelivery } = proxyActivities<Return
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 });
 
+/**
+ * "Send it now" from a user who asked again while this delivery waits (decisions.md: `/redeliver` "sends an event
+ * again now"; `/test` sends a `webhook.test`). Joining the waiting delivery kept the routes bounded but left the ask
+ * unanswered for up to 24 hours (the client has fixed its endpoint and the next retry is hours away). The ask only
+ * ends a wait, so looping the routes still runs one delivery at a time, an attempt at most every 5 s.
+ */
+const attemptNowSignal = defineSignal('attemptNow');
+/** The signal's name, as a type: what sends it (`src/webhooks/sends.ts`) fails to build if the name changes here. */
+export type AttemptNowSignalName = (typeof attemptNowSignal)['name'];
+
 type WebhookDeliveryOutcome = 'delivered' | 'disabled' | 'gone' | 'given_up';
 
 /**
@@ -26,11 +38,23 @@ type WebhookDeliveryOutcome = 'delivered' | 'disabled' | 'gone' | 'given_up';
  */
 export async function deliverWebhook(input: { eventId: string; endpointId: string; dispatched?: boolean; fresh?: boolean }): Promise<WebhookDeliveryOutcome> {
   const target = { eventId: input.eventId, endpointId: input.endpointId };
+  let asked = false;
+  setHandler(attemptNowSignal, () => void (asked = true));
+  let lastAttemptEnded = -Infinity;
+  // A wait for the next attempt that an ask ends early. With no ask it is the one timer `sleep` was (`condition` with a
+  // timeout starts the same timer and adds no command until an ask cancels it), so histories recorded before replay
+  // unchanged and no patch is needed. An ask that came before the wait (during the attempt) is not carried over.
+  const retryWait = async (ms: number) => {
+    asked = false;
+    if (!(await condition(() => asked, ms))) return;
+    const tooSoon = lastAttemptEnded + webhookRetrySchedule[0] - Date.now();
+    if (tooSoon > 0) await sleep(tooSoon);
+  };
   let first = 0;
   if (input.dispatched && !input.fresh) {
     const resumed = await resumeWebhookDelivery({ ...target, at: Date.now() });
     if (resumed === null) return 'gone'; // settled meanwhile: nothing is sent twice
-    if (resumed.waitMs > 0) await sleep(resumed.waitMs);
+    if (resumed.waitMs > 0) await retryWait(resumed.waitMs);
     first = resumed.attempt;
   }
   for (let attempt = first; ; attempt += 1) {
@@ -38,6 +62,7 @@ export async function deliverWebhook(input: { eventId: string; endpointId: strin
     const verdict = await attemptWebhookDelivery({ ...target, at: Date.now(), ...(input.dispatched ? { dispatch: { attempt, retryInMs } } : {}) });
     if (verdict !== 'failed') return verdict;
     if (retryInMs === null) return 'given_up';
-    await sleep(retryInMs);
+    lastAttemptEnded = Date.now();
+    await retryWait(retryInMs);
   }
 }

@@ -64,7 +64,10 @@ const DeliverySchema = z
 const SentSchema = z.object({
   data: EventSchema,
   meta: z.object({
-    already_in_flight: z.boolean().meta({ description: 'True when the same delivery was already under way: this request joined it and sent nothing more' }),
+    already_in_flight: z.boolean().meta({
+      description:
+        'True when the same delivery was already under way: this request joined it rather than starting another. A joined delivery waiting for its next retry attempts at once (not sooner than 5 s after its last attempt); one in the middle of an attempt sends nothing more',
+    }),
   }),
 });
 
@@ -181,7 +184,7 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/test',
     summary: 'Send a test event',
     description:
-      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `meta.already_in_flight: true` and sends nothing (`/redeliver` it to send it now). A switched-off endpoint is 400 `bad_request`.',
+      'Writes a `webhook.test` event and delivers it to this endpoint only (on the usual schedule); its attempts show in `/deliveries`. One test at a time per endpoint: while an earlier one is still being tried, this answers that event with `meta.already_in_flight: true` and starts nothing; if it is waiting for its next retry, that retry goes at once (not sooner than 5 s after its last attempt). A switched-off endpoint is 400 `bad_request`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: idParams,
@@ -198,7 +201,7 @@ export const webhooksRoutes = [
     path: '/webhooks/:id/redeliver',
     summary: 'Send an event again',
     description:
-      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `meta.already_in_flight: true` and sends nothing more. Another user\'s event is 404; a switched-off endpoint is 400 `bad_request`.',
+      'Delivers the event to this endpoint again now, with the same `webhook-id`, whatever its types, on the usual retry schedule. One redelivery of an event to an endpoint at a time: while an earlier one is still being tried, this answers `meta.already_in_flight: true` and starts nothing; if it is waiting for its next retry, that retry goes at once (not sooner than 5 s after its last attempt). Another user\'s event is 404; a switched-off endpoint is 400 `bad_request`.',
     tags: ['Webhooks'],
     scope: 'webhooks:write',
     params: idParams,

@@ -232,11 +232,19 @@ export async function failThread(db: Db, threadId: string, message: string, roll
 /**
  * A scheduled thread whose workflow Temporal refused to start as invalid at its request (`startAndAwait`): every
  * `scheduled` or `publishing` part → `failed` with the sentence, first comments not sent, every reservation refunded,
- * `thread.failed` written. Kept, as a scheduled thread that fails is (the client may hold its ids; README "Threads").
- * Returns the parts it failed.
+ * `thread.failed` written with a rollback of nothing published (`nothingPublished`, as the immediate one's: its
+ * `thread_rollback` was null). Kept, as a scheduled thread that fails is (the client may hold its ids; README
+ * "Threads"). Returns the parts it failed.
  */
 export async function failUnstartedThread(db: Db, threadId: string, sentence: string): Promise<string[]> {
-  return failUnstarted(db, (eb) => eb('thread_id', '=', threadId), sentence, (trx) => recordThreadEvent(trx, 'thread.failed', threadId));
+  const [first] = await loadThreadParts(db, threadId);
+  if (!first) return [];
+  return failUnstarted(db, (eb) => eb('thread_id', '=', threadId), sentence, (trx) => recordThreadEvent(trx, 'thread.failed', threadId, { thread_rollback: nothingPublished(first) }));
+}
+
+/** The rollback report (publishing-api.md `error.thread_rollback`) of a thread of which nothing went out. */
+function nothingPublished(first: ThreadPartRow) {
+  return { platform: first.platform, published: 0, rolled_back: [], still_live: [], rollback_supported: rollbackSupportedOf(first), quota_refunded: true };
 }
 
 /**
@@ -249,7 +257,6 @@ export async function discardUnstartedThread(db: Db, threadId: string, sentence:
   const parts = await loadThreadParts(db, threadId);
   const first = parts[0];
   if (!first) return [];
-  const rollback = { platform: first.platform, published: 0, rolled_back: [], still_live: [], rollback_supported: rollbackSupportedOf(first), quota_refunded: true };
-  await discardThread(db, threadId, parts.map((part) => part.id), { message: sentence, rollback });
+  await discardThread(db, threadId, parts.map((part) => part.id), { message: sentence, rollback: nothingPublished(first) });
   return [];
 }

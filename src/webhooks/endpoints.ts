@@ -52,6 +52,8 @@ export async function createEndpoint(deps: WebhooksDeps, userId: string, input: 
 
 export async function changeEndpoint(deps: WebhooksDeps, userId: string, endpointId: string, changes: endpoints.EndpointChanges): Promise<{ ok: true; endpoint: WebhookEndpointRow | undefined } | Refusal> {
   if (changes.url !== undefined) {
+    // Another user's endpoint is 404 whatever the body says (decisions.md): its URL is neither judged nor resolved.
+    if (!(await endpoints.findOwnEndpoint(deps.db, userId, endpointId))) return { ok: true, endpoint: undefined };
     const urlRefusal = await refusedUrl(changes.url, deps.allowInsecureUrls);
     if (urlRefusal) return urlRefusal;
   }

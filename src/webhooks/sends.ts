@@ -6,6 +6,7 @@ import { findOwnEvent } from '../events/repository';
 import { startDelivery, webhookWorkflowId } from './dispatcher';
 import { testInFlight } from './delivery-state';
 import { findOwnEndpoint, lockOwnEndpoint } from './repository';
+import type { AttemptNowSignalName } from '../../workflows/deliver-webhook';
 
 /** Deliveries a user asks for: a `webhook.test` event, or an event sent again now. Both run the delivery workflow. */
 
@@ -21,7 +22,10 @@ interface SendDeps {
  */
 export type SendRefused = { ok: false; missing: 'endpoint' | 'event' } | { ok: false; disabled: { reason: string | null } };
 
-/** `alreadyInFlight`: the same delivery was under way, and this ask joined it rather than sending again. */
+/**
+ * `alreadyInFlight`: the same delivery was under way, and this ask joined it rather than starting another; a joined
+ * delivery waiting for its retry attempts at once (`askAttemptNow`).
+ */
 type Sent = { ok: true; event: EventRow; alreadyInFlight: boolean };
 
 /**
@@ -42,6 +46,7 @@ export async function sendTestEvent(deps: SendDeps, userId: string, endpointId: 
     return { ok: true, event: row, alreadyInFlight: false };
   });
   if (sent.ok && !sent.alreadyInFlight) await startDelivery(deps, sent.event.id, endpointId, { fresh: true });
+  else if (sent.ok) await askAttemptNow(deps, webhookWorkflowId(sent.event.id, endpointId));
   return sent;
 }
 
@@ -68,7 +73,42 @@ export async function redeliverEvent(deps: SendDeps, userId: string, endpointId:
     });
   } catch (err) {
     if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+    await askAttemptNow(deps, `${webhookWorkflowId(event.id, endpoint.id)}-again`);
     return { ok: true, event, alreadyInFlight: true };
   }
   return { ok: true, event, alreadyInFlight: false };
+}
+
+const attemptNow: AttemptNowSignalName = 'attemptNow';
+
+/**
+ * Each ask is an event in the joined workflow's history, which the embedded Temporal keeps in memory and a real one
+ * caps: a client looping the route adds one at most every 5 s per delivery in this process (the workflow attempts no
+ * more often either). Entries are added in time order and live 5 s, so the expired ones are dropped from the front.
+ */
+const askSpacingMs = 5_000;
+const lastAsked = new Map<string, number>();
+
+function mayAsk(workflowId: string, now: number): boolean {
+  for (const [id, at] of lastAsked) {
+    if (now - at < askSpacingMs) break;
+    lastAsked.delete(id);
+  }
+  if (lastAsked.has(workflowId)) return false;
+  lastAsked.set(workflowId, now);
+  return true;
+}
+
+/**
+ * The joined delivery, if it is waiting for a retry, attempts at once (not sooner than 5 s after its last attempt:
+ * `deliverWebhook`). One that has just ended, or that Temporal forgot (its dispatch row brings it back through the
+ * reconciler), is not there to ask: the answer stays as it was.
+ */
+async function askAttemptNow(deps: SendDeps, workflowId: string): Promise<void> {
+  if (!mayAsk(workflowId, Date.now())) return;
+  try {
+    await deps.temporal.workflow.getHandle(workflowId).signal(attemptNow);
+  } catch (err) {
+    if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
+  }
 }

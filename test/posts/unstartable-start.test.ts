@@ -107,7 +107,17 @@ describe('a post whose workflow Temporal refuses to start', function () {
     assert.ok(await allRefunded(rows.map((r) => r.id)), 'every reservation refunded');
     const after = await usageFor(h.db, h.api.userId, h.now());
     assert.deepEqual({ posts: after.posts, scheduled: after.scheduled }, { posts: before.posts, scheduled: before.scheduled });
-    assert.equal((await failedEvents('thread.failed')).length, 1);
+    const events = await failedEvents('thread.failed');
+    assert.equal(events.length, 1);
+    // decisions.md: thread.failed "with thread_rollback": nothing went out, as the immediate thread's says (it was null).
+    assert.deepEqual((events[0]!.data as { thread_rollback: unknown }).thread_rollback, {
+      platform: 'x',
+      published: 0,
+      rolled_back: [],
+      still_live: [],
+      rollback_supported: true,
+      quota_refunded: true,
+    });
   });
 
   it('an immediate thread: 500 saying nothing of it was kept, no rows kept (as any thread failing at once), the quota returned, thread.failed written', async () => {

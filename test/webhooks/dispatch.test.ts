@@ -15,6 +15,8 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
   let receiver: Server;
   let base: string;
   const received: Array<{ path: string; id: string }> = [];
+  // `/recovering` fails (500) until a test says it is fixed.
+  let recoveringFails = true;
 
   before(async () => {
     h = await startPostsHarness();
@@ -22,7 +24,7 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
       received.push({ path: req.url ?? '', id: String(req.headers['webhook-id']) });
       req.resume();
       req.on('end', () => {
-        if (req.url?.startsWith('/failing')) res.statusCode = 500;
+        if (req.url?.startsWith('/failing') || (req.url?.startsWith('/recovering') && recoveringFails)) res.statusCode = 500;
         res.end();
       });
     });
@@ -169,11 +171,49 @@ describe('Event dispatcher: outbox rows become delivery workflows, once, across 
     assert.deepEqual(tests.map((res) => [res.status, res.body.data.id, res.body.meta.already_in_flight]), [[202, tests[0].body.data.id, false], [202, tests[0].body.data.id, true], [202, tests[0].body.data.id, true]]);
     const testEvents = await h.db.selectFrom('events').select('id').where('type', '=', 'webhook.test').where(sql<boolean>`data->>'endpoint_id' = ${id}`).execute();
     assert.equal(testEvents.length, 1, 'one webhook.test written');
+    // Asks joined in a loop reach the waiting workflow at most once every 5 s (each is an event of its history).
+    for (const workflowId of [`${webhookWorkflowId(event.id, id)}-again`, webhookWorkflowId(tests[0].body.data.id, id)]) {
+      const history = await h.env.client.workflow.getHandle(workflowId).fetchHistory();
+      assert.equal((history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes).length, 1, workflowId);
+    }
 
     assert.equal((await h.api.request('DELETE', `/api/v1/webhooks/${id}`)).status, 200);
     for (const workflowId of [`${webhookWorkflowId(event.id, id)}-again`, webhookWorkflowId(tests[0].body.data.id, id)]) {
       await h.env.client.workflow.getHandle(workflowId).terminate('test over');
     }
+  });
+
+  it('/redeliver and /test asked again while their delivery waits for its retry send at once (decisions.md: "sends an event again now"), not hours later', async () => {
+    const id = await endpoint('/recovering');
+    const [event] = await h.db.transaction().execute((trx) => recordEvents(trx, [{ userId: h.api.userId, type: 'post.published', data: { id: 'p' }, request: null }]));
+    const redeliver = () => h.api.request('POST', `/api/v1/webhooks/${id}/redeliver`, { body: { event_id: event.id } });
+    const test = () => h.api.request('POST', `/api/v1/webhooks/${id}/test`);
+    const first = [await redeliver(), await test()];
+    assert.deepEqual(first.map((res) => [res.status, res.body.meta.already_in_flight]), [[202, false], [202, false]]);
+    const sentTo = () => received.filter((r) => r.path === '/recovering');
+    const until = async (n: number, ms: number) => {
+      for (let waited = 0; waited < ms && sentTo().length < n; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      return sentTo().length;
+    };
+    // Each failed at once and again after its 5 s retry: both now wait 5 minutes for their third attempt.
+    assert.equal(await until(4, 15_000), 4);
+
+    recoveringFails = false;
+    const again = [await redeliver(), await test()];
+    assert.deepEqual(again.map((res) => [res.status, res.body.data.id, res.body.meta.already_in_flight]), [[202, event.id, true], [202, first[1].body.data.id, true]]);
+    // At once, though not sooner than 5 s after the last attempt: well inside 15 s, where the schedule says 5 minutes.
+    assert.equal(await until(6, 15_000), 6, 'each joined delivery attempted again now');
+    // The attempts are recorded once their answers came back.
+    const deliveredRows = () => h.db.selectFrom('webhook_deliveries').select('event_id').where('endpoint_id', '=', id).where('delivered', '=', true).execute();
+    let delivered = await deliveredRows();
+    for (let i = 0; i < 100 && delivered.length < 2; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      delivered = await deliveredRows();
+    }
+    assert.deepEqual(delivered.map((r) => r.event_id).sort(), [event.id, first[1].body.data.id].sort());
+    const dispatch = await h.db.selectFrom('webhook_dispatches').select(['attempts', 'settled_at']).where('endpoint_id', '=', id).executeTakeFirstOrThrow();
+    assert.notEqual(dispatch.settled_at, null, "the test's dispatch is settled");
+    assert.equal((await h.api.request('DELETE', `/api/v1/webhooks/${id}`)).status, 200);
   });
 
   it('/deliveries pages through every attempt kept with after (the last id of a page) and has_more, and filters by event_id', async () => {

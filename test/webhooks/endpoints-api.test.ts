@@ -129,6 +129,9 @@ describe('Webhook endpoints API', function () {
     for (const [method, path, reqBody] of [
       ['GET', `/api/v1/webhooks/${id}`, undefined],
       ['PATCH', `/api/v1/webhooks/${id}`, { enabled: false }],
+      // A URL it would refuse on one's own endpoint changes nothing: the endpoint is not theirs (it answered 400).
+      ['PATCH', `/api/v1/webhooks/${id}`, { url: 'http://hooks.example.com/theirs' }],
+      ['PATCH', `/api/v1/webhooks/${id}`, { url: 'https://127.0.0.1/theirs', enabled: false }],
       ['DELETE', `/api/v1/webhooks/${id}`, undefined],
       ['POST', `/api/v1/webhooks/${id}/rotate-secret`, undefined],
       ['GET', '/api/v1/webhooks/not-a-uuid', undefined],
@@ -138,6 +141,7 @@ describe('Webhook endpoints API', function () {
       assert.equal(res.body.error.code, 'not_found');
     }
     assert.equal((await sealedRow(id)).enabled, true);
+    assert.equal((await sealedRow(id)).url, 'https://hooks.example.com/mine');
     const deleted = await api.request('DELETE', `/api/v1/webhooks/${id}`);
     assert.equal(deleted.status, 200, deleted.text);
     assert.equal((await api.request('GET', `/api/v1/webhooks/${id}`)).status, 404);
