@@ -6,9 +6,10 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { ownedCopy, writeVarint } from './proto';
 
 /**
- * An 8 KiB window holds a waiting run's history and its dictionary whole (a scheduled post's is ~1.1 KiB each) and
- * deflates it as small as zlib's default 32 KiB window does; deflating then needs ~64 KiB of memory for its state,
- * not ~256 KiB, which glibc hands out from its heap and takes back at once, instead of a mapping each time.
+ * An 8 KiB window holds a waiting run's history and its dictionary whole (a scheduled post's history ~1.5 KiB,
+ * Herald's `publishPost` dictionary ~3 KiB) and deflates it as small as zlib's default 32 KiB window does; deflating
+ * then needs ~64 KiB of memory for its state, not ~256 KiB, which glibc hands out from its heap and takes back at
+ * once, instead of a mapping each time.
  */
 const ZLIB_OPTIONS = { windowBits: 13, memLevel: 6 };
 
@@ -22,7 +23,7 @@ const ZLIB_OPTIONS = { windowBits: 13, memLevel: 6 };
  * A type's dictionary is the one the embedding application gave for it (`useHistoryDictionary`: Herald gives recorded
  * histories of its own workflows, `src/temporal/history-dictionaries.ts`), else the first history of that type this
  * process deflated. That first one is whatever ran first: in Herald an immediate post's closed history, say, against
- * which a waiting scheduled post's deflated to ~380 bytes instead of ~226 (issue 15). Histories are never persisted
+ * which a waiting scheduled post's deflated to ~425 bytes instead of ~240 (issue 15). Histories are never persisted
  * (temporal-dev keeps everything in memory), so the ids mean nothing beyond this process.
  */
 const known: Buffer[] = [];
@@ -85,7 +86,9 @@ export function deflateHistory(workflowType: string, own: string, bytes: Buffer,
     at = writeVarint(framed, at, (end - start) * 2 + (marked.includes(i) ? 1 : 0));
     at += bytes.copy(framed, at, start, end);
   });
-  return String.fromCharCode(id) + deflateRawSync(framed.subarray(0, at), { ...ZLIB_OPTIONS, dictionary }).toString('latin1');
+  // The id in the same bytes, made a string once: adding it as a string of its own would keep a cons string (32 bytes
+  // more a run) until something reads it.
+  return Buffer.concat([Buffer.of(id), deflateRawSync(framed.subarray(0, at), { ...ZLIB_OPTIONS, dictionary })]).toString('latin1');
 }
 
 /** A deflated history read back; its first character names the dictionary it was deflated against. */
