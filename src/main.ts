@@ -10,6 +10,7 @@ import { createSealedBox } from './crypto/sealed-box';
 import { applyPendingMigrations, connectDatabase } from './db/connect';
 import { holdEmbeddedTemporalLock } from './db/single-herald';
 import { createStdoutLogger, type Logger } from './logger';
+import { historyDictionaries } from './temporal/history-dictionaries';
 import { createHttpClient } from './net/http';
 import { createPlatformAdapters } from './platforms/registry';
 import { createPostsLifecycle } from './posts/cancel';
@@ -121,7 +122,7 @@ export async function startHerald(
     if (temporalAddress === null) {
       const { webUi } = config;
       const http = webUi.enabled ? { port: webUi.port, host: webUi.host, staticDir: webUiBuildDir } : undefined;
-      const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace, http }).catch((err) => {
+      const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace, http, historyDictionaries: historyDictionaries() }).catch((err) => {
         if (http && (err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
           throw new ConfigError(`Temporal Web UI: ${webUi.host}:${webUi.port} is in use (set HERALD_WEB_UI_PORT, or HERALD_WEB_UI=false)`);
         }

@@ -2,6 +2,7 @@
 // with a real-clock mode and a time-skipping mode (Temporal's TestService).
 import { Engine } from './engine';
 import { listen } from './grpc-server';
+import { useHistoryDictionary } from './history-storage';
 import { listenHttp } from './http-api';
 
 export interface StartServerOptions {
@@ -18,6 +19,11 @@ export interface StartServerOptions {
    * `http.host` (default: `host`), and, with `staticDir`, a built Web UI on the same origin.
    */
   http?: { port: number; host?: string; staticDir?: string };
+  /**
+   * The dictionary each named workflow type's histories are deflated against (histories like the ones to come, most
+   * alike last: `useHistoryDictionary`), instead of the first history of that type the process deflated.
+   */
+  historyDictionaries?: Readonly<Record<string, Uint8Array>>;
 }
 
 export interface RunningServer {
@@ -31,6 +37,7 @@ export interface RunningServer {
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const namespace = options.namespace ?? 'default';
+  for (const [workflowType, bytes] of Object.entries(options.historyDictionaries ?? {})) useHistoryDictionary(workflowType, bytes);
   const engine = new Engine({ timeSkipping: options.timeSkipping ?? false, namespace });
   const { server, port } = await listen(engine, host, options.port ?? 7233);
   const hostPort = (h: string, p: number) => `${h.includes(':') ? `[${h}]` : h}:${p}`;

@@ -289,7 +289,7 @@ export class Run extends RunFields {
   private inflated(): number[] {
     const ends = this.eventEnds;
     if (typeof ends !== 'number') return ends;
-    const { bytes, ends: inflatedEnds, marked } = inflateHistory(this.workflowType, this.ownStrings, this.history as string);
+    const { bytes, ends: inflatedEnds, marked } = inflateHistory(this.ownStrings, this.history as string);
     this.history = bytes;
     this.propertyEventIndexes = marked.length ? marked : undefined;
     return (this.eventEnds = inflatedEnds);
@@ -298,7 +298,7 @@ export class Run extends RunFields {
   /** The history as it is kept, or inflated (a fresh copy) when deflated, with its events' ends and property events. */
   private readable(): ReadableHistory {
     const ends = this.eventEnds;
-    if (typeof ends === 'number') return inflateHistory(this.workflowType, this.ownStrings, this.history as string);
+    if (typeof ends === 'number') return inflateHistory(this.ownStrings, this.history as string);
     return { bytes: this.history, ends, marked: this.propertyEventIndexes ?? NOTHING };
   }
 

@@ -59,7 +59,7 @@ export interface PostsRuntime {
 
 export type PostsRuntimeOverrides = Partial<Omit<PostsRuntime, 'config' | 'db' | 'logger'>>;
 
-const POSTS_TASK_QUEUE = 'herald';
+export const POSTS_TASK_QUEUE = 'herald';
 const SCHEDULED_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 15 * 60_000] as const;
 const IMMEDIATE_RETRY_DELAYS_MS = [1_000, 3_000] as const;
 

@@ -315,7 +315,7 @@ describe('temporal-dev: a waiting run kept compact', () => {
       const own = (run: Run) => (run as unknown as { ownStrings: string }).ownStrings;
       const sizes = runs.map((run) => {
         const stored = (run as unknown as { history: string }).history;
-        const { bytes, ends, marked } = inflateHistory(run.workflowType, own(run), stored);
+        const { bytes, ends, marked } = inflateHistory(own(run), stored);
         return { withOwn: stored.length, without: deflateHistory(run.workflowType, '', bytes, ends, marked).length };
       });
       const saved = sizes.reduce((total, size) => total + size.without - size.withOwn, 0) / sizes.length;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { historyDictionaries } from '../../src/temporal/history-dictionaries';
 import { startServer } from '../../temporal-dev';
 
 type TemporalServerKind = 'temporal-dev' | 'download';
@@ -78,7 +79,8 @@ export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> 
 export async function createLocalEnv(): Promise<TestWorkflowEnvironment> {
   silenceSdkLogs();
   if (temporalServerKind === 'download') return orUnavailable(() => TestWorkflowEnvironment.createLocal());
-  const server = await startServer({ port: 0 });
+  // Herald's history dictionaries, as production's embedded temporal-dev has them.
+  const server = await startServer({ port: 0, historyDictionaries: historyDictionaries() });
   try {
     const env = await TestWorkflowEnvironment.createFromExistingServer({ address: server.address });
     const teardown = env.teardown.bind(env);

@@ -67,7 +67,7 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
   const standIns = await startPlatformStandIns();
   // `database`: the same test database through a handle of the test's own (one that counts statements, say).
   const database = options.database ?? (await testDatabase());
-  const taskQueue = `posts-test-${randomUUID()}`;
+  const taskQueue = options.posts?.taskQueue ?? `posts-test-${randomUUID()}`;
   let clock = await env.currentTimeMs();
   const now = () => new Date(clock);
   const config = options.config ?? testConfig();
