@@ -3,7 +3,7 @@ import { createApp } from '../api/app';
 import type { ReadinessProbe } from '../api/deps';
 import { deleteExpiredIdempotencyKeys } from '../api/idempotency-repository';
 import type { AnyRoute } from '../api/route';
-import { startServer as startTemporalDevServer } from '../temporal-dev';
+import { type RunningServer as RunningDevServer, startServer as startTemporalDevServer } from '../temporal-dev';
 import { createCredentialKeeper, reconcileCredentialWorkflows } from './accounts/credential-workflow-client';
 import { ConfigError, type Config, loadConfig } from './config';
 import { createSealedBox } from './crypto/sealed-box';
@@ -119,22 +119,24 @@ export async function startHerald(
 
     let temporalAddress = config.temporal.address;
     let webUiUrl: string | undefined;
+    let devServer: RunningDevServer | undefined;
     if (temporalAddress === null) {
       const { webUi } = config;
       const http = webUi.enabled ? { port: webUi.port, host: webUi.host, staticDir: webUiBuildDir } : undefined;
-      const devServer = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace, http, historyDictionaries: historyDictionaries() }).catch((err) => {
+      const server = await startTemporalDevServer({ port: 0, namespace: config.temporal.namespace, http, historyDictionaries: historyDictionaries() }).catch((err) => {
         if (http && (err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
           throw new ConfigError(`Temporal Web UI: ${webUi.host}:${webUi.port} is in use (set HERALD_WEB_UI_PORT, or HERALD_WEB_UI=false)`);
         }
         throw err;
       });
-      cleanups.push(() => devServer.close());
+      devServer = server;
+      cleanups.push(() => server.close());
       continueUnlessAborted();
-      temporalAddress = devServer.address;
+      temporalAddress = server.address;
       logger.info({ address: temporalAddress }, 'embedded Temporal dev server started');
       // Where `herald posts stuck` finds this Herald's workflows (it runs in another process).
       await lock?.announce(temporalAddress);
-      webUiUrl = devServer.httpUrl;
+      webUiUrl = server.httpUrl;
       if (webUiUrl) {
         const uiBuild = new AbortController();
         cleanups.push(async () => uiBuild.abort());
@@ -156,6 +158,7 @@ export async function startHerald(
     );
     cleanups.push(() => temporal.shutdown());
     continueUnlessAborted();
+    devServer?.useHistoryDictionaries(historyDictionaries(temporal.worker.options.buildId));
     // Once registered, the running workflows started without them (while it was refused) are given them.
     const backfillStopping = new AbortController();
     const searchAttributes = await registerSearchAttributes(temporal.client, config.temporal.namespace, logger, undefined, () =>

@@ -31,13 +31,22 @@ export interface RunningServer {
   port: number;
   /** `http://host:port` of the HTTP API (and Web UI), when `http` was given. */
   httpUrl?: string;
+  /**
+   * Dictionaries given once the server runs (as `historyDictionaries`), for what is known only then: Herald's worker's
+   * build id, written in every workflow task it completes. Histories deflated before keep theirs.
+   */
+  useHistoryDictionaries(dictionaries: Readonly<Record<string, Uint8Array>>): void;
   close(): Promise<void>;
+}
+
+function useHistoryDictionaries(dictionaries: Readonly<Record<string, Uint8Array>>): void {
+  for (const [workflowType, bytes] of Object.entries(dictionaries)) useHistoryDictionary(workflowType, bytes);
 }
 
 export async function startServer(options: StartServerOptions = {}): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const namespace = options.namespace ?? 'default';
-  for (const [workflowType, bytes] of Object.entries(options.historyDictionaries ?? {})) useHistoryDictionary(workflowType, bytes);
+  useHistoryDictionaries(options.historyDictionaries ?? {});
   const engine = new Engine({ timeSkipping: options.timeSkipping ?? false, namespace });
   const { server, port } = await listen(engine, host, options.port ?? 7233);
   const hostPort = (h: string, p: number) => `${h.includes(':') ? `[${h}]` : h}:${p}`;
@@ -58,6 +67,7 @@ export async function startServer(options: StartServerOptions = {}): Promise<Run
     address,
     port,
     httpUrl: http ? `http://${hostPort(options.http!.host ?? host, http.port)}` : undefined,
+    useHistoryDictionaries,
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
         engine.close();

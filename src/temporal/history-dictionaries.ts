@@ -11,9 +11,11 @@ import { RECORDED_HISTORIES } from './history-dictionaries-recorded';
 
 /**
  * Each recorded history, then this process's identity as the SDK's client and worker name themselves in every
- * history (`pid@host`, three to four times in each; the recorder's is another pid): ~10 bytes less a history.
+ * history (`pid@host`, three to four times in each; the recorder's is another pid): ~10 bytes less a history. Then,
+ * once the worker exists, its build id (`@temporalio/worker@<version>+<the bundle's hash>`, in every completed
+ * workflow task): the recorded one is stale after any change to any workflow's code, which cost ~70 bytes a history.
  */
-export function historyDictionaries(): Record<string, Buffer> {
-  const identity = Buffer.from(`${process.pid}@${hostname()}`);
-  return Object.fromEntries(Object.entries(RECORDED_HISTORIES).map(([workflowType, base64]) => [workflowType, Buffer.concat([Buffer.from(base64, 'base64'), identity])]));
+export function historyDictionaries(workerBuildId = ''): Record<string, Buffer> {
+  const ours = Buffer.from(`${process.pid}@${hostname()}${workerBuildId}`);
+  return Object.fromEntries(Object.entries(RECORDED_HISTORIES).map(([workflowType, base64]) => [workflowType, Buffer.concat([Buffer.from(base64, 'base64'), ours])]));
 }

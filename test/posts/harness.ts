@@ -53,6 +53,8 @@ export interface PostsHarness {
   api: TestApi;
   db: TestApi['deps']['db'];
   taskQueue: string;
+  /** The worker's build id, in every workflow task it completes (as Herald's main gives it to temporal-dev's dictionaries). */
+  workerBuildId: string;
   /** The time the API reads as now (the environment's, refreshed by `syncClock`). */
   now(): Date;
   syncClock(): Promise<void>;
@@ -105,6 +107,7 @@ export async function startPostsHarness(options: { plan?: PlanName; posts?: Post
     api,
     db: database.db,
     taskQueue,
+    workerBuildId: worker.options.buildId ?? '',
     now,
     syncClock: async () => {
       clock = await env.currentTimeMs();

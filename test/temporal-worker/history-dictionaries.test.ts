@@ -22,8 +22,11 @@ describe("Herald's history dictionaries for temporal-dev", function () {
   after(() => h?.stop());
 
   it("deflates a waiting scheduled post's history to ~0.24 KiB even when an immediate post's was deflated first", async () => {
-    // As Herald's main starts its embedded temporal-dev (the dictionaries are the process's, not the server's).
-    const server = await startServer({ port: 0, historyDictionaries: historyDictionaries() });
+    // As Herald's main gives its embedded temporal-dev the dictionaries once its worker exists (they are the
+    // process's, not the server's). The worker's build id changes with any workflow's code: without it here every
+    // history read ~70 bytes more after such a change, and this test failed until the histories were recorded again.
+    const server = await startServer({ port: 0 });
+    server.useHistoryDictionaries(historyDictionaries(h.workerBuildId));
     await server.close();
     const size = (workflowType: string, history: RecordedHistory) => deflateHistory(workflowType, history.own, history.bytes, history.ends, []).length;
     // In this order a type's first history would have been its dictionary: the immediate post's, against which a
