@@ -43,8 +43,8 @@ export interface ContainerPolling {
   intervalMs: number;
   /**
    * How long one post waits for all its containers together (carousel children and parent alike). The platforms
-   * recommend at most five minutes; it must stay well under the platform call's activity timeout
-   * (`workflows/post-steps.ts`, 10 minutes), or the activity times out while the adapter runs on and may still publish.
+   * recommend at most five minutes, well under the platform call's activity timeout (`workflows/post-steps.ts`, 10
+   * minutes); past that limit less a minute the call's stop ends the polls and no publish begins (`ContainerFlow.stop`).
    */
   maxWaitMs: number;
 }
