@@ -22,6 +22,7 @@ import { PlatformFailure, type PlatformSlug } from './types';
  * whose answer Herald stopped waiting for. A create that began by then has its answer or its failure by start + L − M,
  * before the workflow hears of the time limit and its next call looks: that look sees every create the stopped call
  * made. With L = 10 minutes, creates may begin up to 9 minutes in; a held activity's L is its hold plus 10 minutes.
+ * An activity given L of T + M (one minute) or less could begin no create at all: every platform call's is longer.
  *
  * A chain stopped before its create sent nothing: `SendStopped` is `retryable` (the attempt's mark is closed, the
  * workflow's retry sends afresh, one retry spent as a transient fault's would be). A stop after a step that may have
