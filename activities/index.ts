@@ -8,6 +8,7 @@ import { createPostActivities } from './posts';
 import { createThreadActivities } from './threads';
 import { createHeldThreadActivities } from './threads-held';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks';
+import { notingStart } from './send-stop';
 
 /** What activities may use; built once by the worker process. Features add optional members. */
 export interface ActivityDeps {
@@ -22,11 +23,12 @@ export interface ActivityDeps {
 
 /**
  * The activities of the `herald` task queue. Workflows type their proxies with `ReturnType<typeof createActivities>`.
- * Features add their activities to the object returned here.
+ * Features add their activities to the object returned here. Each notes its start as it begins (`notingStart`): a
+ * platform call's creates stop before its time limit from there (`activities/send-stop.ts`).
  */
 export function createActivities(deps: ActivityDeps) {
   const postsRuntime = createPostsRuntime(deps, deps.posts);
-  return {
+  return notingStart({
     ...createPostActivities(postsRuntime),
     ...createThreadActivities(postsRuntime),
     ...createHeldThreadActivities(postsRuntime),
@@ -38,5 +40,5 @@ export function createActivities(deps: ActivityDeps) {
       sealedBox: deps.webhooks?.sealedBox ?? postsRuntime.sealedBox,
       http: deps.webhooks?.http ?? postsRuntime.http,
     }),
-  };
+  });
 }

@@ -6,6 +6,7 @@ import * as attemptMarks from '../src/posts/attempt-marks';
 import * as attemptOutcomes from '../src/posts/attempt-outcomes';
 import { publishRequestFor } from '../src/posts/publish-request';
 import type { PostsRuntime } from '../src/posts/runtime';
+import { sendStopOfActivity } from './send-stop';
 import { isPlatformFailure, PlatformFailure, type AttemptHandle, type PlatformContext, type PublishedPost, type PublishRequest } from '../src/platforms/types';
 
 /**
@@ -26,7 +27,9 @@ export async function sendMarked(
 ): Promise<{ published: PublishedPost } | { refusal: Refusal & { awaitingCredential?: boolean } }> {
   const adapter = rt.adapters[row.platform];
   let lookingFirst = false;
-  const sent: PublishRequest = { ...request, attempt: attemptHandleOf(rt, row), ...(row.earlier_attempt_open ? earlierAttemptOf(row) : {}) };
+  // The activity's stop (`PublishRequest.signal`): no create begins once its time is nearly up (README "Posts").
+  const signal = request.signal ?? sendStopOfActivity(rt.sendLimits);
+  const sent: PublishRequest = { ...request, attempt: attemptHandleOf(rt, row), ...(row.earlier_attempt_open ? earlierAttemptOf(row) : {}), ...(signal ? { signal } : {}) };
   try {
     if (row.earlier_attempt_open && !adapter.findPublished) {
       const guardMs = adapter.repeatedCreatesSafeForMs;

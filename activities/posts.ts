@@ -12,6 +12,7 @@ import { findPost } from '../src/posts/view-queries';
 import { mayBeLiveAccountEnded } from '../src/posts/publish-outcome';
 import type { PostsRuntime } from '../src/posts/runtime';
 import { holdUntilInstant } from './held';
+import { sendStopOfActivity } from './send-stop';
 import { createPostSender, type PublishAttempt } from './post-send';
 import type { PostRow } from '../src/db/tables/posts';
 import type { PostLink } from '../src/platforms/types';
@@ -277,7 +278,7 @@ export function createPostActivities(rt: PostsRuntime) {
 
     /** The first comment under the published post; a failure never touches the post. Quota: spent or refunded. */
     async publishFirstComment(input: { postId: string }): Promise<'posted' | 'failed' | 'skipped'> {
-      const { status } = await sendFirstComment(rt, input.postId);
+      const { status } = await sendFirstComment(rt, input.postId, sendStopOfActivity(rt.sendLimits));
       // Not sent because the post is gone (deleted once published, by a path that left its comment `pending`): the
       // comment will never go out, so it is failed and its charges refunded rather than kept reserved for ever.
       if (status === 'skipped') await failPendingFirstComment(db, input.postId, firstCommentNotSent.noLongerPublished, { postGone: true });

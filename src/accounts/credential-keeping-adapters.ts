@@ -1,6 +1,6 @@
 import type { PlatformAdapters } from '../platforms/registry';
 import type { CredentialRenewer } from '../platforms/renewal/types';
-import { PlatformFailure, unauthorizedRefusal, type CredentialRefusalRule, type PlatformAdapter, type PlatformContext, type PlatformSlug } from '../platforms/types';
+import { PlatformFailure, unauthorizedRefusal, type CredentialRefusalRule, type PlatformAdapter, type PlatformContext, type PlatformSlug, type PublishRequest } from '../platforms/types';
 import { renewAccountCredential, type CredentialRenewalDeps } from './credential-renewal';
 import { refusalHeldMessage, refusedAfterRenewalMessage, renewalPendingMessage } from './credential-sentences';
 import { endCallRefusal, recordCallRefusal } from './mass-refusal';
@@ -102,7 +102,9 @@ function withRenewal(adapter: PlatformAdapter, platform: PlatformSlug, renewer: 
     const call = member as AdapterCall;
     const proves = PROVE_CREDENTIAL.has(name);
     out[name] = async (ctx: PlatformContext, ...args: unknown[]) => {
-      const renewedFirst = renewer && ctx.account && ended(ctx, deps.now()) ? await renewedContext(ctx, renewer, deps) : null;
+      // A publish whose time is up waits no more for a renewal (`PublishRequest.signal`); its create would not begin.
+      const stop = name === 'publish' ? (args[0] as PublishRequest | undefined)?.signal : undefined;
+      const renewedFirst = renewer && ctx.account && ended(ctx, deps.now()) ? await renewedContext(ctx, renewer, deps, stop) : null;
       const current = renewedFirst && renewedFirst !== 'not_renewable' ? renewedFirst : ctx;
       let answer: unknown;
       try {
@@ -112,7 +114,7 @@ function withRenewal(adapter: PlatformAdapter, platform: PlatformSlug, renewer: 
         if (!(err instanceof PlatformFailure) || err.kind !== 'reauthorize' || !current?.account) throw err;
         if (!renewer) throw await refusalNothingRenews(current.account.id, platform, refusals, err, deps);
         if (!renewer.isEndedTokenAnswer(err)) throw err;
-        const next = await renewedContext(current, renewer, deps);
+        const next = await renewedContext(current, renewer, deps, stop);
         if (next === 'not_renewable') throw await refusalNothingRenews(current.account.id, platform, refusals, err, deps);
         if (!next) throw err;
         try {
@@ -181,9 +183,10 @@ async function judgedRefusal(accountId: string, platform: PlatformSlug, refusal:
 
 /**
  * The context with a renewed (or meanwhile replaced) credential; `not_renewable` when nothing can renew it; null when
- * the renewal was refused (the account is lost) or the account is gone.
+ * the renewal was refused (the account is lost) or the account is gone. A call whose time is up (`stop`) does not
+ * wait to try a transiently failing renewal again: pending at once, as after the last wait.
  */
-async function renewedContext(ctx: PlatformContext, renewer: CredentialRenewer, deps: CredentialKeepingDeps): Promise<PlatformContext | 'not_renewable' | null> {
+async function renewedContext(ctx: PlatformContext, renewer: CredentialRenewer, deps: CredentialKeepingDeps, stop?: AbortSignal): Promise<PlatformContext | 'not_renewable' | null> {
   const accountId = ctx.account!.id;
   const patience = deps.patienceMs ?? DEFAULT_PATIENCE_MS;
   const sleep = deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -193,7 +196,7 @@ async function renewedContext(ctx: PlatformContext, renewer: CredentialRenewer, 
       outcome = await renewAccountCredential(deps, accountId, { now: deps.now().getTime(), staleAccessToken: ctx.credentials.access_token });
     } catch (err) {
       if (!(err instanceof PlatformFailure) || (err.kind !== 'retryable' && err.kind !== 'rate_limited')) throw err;
-      if (attempt < patience.length) {
+      if (attempt < patience.length && !stop?.aborted) {
         await sleep(patience[attempt]!);
         continue;
       }

@@ -87,10 +87,16 @@ export class ResponseTooLargeError extends TransportError {
   }
 }
 
+/**
+ * How long one request may take, answer and body, unless its caller names another (`HttpRequest.timeoutMs`): the
+ * platform clients never do for a create, which is what bounds a create's end (`src/platforms/send-stop.ts`).
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export function createHttpClient(options: HttpClientOptions): HttpClient {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const maxBytes = options.maxResponseBytes ?? 50 * 1024 * 1024;
   const dispatcher: Dispatcher = new Agent({
     connect: options.allowInsecure ? {} : { lookup: publicOnlyLookup as never },

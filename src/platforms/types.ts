@@ -56,6 +56,13 @@ export interface PublishRequest {
   earlierAttemptSince?: number;
   /** The attempt this call belongs to, as the core keeps it (absent where none is kept: comment replies). */
   attempt?: AttemptHandle;
+  /**
+   * Aborted once no create of this call may begin any more (its activity's time is nearly up, or it was cancelled;
+   * `src/platforms/send-stop.ts`): every adapter checks it right before each create (`beforeCreate`) and ends its
+   * waits on it (`pauseUnlessStopped`), so a call that outlived its time limit never sends after the retry looked.
+   * Requests already out are not cut: one that began in time ends in time. Absent: no limit (API calls, tests).
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -37,9 +37,10 @@ type FirstCommentOutcome =
 /**
  * Publishes a post's pending first comment under it, once (publishing-api.md "First comment status"): `posted` with
  * the platform's id and its reservations spent, or `failed` with a worded reason and its reservations refunded. The
- * post itself is never touched. Only a `pending` comment on a published post is sent.
+ * post itself is never touched. Only a `pending` comment on a published post is sent. `signal`: the activity's stop
+ * (`PublishRequest.signal`); a comment stopped before its create is `failed` as not sent, its quota refunded.
  */
-export async function sendFirstComment(rt: PostsRuntime, postId: string): Promise<FirstCommentOutcome> {
+export async function sendFirstComment(rt: PostsRuntime, postId: string, signal?: AbortSignal): Promise<FirstCommentOutcome> {
   // The mark reads the account's credentials and author columns with the row: no read of its own.
   const row = await firstComments.beginFirstCommentAttempt(rt.db, postId);
   if (!row || row.first_comment_text === null || !row.platform_post_id) return { status: 'skipped' };
@@ -55,6 +56,7 @@ export async function sendFirstComment(rt: PostsRuntime, postId: string): Promis
       text: row.first_comment_text,
       media: [],
       replyTo: { platformPostId: row.platform_post_id, rootPlatformPostId: row.platform_post_id },
+      ...(signal ? { signal } : {}),
     });
     outcome = {
       ok: true,

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { defaultSendLimits, type SendLimits } from '../platforms/send-stop';
 import type { Kysely } from 'kysely';
 import type { MediaTables } from '../db/tables/media';
 import type { Config } from '../config';
@@ -55,6 +56,8 @@ export interface PostsRuntime {
   dueLeadMs: number;
   /** The scheduled posts and threads held in this worker, by instant: they wake together and report once all have sent. */
   heldInstants: InstantGate;
+  /** How long before an activity's time limit its creates stop beginning (`src/platforms/send-stop.ts`; tests shorten it). */
+  sendLimits: SendLimits;
 }
 
 export type PostsRuntimeOverrides = Partial<Omit<PostsRuntime, 'config' | 'db' | 'logger'>>;
@@ -95,6 +98,7 @@ export function createPostsRuntime(base: { config: Config; db: Db; logger: Logge
     immediateRetryDelaysMs: overrides.immediateRetryDelaysMs ?? IMMEDIATE_RETRY_DELAYS_MS,
     dueLeadMs: overrides.dueLeadMs ?? config.dueLeadMs,
     heldInstants: overrides.heldInstants ?? new InstantGate(),
+    sendLimits: overrides.sendLimits ?? defaultSendLimits,
   };
   return runtime;
 }

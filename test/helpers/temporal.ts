@@ -113,3 +113,12 @@ export async function envOrSkip(
     throw err;
   }
 }
+
+/**
+ * The activity info a `MockActivityEnvironment` running a platform call needs: the time limit the workflow gives it
+ * (`held.ts`: a hold's plus 10 minutes). The mock's own default (1 s) leaves no room for a create to begin
+ * (`src/platforms/send-stop.ts`), where no real platform call is that short.
+ */
+export function platformCallInfo(holdMs = 0): { startToCloseTimeoutMs: number } {
+  return { startToCloseTimeoutMs: holdMs + 10 * 60_000 };
+}

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { platformCallInfo } from '../helpers/temporal';
 import { moveScheduledTime } from '../../src/posts/repository';
 import { postWorkflowId, signalPost } from '../../src/posts/workflow-client';
 import { testDatabase } from '../helpers/db';
@@ -98,10 +99,10 @@ describe('Scheduled posts: reschedules racing the hold (issue 15, audit D findin
     // Moved twice (away and back would do the same): the row is at version 2.
     for (let i = 0; i < 2; i++) await h.db.transaction().execute((trx) => moveScheduledTime(trx, [id], 'scheduled', { scheduled_at: new Date(dueAt), timezone: null }));
     const activities = harnessActivities(h);
-    const stale = await new MockActivityEnvironment().run(activities.publishWhenDue, { postId: id, dueAt, holdMs: 60_000, scheduleVersion: 1 });
+    const stale = await new MockActivityEnvironment(platformCallInfo(60_000)).run(activities.publishWhenDue, { postId: id, dueAt, holdMs: 60_000, scheduleVersion: 1 });
     assert.deepEqual(stale, { claim: null }, 'at its time but not its version: no claim, nothing sent');
     assert.deepEqual([(await row(id)).status, tweetsOf('versioned hold').length], ['scheduled', 0]);
-    const current = (await new MockActivityEnvironment().run(activities.publishWhenDue, { postId: id, dueAt, holdMs: 0, scheduleVersion: 2 })) as { claim: { kind: string } | null };
+    const current = (await new MockActivityEnvironment(platformCallInfo(60_000)).run(activities.publishWhenDue, { postId: id, dueAt, holdMs: 0, scheduleVersion: 2 })) as { claim: { kind: string } | null };
     assert.equal(current.claim?.kind, 'publish');
     assert.deepEqual([(await row(id)).status, tweetsOf('versioned hold').length], ['published', 1]);
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { platformCallInfo } from '../helpers/temporal';
 import { createActivities } from '../../activities';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createLogger } from '../../src/logger';
@@ -57,7 +58,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
   it('holds until scheduled_at by the worker clock, whatever hold it was given, and only a row still due at that exact time is taken', async () => {
     const id = await postWithoutWorkflow('held by the worker clock');
     const activities = directActivities();
-    const env = new MockActivityEnvironment();
+    const env = new MockActivityEnvironment(platformCallInfo(60_000));
 
     // A stale hold (the row's time is another): nothing taken, nothing sent, the row's time reported.
     const stale = await env.run(activities.publishWhenDue, { postId: id, dueAt: Date.now(), holdMs: 0 });
@@ -90,7 +91,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     const counted = countingDatabase((await testDatabase()).url, statements, 4);
     try {
       const activities = createActivities({ config: testConfig(), db: counted.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
-      const steps = await Promise.all(ids.map((postId) => new MockActivityEnvironment().run(activities.publishWhenDue, { postId, dueAt, holdMs: 60_000 })));
+      const steps = await Promise.all(ids.map((postId) => new MockActivityEnvironment(platformCallInfo(60_000)).run(activities.publishWhenDue, { postId, dueAt, holdMs: 60_000 })));
       assert.deepEqual(steps.map((step) => (step as { claim: { kind: string } }).claim.kind), ['publish', 'publish', 'publish']);
       assert.equal(statements.filter((text) => /^with "marked" as \(update "posts" set "status"/.test(text)).length, 1, statements.join('\n'));
       for (const text of ['together one', 'together two', 'together three']) assert.equal(tweetsOf(text).length, 1, text);
@@ -103,7 +104,7 @@ describe('Scheduled posts: prepared a lead ahead, held in the worker, sent at th
     const id = await postWithoutWorkflow('held by a worker going away');
     const dueAt = Date.now() + 60_000;
     await h.db.updateTable('posts').set({ scheduled_at: new Date(dueAt) }).where('id', '=', id).execute();
-    const env = new MockActivityEnvironment();
+    const env = new MockActivityEnvironment(platformCallInfo(60_000));
     const held = env.run(directActivities().publishWhenDue, { postId: id, dueAt, holdMs: 60_000 });
     env.cancel('WORKER_SHUTDOWN');
     await assert.rejects(held);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { platformCallInfo } from '../helpers/temporal';
 import type { ThreadStep } from '../../activities/thread-parts';
 import { moveScheduledTime } from '../../src/posts/repository';
 import { signalThread, threadWorkflowId } from '../../src/threads/workflow-client';
@@ -100,10 +101,10 @@ describe('Scheduled threads: reschedules racing the hold (the posts\' audit D fi
     // Moved twice (away and back would do the same): every part is at version 2.
     for (let i = 0; i < 2; i++) await h.db.transaction().execute((trx) => moveScheduledTime(trx, ids, 'scheduled', { scheduled_at: new Date(dueAt), timezone: null }));
     const activities = harnessActivities(h);
-    const stale = await new MockActivityEnvironment().run(activities.publishThreadWhenDue, { threadId, dueAt, holdMs: 60_000, scheduleVersion: 1 });
+    const stale = await new MockActivityEnvironment(platformCallInfo(60_000)).run(activities.publishThreadWhenDue, { threadId, dueAt, holdMs: 60_000, scheduleVersion: 1 });
     assert.deepEqual(stale, { claim: null }, 'at its time but not its version: no claim, nothing sent');
     assert.deepEqual([(await rows(threadId)).map((r) => r.status), tweetsOf(texts[0]!).length], [['scheduled', 'scheduled'], 0]);
-    const current = (await new MockActivityEnvironment().run(activities.publishThreadWhenDue, { threadId, dueAt, holdMs: 0, scheduleVersion: 2 })) as ThreadStep;
+    const current = (await new MockActivityEnvironment(platformCallInfo(60_000)).run(activities.publishThreadWhenDue, { threadId, dueAt, holdMs: 0, scheduleVersion: 2 })) as ThreadStep;
     assert.deepEqual([current.claim?.kind, current.sent?.map((attempt) => attempt?.ok), current.recorded], ['publish', [true, true], true]);
     assert.deepEqual([(await rows(threadId)).map((r) => r.status), texts.map((text) => tweetsOf(text).length)], [['published', 'published'], [1, 1]]);
   });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { platformCallInfo } from '../helpers/temporal';
 import { createActivities } from '../../activities';
 import type { ThreadStep } from '../../activities/thread-parts';
 import { createLogger } from '../../src/logger';
@@ -93,11 +94,11 @@ describe('Scheduled threads: prepared a lead ahead, held in the worker, sent fro
     const counted = countingDatabase((await testDatabase()).url, statements, 4);
     try {
       const activities = createActivities({ config: testConfig(), db: counted.db, logger: createLogger('silent'), posts: { adapters: h.standIns.adapters, sealedBox: testSealedBox, taskQueue: h.taskQueue } });
-      const env = new MockActivityEnvironment();
+      const env = new MockActivityEnvironment(platformCallInfo(60_000));
       // A stale hold (another time): nothing taken, the rows' time reported.
       assert.deepEqual(await env.run(activities.publishThreadWhenDue, { threadId: threads[0]!.threadId, dueAt: dueAt - 60_000, holdMs: 0 }), { claim: { kind: 'wait', until: dueAt, retry: { failures: 0, notBefore: 0 }, scheduleVersion: 0 } });
       statements.length = 0;
-      const steps = (await Promise.all(threads.map(({ threadId }) => new MockActivityEnvironment().run(activities.publishThreadWhenDue, { threadId, dueAt, holdMs: 60_000 })))) as ThreadStep[];
+      const steps = (await Promise.all(threads.map(({ threadId }) => new MockActivityEnvironment(platformCallInfo(60_000)).run(activities.publishThreadWhenDue, { threadId, dueAt, holdMs: 60_000 })))) as ThreadStep[];
       assert.equal(statements.filter((text) => /^update "posts" set "status" = \$1, "request_origin" = \$2/.test(text)).length, 1, statements.join('\n'));
       for (const [i, step] of steps.entries()) {
         assert.equal(step.claim?.kind, 'publish');

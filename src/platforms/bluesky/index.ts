@@ -29,6 +29,7 @@ import {
   type AtUri,
 } from './mapper';
 import { freshRkey, rkeyForPost, rkeyForReply } from './tid';
+import { beforeCreate } from '../send-stop';
 
 export { checkServiceUrl, isAppPassword } from './account';
 export { rkeyForPost } from './tid';
@@ -103,6 +104,7 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
     text: string,
     media: MediaItem[],
     parent?: { ref: AtUri; missing: 'gone' | 'permanent' },
+    stop?: AbortSignal,
   ): Promise<PublishedPost> {
     return client.run(ctx, async (session) => {
       let reply;
@@ -115,6 +117,8 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
       }
       const embed = await uploadImages(session.agent, media);
       const record = postRecord({ text, createdAt: now(), facets: await facetsFor(session, text), embed, reply });
+      // Here, inside `op`: a session renewed runs it again, and that create must be checked too.
+      beforeCreate('bluesky', stop);
       try {
         await session.agent.com.atproto.repo.createRecord({ repo: session.did, collection: POST_COLLECTION, rkey, record });
         return published(session, rkey);
@@ -177,7 +181,7 @@ export function createBlueskyAdapter(deps: BlueskyAdapterDeps): PlatformAdapter 
 
     publish(ctx, req) {
       const parent = req.replyTo ? { ref: postRef(req.replyTo.platformPostId), missing: 'permanent' as const } : undefined;
-      return createPost(ctx, rkeyForPost(req.postId), req.text, req.media, parent);
+      return createPost(ctx, rkeyForPost(req.postId), req.text, req.media, parent, req.signal);
     },
 
     findPublished(ctx, req) {

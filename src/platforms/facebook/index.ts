@@ -8,6 +8,7 @@ import { answerOf, unknownIdentityAnswer } from '../answers';
 import { listedComments } from '../listed-comments';
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishedPost, type PublishRequest } from '../types';
 import { uploadUnpublishedPhoto } from './media';
+import { beforeCreate } from '../send-stop';
 import { readFacebookMetrics } from './metrics';
 import {
   COMMENT_FIELDS, DEFAULT_FACEBOOK_ORIGIN, PAGE_FIELDS, commentOf, commentUrl, feedPostId, identityOf, linkOf, pageAnswer, placementOf, postUrl,
@@ -34,6 +35,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
 
   async function postComment(client: GraphClient, target: string, text: string, req?: PublishRequest): Promise<string> {
     const image = req?.media.find((m) => m.kind === 'image' && m.publicUrl);
+    beforeCreate('facebook', req?.signal);
     const res = await client.post<{ id: string }>(graphPath(target, 'comments'), { message: text, attachment_url: image?.publicUrl }, 'reply', { creates: true });
     return res.id;
   }
@@ -43,6 +45,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
     for (const item of req.media) photoIds.push(await uploadUnpublishedPhoto(client, pageId, item));
     const fields: Record<string, string | undefined> = { message: req.text || undefined, link: linkOf(req.configuration) };
     photoIds.forEach((id, i) => (fields[`attached_media[${i}]`] = JSON.stringify({ media_fbid: id })));
+    beforeCreate('facebook', req.signal);
     const res = await client.post<{ id: string }>(graphPath(pageId, 'feed'), fields, 'publish', { creates: true });
     return feedPostId(pageId, res.id);
   }
@@ -51,6 +54,7 @@ export function createFacebookAdapter(deps: FacebookAdapterDeps): PlatformAdapte
     const photo = req.media[0];
     if (!photo || photo.kind !== 'image') throw new PlatformFailure('facebook', 'permanent', 'Facebook refused the story: a Page story needs one photo.');
     const photoId = await uploadUnpublishedPhoto(client, pageId, photo);
+    beforeCreate('facebook', req.signal);
     const res = await client.post<{ success: boolean; post_id: string }>(graphPath(pageId, 'photo_stories'), { photo_id: photoId }, 'publish', { creates: true });
     return res.post_id;
   }

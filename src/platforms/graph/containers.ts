@@ -3,6 +3,7 @@ import { PlatformFailure, type AttemptHandle, type PostLink } from '../types';
 import type { GraphClient } from './client';
 import { graphPath } from './client';
 import { platformNames } from './errors';
+import { beforeCreate, pauseUnlessStopped } from '../send-stop';
 
 /**
  * The container flow Instagram and Threads share (protocols.md sections 6 and 7): create a container, poll its
@@ -34,14 +35,16 @@ export interface ContainerFlow {
   poll: ContainerPolling;
   /** When this post's containers must all be FINISHED (epoch ms): one deadline for the whole flow (`flowDeadline`). */
   deadline: number;
+  /** The call's `PublishRequest.signal`: no publish begins once it is aborted, and the status polls end on it. */
+  stop?: AbortSignal;
 }
 
 export interface ContainerPolling {
   intervalMs: number;
   /**
    * How long one post waits for all its containers together (carousel children and parent alike). The platforms
-   * recommend at most five minutes; it must stay well under the platform call's activity timeout
-   * (`workflows/post-steps.ts`, 10 minutes), or the activity times out while the adapter runs on and may still publish.
+   * recommend at most five minutes, well under the platform call's activity timeout (`workflows/post-steps.ts`, 10
+   * minutes); past that limit less a minute the call's stop ends the polls and no publish begins (`ContainerFlow.stop`).
    */
   maxWaitMs: number;
 }
@@ -84,7 +87,7 @@ export async function waitForContainers(flow: ContainerFlow, containerIds: strin
     if (flow.now().getTime() + flow.poll.intervalMs > flow.deadline) {
       throw new PlatformFailure(flow.platform, 'permanent', `${name} was still processing the media after ${durationOf(flow.poll.maxWaitMs)}; nothing was published. Send the same request again.`);
     }
-    await flow.sleep(flow.poll.intervalMs);
+    await pauseUnlessStopped(flow.platform, flow.sleep, flow.poll.intervalMs, flow.stop);
   }
 }
 
@@ -120,6 +123,7 @@ function containerHandleOf(handle: string | null | undefined): ContainerHandle |
  * PUBLISHED is looked up (`lookup`); anything else keeps the lost answer.
  */
 export async function publishContainer(flow: ContainerFlow, containerId: string, lookup: PublishedLookup, attempt?: AttemptHandle): Promise<string> {
+  beforeCreate(flow.platform, flow.stop);
   const handle: ContainerHandle = { container: containerId, since: flow.now().getTime() };
   await attempt?.record(JSON.stringify({ kind: HANDLE_KIND, ...handle }));
   const publish = () => flow.client.post<{ id: string }>(graphPath(flow.userId, flow.publishEdge), { creation_id: containerId }, 'publish', { creates: true });
@@ -128,6 +132,8 @@ export async function publishContainer(flow: ContainerFlow, containerId: string,
   } catch (err) {
     if (!(err instanceof PlatformFailure) || err.kind !== 'unknown_outcome') throw err;
     const { status } = await lookedUp(err, () => readStatus(flow, containerId));
+    // Its time up, the repeat is not sent; the lost answer stands, with the container recorded for the next attempt.
+    if (status === 'FINISHED' && flow.stop?.aborted) throw err;
     if (status === 'FINISHED') return (await publish()).id;
     const found = status === 'PUBLISHED' ? await lookedUp(err, () => lookup(handle.since)) : null;
     if (found) return found;

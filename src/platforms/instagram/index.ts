@@ -10,6 +10,7 @@ import { joinListed, listedComments, type ListedComments } from '../listed-comme
 import { PlatformFailure, type PlatformAdapter, type PlatformContext, type PublishRequest } from '../types';
 import { buildContainer } from './media';
 import { readInstagramMetrics } from './metrics';
+import { beforeCreate } from '../send-stop';
 import {
   COMMENT_FIELDS, DEFAULT_FACEBOOK_GRAPH_ORIGIN, DEFAULT_INSTAGRAM_ORIGIN, ME_FIELDS, REPLY_LIST_FIELDS, USER_FIELDS, commentOf, identityOf, meAnswer, placementOf, userAnswer,
   type InstagramComment, type InstagramUser, type Via,
@@ -53,11 +54,11 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
     return me.user_id ?? me.id;
   }
 
-  function flowFor(client: GraphClient, userId: string): ContainerFlow {
+  function flowFor(client: GraphClient, userId: string, stop?: AbortSignal): ContainerFlow {
     const poll = deps.containerPolling ?? defaultContainerPolling;
     return {
       client, platform: 'instagram', userId, createEdge: 'media', publishEdge: 'media_publish', statusField: 'status_code', statusFields: 'status_code,status',
-      describeError: () => 'Instagram could not process the media', sleep, now, poll, deadline: flowDeadline(now, poll),
+      describeError: () => 'Instagram could not process the media', sleep, now, poll, deadline: flowDeadline(now, poll), stop,
     };
   }
 
@@ -126,6 +127,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
       const conn = connect(ctx);
       const userId = await userIdOf(conn);
       if (req.replyTo) {
+        beforeCreate('instagram', req.signal);
         const res = await conn.client.post<{ id: string }>(graphPath(req.replyTo.platformPostId, 'comments'), { message: req.text }, 'reply', { creates: true }).catch(async (err) => {
           const found = err instanceof PlatformFailure && err.kind === 'unknown_outcome' ? await lookedUp(err, () => findRecent(conn.client, userId, req)) : null;
           if (found) return { id: found };
@@ -134,7 +136,7 @@ export function createInstagramAdapter(deps: InstagramAdapterDeps): PlatformAdap
         return { platformPostId: res.id, url: null };
       }
       assertQuotaLeft('instagram', await readPublishingQuota(conn.client, userId, 'content_publishing_limit', 'quota_usage', 'config'), 'posts');
-      const flow = flowFor(conn.client, userId);
+      const flow = flowFor(conn.client, userId, req.signal);
       const lookup = (since: number) => findKnownPublished(conn.client, userId, req, since);
       // The retry of an attempt that recorded its container publishes that one when it is still FINISHED.
       const earlier = await earlierContainer(flow, req.attempt, lookup, () => unconfirmed(req));

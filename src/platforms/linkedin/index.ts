@@ -8,6 +8,7 @@ import { matchOfRequest, settleDuplicate, type ReadPost } from './duplicate';
 import { linkedInCredentialRefusal, linkedInDuplicateOf } from './errors';
 import { uploadImage } from './media';
 import { readLinkedInMetrics } from './metrics';
+import { beforeCreate } from '../send-stop';
 import {
   DEFAULT_LINKEDIN_ORIGIN, POSTING_ROLES, commentOf, commentUrl, commentUrnOf, memberAnswer, memberIdentity, organizationAclsAnswer, organizationAnswer, organizationIdentity, parseCommentUrn, postBody,
   postUrl, type LinkedInComment,
@@ -61,8 +62,9 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
    * read back by its id (`x-restli-id` is the bare comment id). Only when that read fails is the URN built from the
    * post URN, as before 2026-12-07 (still deletable, since a delete names the post; a sync then lists it once more).
    */
-  async function createComment(conn: Connection, postUrn: string, text: string, parentComment?: string): Promise<PublishedPost> {
+  async function createComment(conn: Connection, postUrn: string, text: string, parentComment?: string, stop?: AbortSignal): Promise<PublishedPost> {
     const actor = await authorOf(conn);
+    beforeCreate('linkedin', stop);
     const res = await conn.client.send({
       method: 'POST', path: `/rest/socialActions/${encodeUrn(postUrn)}/comments`, action: 'reply', creates: true,
       json: { actor, object: postUrn, message: { text }, ...(parentComment ? { parentComment } : {}) },
@@ -159,10 +161,11 @@ export function createLinkedInAdapter(deps: LinkedInAdapterDeps): PlatformAdapte
     async publish(ctx, req) {
       const conn = connect(ctx);
       // LinkedIn has no reply chain: an answer to a post is a comment by the author (thread parts come without replyTo).
-      if (req.replyTo) return createComment(conn, req.replyTo.platformPostId, req.text);
+      if (req.replyTo) return createComment(conn, req.replyTo.platformPostId, req.text, undefined, req.signal);
       const author = await authorOf(conn);
       const images = [];
       for (const item of req.media) images.push(await uploadImage(conn.client, author, item));
+      beforeCreate('linkedin', req.signal);
       try {
         const res = await conn.client.send({ method: 'POST', path: '/rest/posts', json: postBody(author, req.text, images), action: 'publish', creates: true });
         const urn = res.headers.get('x-restli-id');

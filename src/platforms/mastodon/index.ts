@@ -7,6 +7,7 @@ import { parseMastodonInstance } from './instance';
 import { compareIdsDescending, keyOfGeneration, postIdempotencyKey, replyIdempotencyKey, statusUrl, toComment, verifiedAccountAnswer, type MastodonStatus } from './mapper';
 import { uploadMedia } from './media';
 import { readMastodonMetrics } from './metrics';
+import { beforeCreate, SendStopped } from '../send-stop';
 
 export { parseMastodonInstance } from './instance';
 
@@ -54,21 +55,25 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
    * repeated once at once with the same key: the server returns the status it already made, never a second one.
    * When that repeat fails too, the first may still have made the status: the failure says so
    * (`mayHaveTakenEffect`), so the attempt's mark stays open and a later attempt repeats it only while the key lasts.
+   * The same when the call's time is up before the repeat (`stop`): the first may have made it, so not "not sent".
    */
-  async function createOnce(ctx: PlatformContext, body: Record<string, unknown>, key: string): Promise<PublishedPost> {
+  async function createOnce(ctx: PlatformContext, body: Record<string, unknown>, key: string, stop: AbortSignal | undefined): Promise<PublishedPost> {
     const { origin, token } = account(ctx);
     const send = () =>
       client.send<MastodonStatus>(origin, token, { method: 'POST', path: '/api/v1/statuses', json: body, headers: { 'idempotency-key': key } });
     let created;
+    beforeCreate('mastodon', stop);
     try {
       created = await send();
     } catch (err) {
       if (!(err instanceof PlatformFailure) || err.kind !== 'retryable') throw err;
       try {
+        beforeCreate('mastodon', stop);
         created = await send();
       } catch (again) {
-        if (again instanceof PlatformFailure) again.mayHaveTakenEffect = true;
-        throw again;
+        const failure = again instanceof SendStopped ? err : again;
+        if (failure instanceof PlatformFailure) failure.mayHaveTakenEffect = true;
+        throw failure;
       }
     }
     const username = ctx.settings.username ?? created.body.account.username;
@@ -81,10 +86,10 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
    * generation of the key is tried. Read from the server each time, so a repeat of the same send walks the same
    * generations and finds the status it made, and nothing needs storing.
    */
-  async function createStatus(ctx: PlatformContext, body: Record<string, unknown>, key: string): Promise<PublishedPost> {
+  async function createStatus(ctx: PlatformContext, body: Record<string, unknown>, key: string, stop?: AbortSignal): Promise<PublishedPost> {
     for (let generation = 0; ; generation += 1) {
       try {
-        return await createOnce(ctx, body, keyOfGeneration(key, generation));
+        return await createOnce(ctx, body, keyOfGeneration(key, generation), stop);
       } catch (err) {
         if (!(err instanceof PlatformFailure) || err.kind !== 'gone' || generation + 1 >= KEY_GENERATIONS) throw err;
         if (typeof body.in_reply_to_id === 'string' && !(await statusExists(ctx, body.in_reply_to_id))) throw err;
@@ -138,13 +143,13 @@ export function createMastodonAdapter(deps: MastodonAdapterDeps): PlatformAdapte
     async publish(ctx, req): Promise<PublishedPost> {
       const { origin, token } = account(ctx);
       const mediaIds: string[] = [];
-      for (const item of req.media) mediaIds.push(await uploadMedia(media, origin, token, item));
+      for (const item of req.media) mediaIds.push(await uploadMedia(media, origin, token, item, req.signal));
       const body = {
         status: req.text,
         ...(mediaIds.length ? { media_ids: mediaIds } : {}),
         ...(req.replyTo ? { in_reply_to_id: req.replyTo.platformPostId } : {}),
       };
-      return createStatus(ctx, body, postIdempotencyKey(req.postId));
+      return createStatus(ctx, body, postIdempotencyKey(req.postId), req.signal);
     },
 
     delete: (ctx, platformPostId) => deleteStatus(ctx, platformPostId),

@@ -2,6 +2,7 @@ import { FormData } from '../../net/http';
 import { PlatformFailure, type MediaItem } from '../types';
 import type { MastodonClient } from './client';
 import type { MastodonMedia } from './mapper';
+import { pauseUnlessStopped } from '../send-stop';
 
 /**
  * Media v2 upload: 200 when processed at once (images), 202 with `url: null` while the server transcodes; then
@@ -23,7 +24,8 @@ function fileName(item: MediaItem): string {
   return `media.${ext}`;
 }
 
-export async function uploadMedia(deps: MastodonMediaDeps, origin: string, token: string, item: MediaItem): Promise<string> {
+/** `stop`: the call's `PublishRequest.signal`, which ends the processing wait (`pauseUnlessStopped`). */
+export async function uploadMedia(deps: MastodonMediaDeps, origin: string, token: string, item: MediaItem, stop?: AbortSignal): Promise<string> {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(item.data)], { type: item.mimeType }), fileName(item));
   if (item.alt) form.append('description', item.alt);
@@ -39,7 +41,7 @@ export async function uploadMedia(deps: MastodonMediaDeps, origin: string, token
         `Mastodon is still processing the ${item.kind}; nothing was published. Send the same request again.`,
       );
     }
-    await deps.sleep(POLL_INTERVAL_MS);
+    await pauseUnlessStopped('mastodon', deps.sleep, POLL_INTERVAL_MS, stop);
     const polled = await deps.client.send<MastodonMedia>(origin, token, { method: 'GET', path: `/api/v1/media/${uploaded.body.id}`, scope: 'media' });
     if (polled.status === 200 && polled.body.url) return polled.body.id;
   }

@@ -3,6 +3,7 @@ import { capabilities } from '../capabilities';
 import { answerOf, unknownIdentityAnswer } from '../answers';
 import { PlatformFailure, type AccountIdentity, type PlatformAdapter, type PlatformContext, type PublishRequest, type PublishedPost } from '../types';
 import { createTelegramClient, TELEGRAM_DEFAULT_ORIGIN } from './client';
+import { beforeCreate } from '../send-stop';
 import {
   botAnswer,
   canPost,
@@ -77,6 +78,7 @@ export function createTelegramAdapter(deps: TelegramAdapterDeps): PlatformAdapte
 
     async publish(ctx, req: PublishRequest): Promise<PublishedPost> {
       const plan = planSend(chatId(ctx), req.text, req.media);
+      beforeCreate('telegram', req.signal);
       const result = await client.call<TelegramMessage | TelegramMessage[]>(botToken(ctx), plan.method, plan.body, true);
       const messages = Array.isArray(result) ? result : [result];
       return {

@@ -30,11 +30,11 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
     return { client: createGraphClient({ http: deps.http, origin, platform: 'threads', accessToken }), userId: ctx.settings.threadsUserId ?? 'me' };
   }
 
-  function flowFor(client: GraphClient, userId: string): ContainerFlow {
+  function flowFor(client: GraphClient, userId: string, stop?: AbortSignal): ContainerFlow {
     const poll = deps.containerPolling ?? defaultContainerPolling;
     return {
       client, platform: 'threads', userId, createEdge: 'threads', publishEdge: 'threads_publish', statusField: 'status', statusFields: 'status,error_message',
-      describeError: describeContainerError, sleep, now, poll, deadline: flowDeadline(now, poll),
+      describeError: describeContainerError, sleep, now, poll, deadline: flowDeadline(now, poll), stop,
     };
   }
 
@@ -68,7 +68,7 @@ export function createThreadsAdapter(deps: ThreadsAdapterDeps): PlatformAdapter 
       ? await readPublishingQuota(client, userId, 'threads_publishing_limit', 'reply_quota_usage', 'reply_config')
       : await readPublishingQuota(client, userId, 'threads_publishing_limit', 'quota_usage', 'config');
     assertQuotaLeft('threads', quota, req.replyTo ? 'replies' : 'posts');
-    const flow = flowFor(client, userId);
+    const flow = flowFor(client, userId, req.signal);
     // The retry of an attempt that recorded its container publishes that one when it is still FINISHED.
     const earlier = await earlierContainer(flow, req.attempt, () => findRecent(client, userId, req), () => unconfirmed(req));
     if (earlier && 'published' in earlier) return { platformPostId: earlier.published, ...(await publishedLinkOf(client, earlier.published)) };

@@ -24,6 +24,7 @@ import {
 import { X_DUPLICATE_MESSAGE } from './errors';
 import { uploadMedia, X_CHUNK_BYTES } from './media';
 import { readXMetrics } from './metrics';
+import { beforeCreate } from '../send-stop';
 
 interface XAdapterDeps {
   http: HttpClient;
@@ -87,6 +88,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
    * attempt's post: it is looked up too, and unconfirmed (not failed) when it is not found.
    */
   async function createTweet(ctx: PlatformContext, req: PublishRequest, mediaIds: string[]): Promise<PublishedPost> {
+    beforeCreate('x', req.signal);
     try {
       const created = await client.send<{ data: { id: string } }>(ctx.credentials, {
         method: 'POST',
@@ -134,7 +136,7 @@ export function createXAdapter(deps: XAdapterDeps): PlatformAdapter {
 
     async publish(ctx, req): Promise<PublishedPost> {
       const mediaIds: string[] = [];
-      for (const item of req.media) mediaIds.push(await uploadMedia(media, ctx.credentials, item));
+      for (const item of req.media) mediaIds.push(await uploadMedia(media, ctx.credentials, item, req.signal));
       return createTweet(ctx, req, mediaIds);
     },
 

@@ -1,6 +1,7 @@
 import { FormData } from '../../net/http';
 import { PlatformFailure, type AccountCredentials, type MediaItem } from '../types';
 import type { XClient } from './client';
+import { pauseUnlessStopped } from '../send-stop';
 
 /**
  * X media upload v2 (protocols.md section 1): images in one multipart request, video in chunks
@@ -59,7 +60,7 @@ async function uploadChunked(deps: XMediaDeps, creds: AccountCredentials, item: 
   return deps.client.send<MediaData>(creds, { method: 'POST', path: `/2/media/upload/${id}/finalize`, scope: 'media' });
 }
 
-async function waitUntilProcessed(deps: XMediaDeps, creds: AccountCredentials, uploaded: MediaData, kind: MediaItem['kind']): Promise<void> {
+async function waitUntilProcessed(deps: XMediaDeps, creds: AccountCredentials, uploaded: MediaData, kind: MediaItem['kind'], stop: AbortSignal | undefined): Promise<void> {
   let info = uploaded.data.processing_info;
   for (let poll = 0; info && info.state !== 'succeeded'; poll += 1) {
     if (info.state === 'failed') {
@@ -68,7 +69,7 @@ async function waitUntilProcessed(deps: XMediaDeps, creds: AccountCredentials, u
     if (poll >= MAX_STATUS_POLLS) {
       throw new PlatformFailure('x', 'permanent', `X is still processing the ${kind}; nothing was published. Send the same request again.`);
     }
-    await deps.sleep(Math.max(1, info.check_after_secs ?? 1) * 1000);
+    await pauseUnlessStopped('x', deps.sleep, Math.max(1, info.check_after_secs ?? 1) * 1000, stop);
     const status = await deps.client.send<MediaData>(creds, {
       method: 'GET',
       path: '/2/media/upload',
@@ -79,10 +80,10 @@ async function waitUntilProcessed(deps: XMediaDeps, creds: AccountCredentials, u
   }
 }
 
-/** Uploads one item and returns X's media id, ready to attach. */
-export async function uploadMedia(deps: XMediaDeps, creds: AccountCredentials, item: MediaItem): Promise<string> {
+/** Uploads one item and returns X's media id, ready to attach; its processing wait ends with `stop` (`PublishRequest.signal`). */
+export async function uploadMedia(deps: XMediaDeps, creds: AccountCredentials, item: MediaItem, stop?: AbortSignal): Promise<string> {
   const uploaded = item.kind === 'video' ? await uploadChunked(deps, creds, item) : await uploadSimple(deps, creds, item);
-  await waitUntilProcessed(deps, creds, uploaded, item.kind);
+  await waitUntilProcessed(deps, creds, uploaded, item.kind, stop);
   if (item.alt) {
     await deps.client.send(creds, {
       method: 'POST',
