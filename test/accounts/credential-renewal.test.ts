@@ -5,6 +5,8 @@ import { createCredentialKeeper, credentialWorkflowId, reconcileCredentialWorkfl
 import { createLogger } from '../../src/logger';
 import { openCredentials, sealCredentials } from '../../src/accounts/credentials';
 import { loseEndedCredential, renewAccountCredential } from '../../src/accounts/credential-renewal';
+import { CredentialRenewalPending, keepingCredentialsAlive } from '../../src/accounts/credential-keeping-adapters';
+import { loadPlatformContext } from '../../src/accounts/platform-context';
 import { RenewalSetupFailure } from '../../src/platforms/renewal/token-endpoint';
 import type { AccountRow } from '../../src/db/tables/accounts';
 import { createHttpClient } from '../../src/net/http';
@@ -486,6 +488,28 @@ describe('Credentials that stay alive', function () {
     );
     assert.equal(renewalsSince(from).length >= 1, true);
     await h.env.client.workflow.getHandle(credentialWorkflowId(row.id)).terminate('test done');
+  });
+
+  it('a publish whose time is up tries a failing renewal once and reports it pending at once: no wait for another try, no create', async () => {
+    const { row, refreshToken } = await renewableXAccount();
+    h.standIns.x.standIn.inject({ method: 'POST', path: '/2/oauth2/token' }, serviceUnavailable, 10);
+    const pauses: number[] = [];
+    // The token has ended by this clock, so the call renews before it creates.
+    const after = () => new Date(row.credential_expires_at!.getTime() + 60_000);
+    const deps = { db: h.db, sealedBox: testSealedBox, renewers, logger: createLogger('silent'), now: after, patienceMs: [20, 20], sleep: async (ms: number) => void pauses.push(ms) };
+    const adapters = keepingCredentialsAlive(h.standIns.adapters, deps);
+    const { ctx } = await loadPlatformContext(h.db, testSealedBox, row.id);
+    const stopped = AbortSignal.abort();
+    const text = 'its time was up before the renewal came back';
+    await assert.rejects(adapters.x.publish(ctx, { postId: randomUUID(), text, media: [], signal: stopped }), (err: unknown) => err instanceof CredentialRenewalPending);
+    const tries = h.standIns.x.standIn.calls('POST', '/2/oauth2/token').filter((c) => c.form?.refresh_token === refreshToken).length;
+    assert.deepEqual({ tries, pauses }, { tries: 1, pauses: [] }, 'one renewal try, no pause for another (a live call pauses 20 and 20 ms and tries three times)');
+    assert.equal(h.standIns.x.standIn.calls('POST', '/2/tweets').filter((c) => c.json?.text === text).length, 0, 'nothing was sent');
+
+    // The same call with time left is patient, as before: three tries, two pauses.
+    await assert.rejects(adapters.x.publish(ctx, { postId: randomUUID(), text, media: [], signal: new AbortController().signal }), (err: unknown) => err instanceof CredentialRenewalPending);
+    const triesLive = h.standIns.x.standIn.calls('POST', '/2/oauth2/token').filter((c) => c.form?.refresh_token === refreshToken).length;
+    assert.deepEqual({ tries: triesLive, pauses }, { tries: 4, pauses: [20, 20] });
   });
 
   /** The activities as the worker has them, with this test's renewers (credentials kept alive on demand), called by the test. */
