@@ -33,6 +33,14 @@ class MediaError extends ApiError {
   }
 }
 
+/**
+ * A refusal of a URL the client gave (fetch, guard, status, size, type), as opposed to the store's: the caller that
+ * walked the request's media list knows which field held the URL and names it (`media_urls[1]: Media URL ...`).
+ */
+export function isUrlRefusal(err: unknown): err is MediaError {
+  return err instanceof MediaError && err.url !== undefined;
+}
+
 /** URLs are echoed back to their owner, shortened so a hostile 8 KB URL does not fill the message. */
 function describeUrl(url: string | URL): string {
   const text = String(url);

@@ -1,9 +1,10 @@
 import type { StoredMediaRef } from '../db/tables/posts';
 import { ApiError } from '../errors';
 import { ingestMediaUrl, type MediaRecord } from '../media';
+import { isUrlRefusal } from '../media/errors';
 import { largestFileOf } from '../media/limits';
 import { platformName } from '../platforms/availability';
-import { accountPrefix, isUploadRef, validateMediaContents, type MediaRef, type MediaSpelling, type RuleAccount, type RuleMode, type ConfigurationBlock } from './rules';
+import { accountPrefix, isUploadRef, mediaItemPath, validateMediaContents, type MediaRef, type MediaSpelling, type RuleAccount, type RuleMode, type ConfigurationBlock } from './rules';
 import type { WarningEntry } from './rules';
 import type { PostsRuntime } from './runtime';
 
@@ -74,6 +75,8 @@ export async function prepareMedia(
      * deleted since, which the post still publishes). Any other id must be an upload the user keeps.
      */
     heldIds?: ReadonlySet<string>;
+    /** Where these lists sit in the request: a thread part's `posts[1].`; a post's and an edit's none. */
+    prefix?: string;
   },
 ): Promise<PreparedMedia> {
   const downloads = new Map<string, Promise<MediaRecord>>();
@@ -82,6 +85,7 @@ export async function prepareMedia(
   let deps: Parameters<typeof ingestMediaUrl>[0] | undefined;
   const depsOf = () => (deps ??= { store: rt.mediaStore, http: rt.http, allowInsecureUrls: rt.config.allowInsecureUrls, ...downloadCapOf(input.entries) });
   const inTurn = slots(DOWNLOADS_AT_ONCE);
+  const prefix = input.prefix ?? '';
   const ingest = (url: string) => {
     let pending = downloads.get(url);
     if (!pending) {
@@ -97,7 +101,7 @@ export async function prepareMedia(
       input.entries.map(async (entry) => {
         try {
           return await Promise.all(
-            entry.media.map(async (ref): Promise<{ ref: StoredMediaRef; record: MediaRecord | null }> => {
+            entry.media.map(async (ref, index): Promise<{ ref: StoredMediaRef; record: MediaRecord | null }> => {
               const alt = ref.alt === undefined ? {} : { alt: ref.alt };
               if (isUploadRef(ref)) {
                 const record = input.heldIds?.has(ref.id)
@@ -106,7 +110,10 @@ export async function prepareMedia(
                 return { ref: { media_id: record.id, ...alt }, record };
               }
               if (input.mode === 'draft') return { ref: { url: ref.url, ...alt }, record: null };
-              const record = await ingest(ref.url);
+              // One download may serve several items (the same URL twice, or for several accounts): each names its own.
+              const record = await ingest(ref.url).catch((err: unknown) => {
+                throw isUrlRefusal(err) ? err.prefixed(`${mediaItemPath(prefix, entry.spelling, index)}: `) : err;
+              });
               return { ref: { url: ref.url, media_id: record.id, ...alt }, record };
             }),
           );
@@ -125,6 +132,7 @@ export async function prepareMedia(
           ? []
           : [
               {
+                prefix,
                 spelling: entry.spelling,
                 contents: resolved[index]!.map(({ record }) => ({
                   mimeType: record!.mimeType,

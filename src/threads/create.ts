@@ -182,6 +182,7 @@ async function preparePartsMedia(
           userId: input.userId,
           fanOut: input.fanOut,
           mode: input.mode,
+          prefix: `posts[${index}].`,
           entries: input.plans.map((plan) => {
             const part = plan.body.parts[index];
             return { account: plan.account, media: part?.media ?? [], spelling: part?.mediaSpelling ?? null, configuration: plan.body.configuration };

@@ -272,7 +272,7 @@ describe('Posts with media: URLs, upload ids, entries with alt', function () {
     const res = await h.api.request('POST', '/api/v1/posts', { body: { account_id: bluesky.id, text: 'too big for bluesky', media_urls: [`${files.origin}/big.png`] } });
     assert.equal(res.status, 400, res.text);
     assert.equal(res.body.error.code, 'unsupported_media');
-    assert.match(res.body.error.message, /^Media is too large: it exceeds .+, the largest file Bluesky accepts/);
+    assert.match(res.body.error.message, /^media_urls\[0\]: Media is too large: it exceeds .+, the largest file Bluesky accepts/);
     assert.equal((await mediaRows()).length, stored, 'nothing stored');
   });
 

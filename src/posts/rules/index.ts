@@ -16,3 +16,4 @@ export { xLinkOutcome } from './x-link-policy';
 export { checkReplyText } from './reply';
 export { accountPrefix } from './fan-out';
 export { validateMediaContents } from './validate-media-content';
+export { mediaItemPath } from './media';

@@ -153,9 +153,13 @@ function checkAltText(platform: PlatformSlug, items: Item[]): Violation[] {
   return [];
 }
 
-/** `media[0]`, or `posts[1].media_urls[0]` with a prefix. */
+/** `media[0]`, or `posts[1].media_urls[0]` with a prefix: how every media refusal names the item, as the client sent it. */
+export function mediaItemPath(prefix: string, spelling: MediaSpelling | null, index: number): string {
+  return `${prefix}${spelling ?? 'media'}[${index}]`;
+}
+
 function labels(spelling: MediaSpelling | null, count: number, prefix: string): string[] {
-  return Array.from({ length: count }, (_, i) => `${prefix}${spelling ?? 'media'}[${i}]`);
+  return Array.from({ length: count }, (_, i) => mediaItemPath(prefix, spelling, i));
 }
 
 /**
