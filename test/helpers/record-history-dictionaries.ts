@@ -15,7 +15,7 @@ const OUT = 'src/temporal/history-dictionaries-recorded.ts';
 
 async function main(): Promise<void> {
   // Production's task queue name, as every history of Herald's repeats it.
-  const h = await startPostsHarness({ plan: 'pro', posts: { taskQueue: POSTS_TASK_QUEUE } });
+  const h = await startPostsHarness({ plan: 'pro', taskQueue: POSTS_TASK_QUEUE });
   try {
     const shapes = await recordHistoryShapes(h);
     const rawDir = process.argv[2];

@@ -64,12 +64,16 @@ export interface PostsHarness {
   stop(): Promise<void>;
 }
 
-export async function startPostsHarness(options: { plan?: PlanName; posts?: PostsRuntimeOverrides; config?: Config; database?: TestDatabase } = {}): Promise<PostsHarness> {
+/**
+ * `taskQueue`: the queue of the harness's own worker and of its posts (production's name where a test records
+ * histories as Herald makes them); `posts.taskQueue` alone moves only the posts, to workers a test starts itself.
+ */
+export async function startPostsHarness(options: { plan?: PlanName; posts?: PostsRuntimeOverrides; config?: Config; database?: TestDatabase; taskQueue?: string } = {}): Promise<PostsHarness> {
   const env = await createTimeSkippingEnv();
   const standIns = await startPlatformStandIns();
   // `database`: the same test database through a handle of the test's own (one that counts statements, say).
   const database = options.database ?? (await testDatabase());
-  const taskQueue = options.posts?.taskQueue ?? `posts-test-${randomUUID()}`;
+  const taskQueue = options.taskQueue ?? `posts-test-${randomUUID()}`;
   let clock = await env.currentTimeMs();
   const now = () => new Date(clock);
   const config = options.config ?? testConfig();

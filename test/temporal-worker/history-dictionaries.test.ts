@@ -16,7 +16,7 @@ describe("Herald's history dictionaries for temporal-dev", function () {
   let shapes: HistoryShapes;
 
   before(async () => {
-    h = await startPostsHarness({ plan: 'pro', posts: { taskQueue: POSTS_TASK_QUEUE } });
+    h = await startPostsHarness({ plan: 'pro', taskQueue: POSTS_TASK_QUEUE });
     shapes = await recordHistoryShapes(h);
   });
   after(() => h?.stop());
