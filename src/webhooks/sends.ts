@@ -62,10 +62,11 @@ export async function redeliverEvent(deps: SendDeps, userId: string, endpointId:
   const event = await findOwnEvent(deps.db, userId, eventId);
   if (!event) return { ok: false, missing: 'event' };
   if (!endpoint.enabled) return { ok: false, disabled: { reason: endpoint.disabled_reason } };
+  const workflowId = `${webhookWorkflowId(event.id, endpoint.id)}-again`;
   try {
     await deps.temporal.workflow.start('deliverWebhook', {
       taskQueue: deps.taskQueue,
-      workflowId: `${webhookWorkflowId(event.id, endpoint.id)}-again`,
+      workflowId,
       args: [{ eventId: event.id, endpointId: endpoint.id }],
       // A running one is joined (the start fails, and says so); a finished one may be asked for again.
       workflowIdConflictPolicy: 'FAIL',
@@ -73,7 +74,7 @@ export async function redeliverEvent(deps: SendDeps, userId: string, endpointId:
     });
   } catch (err) {
     if ((err as Error).name !== 'WorkflowExecutionAlreadyStartedError') throw err;
-    await askAttemptNow(deps, `${webhookWorkflowId(event.id, endpoint.id)}-again`);
+    await askAttemptNow(deps, workflowId);
     return { ok: true, event, alreadyInFlight: true };
   }
   return { ok: true, event, alreadyInFlight: false };
